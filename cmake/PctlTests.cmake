@@ -1,0 +1,39 @@
+# Each cmocka case is its own CTest entry: the test binary takes the case name as a filter.
+function(pctl_add_unit_test src)
+  get_filename_component(bin ${src} NAME_WE)
+  add_executable(${bin} ${src})
+  target_link_libraries(${bin} PRIVATE pctlcore PkgConfig::CMOCKA)
+  target_include_directories(${bin} PRIVATE ${CMAKE_SOURCE_DIR}/tests/unit)
+  file(STRINGS ${src} lines REGEX "cmocka_unit_test[a-z_]*\\(")
+  set(count 0)
+  foreach(line ${lines})
+    string(REGEX MATCH "cmocka_unit_test[a-z_]*\\(([A-Za-z0-9_]+)" m "${line}")
+    if(m)
+      set(case ${CMAKE_MATCH_1})
+      add_test(NAME unit.${bin}.${case} COMMAND ${bin} ${case})
+      set_tests_properties(unit.${bin}.${case} PROPERTIES SKIP_RETURN_CODE 77 LABELS unit)
+      math(EXPR count "${count} + 1")
+    endif()
+  endforeach()
+  if(count EQUAL 0)
+    message(FATAL_ERROR "${src}: no cmocka_unit_test() cases found")
+  endif()
+endfunction()
+
+# Integration tests are shell scripts run against the real binaries; exit 77 is a visible skip.
+function(pctl_add_script_test label src)
+  get_filename_component(name ${src} NAME_WE)
+  add_test(NAME ${label}.${name} COMMAND bash ${src})
+  set_tests_properties(${label}.${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS ${label}
+    ENVIRONMENT "PCTL=$<TARGET_FILE:pctl>;PBENCH=${CMAKE_BINARY_DIR}/pbench;PCTLD=${CMAKE_BINARY_DIR}/pctld;BUILD_DIR=${CMAKE_BINARY_DIR};SRC_DIR=${CMAKE_SOURCE_DIR};TEST_LIB=${CMAKE_SOURCE_DIR}/tests/integration/lib.sh")
+endfunction()
+
+# Benchmarks print their figure (a ratio against an in-process baseline, or an error against
+# ground truth) and fail only when a stated target is missed.
+function(pctl_add_bench src)
+  get_filename_component(bin ${src} NAME_WE)
+  add_executable(${bin} ${src})
+  target_link_libraries(${bin} PRIVATE pctlcore)
+  add_test(NAME bench.${bin} COMMAND ${bin})
+  set_tests_properties(bench.${bin} PROPERTIES SKIP_RETURN_CODE 77 LABELS bench)
+endfunction()

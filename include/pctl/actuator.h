@@ -1,0 +1,84 @@
+/* What pctld changes on the machine: which CPUs an app may use, and how fast they run.
+ * Every change is recorded under the state directory before it is made, so that close(),
+ * or the next start after a crash (actuator_recover), undoes it. */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "pctl/cpumask.h"
+
+#define ACTUATOR_MAX_FREQS 64
+
+struct freq_domain {
+        struct cpumask cpus; /* related CPUs: one frequency for all */
+        unsigned n_freqs;
+        unsigned freqs_khz[ACTUATOR_MAX_FREQS]; /* ascending */
+        unsigned min_khz, max_khz;              /* hardware limits */
+        unsigned cur_khz;                       /* what we set, or what it was */
+};
+
+enum cpuset_mode { CPUSET_AUTO, CPUSET_V2, CPUSET_V1, CPUSET_AFFINITY };
+
+struct actuator_config {
+        enum cpuset_mode mode;
+        const char *cgroup_root; /* cgroup filesystem mount, default "/sys/fs/cgroup" */
+        const char *group;       /* our subtree's name, default "pctl" */
+        const char *state_dir;   /* default "/run/pctl" */
+        void *machine;           /* sim: the struct sim_machine * */
+        bool dvfs;               /* false: never touch frequencies */
+};
+
+struct actuator_probe {
+        bool available;
+        int err;
+        char reason[256];
+};
+
+struct actuator_app; /* one adopted process, backend-defined */
+struct actuator;
+
+struct actuator_ops {
+        const char *name;
+        int (*probe)(const struct actuator_config *cfg, struct actuator_probe *cpuset,
+                     struct actuator_probe *freq);
+        /* Fills the public fields of *a (domains, can_set_freq, freq_reason, mode). */
+        int (*open)(struct actuator *a, const struct actuator_config *cfg);
+        /* Takes over pid and all its threads, remembering where they came from. */
+        int (*adopt)(struct actuator *a, pid_t pid, const char *name, struct actuator_app **out);
+        int (*set_cpus)(struct actuator *a, struct actuator_app *app, const struct cpumask *cpus);
+        /* What the kernel says the app may run on now (cpuset.cpus.effective / affinity). */
+        int (*get_cpus)(struct actuator *a, struct actuator_app *app, struct cpumask *out);
+        /* Re-applies placement to threads that appeared since (affinity mode); 0 otherwise. */
+        int (*refresh)(struct actuator *a, struct actuator_app *app);
+        /* Gives the app back as it was (cgroup, each thread's own mask) and frees app.
+         * An app that has exited is released without error. */
+        int (*release)(struct actuator *a, struct actuator_app *app);
+        int (*set_freq)(struct actuator *a, unsigned domain, unsigned freq_khz);
+        /* Releases every app, restores every frequency domain, clears the record. */
+        void (*close)(struct actuator *a);
+};
+
+struct actuator {
+        const struct actuator_ops *ops;
+        enum cpuset_mode mode; /* the one in use after open */
+        unsigned n_domains;
+        struct freq_domain *domains;
+        bool can_set_freq;
+        char freq_reason[256]; /* why not, when !can_set_freq */
+        void *priv;
+};
+
+extern const struct actuator_ops actuator_real_ops; /* cgroups/affinity + cpufreq */
+
+int actuator_open(const struct actuator_ops *ops, const struct actuator_config *cfg,
+                  struct actuator **out);
+void actuator_close(struct actuator *a);
+/* Restores what a previous instance recorded under state_dir, then clears the record.
+ * Returns how many items were restored, or -errno. */
+int actuator_recover(const struct actuator_config *cfg);
+/* Transient errors are retried next interval; anything else stops managing that app. */
+bool actuator_error_is_transient(int err);
+/* The app is gone: not an error, the app is simply no longer managed. */
+static inline bool actuator_error_is_gone(int err) { return err == -ESRCH; }

@@ -1,0 +1,23 @@
+/* Logging: once, at the layer that decides. To the journal when pctld runs under systemd,
+ * else to stderr. The *_errno variants set errno for %m and return -|err|. */
+#pragma once
+
+#include <syslog.h>
+
+enum log_target { LOG_TARGET_STDERR, LOG_TARGET_JOURNAL };
+
+void log_set_target(enum log_target target);
+void log_set_max_level(int level);
+void log_set_ident(const char *ident);
+int log_get_max_level(void);
+
+int log_internal(int level, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#define log_error(...) log_internal(LOG_ERR, 0, __VA_ARGS__)
+#define log_warning(...) log_internal(LOG_WARNING, 0, __VA_ARGS__)
+#define log_notice(...) log_internal(LOG_NOTICE, 0, __VA_ARGS__)
+#define log_info(...) log_internal(LOG_INFO, 0, __VA_ARGS__)
+#define log_debug(...) log_internal(LOG_DEBUG, 0, __VA_ARGS__)
+#define log_error_errno(err, ...) log_internal(LOG_ERR, (err), __VA_ARGS__)
+#define log_warning_errno(err, ...) log_internal(LOG_WARNING, (err), __VA_ARGS__)
+#define log_debug_errno(err, ...) log_internal(LOG_DEBUG, (err), __VA_ARGS__)

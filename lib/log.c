@@ -1,0 +1,39 @@
+#include "pctl/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <systemd/sd-journal.h>
+
+static enum log_target log_target = LOG_TARGET_STDERR;
+static int log_max_level = LOG_INFO;
+static const char *log_ident = "pctl";
+
+void log_set_target(enum log_target target) { log_target = target; }
+void log_set_max_level(int level) { log_max_level = level; }
+void log_set_ident(const char *ident) { log_ident = ident; }
+int log_get_max_level(void) { return log_max_level; }
+
+int log_internal(int level, int err, const char *fmt, ...)
+{
+        int saved = errno;
+        va_list ap;
+
+        err = abs(err);
+        if (level > log_max_level)
+                return -err;
+        if (err)
+                errno = err; /* so that %m names it */
+        va_start(ap, fmt);
+        if (log_target == LOG_TARGET_JOURNAL) {
+                sd_journal_printv(level, fmt, ap);
+        } else {
+                fprintf(stderr, "%s: ", log_ident);
+                vfprintf(stderr, fmt, ap);
+                fputc('\n', stderr);
+        }
+        va_end(ap);
+        errno = saved;
+        return -err;
+}

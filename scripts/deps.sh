@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages pctl builds and tests with, when some are missing.
+# Idempotent and quiet when everything is there; needs root only when it installs.
+set -euo pipefail
+
+packages=(
+        build-essential cmake pkg-config
+        likwid            # liblikwid + likwid.h (Debian ships no separate -dev package)
+        libcpupower-dev   # cpufreq.h, -lcpupower
+        libsystemd-dev    # sd-event, sd-daemon, sd-journal
+        libinih-dev       # INI parsing
+        libcmocka-dev     # unit tests
+        procps util-linux # ps, taskset in the integration tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+        echo "deps: missing Debian packages: ${missing[*]}" >&2
+        echo "deps: run 'make' as root, or: sudo apt-get install ${missing[*]}" >&2
+        exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,195 @@
+/* The control socket against a real Unix socket: a child process is the client, the test
+ * runs the server's event loop until the child is done. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pctl_test.h"
+#include "pctl/control.h"
+
+static int handle_echo(void *userdata, const struct control_request *req, struct json *reply,
+                       char *error, size_t error_size)
+{
+        int *calls = userdata;
+        int64_t n;
+
+        (*calls)++;
+        if (jsonv_get_int(req->msg, "n", 0, 100, &n) < 0) {
+                snprintf(error, error_size, "\"n\" must be an integer 0..100");
+                return -EINVAL;
+        }
+        json_kv_int(reply, "n", n);
+        json_kv_uint(reply, "uid", req->uid);
+        return 0;
+}
+
+static const struct control_command commands[] = {
+        { "echo", false, handle_echo },
+        { "change", true, handle_echo },
+        { NULL, false, NULL },
+};
+
+struct loop_ctx {
+        pid_t child;
+        int status;
+};
+
+static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
+{
+        struct loop_ctx *ctx = userdata;
+
+        ctx->status = si->si_status;
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+/* Runs `client` in a child while the server serves; returns the child's exit status. */
+static int serve_while(void (*client)(const char *path), int *calls)
+{
+        char dir[] = "/tmp/pctl-control-XXXXXX", path[128];
+        struct control_server *srv = NULL;
+        struct loop_ctx ctx = { 0 };
+        sd_event *e = NULL;
+        sigset_t mask;
+
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(chmod(dir, 0755), 0); /* as /run/pctl: others may reach the socket */
+        snprintf(path, sizeof(path), "%s/sock", dir);
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(control_server_new(e, path, -1, commands, calls, &srv), 0);
+        ctx.child = fork();
+        assert_true(ctx.child >= 0);
+        if (ctx.child == 0) {
+                client(path);
+                _exit(0);
+        }
+        assert_true(sd_event_add_child(e, NULL, ctx.child, WEXITED, on_child, &ctx) >= 0);
+        assert_true(sd_event_loop(e) >= 0);
+        control_server_free(srv);
+        assert_int_equal(access(path, F_OK), -1); /* the socket file is gone */
+        sd_event_unref(e);
+        rmdir(dir);
+        return ctx.status;
+}
+
+#define CHECK(cond)                                                                    \
+        do {                                                                           \
+                if (!(cond)) {                                                         \
+                        fprintf(stderr, "client check failed: %s (line %d)\n", #cond,  \
+                                __LINE__);                                             \
+                        _exit(1);                                                      \
+                }                                                                      \
+        } while (0)
+
+static void client_good_and_bad(const char *path)
+{
+        char *reply = NULL;
+
+        CHECK(control_call(path, "{\"cmd\":\"echo\",\"n\":7}", &reply) == 0);
+        CHECK(strstr(reply, "\"ok\":true") && strstr(reply, "\"n\":7"));
+        free(reply);
+        CHECK(control_call(path, "{\"cmd\":\"echo\",\"n\":700}", &reply) == 0);
+        CHECK(strstr(reply, "\"ok\":false") && strstr(reply, "integer 0..100"));
+        free(reply);
+        CHECK(control_call(path, "{\"cmd\":", &reply) == 0);
+        CHECK(strstr(reply, "malformed request"));
+        free(reply);
+        CHECK(control_call(path, "[1,2]", &reply) == 0);
+        CHECK(strstr(reply, "no \\\"cmd\\\""));
+        free(reply);
+        CHECK(control_call(path, "{\"cmd\":\"reboot\"}", &reply) == 0);
+        CHECK(strstr(reply, "unknown command"));
+        free(reply);
+        /* Still alive after all that. */
+        CHECK(control_call(path, "{\"cmd\":\"echo\",\"n\":1}", &reply) == 0);
+        CHECK(strstr(reply, "\"ok\":true"));
+        free(reply);
+}
+
+static void good_and_malformed_requests(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while(client_good_and_bad, &calls), 0);
+        assert_int_equal(calls, 3);
+}
+
+static void client_oversized(const char *path)
+{
+        size_t n = CONTROL_MAX_REQUEST + 100;
+        char *big = malloc(n + 1), *reply = NULL;
+
+        CHECK(big);
+        memset(big, ' ', n);
+        big[n] = '\0';
+        big[0] = '{';
+        CHECK(control_call(path, big, &reply) == 0 || reply == NULL);
+        if (reply)
+                CHECK(strstr(reply, "larger than"));
+        free(reply);
+        free(big);
+        CHECK(control_call(path, "{\"cmd\":\"echo\",\"n\":2}", &reply) == 0);
+        CHECK(strstr(reply, "\"ok\":true"));
+        free(reply);
+}
+
+static void oversized_request_is_refused(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while(client_oversized, &calls), 0);
+        assert_int_equal(calls, 1);
+}
+
+static void client_unprivileged(const char *path)
+{
+        char *reply = NULL;
+
+        CHECK(setgid(65534) == 0 && setuid(65534) == 0);
+        CHECK(control_call(path, "{\"cmd\":\"echo\",\"n\":3}", &reply) == 0);
+        CHECK(strstr(reply, "\"ok\":true") && strstr(reply, "\"uid\":65534"));
+        free(reply);
+        CHECK(control_call(path, "{\"cmd\":\"change\",\"n\":3}", &reply) == 0);
+        CHECK(strstr(reply, "\"ok\":false") && strstr(reply, "needs root"));
+        free(reply);
+}
+
+static void changes_need_root(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        if (geteuid() != 0)
+                skip(); /* needs to drop from root to see the refusal */
+        assert_int_equal(serve_while(client_unprivileged, &calls), 0);
+        assert_int_equal(calls, 1);
+}
+
+static void no_daemon_is_a_clear_error(void **state)
+{
+        char *reply = NULL;
+
+        (void)state;
+        assert_int_equal(control_call("/tmp/pctl-no-such-socket", "{}", &reply), -ENOENT);
+        assert_null(reply);
+}
+
+static const struct CMUnitTest tests[] = {
+        cmocka_unit_test(good_and_malformed_requests),
+        cmocka_unit_test(oversized_request_is_refused),
+        cmocka_unit_test(changes_need_root),
+        cmocka_unit_test(no_daemon_is_a_clear_error),
+};
+PCTL_TEST_MAIN(tests)

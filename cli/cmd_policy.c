@@ -1,12 +1,292 @@
-/* Placeholder until the owning issue lands; replaced, not extended. */
+/* pctl policy: list the policies the daemon would load, and check a policy file or pctl.conf. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
+#include "pctl/config.h"
+#include "pctl/json.h"
+#include "pctl/policy.h"
+#include "pctl/util.h"
+
+static const char *const match_keys[POLICY_MATCH_KINDS] = {
+    [POLICY_MATCH_COMM] = "match_comm",
+    [POLICY_MATCH_EXE] = "match_exe",
+    [POLICY_MATCH_USER] = "match_user",
+    [POLICY_MATCH_CGROUP] = "match_cgroup",
+};
+
+struct policy_args {
+        const char *dir;
+        const char *config;
+        bool json;
+};
+
+static void policy_usage(FILE *f)
+{
+        fputs("Usage: pctl policy list [--dir DIR | --config FILE] [--json]\n"
+              "       pctl policy check FILE...\n",
+              f);
+}
+
+static int policy_parse(int argc, char **argv, struct policy_args *a, bool allow_opts)
+{
+        static const struct option opts[] = {
+            {"dir", required_argument, NULL, 'd'},
+            {"config", required_argument, NULL, 'c'},
+            {"json", no_argument, NULL, 'j'},
+            {"help", no_argument, NULL, 'h'},
+            {},
+        };
+        int c;
+
+        *a = (struct policy_args){};
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+                if (c == 'h') {
+                        policy_usage(stdout);
+                        return 1;
+                }
+                if (!allow_opts || c == '?' || c == ':') {
+                        fprintf(stderr, "pctl policy %s: unknown or incomplete option '%s'\n",
+                                argv[0], argv[optind - 1]);
+                        return -EINVAL;
+                }
+                if (c == 'd')
+                        a->dir = optarg;
+                else if (c == 'c')
+                        a->config = optarg;
+                else if (c == 'j')
+                        a->json = true;
+        }
+        if (a->dir && a->config) {
+                fprintf(stderr, "pctl policy %s: give --dir or --config, not both\n", argv[0]);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static void format_bound(char *buf, size_t size, unsigned lo, unsigned hi, const char *lo_none,
+                         const char *hi_none)
+{
+        char l[16], h[16];
+
+        snprintf(l, sizeof(l), "%u", lo);
+        snprintf(h, sizeof(h), "%u", hi);
+        snprintf(buf, size, "%s-%s", lo ? l : lo_none, hi ? h : hi_none);
+}
+
+static void list_json_policy(struct json *j, const struct policy *p)
+{
+        json_object_begin(j);
+        json_kv_string(j, "name", p->name);
+        json_kv_string(j, "objective", objective_to_string(p->objective));
+        json_kv_uint(j, "min_cores", p->min_cores);
+        /* 0 = no limit: null says "none" without inventing a number. */
+        json_key(j, "max_cores");
+        p->max_cores ? json_uint(j, p->max_cores) : json_null(j);
+        json_key(j, "min_freq_mhz");
+        p->min_freq_mhz ? json_uint(j, p->min_freq_mhz) : json_null(j);
+        json_key(j, "max_freq_mhz");
+        p->max_freq_mhz ? json_uint(j, p->max_freq_mhz) : json_null(j);
+        json_kv_double(j, "max_slowdown", p->max_slowdown); /* INFINITY -> null */
+        json_kv_double(j, "weight", p->weight);
+        json_key(j, "match");
+        json_object_begin(j);
+        for (unsigned k = 0; k < POLICY_MATCH_KINDS; k++) {
+                json_key(j, match_keys[k] + 6);
+                json_array_begin(j);
+                for (size_t i = 0; i < p->match[k].n; i++)
+                        json_string(j, p->match[k].v[i]);
+                json_array_end(j);
+        }
+        json_object_end(j);
+        if (p->file[0]) {
+                json_kv_string(j, "file", p->file);
+                json_kv_int(j, "line", p->lineno);
+        } else {
+                json_key(j, "file");
+                json_null(j);
+        }
+        json_object_end(j);
+}
+
+static void list_text_policy(const struct policy *p)
+{
+        char cores[32], freq[32], slow[16], where[CONFIG_PATH_MAX + 16];
+        bool any = false;
+
+        format_bound(cores, sizeof(cores), p->min_cores, p->max_cores, "1", "all");
+        format_bound(freq, sizeof(freq), p->min_freq_mhz, p->max_freq_mhz, "min", "max");
+        if (isinf(p->max_slowdown))
+                snprintf(slow, sizeof(slow), "none");
+        else
+                snprintf(slow, sizeof(slow), "%g", p->max_slowdown);
+        snprintf(where, sizeof(where), "%s:%d", p->file, p->lineno);
+        printf("%-16s %-11s %-9s %-11s %-8s %6g  %s\n", p->name, objective_to_string(p->objective),
+               cores, freq, slow, p->weight, where);
+        for (unsigned k = 0; k < POLICY_MATCH_KINDS; k++)
+                for (size_t i = 0; i < p->match[k].n; i++) {
+                        printf("%18s%s = %s\n", "", match_keys[k], p->match[k].v[i]);
+                        any = true;
+                }
+        if (!any)
+                printf("%18s(no match rules: used by name only)\n", "");
+}
+
+static int policy_list_cmd(const struct policy_args *a)
+{
+        struct config_problems problems = {};
+        struct policy_set set = {};
+        struct config cfg;
+        const char *dir = a->dir;
+        int r;
+
+        if (!dir) {
+                const char *conf = a->config ? a->config : PCTL_SYSCONFDIR "/pctl.conf";
+
+                config_init(&cfg);
+                r = config_load(conf, &cfg, &problems);
+                if (r == -ENOENT && !a->config) {
+                        /* No pctl.conf: the daemon runs on the defaults, and so do we. */
+                        config_problems_clear(&problems);
+                } else if (r < 0) {
+                        config_problems_print(&problems, stderr);
+                        config_problems_clear(&problems);
+                        fprintf(stderr, "pctl policy list: %s is not usable\n", conf);
+                        return r == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
+                }
+                dir = cfg.policies_dir;
+        }
+        r = policy_set_load_dir(dir, &set, &problems);
+        if (r < 0) {
+                config_problems_print(&problems, stderr);
+                config_problems_clear(&problems);
+                if (r != -EINVAL)
+                        return EXIT_FAILURE_RUN;
+                fprintf(stderr, "pctl policy list: the daemon would refuse the policies in %s\n",
+                        dir);
+                return EXIT_USAGE;
+        }
+        if (a->json) {
+                struct json j;
+
+                json_init(&j, stdout, true);
+                json_object_begin(&j);
+                json_kv_string(&j, "dir", dir);
+                json_key(&j, "policies");
+                json_array_begin(&j);
+                for (size_t i = 0; i < set.n; i++)
+                        list_json_policy(&j, &set.v[i]);
+                json_array_end(&j);
+                /* Bare objective names no file overrides. */
+                json_key(&j, "builtin");
+                json_array_begin(&j);
+                for (unsigned o = 0; o < OBJECTIVE_COUNT; o++)
+                        if (policy_lookup(&set, objective_to_string(o)) == policy_builtin(o))
+                                list_json_policy(&j, policy_builtin(o));
+                json_array_end(&j);
+                json_object_end(&j);
+                json_finish(&j);
+        } else {
+                printf("%-16s %-11s %-9s %-11s %-8s %6s  %s\n", "NAME", "OBJECTIVE", "CORES",
+                       "FREQ(MHz)", "SLOWDOWN", "WEIGHT", "FILE:LINE");
+                for (size_t i = 0; i < set.n; i++)
+                        list_text_policy(&set.v[i]);
+                printf("built-in (by name, default bounds):");
+                for (unsigned o = 0; o < OBJECTIVE_COUNT; o++)
+                        if (policy_lookup(&set, objective_to_string(o)) == policy_builtin(o))
+                                printf(" %s", objective_to_string(o));
+                printf("\n");
+        }
+        policy_set_free(&set);
+        return EXIT_OK;
+}
+
+static int policy_check_one(const char *path)
+{
+        struct config_problems problems = {};
+        bool is_config;
+        size_t n_policies = 0;
+        int r;
+
+        r = config_detect(path, &is_config);
+        if (r < 0) {
+                fprintf(stderr, "%s: cannot read: %s\n", path, strerror(-r));
+                return EXIT_USAGE;
+        }
+        if (is_config) {
+                struct config cfg;
+
+                r = config_load(path, &cfg, &problems);
+        } else {
+                struct policy_set set = {};
+
+                r = policy_set_load_file(path, &set, &problems);
+                n_policies = set.n;
+                policy_set_free(&set);
+        }
+        if (r < 0) {
+                config_problems_print(&problems, stderr);
+                fprintf(stderr, "%s: %zu problem%s\n", path, problems.n,
+                        problems.n == 1 ? "" : "s");
+                config_problems_clear(&problems);
+                return EXIT_USAGE;
+        }
+        if (is_config)
+                printf("%s: ok, pctl.conf\n", path);
+        else
+                printf("%s: ok, %zu polic%s\n", path, n_policies, n_policies == 1 ? "y" : "ies");
+        return EXIT_OK;
+}
+
+static int policy_check_cmd(int argc, char **argv)
+{
+        int worst = EXIT_OK;
+
+        if (argc < 2) {
+                fprintf(stderr, "pctl policy check: a FILE is required\n");
+                return EXIT_USAGE;
+        }
+        for (int i = 1; i < argc; i++) {
+                int r = policy_check_one(argv[i]);
+
+                if (r > worst)
+                        worst = r;
+        }
+        return worst;
+}
 
 int cmd_policy(int argc, char **argv)
 {
-        (void)argc;
-        (void)argv;
-        fprintf(stderr, "pctl: 'policy' is not built yet\n");
-        return EXIT_FAILURE_RUN;
+        struct policy_args a;
+        int r;
+
+        if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                policy_usage(argc < 2 ? stderr : stdout);
+                return argc < 2 ? EXIT_USAGE : EXIT_OK;
+        }
+        if (strcmp(argv[1], "list") == 0) {
+                r = policy_parse(argc - 1, argv + 1, &a, true);
+                if (r != 0)
+                        return r > 0 ? EXIT_OK : EXIT_USAGE;
+                if (optind < argc - 1) {
+                        fprintf(stderr, "pctl policy list: unexpected argument '%s'\n",
+                                argv[1 + optind]);
+                        return EXIT_USAGE;
+                }
+                return policy_list_cmd(&a);
+        }
+        if (strcmp(argv[1], "check") == 0) {
+                r = policy_parse(argc - 1, argv + 1, &a, false);
+                if (r != 0)
+                        return r > 0 ? EXIT_OK : EXIT_USAGE;
+                /* FILEs start at optind of the shifted argv. */
+                return policy_check_cmd(argc - 1 - optind + 1, argv + optind);
+        }
+        fprintf(stderr, "pctl policy: unknown subcommand '%s' (list, check)\n", argv[1]);
+        return EXIT_USAGE;
 }

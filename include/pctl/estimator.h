@@ -1,0 +1,184 @@
+/* The online estimate of each managed app: I0/ΔI split, IPC, speedup, P (eq. 10 and the
+ * least-squares fit), power share, frequency sensitivity, and predictions for a candidate
+ * (cores, frequency). Pure: samples in, estimates out; no I/O, no globals.
+ *
+ * One estimator_update() per sensor interval for all apps at once, because the package
+ * energy is split among them. A figure that cannot be computed is NaN and its bit in
+ * `known` is clear: it is never invented. See docs/estimator.md. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pctl/cpumask.h"
+#include "pctl/model.h"
+#include "pctl/sensor.h"
+
+/* The reference paper's measured ΔI/T for its synthetic benchmark on the i7 (mean 6.58e4/s,
+ * section IV), used when calibration has not measured the platform's rate. Instructions/s
+ * per busy core. */
+#define ESTIMATOR_DEFAULT_DELTA_I_RATE 6.58e4
+
+struct estimator_config {
+        /* ΔI rate per busy core, instructions/s (calibration's ΔI/T). NaN or < 0: the default. */
+        double delta_i_rate;
+        /* Calibrated single-core IPC of I0; 0 for unknown. */
+        double ipc1_calibrated;
+        /* Package power model for idle/static attribution and for power without RAPL; may be
+         * NULL. Copied by estimator_new. */
+        const struct model_power *power;
+        /* Half life of an observation's weight, in sample time (virtual for the model
+         * machine). 0: the default (30 s). */
+        double half_life_s;
+        /* Phase change: a new point misfits when its speedup is further from the fit than
+         * max(phase_sigmas * spread, phase_rel_floor * predicted); after phase_intervals
+         * consecutive misfits the fit restarts from them. 0: the defaults (4, 0.05, 3). */
+        double phase_sigmas;
+        double phase_rel_floor;
+        unsigned phase_intervals;
+};
+
+/* Bits of estimate.known: which figures hold a value. */
+enum estimate_figure {
+        ESTIMATE_I0 = 1u << 0,
+        ESTIMATE_DELTA_I = 1u << 1,
+        ESTIMATE_IPC = 1u << 2,
+        ESTIMATE_IPC1 = 1u << 3,
+        ESTIMATE_SPEEDUP = 1u << 4,
+        ESTIMATE_P_EQ10 = 1u << 5,
+        ESTIMATE_P_LS = 1u << 6,
+        ESTIMATE_POWER = 1u << 7,
+        ESTIMATE_ENERGY = 1u << 8,
+        ESTIMATE_PERF_PER_W = 1u << 9,
+        ESTIMATE_EPI = 1u << 10,
+        ESTIMATE_EDP_RATE = 1u << 11,
+        ESTIMATE_MEM_FRACTION = 1u << 12,
+        ESTIMATE_IPS = 1u << 13,
+};
+
+/* Where IPC_I0(1) of eq. 9 came from, in order of preference. */
+enum estimate_ipc1_source {
+        ESTIMATE_IPC1_NONE = 0,
+        ESTIMATE_IPC1_ONE_CORE,     /* this app observed on one core */
+        ESTIMATE_IPC1_BUSIEST_CORE, /* per-core IPC of the app's busiest core */
+        ESTIMATE_IPC1_CALIBRATION,  /* the platform's calibrated single-core IPC */
+};
+
+enum estimate_speedup_source {
+        ESTIMATE_SPEEDUP_NONE = 0,
+        ESTIMATE_SPEEDUP_COUNTERS, /* eq. 9 from instructions and cycles */
+        ESTIMATE_SPEEDUP_BUSY,     /* Σ busy / max busy over the app's CPUs */
+};
+
+/* How ΔI was obtained. */
+enum estimate_delta_i_source {
+        ESTIMATE_DELTA_I_NONE = 0,
+        ESTIMATE_DELTA_I_TARGET, /* CPU-wide count minus the per-cgroup/process count */
+        ESTIMATE_DELTA_I_RATE,   /* ΔI rate x busy time (calibrated or default) */
+};
+
+enum estimate_power_source {
+        ESTIMATE_POWER_NONE = 0,
+        ESTIMATE_POWER_MEASURED, /* the package energy split by unhalted cycles */
+        ESTIMATE_POWER_MODEL,    /* the power model at the app's busy cores (no RAPL) */
+};
+
+struct estimate {
+        uint64_t id;
+        unsigned known; /* enum estimate_figure bits */
+        unsigned n_cores;
+        unsigned freq_khz;  /* of the last interval; 0 if unknown */
+        uint64_t intervals; /* updates that reached this app */
+
+        /* Last interval. */
+        double i0;      /* instructions of the app itself */
+        double delta_i; /* instructions of system software on its CPUs (eq. 5) */
+        enum estimate_delta_i_source delta_i_source;
+        double ipc;  /* IPC_I0(N) = I0 / C_max, eq. 7 */
+        double ips;  /* I0 per second of the interval */
+        double ipc1; /* IPC_I0(1) */
+        enum estimate_ipc1_source ipc1_source;
+        double speedup;
+        enum estimate_speedup_source speedup_source;
+
+        /* Parallel fraction. */
+        double p_eq10;         /* eq. 10 on the decayed mean speedup at the current N */
+        double p_ls;           /* weighted least squares over every N observed */
+        double p_stderr;       /* standard error of p_ls from the spread of the points */
+        double p_rms_residual; /* of speedup, fit vs the per-N means */
+        double p_points;       /* effective number of points behind p_ls (decayed) */
+        unsigned p_n_cores;    /* distinct core counts behind p_ls */
+        unsigned phase_changes;
+
+        /* Power share (last interval) and the figures built on it. */
+        double power_w;
+        enum estimate_power_source power_source;
+        bool power_declared; /* the power model came from pctl.conf [power] */
+        double energy_j;     /* cumulative attributed energy */
+        double perf_per_w;   /* eq. 11: instructions per joule */
+        double epi;          /* eq. 12: joules per instruction */
+        double edp_rate;     /* W / IPS^2, the steady-state EDP rate */
+
+        /* Frequency sensitivity: share of single-core time at freq_ref_khz that does not
+         * scale with frequency. */
+        double mem_fraction;
+        unsigned mem_freq_ref_khz;
+};
+
+/* Platform-level figures of the last interval: what was not attributed to any app. */
+struct estimator_platform {
+        bool energy_measured;
+        double power_w;        /* all packages */
+        double static_w;       /* from the power model; NaN without one */
+        double idle_w;         /* idle cores, from the power model; NaN without one */
+        double unattributed_w; /* dynamic power of CPUs held by no app */
+        double energy_j;       /* cumulative, all packages */
+};
+
+/* One app's view of an interval. */
+struct estimator_app_view {
+        uint64_t id;
+        struct cpumask cpus; /* the CPUs the app held during the interval */
+        unsigned freq_khz;   /* the frequency they ran at; 0 if unknown */
+        int target;          /* index into the sample's per-target counts, or -1 */
+};
+
+struct estimator;
+
+/* NULL on allocation failure or a config out of range (errno set to ENOMEM or EINVAL). */
+struct estimator *estimator_new(const struct estimator_config *cfg);
+void estimator_free(struct estimator *est);
+
+/* -EEXIST if the id is already tracked, -ENOMEM. */
+int estimator_app_add(struct estimator *est, uint64_t id);
+/* -ENOENT if the id is not tracked. */
+int estimator_app_remove(struct estimator *est, uint64_t id);
+
+/* Feeds one interval for the apps in `apps` (others keep their estimate). Validates
+ * everything first: -EINVAL for a bad sample (no interval, no CPUs), -ENOENT for an untracked
+ * id, -ERANGE for a CPU or target the sample does not have, -EINVAL for two views of one id
+ * or overlapping CPUs; nothing changes then. */
+int estimator_update(struct estimator *est, const struct sensor_sample *s,
+                     const struct estimator_app_view *apps, unsigned n_apps);
+
+/* NULL if the id is not tracked. Valid until the next call that changes the estimator. */
+const struct estimate *estimator_get(const struct estimator *est, uint64_t id);
+const struct estimator_platform *estimator_platform(const struct estimator *est);
+
+/* Returned (positive) by estimator_predict when the frequency differs from the one the app
+ * was observed at and its frequency sensitivity is unknown: time was scaled as naive 1/f. */
+#define ESTIMATOR_PREDICT_NAIVE_FREQ 1
+
+/* Predicts one unit of work on `cores` cores at freq_khz (0: the frequency last observed).
+ * The unit is 1e9 instructions of I0 when IPC is known, else one second of single-core busy
+ * time at the observed frequency (Perf/W and EPI are then NaN). pm may be NULL (power
+ * figures NaN). -ENOENT for an unknown id, -ENODATA while P is unknown, -EDOM for cores == 0
+ * or a frequency scaling that needs an unknown reference frequency. */
+int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, unsigned freq_khz,
+                      const struct model_power *pm, struct model_prediction *out);
+
+/* Names for the source enums, for status output. */
+const char *estimate_ipc1_source_name(enum estimate_ipc1_source s);
+const char *estimate_speedup_source_name(enum estimate_speedup_source s);
+const char *estimate_delta_i_source_name(enum estimate_delta_i_source s);
+const char *estimate_power_source_name(enum estimate_power_source s);

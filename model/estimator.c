@@ -1,0 +1,841 @@
+#include "pctl/estimator.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Distinct core counts and frequencies remembered per app; the least useful (lightest) is
+ * replaced when full. */
+#define EST_MAX_BINS 32
+#define EST_MAX_FREQS 16
+#define EST_MAX_PENDING 16
+
+#define EST_DEFAULT_HALF_LIFE_S 30.0
+#define EST_DEFAULT_PHASE_SIGMAS 4.0
+#define EST_DEFAULT_PHASE_REL_FLOOR 0.05
+#define EST_DEFAULT_PHASE_INTERVALS 3
+
+/* Decayed sums of the points at one core count; y = 1 - 1/SP, in which Amdahl is linear:
+ * y = P * (1 - 1/N). */
+struct est_bin {
+        unsigned cores;
+        double w, w2, wy, wyy;
+};
+
+/* Decayed mean of the app's per-core 1/IPC (cycles per I0 instruction) at one frequency. */
+struct est_fbin {
+        unsigned freq_khz;
+        double w, winv;
+};
+
+/* A point that did not fit, held until the misfits either stop or make a phase change. */
+struct est_point {
+        unsigned cores;
+        double y;
+        uint64_t timestamp_ns;
+};
+
+struct est_app {
+        struct estimate e;
+        bool have_ts;
+        uint64_t last_ts_ns;
+        unsigned n_bins;
+        struct est_bin bins[EST_MAX_BINS];
+        unsigned n_fbins;
+        struct est_fbin fbins[EST_MAX_FREQS];
+        unsigned n_pending;
+        struct est_point pending[EST_MAX_PENDING];
+        double var_y; /* per-point variance of y around the fit; NaN without a fit */
+        /* IPC_I0(1) observed with the app on one core, at ipc1_freq_khz. */
+        double ipc1_w, ipc1_wsum;
+        unsigned ipc1_freq_khz;
+        /* Scratch of the current update. */
+        /* Unhalted cycles and busy seconds on its CPUs, all tasks: the system work on them
+         * runs because the app is there (eq. 7 counts it in C_max too). NaN if unknown. */
+        double cycles;
+        double busy_s;
+        unsigned stamp; /* last update that named it, to catch duplicate views */
+};
+
+struct estimator {
+        struct estimator_config cfg;
+        bool have_power;
+        struct model_power power;
+        struct est_app *apps;
+        unsigned n_apps, cap_apps;
+        struct estimator_platform platform;
+        unsigned stamp;
+        /* Per CPU of the sample: index of the view that holds it, or -1. */
+        int *owner;
+        unsigned n_owner;
+};
+
+const char *estimate_ipc1_source_name(enum estimate_ipc1_source s)
+{
+        static const char *const names[] = {
+            [ESTIMATE_IPC1_NONE] = "none",
+            [ESTIMATE_IPC1_ONE_CORE] = "one-core",
+            [ESTIMATE_IPC1_BUSIEST_CORE] = "busiest-core",
+            [ESTIMATE_IPC1_CALIBRATION] = "calibration",
+        };
+        return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "none";
+}
+
+const char *estimate_speedup_source_name(enum estimate_speedup_source s)
+{
+        static const char *const names[] = {
+            [ESTIMATE_SPEEDUP_NONE] = "none",
+            [ESTIMATE_SPEEDUP_COUNTERS] = "counters",
+            [ESTIMATE_SPEEDUP_BUSY] = "busy-time",
+        };
+        return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "none";
+}
+
+const char *estimate_delta_i_source_name(enum estimate_delta_i_source s)
+{
+        static const char *const names[] = {
+            [ESTIMATE_DELTA_I_NONE] = "none",
+            [ESTIMATE_DELTA_I_TARGET] = "target-counters",
+            [ESTIMATE_DELTA_I_RATE] = "rate",
+        };
+        return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "none";
+}
+
+const char *estimate_power_source_name(enum estimate_power_source s)
+{
+        static const char *const names[] = {
+            [ESTIMATE_POWER_NONE] = "none",
+            [ESTIMATE_POWER_MEASURED] = "measured",
+            [ESTIMATE_POWER_MODEL] = "model",
+        };
+        return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "none";
+}
+
+struct estimator *estimator_new(const struct estimator_config *cfg)
+{
+        struct estimator *est;
+        struct estimator_config c = cfg ? *cfg : (struct estimator_config){.delta_i_rate = NAN};
+
+        if (!(c.delta_i_rate >= 0))
+                c.delta_i_rate = ESTIMATOR_DEFAULT_DELTA_I_RATE;
+        if (c.half_life_s == 0)
+                c.half_life_s = EST_DEFAULT_HALF_LIFE_S;
+        if (c.phase_sigmas == 0)
+                c.phase_sigmas = EST_DEFAULT_PHASE_SIGMAS;
+        if (c.phase_rel_floor == 0)
+                c.phase_rel_floor = EST_DEFAULT_PHASE_REL_FLOOR;
+        if (c.phase_intervals == 0)
+                c.phase_intervals = EST_DEFAULT_PHASE_INTERVALS;
+        if (!isfinite(c.delta_i_rate) || !(c.ipc1_calibrated >= 0) ||
+            !isfinite(c.ipc1_calibrated) || !(c.half_life_s > 0) || !isfinite(c.half_life_s) ||
+            !(c.phase_sigmas > 0) || !(c.phase_rel_floor > 0) ||
+            c.phase_intervals > EST_MAX_PENDING) {
+                errno = EINVAL;
+                return NULL;
+        }
+        est = calloc(1, sizeof(*est));
+        if (!est) {
+                errno = ENOMEM;
+                return NULL;
+        }
+        if (c.power) {
+                est->power = *c.power;
+                est->have_power = true;
+        }
+        c.power = NULL; /* the copy above is what is used */
+        est->cfg = c;
+        est->platform = (struct estimator_platform){
+            .power_w = NAN, .static_w = NAN, .idle_w = NAN, .unattributed_w = NAN};
+        return est;
+}
+
+void estimator_free(struct estimator *est)
+{
+        if (!est)
+                return;
+        free(est->apps);
+        free(est->owner);
+        free(est);
+}
+
+static struct est_app *est_find(const struct estimator *est, uint64_t id, unsigned hint)
+{
+        if (hint < est->n_apps && est->apps[hint].e.id == id)
+                return &est->apps[hint];
+        for (unsigned i = 0; i < est->n_apps; i++)
+                if (est->apps[i].e.id == id)
+                        return &est->apps[i];
+        return NULL;
+}
+
+static void est_estimate_reset(struct estimate *e, uint64_t id)
+{
+        *e = (struct estimate){
+            .id = id,
+            .i0 = NAN,
+            .delta_i = NAN,
+            .ipc = NAN,
+            .ips = NAN,
+            .ipc1 = NAN,
+            .speedup = NAN,
+            .p_eq10 = NAN,
+            .p_ls = NAN,
+            .p_stderr = NAN,
+            .p_rms_residual = NAN,
+            .power_w = NAN,
+            .energy_j = 0,
+            .perf_per_w = NAN,
+            .epi = NAN,
+            .edp_rate = NAN,
+            .mem_fraction = NAN,
+        };
+}
+
+int estimator_app_add(struct estimator *est, uint64_t id)
+{
+        struct est_app *a;
+
+        if (est_find(est, id, 0))
+                return -EEXIST;
+        if (est->n_apps == est->cap_apps) {
+                unsigned cap = est->cap_apps ? est->cap_apps * 2 : 16;
+                struct est_app *n = realloc(est->apps, cap * sizeof(*n));
+
+                if (!n)
+                        return -ENOMEM;
+                est->apps = n;
+                est->cap_apps = cap;
+        }
+        a = &est->apps[est->n_apps++];
+        memset(a, 0, sizeof(*a));
+        est_estimate_reset(&a->e, id);
+        a->var_y = NAN;
+        return 0;
+}
+
+int estimator_app_remove(struct estimator *est, uint64_t id)
+{
+        struct est_app *a = est_find(est, id, 0);
+
+        if (!a)
+                return -ENOENT;
+        *a = est->apps[--est->n_apps];
+        return 0;
+}
+
+const struct estimate *estimator_get(const struct estimator *est, uint64_t id)
+{
+        const struct est_app *a = est_find(est, id, 0);
+
+        return a ? &a->e : NULL;
+}
+
+const struct estimator_platform *estimator_platform(const struct estimator *est)
+{
+        return &est->platform;
+}
+
+/* Weight of a point taken `age_ns` before now. */
+static double est_decay(const struct estimator *est, uint64_t age_ns)
+{
+        return exp2(-(double)age_ns * 1e-9 / est->cfg.half_life_s);
+}
+
+static void est_app_decay(struct est_app *a, double f)
+{
+        double top = 0;
+
+        for (unsigned i = 0; i < a->n_bins; i++) {
+                a->bins[i].w *= f;
+                a->bins[i].w2 *= f * f;
+                a->bins[i].wy *= f;
+                a->bins[i].wyy *= f;
+                top = fmax(top, a->bins[i].w);
+        }
+        for (unsigned i = 0; i < a->n_fbins; i++) {
+                a->fbins[i].w *= f;
+                a->fbins[i].winv *= f;
+                top = fmax(top, a->fbins[i].w);
+        }
+        a->ipc1_w *= f;
+        a->ipc1_wsum *= f;
+        top = fmax(top, a->ipc1_w);
+        /* Only ratios of weights matter: rescale before the recent ones underflow too. */
+        if (top > 0 && top < 1e-100) {
+                double k = 1.0 / top;
+
+                for (unsigned i = 0; i < a->n_bins; i++) {
+                        a->bins[i].w *= k;
+                        a->bins[i].w2 *= k * k;
+                        a->bins[i].wy *= k;
+                        a->bins[i].wyy *= k;
+                }
+                for (unsigned i = 0; i < a->n_fbins; i++) {
+                        a->fbins[i].w *= k;
+                        a->fbins[i].winv *= k;
+                }
+                a->ipc1_w *= k;
+                a->ipc1_wsum *= k;
+        }
+}
+
+static void est_bin_add(struct est_app *a, unsigned cores, double y, double w)
+{
+        struct est_bin *b = NULL;
+
+        for (unsigned i = 0; i < a->n_bins && !b; i++)
+                if (a->bins[i].cores == cores)
+                        b = &a->bins[i];
+        if (!b) {
+                if (a->n_bins < EST_MAX_BINS) {
+                        b = &a->bins[a->n_bins++];
+                } else {
+                        b = &a->bins[0];
+                        for (unsigned i = 1; i < a->n_bins; i++)
+                                if (a->bins[i].w < b->w)
+                                        b = &a->bins[i];
+                }
+                *b = (struct est_bin){.cores = cores};
+        }
+        b->w += w;
+        b->w2 += w * w;
+        b->wy += w * y;
+        b->wyy += w * y * y;
+}
+
+static void est_fbin_add(struct est_app *a, unsigned freq_khz, double inv_ipc)
+{
+        struct est_fbin *b = NULL;
+
+        for (unsigned i = 0; i < a->n_fbins && !b; i++)
+                if (a->fbins[i].freq_khz == freq_khz)
+                        b = &a->fbins[i];
+        if (!b) {
+                if (a->n_fbins < EST_MAX_FREQS) {
+                        b = &a->fbins[a->n_fbins++];
+                } else {
+                        b = &a->fbins[0];
+                        for (unsigned i = 1; i < a->n_fbins; i++)
+                                if (a->fbins[i].w < b->w)
+                                        b = &a->fbins[i];
+                }
+                *b = (struct est_fbin){.freq_khz = freq_khz};
+        }
+        b->w += 1;
+        b->winv += inv_ipc;
+}
+
+/* Refits P over the bins: model_p_least_squares on the per-N means, then the spread of the
+ * individual points around the fit for the standard error. */
+static void est_app_fit(struct est_app *a)
+{
+        struct model_obs obs[EST_MAX_BINS];
+        struct model_fit fit;
+        double wsum = 0, w2sum = 0, wxx = 0, ss = 0;
+        size_t n = 0;
+        struct estimate *e = &a->e;
+
+        for (unsigned i = 0; i < a->n_bins; i++) {
+                const struct est_bin *b = &a->bins[i];
+                double y;
+
+                if (!(b->w > 0))
+                        continue;
+                y = b->wy / b->w;
+                if (!(y < 1))
+                        continue; /* an infinite mean speedup: not a usable point */
+                obs[n++] = (struct model_obs){
+                    .cores = b->cores, .speedup = 1.0 / (1.0 - y), .weight = b->w};
+        }
+        e->known &= ~(unsigned)ESTIMATE_P_LS;
+        e->p_ls = e->p_stderr = e->p_rms_residual = NAN;
+        e->p_points = 0;
+        e->p_n_cores = 0;
+        a->var_y = NAN;
+        if (n == 0 || model_p_least_squares(obs, n, &fit) < 0)
+                return;
+        for (unsigned i = 0; i < a->n_bins; i++) {
+                const struct est_bin *b = &a->bins[i];
+                double x = 1.0 - 1.0 / b->cores;
+
+                if (!(b->w > 0) || !(b->wy / b->w < 1))
+                        continue;
+                /* Σ w (y - P x)^2 from the bin's sums. */
+                ss += b->wyy - 2 * fit.p * x * b->wy + fit.p * fit.p * x * x * b->w;
+                wsum += b->w;
+                w2sum += b->w2;
+                wxx += b->w * x * x;
+        }
+        e->p_ls = fit.p;
+        e->p_rms_residual = fit.rms_residual;
+        e->p_n_cores = fit.n_cores;
+        e->p_points = w2sum > 0 ? wsum * wsum / w2sum : 0;
+        e->known |= ESTIMATE_P_LS;
+        if (e->p_points > 1.5) {
+                /* One degree of freedom went into P. */
+                a->var_y = fmax(ss, 0) / wsum * e->p_points / (e->p_points - 1);
+                e->p_stderr = sqrt(a->var_y / (e->p_points * wxx / wsum));
+        }
+}
+
+static void est_app_restart(struct est_app *a)
+{
+        a->n_bins = 0;
+        a->n_fbins = 0;
+        a->ipc1_w = a->ipc1_wsum = 0;
+        a->var_y = NAN;
+}
+
+/* A new point at `cores` >= 2: into the fit, or held as a misfit; enough consecutive misfits
+ * are a phase change and restart the fit from them. */
+static void est_app_point(const struct estimator *est, struct est_app *a, unsigned cores, double y,
+                          uint64_t now_ns)
+{
+        struct estimate *e = &a->e;
+        double sp = 1.0 / (1.0 - y), sp_fit, spread, limit;
+        bool can_judge = (e->known & ESTIMATE_P_LS) && e->p_points >= est->cfg.phase_intervals &&
+                         model_speedup(e->p_ls, cores, &sp_fit) == 0 && sp_fit > 0;
+
+        if (can_judge) {
+                /* The spread of y, in speedup units: dSP = SP^2 dy. */
+                spread = isfinite(a->var_y) ? sp_fit * sp_fit * sqrt(a->var_y) : 0;
+                limit = fmax(est->cfg.phase_sigmas * spread, est->cfg.phase_rel_floor * sp_fit);
+                if (fabs(sp - sp_fit) > limit) {
+                        a->pending[a->n_pending++] =
+                            (struct est_point){.cores = cores, .y = y, .timestamp_ns = now_ns};
+                        if (a->n_pending < est->cfg.phase_intervals)
+                                return;
+                        est_app_restart(a);
+                        e->phase_changes++;
+                        for (unsigned i = 0; i < a->n_pending; i++)
+                                est_bin_add(a, a->pending[i].cores, a->pending[i].y,
+                                            est_decay(est, now_ns - a->pending[i].timestamp_ns));
+                        a->n_pending = 0;
+                        est_app_fit(a);
+                        return;
+                }
+        }
+        /* It fits: earlier misfits were noise, not a new phase, and are data like any other. */
+        for (unsigned i = 0; i < a->n_pending; i++)
+                est_bin_add(a, a->pending[i].cores, a->pending[i].y,
+                            est_decay(est, now_ns - a->pending[i].timestamp_ns));
+        a->n_pending = 0;
+        est_bin_add(a, cores, y, 1.0);
+        est_app_fit(a);
+}
+
+/* Weighted least squares of 1/IPC = alpha + beta * f over the frequencies seen: the cycles of
+ * compute grow with nothing, the cycles spent waiting on memory grow with f. */
+static void est_app_freqsens(struct est_app *a, unsigned freq_ref_khz)
+{
+        double sw = 0, sf = 0, sv = 0, sff = 0, sfv = 0, alpha, beta, den, m;
+        unsigned n = 0;
+        struct estimate *e = &a->e;
+
+        e->known &= ~(unsigned)ESTIMATE_MEM_FRACTION;
+        e->mem_fraction = NAN;
+        e->mem_freq_ref_khz = 0;
+        for (unsigned i = 0; i < a->n_fbins; i++) {
+                const struct est_fbin *b = &a->fbins[i];
+                double f = b->freq_khz * 1e-6, v;
+
+                if (!(b->w > 0))
+                        continue;
+                v = b->winv / b->w;
+                sw += b->w;
+                sf += b->w * f;
+                sv += b->w * v;
+                sff += b->w * f * f;
+                sfv += b->w * f * v;
+                n++;
+        }
+        if (n < 2 || freq_ref_khz == 0)
+                return;
+        den = sw * sff - sf * sf;
+        if (!(den > 0))
+                return;
+        beta = (sw * sfv - sf * sv) / den;
+        alpha = (sv - beta * sf) / sw;
+        den = alpha + beta * freq_ref_khz * 1e-6;
+        if (!(den > 0))
+                return;
+        m = beta * freq_ref_khz * 1e-6 / den;
+        /* Noise can push a compute-bound app slightly below 0 or a stalled one above 1. */
+        e->mem_fraction = fmin(fmax(m, 0.0), 1.0);
+        e->mem_freq_ref_khz = freq_ref_khz;
+        e->known |= ESTIMATE_MEM_FRACTION;
+}
+
+/* Busy seconds of a CPU, all tasks: measured, else unhalted cycles at a known frequency. */
+static double est_busy_s(const struct sensor_counts *c, unsigned freq_khz)
+{
+        if (c->measured & SENSOR_BUSY)
+                return c->busy_ns * 1e-9;
+        if ((c->measured & SENSOR_CYCLES) && freq_khz)
+                return c->cycles / (freq_khz * 1e3);
+        return NAN;
+}
+
+/* The per-app part of an interval: counts on its CPUs to I0, ΔI, IPC, speedup and P. */
+static void est_app_interval(const struct estimator *est, struct est_app *a,
+                             const struct sensor_sample *s, const struct estimator_app_view *v)
+{
+        const double dt_s = s->interval_ns * 1e-9;
+        const unsigned need = SENSOR_INSTR | SENSOR_CYCLES;
+        struct estimate *e = &a->e;
+        bool counters = true, busy_ok = true, target_instr = v->target >= 0;
+        double i0 = 0, delta_i = 0, c_max = 0, i0_busiest = 0, busy_sum = 0, busy_max = 0;
+        double cycles = 0, busy_total = 0;
+        unsigned n = 0;
+
+        if (a->have_ts && s->timestamp_ns > a->last_ts_ns)
+                est_app_decay(a, est_decay(est, s->timestamp_ns - a->last_ts_ns));
+        a->have_ts = true;
+        a->last_ts_ns = s->timestamp_ns;
+
+        cpumask_foreach (cpu, &v->cpus) {
+                const struct sensor_counts *c = &s->cpu[cpu];
+                const struct sensor_counts *tc =
+                    v->target >= 0 ? sensor_target_cpu(s, (unsigned)v->target, (unsigned)cpu)
+                                   : NULL;
+
+                n++;
+                counters &= (c->measured & need) == need;
+                target_instr &= tc && (tc->measured & SENSOR_INSTR);
+                /* With a target, only its own time: the CPU-wide time holds other tasks. */
+                busy_ok &=
+                    tc ? (tc->measured & SENSOR_BUSY) != 0 : (c->measured & SENSOR_BUSY) != 0;
+        }
+
+        /* Clear the interval's figures; the fit and the cumulative energy stay. */
+        e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION;
+        e->n_cores = n;
+        e->freq_khz = v->freq_khz;
+        e->intervals++;
+        e->i0 = e->delta_i = e->ipc = e->ips = e->ipc1 = e->speedup = e->p_eq10 = NAN;
+        e->delta_i_source = ESTIMATE_DELTA_I_NONE;
+        e->ipc1_source = ESTIMATE_IPC1_NONE;
+        e->speedup_source = ESTIMATE_SPEEDUP_NONE;
+
+        cpumask_foreach (cpu, &v->cpus) {
+                const struct sensor_counts *c = &s->cpu[cpu];
+                const struct sensor_counts *tc =
+                    v->target >= 0 ? sensor_target_cpu(s, (unsigned)v->target, (unsigned)cpu)
+                                   : NULL;
+                double busy = est_busy_s(c, v->freq_khz);
+                double busy_app = tc ? tc->busy_ns * 1e-9 : busy;
+
+                /* NaN as soon as one CPU's count is unknown. */
+                busy_total += busy;
+                cycles += (c->measured & SENSOR_CYCLES) ? (double)c->cycles : NAN;
+                if (counters) {
+                        double d, i0_c;
+
+                        if (target_instr) {
+                                i0_c = (double)tc->instr;
+                                d = fmax((double)c->instr - i0_c, 0);
+                        } else {
+                                /* eq. 5: ΔI from the rate over the time the CPU was busy, or
+                                 * the whole interval when that is unknown. */
+                                d = est->cfg.delta_i_rate * (isnan(busy) ? dt_s : busy);
+                                d = fmin(d, (double)c->instr);
+                                i0_c = (double)c->instr - d;
+                        }
+                        i0 += i0_c;
+                        delta_i += d;
+                        if ((double)c->cycles > c_max) {
+                                c_max = (double)c->cycles;
+                                i0_busiest = i0_c;
+                        }
+                } else if (busy_ok) {
+                        busy_sum += busy_app;
+                        busy_max = fmax(busy_max, busy_app);
+                }
+        }
+        a->cycles = cycles;
+        a->busy_s = busy_total;
+
+        if (counters) {
+                double ipc_core;
+
+                e->i0 = i0;
+                e->delta_i = delta_i;
+                e->delta_i_source = target_instr ? ESTIMATE_DELTA_I_TARGET : ESTIMATE_DELTA_I_RATE;
+                e->ips = i0 / dt_s;
+                e->known |= ESTIMATE_I0 | ESTIMATE_DELTA_I | ESTIMATE_IPS;
+                if (model_ipc(i0, c_max, &e->ipc) == 0) /* eq. 7 */
+                        e->known |= ESTIMATE_IPC;
+                if (model_ipc(i0_busiest, c_max, &ipc_core) < 0 || !(ipc_core > 0))
+                        ipc_core = NAN;
+                if (n == 1 && (e->known & ESTIMATE_IPC) && e->ipc > 0) {
+                        /* IPC_I0(1) observed; speedup is 1 by definition and says nothing of
+                         * P. A new frequency starts a new mean: IPC depends on it. */
+                        if (a->ipc1_freq_khz != v->freq_khz)
+                                a->ipc1_w = a->ipc1_wsum = 0;
+                        a->ipc1_freq_khz = v->freq_khz;
+                        a->ipc1_w += 1;
+                        a->ipc1_wsum += e->ipc;
+                }
+                if (a->ipc1_w > 0 && a->ipc1_freq_khz == v->freq_khz) {
+                        e->ipc1 = a->ipc1_wsum / a->ipc1_w;
+                        e->ipc1_source = ESTIMATE_IPC1_ONE_CORE;
+                } else if (isfinite(ipc_core)) {
+                        e->ipc1 = ipc_core;
+                        e->ipc1_source = ESTIMATE_IPC1_BUSIEST_CORE;
+                } else if (est->cfg.ipc1_calibrated > 0) {
+                        e->ipc1 = est->cfg.ipc1_calibrated;
+                        e->ipc1_source = ESTIMATE_IPC1_CALIBRATION;
+                }
+                if (e->ipc1_source != ESTIMATE_IPC1_NONE)
+                        e->known |= ESTIMATE_IPC1;
+                if (n == 1 && (e->known & ESTIMATE_IPC)) {
+                        e->speedup = 1.0;
+                        e->speedup_source = ESTIMATE_SPEEDUP_COUNTERS;
+                } else if ((e->known & ESTIMATE_IPC) && (e->known & ESTIMATE_IPC1) &&
+                           model_speedup_from_ipc(e->ipc, e->ipc1, &e->speedup) == 0) { /* eq. 9 */
+                        e->speedup_source = ESTIMATE_SPEEDUP_COUNTERS;
+                }
+                /* Frequency sensitivity from the per-core IPC over all its CPUs: the same
+                 * code runs on each, and n cores average out n times the counter noise. */
+                if (v->freq_khz && i0 > 0 && cycles > 0)
+                        est_fbin_add(a, v->freq_khz, cycles / i0);
+        } else if (busy_ok && busy_max > 0) {
+                /* Loop-and-barrier threads that block while waiting: Σbusy/max busy is Amdahl's
+                 * T(1)/T(N). */
+                e->speedup = n == 1 ? 1.0 : busy_sum / busy_max;
+                e->speedup_source = ESTIMATE_SPEEDUP_BUSY;
+        }
+        if (e->speedup_source != ESTIMATE_SPEEDUP_NONE && e->speedup > 0 && isfinite(e->speedup)) {
+                e->known |= ESTIMATE_SPEEDUP;
+                if (n >= 2)
+                        est_app_point(est, a, n, 1.0 - 1.0 / e->speedup, s->timestamp_ns);
+        }
+        /* eq. 10 at the current N, on the decayed mean there. */
+        for (unsigned i = 0; i < a->n_bins && n >= 2; i++) {
+                const struct est_bin *b = &a->bins[i];
+
+                if (b->cores == n && b->w > 0 && b->wy / b->w < 1 &&
+                    model_p_from_speedup(n, 1.0 / (1.0 - b->wy / b->w), &e->p_eq10) >= 0)
+                        e->known |= ESTIMATE_P_EQ10;
+        }
+        est_app_freqsens(a, v->freq_khz);
+}
+
+static int est_validate(struct estimator *est, const struct sensor_sample *s,
+                        const struct estimator_app_view *apps, unsigned n_apps)
+{
+        struct cpumask all, both;
+
+        if (!s || s->interval_ns == 0 || s->n_cpus == 0 || !s->cpu || (n_apps && !apps))
+                return -EINVAL;
+        if (s->energy_measured && s->n_packages > SENSOR_MAX_PACKAGES)
+                return -EINVAL;
+        cpumask_zero(&all);
+        est->stamp++;
+        for (unsigned i = 0; i < n_apps; i++) {
+                const struct estimator_app_view *v = &apps[i];
+                struct est_app *a = est_find(est, v->id, i);
+                int last = cpumask_next(&v->cpus, s->n_cpus);
+
+                if (!a)
+                        return -ENOENT;
+                if (a->stamp == est->stamp || cpumask_empty(&v->cpus))
+                        return -EINVAL;
+                a->stamp = est->stamp;
+                if (last >= 0)
+                        return -ERANGE;
+                if (v->target >= 0 && ((unsigned)v->target >= s->n_targets || !s->target_cpu))
+                        return -ERANGE;
+                cpumask_and(&both, &all, &v->cpus);
+                if (!cpumask_empty(&both))
+                        return -EINVAL;
+                cpumask_or(&all, &all, &v->cpus);
+        }
+        if (est->n_owner < s->n_cpus) {
+                int *o = realloc(est->owner, s->n_cpus * sizeof(*o));
+
+                if (!o)
+                        return -ENOMEM;
+                est->owner = o;
+                est->n_owner = s->n_cpus;
+        }
+        return 0;
+}
+
+/* Frequency used for the power model where the app's is unknown (no cpufreq): the model's top
+ * point, the one a declared model is stated at. */
+static unsigned est_power_freq(const struct estimator *est, unsigned freq_khz)
+{
+        return freq_khz ? freq_khz : model_power_max_freq(&est->power);
+}
+
+/* The package energy split among the apps by unhalted cycles (busy time without cycles),
+ * after the static power and the idle cores' power are set apart. */
+static void est_power_share(struct estimator *est, const struct sensor_sample *s,
+                            const struct estimator_app_view *apps, unsigned n_apps)
+{
+        const double dt_s = s->interval_ns * 1e-9;
+        struct estimator_platform *pf = &est->platform;
+        double energy_j = 0, static_j = NAN, idle_j = NAN, activity_all = 0, activity_apps = 0;
+        bool by_cycles = true;
+
+        for (unsigned c = 0; c < s->n_cpus; c++)
+                est->owner[c] = -1;
+        for (unsigned i = 0; i < n_apps; i++)
+                cpumask_foreach (cpu, &apps[i].cpus)
+                        est->owner[cpu] = (int)i;
+        for (unsigned c = 0; c < s->n_cpus; c++)
+                if (s->cpu[c].measured)
+                        by_cycles &= (s->cpu[c].measured & SENSOR_CYCLES) != 0;
+
+        pf->energy_measured = s->energy_measured;
+        pf->power_w = pf->static_w = pf->idle_w = pf->unattributed_w = NAN;
+        if (est->have_power) {
+                /* Idle power of every monitored CPU for the time it was not busy. */
+                static_j = est->power.static_w * dt_s;
+                idle_j = 0;
+                for (unsigned c = 0; c < s->n_cpus && isfinite(idle_j); c++) {
+                        const struct sensor_counts *cc = &s->cpu[c];
+                        unsigned f = est_power_freq(
+                            est, est->owner[c] >= 0 ? apps[est->owner[c]].freq_khz : 0);
+                        double idle_w, busy = est_busy_s(cc, f);
+
+                        if (!cc->measured)
+                                continue;
+                        if (isnan(busy) || model_power_at(&est->power, f, 0, 1, &idle_w) < 0) {
+                                idle_j = NAN;
+                                break;
+                        }
+                        idle_w -= est->power.static_w;
+                        idle_j += idle_w * fmax(dt_s - fmin(busy, dt_s), 0);
+                }
+                pf->static_w = static_j / dt_s;
+                pf->idle_w = idle_j / dt_s;
+        }
+        if (s->energy_measured) {
+                for (unsigned k = 0; k < s->n_packages; k++)
+                        energy_j += s->energy_j[k];
+                pf->power_w = energy_j / dt_s;
+                pf->energy_j += energy_j;
+                for (unsigned c = 0; c < s->n_cpus; c++) {
+                        const struct sensor_counts *cc = &s->cpu[c];
+
+                        activity_all +=
+                            by_cycles ? (double)cc->cycles
+                                      : ((cc->measured & SENSOR_BUSY) ? (double)cc->busy_ns : 0);
+                }
+        }
+        for (unsigned i = 0; i < n_apps; i++) {
+                struct est_app *a = est_find(est, apps[i].id, i);
+                struct estimate *e = &a->e;
+
+                e->known &= ~(unsigned)(ESTIMATE_POWER | ESTIMATE_PERF_PER_W | ESTIMATE_EPI |
+                                        ESTIMATE_EDP_RATE);
+                e->power_w = e->perf_per_w = e->epi = e->edp_rate = NAN;
+                e->power_source = ESTIMATE_POWER_NONE;
+                e->power_declared = false;
+                if (s->energy_measured && isfinite(idle_j) && activity_all > 0) {
+                        double act = by_cycles ? a->cycles : a->busy_s * 1e9;
+                        double dyn_j = fmax(energy_j - static_j - idle_j, 0);
+
+                        if (isfinite(act)) {
+                                e->power_w = dyn_j * act / activity_all / dt_s;
+                                e->power_source = ESTIMATE_POWER_MEASURED;
+                                e->power_declared = est->power.declared;
+                                activity_apps += act;
+                        }
+                } else if (!s->energy_measured && est->have_power && isfinite(a->busy_s)) {
+                        double w;
+
+                        if (model_power_at(&est->power, est_power_freq(est, apps[i].freq_khz),
+                                           a->busy_s / dt_s, 0, &w) == 0) {
+                                e->power_w = w - est->power.static_w;
+                                e->power_source = ESTIMATE_POWER_MODEL;
+                                e->power_declared = est->power.declared;
+                        }
+                }
+                if (e->power_source == ESTIMATE_POWER_NONE)
+                        continue;
+                e->known |= ESTIMATE_POWER | ESTIMATE_ENERGY;
+                e->energy_j += e->power_w * dt_s;
+                if ((e->known & ESTIMATE_IPS) &&
+                    model_perf_per_watt(e->ips, e->power_w, &e->perf_per_w) == 0)
+                        e->known |= ESTIMATE_PERF_PER_W; /* eq. 11 */
+                if ((e->known & ESTIMATE_IPS) && model_epi(e->power_w, e->ips, &e->epi) == 0) {
+                        e->known |= ESTIMATE_EPI; /* eq. 12 */
+                        e->edp_rate = e->power_w / (e->ips * e->ips);
+                        e->known |= ESTIMATE_EDP_RATE;
+                }
+        }
+        if (s->energy_measured && isfinite(idle_j) && activity_all > 0)
+                pf->unattributed_w = fmax(energy_j - static_j - idle_j, 0) *
+                                     fmax(activity_all - activity_apps, 0) / activity_all / dt_s;
+}
+
+int estimator_update(struct estimator *est, const struct sensor_sample *s,
+                     const struct estimator_app_view *apps, unsigned n_apps)
+{
+        int r = est_validate(est, s, apps, n_apps);
+
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i < n_apps; i++)
+                est_app_interval(est, est_find(est, apps[i].id, i), s, &apps[i]);
+        est_power_share(est, s, apps, n_apps);
+        return 0;
+}
+
+int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, unsigned freq_khz,
+                      const struct model_power *pm, struct model_prediction *out)
+{
+        const struct est_app *a = est_find(est, id, 0);
+        const struct estimate *e;
+        struct model_app app = {0};
+        unsigned ref_khz;
+        double ipc1;
+        bool mem_known;
+        int r;
+
+        if (!a)
+                return -ENOENT;
+        e = &a->e;
+        if (cores == 0)
+                return -EDOM;
+        if (e->known & ESTIMATE_P_LS)
+                app.p = e->p_ls;
+        else if (e->known & ESTIMATE_P_EQ10)
+                app.p = e->p_eq10;
+        else
+                return -ENODATA;
+        mem_known = e->known & ESTIMATE_MEM_FRACTION;
+        ref_khz = mem_known ? e->mem_freq_ref_khz : e->freq_khz;
+        if (!ref_khz && pm)
+                ref_khz = model_power_max_freq(pm);
+        if (!ref_khz) {
+                if (freq_khz)
+                        return -EDOM;
+                /* Nothing to scale: the same unknown frequency on both sides. */
+                ref_khz = freq_khz = 1;
+        } else if (!freq_khz) {
+                freq_khz = ref_khz;
+        }
+        app.freq_ref_khz = ref_khz;
+        app.mem_fraction = mem_known ? e->mem_fraction : 0;
+        /* Single-core IPC at the reference: the decayed mean there (steadier than one
+         * interval's), else the last IPC_I0(1). */
+        ipc1 = (e->known & ESTIMATE_IPC1) ? e->ipc1 : NAN;
+        for (unsigned i = 0; i < a->n_fbins; i++)
+                if (a->fbins[i].freq_khz == ref_khz && a->fbins[i].w > 0 && a->fbins[i].winv > 0)
+                        ipc1 = a->fbins[i].w / a->fbins[i].winv;
+        if (ipc1 > 0 && ref_khz > 1) {
+                app.instructions = 1e9;
+                app.t1_s = app.instructions / model_ips(ipc1, ref_khz * 1e3); /* eq. 1, 8 */
+        } else {
+                app.t1_s = 1.0;
+        }
+        r = model_predict(&app, pm, cores, freq_khz, out);
+        if (r < 0)
+                return r;
+        return freq_khz != ref_khz && !mem_known ? ESTIMATOR_PREDICT_NAIVE_FREQ : 0;
+}

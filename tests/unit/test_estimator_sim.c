@@ -1,0 +1,119 @@
+/* The estimator against the model machine's ground truth: driven only through the machine's
+ * sensor and actuator ops; the sim_truth_* calls are the test's own, for comparison. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pctl_test.h"
+#include "pctl/estimator.h"
+#include "pctl/sim.h"
+
+#define STEP_NS 100000000ull /* 100 ms of virtual time per interval */
+
+/* One Amdahl app alone, observed at n1 then n2 cores at the top frequency; returns the
+ * estimate after `intervals` intervals at each. */
+static void run_two_counts(const char *preset, double p, unsigned n1, unsigned n2,
+                           const char *noise, unsigned intervals, struct estimate *out,
+                           double *p_true)
+{
+        char text[1024];
+        struct sim_machine *m = NULL;
+        struct sim_error err;
+        struct sensor *sensor = NULL;
+        struct actuator *act = NULL;
+        struct actuator_app *app = NULL;
+        struct sensor_sample s = {0};
+        struct sim_app_truth truth;
+        struct sim_machine_info info;
+        struct estimator *est;
+        const double os_ips = 6.58e6;
+
+        snprintf(text, sizeof(text),
+                 "[machine]\npreset = %s\nos_ips = %g\n%s\n"
+                 "[app a]\nstart_s = 0\ninstructions = 1e15\np = %g\nipc = 1.5\nthreads = %u\n",
+                 preset, os_ips, noise, p, n2);
+        assert_int_equal(sim_load_string(text, "test", &m, &err), 0);
+        sim_machine_info(m, &info);
+        assert_int_equal(
+            sensor_open(&sim_sensor_ops, &(struct sensor_config){.machine = m}, &sensor), 0);
+        assert_int_equal(
+            actuator_open(&sim_actuator_ops, &(struct actuator_config){.machine = m}, &act), 0);
+        assert_int_equal(act->ops->adopt(act, SIM_PID_BASE, "a", &app), 0);
+        est = estimator_new(&(struct estimator_config){.delta_i_rate = os_ips});
+        assert_non_null(est);
+        assert_int_equal(estimator_app_add(est, 1), 0);
+        assert_int_equal(sensor_read(sensor, &s), 0); /* the baseline */
+        for (unsigned phase = 0; phase < 2; phase++) {
+                struct estimator_app_view v = {
+                    .id = 1, .target = -1, .freq_khz = info.freqs_mhz[info.n_freqs - 1] * 1000};
+
+                cpumask_zero(&v.cpus);
+                for (unsigned c = 0; c < (phase ? n2 : n1); c++)
+                        cpumask_set(&v.cpus, c);
+                assert_int_equal(act->ops->set_cpus(act, app, &v.cpus), 0);
+                for (unsigned i = 0; i < intervals; i++) {
+                        assert_int_equal(sim_step(m, STEP_NS), 0);
+                        assert_int_equal(sensor_read(sensor, &s), 0);
+                        /* The first interval after a move mixes two core counts. */
+                        if (i == 0)
+                                continue;
+                        assert_int_equal(estimator_update(est, &s, &v, 1), 0);
+                }
+        }
+        *out = *estimator_get(est, 1);
+        assert_int_equal(sim_truth_app(m, 0, &truth), 0);
+        *p_true = truth.p_true;
+        estimator_free(est);
+        sensor_sample_free(&s);
+        act->ops->release(act, app);
+        actuator_close(act);
+        sensor_close(sensor);
+        sim_free(m);
+}
+
+static const double p_values[] = {0.1, 0.3, 0.5, 0.7, 0.9, 0.99};
+
+static void sim_amdahl_p_within_001(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < sizeof(p_values) / sizeof(p_values[0]); i++) {
+                struct estimate e;
+                double p_true;
+
+                run_two_counts("xeon-e5-2630v2x2", p_values[i], 2, 12, "", 6, &e, &p_true);
+                assert_near(p_true, p_values[i], 1e-9);
+                assert_near(e.p_ls, p_values[i], 0.01);
+                assert_int_equal(e.speedup_source, ESTIMATE_SPEEDUP_COUNTERS);
+                assert_int_equal(e.phase_changes, 0);
+                /* The machine's Amdahl time ratio T(1)/T(12) for its true P. */
+                double sp_true;
+                assert_int_equal(model_speedup(p_true, 12, &sp_true), 0);
+                assert_near(e.speedup / sp_true, 1.0, 0.02);
+                run_two_counts("xeon-phi-7120x", p_values[i], 8, 61, "", 6, &e, &p_true);
+                assert_near(e.p_ls, p_values[i], 0.01);
+        }
+}
+
+static void sim_amdahl_with_noise_within_003(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < sizeof(p_values) / sizeof(p_values[0]); i++) {
+                struct estimate e;
+                double p_true;
+
+                run_two_counts("xeon-e5-2630v2x2", p_values[i], 2, 12,
+                               "counter_noise = 0.02\nseed = 7", 11, &e, &p_true);
+                assert_near(e.p_ls, p_values[i], 0.03);
+                run_two_counts("xeon-phi-7120x", p_values[i], 8, 61,
+                               "counter_noise = 0.02\nseed = 7", 11, &e, &p_true);
+                assert_near(e.p_ls, p_values[i], 0.03);
+        }
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(sim_amdahl_p_within_001),
+    cmocka_unit_test(sim_amdahl_with_noise_within_003),
+};
+
+PCTL_TEST_MAIN(tests)

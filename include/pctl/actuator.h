@@ -68,6 +68,7 @@ struct actuator {
         bool can_set_freq;
         char freq_reason[256]; /* why not, when !can_set_freq */
         void *priv;
+        char error[256]; /* why the last failed op failed, in words; "" when it did not say */
 };
 
 extern const struct actuator_ops actuator_real_ops; /* cgroups/affinity + cpufreq */
@@ -82,3 +83,8 @@ int actuator_recover(const struct actuator_config *cfg);
 bool actuator_error_is_transient(int err);
 /* The app is gone: not an error, the app is simply no longer managed. */
 static inline bool actuator_error_is_gone(int err) { return err == -ESRCH; }
+/* The words for a failed op: a->error when the backend gave them, else strerror(-err). */
+const char *actuator_strerror(const struct actuator *a, int err);
+/* "auto", "v2", "v1", "affinity"; and back (-EINVAL for anything else). */
+const char *actuator_mode_name(enum cpuset_mode mode);
+int actuator_mode_parse(const char *s, enum cpuset_mode *out);

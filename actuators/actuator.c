@@ -1,0 +1,372 @@
+/* The generic actuator layer, recovery from a previous instance's record, error classes, and
+ * the real backend: cpusets (cgroup v2, v1 or affinity) plus cpufreq. */
+#include "pctl/actuator.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pctl/cpufreq.h"
+#include "pctl/cpuset.h"
+#include "pctl/state.h"
+#include "pctl/util.h"
+
+struct actuator_real {
+        struct state_record *rec;
+        struct cpuset *cs;
+        struct cpufreq *cf;
+};
+
+static const struct {
+        enum cpuset_mode mode;
+        const char *name;
+} mode_names[] = {
+    {CPUSET_AUTO, "auto"},
+    {CPUSET_V2, "v2"},
+    {CPUSET_V1, "v1"},
+    {CPUSET_AFFINITY, "affinity"},
+};
+
+const char *actuator_mode_name(enum cpuset_mode mode)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++)
+                if (mode_names[i].mode == mode)
+                        return mode_names[i].name;
+        return "?";
+}
+
+int actuator_mode_parse(const char *s, enum cpuset_mode *out)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++) {
+                if (!strcmp(s, mode_names[i].name)) {
+                        *out = mode_names[i].mode;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
+bool actuator_error_is_transient(int err)
+{
+        switch (-err) {
+        case EBUSY:  /* rmdir/migration races with the kernel finishing a move: next time */
+        case EAGAIN: /* the kernel asked us to retry (e.g. a cgroup being set up) */
+        case EINTR:  /* a signal cut the write short */
+        case ENOMEM: /* memory pressure passes; nothing about the app is wrong */
+                return true;
+        case ENOSPC: /* v1 cpuset without cpus/mems, or no CPUs left: a set-up error */
+        case EINVAL: /* the kernel refuses the value: retrying the same value will not help */
+        case ERANGE: /* CPUs the machine does not have */
+        case EACCES: /* no permission on cgroupfs/sysfs: needs configuration */
+        case EPERM:  /* a capability is missing, or a kernel thread */
+        case ENOENT: /* our cgroup or the sysfs file went away under us */
+        case EIO:    /* the kernel reads back something else than we wrote */
+        case ESRCH:  /* gone: not an error, but not worth retrying either */
+        default:
+                return false;
+        }
+}
+
+const char *actuator_strerror(const struct actuator *a, int err)
+{
+        if (a && a->error[0])
+                return a->error;
+        return strerror(err < 0 ? -err : err);
+}
+
+static struct actuator_config config_defaults(const struct actuator_config *cfg)
+{
+        struct actuator_config c = cfg ? *cfg : (struct actuator_config){.dvfs = true};
+
+        if (!c.cgroup_root || !c.cgroup_root[0])
+                c.cgroup_root = "/sys/fs/cgroup";
+        if (!c.group || !c.group[0])
+                c.group = "pctl";
+        if (!c.state_dir || !c.state_dir[0])
+                c.state_dir = PCTL_STATEDIR;
+        return c;
+}
+
+/* The app directory's PID, from its name "app-<pid>"; 0 if it is not one. */
+static pid_t dir_app_pid(const char *dir)
+{
+        const char *base = strrchr(dir, '/');
+        int pid;
+
+        if (!base || strncmp(base + 1, "app-", 4) || parse_int(base + 5, &pid) < 0 || pid <= 0)
+                return 0;
+        return pid;
+}
+
+/* Undoes the entries: threads back first (so directories empty), directories newest first,
+ * then frequencies. What cannot be undone now (other than things that are gone) is kept in
+ * rec, for the next start. Returns how many items were restored. */
+static int recover_entries(struct state_record *rec, struct state_entry *e, size_t n)
+{
+        int restored = 0, first_err = 0, r;
+
+        for (size_t i = 0; i < n; i++) {
+                if (e[i].kind != STATE_TASK)
+                        continue;
+                r = cpuset_restore_task(&e[i]);
+                if (r == 0)
+                        restored++;
+                else if (r != -ESRCH && state_record_add(rec, &e[i]) == 0 && !first_err)
+                        first_err = r;
+        }
+        for (size_t i = n; i-- > 0;) {
+                const char *fallback = NULL;
+                pid_t pid;
+
+                if (e[i].kind != STATE_DIR)
+                        continue;
+                if (access(e[i].path, F_OK) < 0)
+                        continue; /* never made, or already gone */
+                pid = dir_app_pid(e[i].path);
+                for (size_t j = 0; pid && j < n && !fallback; j++)
+                        if (e[j].kind == STATE_TASK && e[j].pid == pid && strcmp(e[j].path, "-"))
+                                fallback = e[j].path;
+                r = cpuset_remove_dir(e[i].path, fallback);
+                if (r == 0)
+                        restored++;
+                else if (state_record_add(rec, &e[i]) == 0 && !first_err)
+                        first_err = r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (e[i].kind != STATE_FREQ)
+                        continue;
+                r = cpufreq_restore_policy(&e[i]);
+                if (r == 0)
+                        restored++;
+                else if (r != -ENOENT && state_record_add(rec, &e[i]) == 0 && !first_err)
+                        first_err = r;
+        }
+        r = state_record_commit(rec);
+        if (r < 0)
+                return r;
+        return first_err < 0 && restored == 0 ? first_err : restored;
+}
+
+static int recover_open_record(struct state_record *rec)
+{
+        struct state_entry *e = NULL;
+        unsigned bad_line = 0;
+        size_t n = 0;
+        int r;
+
+        r = state_record_load(rec, &e, &n, &bad_line);
+        if (r < 0)
+                return r;
+        r = n ? recover_entries(rec, e, n) : 0;
+        free(e);
+        return r;
+}
+
+int actuator_recover(const struct actuator_config *cfg_in)
+{
+        struct actuator_config cfg = config_defaults(cfg_in);
+        struct state_record *rec;
+        int r;
+
+        r = state_record_open(cfg.state_dir, &rec);
+        if (r < 0)
+                return r; /* -EBUSY: a live instance holds the record; not ours to undo */
+        r = recover_open_record(rec);
+        state_record_close(rec);
+        return r;
+}
+
+static int real_probe(const struct actuator_config *cfg_in, struct actuator_probe *cpuset,
+                      struct actuator_probe *freq)
+{
+        struct actuator_config cfg = config_defaults(cfg_in);
+        enum cpuset_mode mode;
+        int r;
+
+        r = cpuset_probe(&cfg, &mode, cpuset);
+        memset(freq, 0, sizeof(*freq));
+        if (!cfg.dvfs) {
+                freq->err = -EPERM;
+                snprintf(freq->reason, sizeof(freq->reason),
+                         "cpufreq: disabled in the configuration; running without DVFS");
+        } else {
+                freq->err = cpufreq_probe(freq->reason, sizeof(freq->reason));
+                freq->available = freq->err == 0;
+                if (freq->available)
+                        snprintf(freq->reason, sizeof(freq->reason), "cpufreq");
+        }
+        return r;
+}
+
+static void real_close(struct actuator *a);
+
+static int real_open(struct actuator *a, const struct actuator_config *cfg_in)
+{
+        struct actuator_config cfg = config_defaults(cfg_in);
+        struct actuator_real *p;
+        int r;
+
+        a->error[0] = '\0';
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        a->priv = p;
+        r = state_record_open(cfg.state_dir, &p->rec);
+        if (r < 0) {
+                snprintf(a->error, sizeof(a->error),
+                         r == -EBUSY ? "another process holds %s/" STATE_LOCK_FILE
+                                     : "cannot open the state directory %s: %s",
+                         cfg.state_dir, strerror(-r));
+                goto fail;
+        }
+        /* A previous instance that died left its changes in the record: undo them first. */
+        r = recover_open_record(p->rec);
+        if (r < 0) {
+                snprintf(a->error, sizeof(a->error),
+                         "cannot undo what a previous instance recorded in %s: %s", cfg.state_dir,
+                         strerror(-r));
+                goto fail;
+        }
+        r = cpuset_open(&cfg, p->rec, &p->cs, a->error, sizeof(a->error));
+        if (r < 0)
+                goto fail;
+        a->mode = cpuset_mode(p->cs);
+        if (!cfg.dvfs) {
+                snprintf(a->freq_reason, sizeof(a->freq_reason),
+                         "cpufreq: disabled in the configuration; running without DVFS");
+        } else if (cpufreq_open(p->rec, &p->cf, a->freq_reason, sizeof(a->freq_reason)) == 0) {
+                a->can_set_freq = true;
+                a->n_domains = cpufreq_n_domains(p->cf);
+                a->domains = (struct freq_domain *)cpufreq_domain(p->cf, 0);
+        }
+        return 0;
+fail:
+        real_close(a);
+        return r;
+}
+
+static int real_adopt(struct actuator *a, pid_t pid, const char *name, struct actuator_app **out)
+{
+        struct actuator_real *p = a->priv;
+        struct cpuset_app *app;
+        int r = cpuset_adopt(p->cs, pid, name, &app);
+
+        strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
+        if (r == 0)
+                *out = (struct actuator_app *)app;
+        return r;
+}
+
+static int real_set_cpus(struct actuator *a, struct actuator_app *app, const struct cpumask *cpus)
+{
+        struct actuator_real *p = a->priv;
+        int r = cpuset_set_cpus(p->cs, (struct cpuset_app *)app, cpus);
+
+        strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
+        return r;
+}
+
+static int real_get_cpus(struct actuator *a, struct actuator_app *app, struct cpumask *out)
+{
+        struct actuator_real *p = a->priv;
+        int r = cpuset_get_cpus(p->cs, (struct cpuset_app *)app, out);
+
+        strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
+        return r;
+}
+
+static int real_refresh(struct actuator *a, struct actuator_app *app)
+{
+        struct actuator_real *p = a->priv;
+        int r = cpuset_refresh(p->cs, (struct cpuset_app *)app);
+
+        strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
+        return r;
+}
+
+static int real_release(struct actuator *a, struct actuator_app *app)
+{
+        struct actuator_real *p = a->priv;
+        int r = cpuset_release(p->cs, (struct cpuset_app *)app);
+
+        strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
+        return r;
+}
+
+static int real_set_freq(struct actuator *a, unsigned domain, unsigned freq_khz)
+{
+        struct actuator_real *p = a->priv;
+        int r;
+
+        if (!p->cf) {
+                strscpy(a->error, a->freq_reason, sizeof(a->error));
+                return -ENODEV;
+        }
+        r = cpufreq_set(p->cf, domain, freq_khz);
+        strscpy(a->error, cpufreq_error(p->cf), sizeof(a->error));
+        return r;
+}
+
+static void real_close(struct actuator *a)
+{
+        struct actuator_real *p = a->priv;
+
+        if (!p)
+                return;
+        cpuset_close(p->cs);
+        cpufreq_close(p->cf);
+        /* Whatever could not be undone stays in the record for the next start. */
+        if (p->rec)
+                state_record_commit(p->rec);
+        state_record_close(p->rec);
+        free(p);
+        a->priv = NULL;
+        a->domains = NULL;
+        a->n_domains = 0;
+        a->can_set_freq = false;
+}
+
+const struct actuator_ops actuator_real_ops = {
+    .name = "real",
+    .probe = real_probe,
+    .open = real_open,
+    .adopt = real_adopt,
+    .set_cpus = real_set_cpus,
+    .get_cpus = real_get_cpus,
+    .refresh = real_refresh,
+    .release = real_release,
+    .set_freq = real_set_freq,
+    .close = real_close,
+};
+
+int actuator_open(const struct actuator_ops *ops, const struct actuator_config *cfg,
+                  struct actuator **out)
+{
+        struct actuator *a;
+        int r;
+
+        if (!ops || !ops->open)
+                return -EINVAL;
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        a->ops = ops;
+        r = ops->open(a, cfg);
+        if (r < 0) {
+                free(a);
+                return r;
+        }
+        *out = a;
+        return 0;
+}
+
+void actuator_close(struct actuator *a)
+{
+        if (!a)
+                return;
+        if (a->ops && a->ops->close)
+                a->ops->close(a);
+        free(a);
+}

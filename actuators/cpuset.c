@@ -1,0 +1,1105 @@
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#include "pctl/cpuset.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pctl/fsio.h"
+#include "pctl/util.h"
+
+#define CG_PATH_MAX STATE_PATH_MAX
+
+struct cpuset_thread {
+        pid_t tid;
+        unsigned long long start_ticks;
+        struct cpumask mask;      /* its own affinity when we found it */
+        char origin[CG_PATH_MAX]; /* file to write the TID into to move it back, or "-" */
+};
+
+struct cpuset_app {
+        struct cpuset_app *next;
+        pid_t pid;
+        char name[64];
+        char dir[CG_PATH_MAX]; /* our cgroup for it; "" in affinity mode */
+        bool dir_recorded;
+        struct cpumask cpus; /* what we asked for */
+        bool has_cpus;
+        size_t n_threads, cap;
+        struct cpuset_thread *threads;
+};
+
+struct cpuset {
+        enum cpuset_mode mode;
+        struct state_record *rec;
+        char mount[CG_PATH_MAX]; /* the hierarchy (with the fs root prefix) */
+        char base[CG_PATH_MAX];  /* the parent of the app groups */
+        bool base_recorded;
+        struct cpumask allowed; /* what the base may use */
+        char mems[64];          /* v1: copied into each app group */
+        struct cpuset_app *apps;
+        char err[256];
+};
+
+/* The files that differ between the two hierarchies. */
+static const struct cg_files {
+        const char *tasks;     /* takes one TID (v1) / moves a whole process (v2) */
+        const char *effective; /* what the kernel actually grants */
+} cg_v1 = {"tasks", "cpuset.effective_cpus"}, cg_v2 = {"cgroup.procs", "cpuset.cpus.effective"};
+
+static const struct cg_files *cg_files(enum cpuset_mode mode)
+{
+        return mode == CPUSET_V2 ? &cg_v2 : &cg_v1;
+}
+
+static int fail(struct cpuset *cs, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(struct cpuset *cs, int err, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(cs->err, sizeof(cs->err), fmt, ap);
+        va_end(ap);
+        return err;
+}
+
+const char *cpuset_error(const struct cpuset *cs)
+{
+        return cs->err;
+}
+enum cpuset_mode cpuset_mode(const struct cpuset *cs)
+{
+        return cs->mode;
+}
+pid_t cpuset_app_pid(const struct cpuset_app *app)
+{
+        return app->pid;
+}
+const char *cpuset_app_dir(const struct cpuset_app *app)
+{
+        return app->dir;
+}
+
+static int join(char *buf, size_t size, const char *dir, const char *name)
+{
+        int n = snprintf(buf, size, "%s/%s", dir, name);
+
+        return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int cg_read(const char *dir, const char *name, char *buf, size_t size)
+{
+        char path[CG_PATH_MAX + 64];
+        ssize_t n;
+
+        if (join(path, sizeof(path), dir, name) < 0)
+                return -ENAMETOOLONG;
+        n = file_read(path, buf, size);
+        return n < 0 ? (int)n : 0;
+}
+
+static int cg_write(const char *dir, const char *name, const char *value)
+{
+        char path[CG_PATH_MAX + 64];
+
+        if (join(path, sizeof(path), dir, name) < 0)
+                return -ENAMETOOLONG;
+        return file_write(path, value);
+}
+
+static int cg_read_mask(const char *dir, const char *name, struct cpumask *out)
+{
+        char buf[CPUMASK_LIST_MAX];
+        int err = cg_read(dir, name, buf, sizeof(buf));
+
+        return err < 0 ? err : cpumask_parse(buf, out);
+}
+
+static int write_pid(const char *file, pid_t pid)
+{
+        char buf[32];
+
+        snprintf(buf, sizeof(buf), "%d", (int)pid);
+        return file_write(file, buf);
+}
+
+static int online_cpus(struct cpumask *out)
+{
+        char buf[CPUMASK_LIST_MAX];
+        ssize_t n = fs_read("/sys/devices/system/cpu/online", buf, sizeof(buf));
+
+        return n < 0 ? (int)n : cpumask_parse(buf, out);
+}
+
+/* Fields of /proc/.../stat after the command name, which may itself hold spaces and ')'. */
+static int proc_stat_fields(const char *path, char *state, unsigned long long *start_ticks)
+{
+        char buf[1024], *p;
+        ssize_t n = fs_read(path, buf, sizeof(buf));
+
+        if (n < 0)
+                return n == -ENOENT ? -ESRCH : (int)n;
+        p = strrchr(buf, ')');
+        if (!p || p[1] != ' ')
+                return -EBADMSG;
+        p += 2;
+        if (state)
+                *state = *p;
+        if (start_ticks) {
+                /* starttime is field 22; the state is field 3. */
+                for (int field = 3; field < 22; field++) {
+                        p = strchr(p, ' ');
+                        if (!p)
+                                return -EBADMSG;
+                        p++;
+                }
+                *start_ticks = strtoull(p, NULL, 10);
+        }
+        return 0;
+}
+
+int proc_thread_start(pid_t pid, pid_t tid, unsigned long long *out)
+{
+        char path[96];
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+        return proc_stat_fields(path, NULL, out);
+}
+
+static int count_tasks(pid_t pid, size_t *out)
+{
+        char path[CG_PATH_MAX];
+        struct dirent *de;
+        size_t n = 0;
+        DIR *d;
+
+        if (fs_path(path, sizeof(path), "/proc/%d/task", (int)pid) < 0)
+                return -ENAMETOOLONG;
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while ((de = readdir(d)))
+                if (isdigit((unsigned char)de->d_name[0]))
+                        n++;
+        closedir(d);
+        *out = n;
+        return 0;
+}
+
+/* Gone: no /proc entry, or only a zombie leader is left. */
+static bool proc_gone(pid_t pid)
+{
+        char path[64], state = 0;
+        size_t n = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        if (proc_stat_fields(path, &state, NULL) < 0)
+                return true;
+        if (state != 'Z' && state != 'X')
+                return false;
+        return count_tasks(pid, &n) < 0 || n <= 1;
+}
+
+/* The thread's cgroup in this hierarchy, from /proc/PID/task/TID/cgroup. */
+static int proc_thread_cgroup(enum cpuset_mode mode, pid_t pid, pid_t tid, char *out, size_t size)
+{
+        char path[96], buf[4096];
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/cgroup", (int)pid, (int)tid);
+        n = fs_read(path, buf, sizeof(buf));
+        if (n < 0)
+                return n == -ENOENT ? -ESRCH : (int)n;
+        for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+                char *ctrl = strchr(line, ':'), *cg;
+
+                if (!ctrl)
+                        continue;
+                ctrl++;
+                cg = strchr(ctrl, ':');
+                if (!cg)
+                        continue;
+                *cg++ = '\0';
+                if (mode == CPUSET_V2 && !strcmp(line, "0:") && !*ctrl)
+                        return strscpy(out, cg, size);
+                if (mode == CPUSET_V1) {
+                        /* The controller field is a comma list, e.g. "cpu,cpuacct". */
+                        for (char *c = strtok_r(ctrl, ",", &ctrl); c;
+                             c = strtok_r(NULL, ",", &ctrl))
+                                if (!strcmp(c, "cpuset"))
+                                        return strscpy(out, cg, size);
+                }
+        }
+        return -ENOENT;
+}
+
+static struct cpuset_thread *app_find_thread(struct cpuset_app *app, pid_t tid)
+{
+        for (size_t i = 0; i < app->n_threads; i++)
+                if (app->threads[i].tid == tid)
+                        return &app->threads[i];
+        return NULL;
+}
+
+static struct state_entry task_entry(const struct cpuset_app *app, const struct cpuset_thread *t)
+{
+        struct state_entry e = {.kind = STATE_TASK, .pid = app->pid, .tid = t->tid};
+
+        e.start_ticks = t->start_ticks;
+        e.mask = t->mask;
+        strscpy(e.path, t->origin, sizeof(e.path));
+        return e;
+}
+
+static int get_affinity(pid_t tid, struct cpumask *out)
+{
+        cpu_set_t set;
+
+        if (sched_getaffinity(tid, sizeof(set), &set) < 0)
+                return -errno;
+        cpumask_zero(out);
+        for (int c = 0; c < CPU_SETSIZE && c < CPUMASK_MAX; c++)
+                if (CPU_ISSET(c, &set))
+                        cpumask_set(out, (unsigned)c);
+        return 0;
+}
+
+/* Notes threads we have not seen yet (origin cgroup, own mask, start time) and records them.
+ * Returns how many were added. Threads that exit meanwhile are skipped. */
+static int app_scan_threads(struct cpuset *cs, struct cpuset_app *app)
+{
+        char path[CG_PATH_MAX];
+        struct dirent *de;
+        int added = 0, err = 0;
+        DIR *d;
+
+        if (fs_path(path, sizeof(path), "/proc/%d/task", (int)app->pid) < 0)
+                return -ENAMETOOLONG;
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while ((de = readdir(d))) {
+                struct cpuset_thread t = {0};
+                struct state_entry e;
+                int tid;
+
+                if (parse_int(de->d_name, &tid) < 0 || tid <= 0)
+                        continue;
+                if (app_find_thread(app, tid))
+                        continue;
+                t.tid = tid;
+                if (proc_thread_start(app->pid, tid, &t.start_ticks) < 0)
+                        continue;
+                err = get_affinity(tid, &t.mask);
+                if (err == -ESRCH) {
+                        err = 0;
+                        continue;
+                }
+                if (err < 0)
+                        break;
+                if (cs->mode == CPUSET_AFFINITY) {
+                        strcpy(t.origin, "-");
+                } else {
+                        char cg[CG_PATH_MAX];
+                        int n;
+
+                        err = proc_thread_cgroup(cs->mode, app->pid, tid, cg, sizeof(cg));
+                        if (err == -ESRCH) {
+                                err = 0;
+                                continue;
+                        }
+                        if (err < 0)
+                                break;
+                        n = snprintf(t.origin, sizeof(t.origin), "%s%s/%s", cs->mount,
+                                     strcmp(cg, "/") ? cg : "", cg_files(cs->mode)->tasks);
+                        if (n < 0 || (size_t)n >= sizeof(t.origin)) {
+                                err = -ENAMETOOLONG;
+                                break;
+                        }
+                }
+                if (app->n_threads == app->cap) {
+                        size_t ncap = app->cap ? app->cap * 2 : 8;
+                        struct cpuset_thread *nt = realloc(app->threads, ncap * sizeof(*nt));
+
+                        if (!nt) {
+                                err = -ENOMEM;
+                                break;
+                        }
+                        app->threads = nt;
+                        app->cap = ncap;
+                }
+                e = task_entry(app, &t);
+                err = state_record_add(cs->rec, &e);
+                if (err < 0)
+                        break;
+                app->threads[app->n_threads++] = t;
+                added++;
+        }
+        closedir(d);
+        return err < 0 ? err : added;
+}
+
+static int mask_to_set(const struct cpumask *m, cpu_set_t *set)
+{
+        CPU_ZERO(set);
+        cpumask_foreach (c, m) {
+                if (c >= CPU_SETSIZE)
+                        return -ERANGE;
+                CPU_SET(c, set);
+        }
+        return 0;
+}
+
+static int set_affinity(pid_t tid, const struct cpumask *m)
+{
+        cpu_set_t set;
+        int err = mask_to_set(m, &set);
+
+        if (err < 0)
+                return err;
+        return sched_setaffinity(tid, sizeof(set), &set) < 0 ? -errno : 0;
+}
+
+/* A task was in our directory: it leaves when the cgroup goes, so removal retries briefly
+ * while the kernel finishes moving exiting tasks out (rmdir says EBUSY meanwhile). */
+static int rmdir_retry(const char *dir)
+{
+        for (int i = 0; i < 100; i++) {
+                if (rmdir(dir) == 0 || errno == ENOENT)
+                        return 0;
+                if (errno != EBUSY)
+                        return -errno;
+                nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+        }
+        return -EBUSY;
+}
+
+int cpuset_remove_dir(const char *dir, const char *fallback)
+{
+        char buf[8192];
+        int err;
+
+        /* v1 lists TIDs in tasks; v2 lists processes in cgroup.procs. */
+        if (fallback && (cg_read(dir, "tasks", buf, sizeof(buf)) == 0 ||
+                         cg_read(dir, "cgroup.procs", buf, sizeof(buf)) == 0)) {
+                for (char *s = strtok(buf, "\n"); s; s = strtok(NULL, "\n")) {
+                        int tid;
+
+                        if (parse_int(s, &tid) == 0 && tid > 0)
+                                write_pid(fallback, tid); /* ESRCH: it left by itself */
+                }
+        }
+        err = rmdir_retry(dir);
+        return err;
+}
+
+int cpuset_restore_task(const struct state_entry *e)
+{
+        unsigned long long start;
+        int err = proc_thread_start(e->pid, e->tid, &start);
+
+        if (err < 0)
+                return err;
+        if (start != e->start_ticks)
+                return -ESRCH; /* the TID now names another thread */
+        if (strcmp(e->path, "-")) {
+                err = write_pid(e->path, e->tid);
+                if (err < 0)
+                        return err;
+        }
+        /* Moving between cpusets resets the mask: the thread's own pin comes last. */
+        return set_affinity(e->tid, &e->mask);
+}
+
+/* Puts every thread back, removes our directory and forgets the app in the record. Threads
+ * we never saw (born after the last scan) go where the main thread came from. */
+static int app_restore(struct cpuset *cs, struct cpuset_app *app)
+{
+        int err = 0, r;
+
+        for (size_t i = 0; i < app->n_threads; i++) {
+                struct state_entry e = task_entry(app, &app->threads[i]);
+
+                r = cpuset_restore_task(&e);
+                if (r < 0 && r != -ESRCH && err == 0)
+                        err = fail(cs, r, "cannot give thread %d of %s back to %s: %s", (int)e.tid,
+                                   app->name, e.path, strerror(-r));
+        }
+        if (cs->mode == CPUSET_AFFINITY && app->n_threads > 0 && !proc_gone(app->pid)) {
+                char path[CG_PATH_MAX];
+                struct dirent *de;
+                DIR *d;
+
+                if (fs_path(path, sizeof(path), "/proc/%d/task", (int)app->pid) == 0 &&
+                    (d = opendir(path))) {
+                        while ((de = readdir(d))) {
+                                int tid;
+
+                                if (parse_int(de->d_name, &tid) == 0 && !app_find_thread(app, tid))
+                                        set_affinity(tid, &app->threads[0].mask);
+                        }
+                        closedir(d);
+                }
+        }
+        if (app->dir[0]) {
+                const char *fallback = app->n_threads ? app->threads[0].origin : NULL;
+
+                r = cpuset_remove_dir(app->dir, fallback);
+                if (r < 0 && err == 0)
+                        err = fail(cs, r, "cannot remove %s: %s", app->dir, strerror(-r));
+        }
+        for (size_t i = 0; i < app->n_threads; i++) {
+                struct state_entry e = task_entry(app, &app->threads[i]);
+
+                state_record_remove(cs->rec, &e);
+        }
+        if (app->dir_recorded && (err == 0 || !app->dir[0])) {
+                struct state_entry e = {.kind = STATE_DIR};
+
+                strscpy(e.path, app->dir, sizeof(e.path));
+                state_record_remove(cs->rec, &e);
+        }
+        r = state_record_commit(cs->rec);
+        if (r < 0 && err == 0)
+                err = fail(cs, r, "cannot update the state record: %s", strerror(-r));
+        return err;
+}
+
+static void app_free(struct cpuset_app *app)
+{
+        if (!app)
+                return;
+        free(app->threads);
+        free(app);
+}
+
+static void cs_unlink_app(struct cpuset *cs, struct cpuset_app *app)
+{
+        for (struct cpuset_app **p = &cs->apps; *p; p = &(*p)->next) {
+                if (*p == app) {
+                        *p = app->next;
+                        return;
+                }
+        }
+}
+
+/* Moves the threads noted so far into our directory (v1: each TID; v2: the process). */
+static int app_move(struct cpuset *cs, struct cpuset_app *app, size_t from)
+{
+        char file[CG_PATH_MAX + 32];
+        int err;
+
+        if (join(file, sizeof(file), app->dir, cg_files(cs->mode)->tasks) < 0)
+                return -ENAMETOOLONG;
+        if (cs->mode == CPUSET_V2) {
+                err = write_pid(file, app->pid);
+                return err;
+        }
+        for (size_t i = from; i < app->n_threads; i++) {
+                err = write_pid(file, app->threads[i].tid);
+                /* ESRCH: that thread exited meanwhile; the others still move. */
+                if (err < 0 && err != -ESRCH)
+                        return err;
+        }
+        return 0;
+}
+
+int cpuset_adopt(struct cpuset *cs, pid_t pid, const char *name, struct cpuset_app **out)
+{
+        struct cpuset_app *app;
+        size_t moved = 0;
+        int err;
+
+        cs->err[0] = '\0';
+        if (pid <= 0)
+                return fail(cs, -EINVAL, "invalid PID %d", (int)pid);
+        /* Only existence here: one that has exited but is not reaped yet is found out after
+         * the move, as any that exits meanwhile. */
+        if (count_tasks(pid, &moved) < 0)
+                return fail(cs, -ESRCH, "process %d does not exist", (int)pid);
+        moved = 0;
+        for (app = cs->apps; app; app = app->next)
+                if (app->pid == pid)
+                        return fail(cs, -EEXIST, "process %d is already adopted", (int)pid);
+        app = calloc(1, sizeof(*app));
+        if (!app)
+                return fail(cs, -ENOMEM, "out of memory");
+        app->pid = pid;
+        snprintf(app->name, sizeof(app->name), "%s[%d]", name && *name ? name : "pid", (int)pid);
+
+        err = app_scan_threads(cs, app);
+        if (err == 0 || err == -ESRCH) {
+                err = fail(cs, -ESRCH, "process %d exited before it could be adopted", (int)pid);
+                goto rollback;
+        }
+        if (err < 0) {
+                fail(cs, err, "cannot read the threads of %s: %s", app->name, strerror(-err));
+                goto rollback;
+        }
+        if (cs->mode != CPUSET_AFFINITY) {
+                struct state_entry e = {.kind = STATE_DIR};
+                char buf[CPUMASK_LIST_MAX];
+
+                if (snprintf(app->dir, sizeof(app->dir), "%s/app-%d", cs->base, (int)pid) >=
+                    (int)sizeof(app->dir)) {
+                        err = fail(cs, -ENAMETOOLONG, "cgroup path too long");
+                        app->dir[0] = '\0';
+                        goto rollback;
+                }
+                strscpy(e.path, app->dir, sizeof(e.path));
+                err = state_record_add(cs->rec, &e);
+                if (err == 0)
+                        err = state_record_commit(cs->rec);
+                if (err < 0) {
+                        fail(cs, err, "cannot write the state record: %s", strerror(-err));
+                        app->dir[0] = '\0';
+                        goto rollback;
+                }
+                app->dir_recorded = true;
+                /* A leftover of ours with the same name (same PID) is reused. */
+                if (mkdir(app->dir, 0755) < 0 && errno != EEXIST) {
+                        err = fail(cs, -errno, "cannot create %s: %m", app->dir);
+                        goto rollback;
+                }
+                /* v1 needs cpus and mems before a task may join (else ENOSPC); a v2 child
+                 * inherits both while its own files are empty. */
+                if (cs->mode == CPUSET_V1) {
+                        cpumask_format(&cs->allowed, buf, sizeof(buf));
+                        err = cg_write(app->dir, "cpuset.cpus", buf);
+                        if (err == 0)
+                                err = cg_write(app->dir, "cpuset.mems", cs->mems);
+                        if (err < 0) {
+                                fail(cs, err, "cannot set up %s: %s", app->dir, strerror(-err));
+                                goto rollback;
+                        }
+                }
+        }
+        err = state_record_commit(cs->rec); /* every thread's origin, before it moves */
+        if (err < 0) {
+                fail(cs, err, "cannot write the state record: %s", strerror(-err));
+                goto rollback;
+        }
+        if (cs->mode != CPUSET_AFFINITY) {
+                /* Threads born during the move are caught by the next scan. */
+                for (int round = 0; round < 16; round++) {
+                        err = app_move(cs, app, moved);
+                        if (err < 0)
+                                break;
+                        moved = app->n_threads;
+                        err = app_scan_threads(cs, app);
+                        if (err > 0)
+                                err = state_record_commit(cs->rec);
+                        if (err <= 0)
+                                break;
+                }
+                if (err == -ESRCH || proc_gone(pid)) {
+                        err = fail(cs, -ESRCH, "process %d exited while being moved", (int)pid);
+                        goto rollback;
+                }
+                if (err < 0) {
+                        fail(cs, err, "cannot move %s into %s: %s", app->name, app->dir,
+                             strerror(-err));
+                        goto rollback;
+                }
+        }
+        if (proc_gone(pid)) {
+                err = fail(cs, -ESRCH, "process %d exited while being adopted", (int)pid);
+                goto rollback;
+        }
+        app->next = cs->apps;
+        cs->apps = app;
+        *out = app;
+        return 0;
+
+rollback : {
+        char saved[sizeof(cs->err)];
+
+        /* The reason of the failure, not of the clean-up, is what the caller needs. */
+        memcpy(saved, cs->err, sizeof(saved));
+        app_restore(cs, app);
+        memcpy(cs->err, saved, sizeof(saved));
+        app_free(app);
+        return err;
+}
+}
+
+static int check_cpus(struct cpuset *cs, const struct cpumask *cpus)
+{
+        char want[CPUMASK_LIST_MAX], have[CPUMASK_LIST_MAX];
+        struct cpumask online;
+        int err;
+
+        if (cpumask_empty(cpus))
+                return fail(cs, -EINVAL, "empty CPU list: an app needs at least one CPU");
+        cpumask_format(cpus, want, sizeof(want));
+        err = online_cpus(&online);
+        if (err < 0)
+                return fail(cs, err, "cannot read the online CPUs: %s", strerror(-err));
+        if (!cpumask_subset(cpus, &online)) {
+                cpumask_format(&online, have, sizeof(have));
+                return fail(cs, -ERANGE,
+                            "CPU list %s includes CPUs this machine does not have (online: %s)",
+                            want, have);
+        }
+        if (!cpumask_subset(cpus, &cs->allowed)) {
+                cpumask_format(&cs->allowed, have, sizeof(have));
+                return fail(cs, -EINVAL,
+                            "CPU list %s includes CPUs outside pctl's cpuset %s (allowed: %s)",
+                            want, cs->base[0] ? cs->base : "(affinity)", have);
+        }
+        return 0;
+}
+
+int cpuset_set_cpus(struct cpuset *cs, struct cpuset_app *app, const struct cpumask *cpus)
+{
+        char want[CPUMASK_LIST_MAX], got[CPUMASK_LIST_MAX];
+        struct cpumask now;
+        int err;
+
+        cs->err[0] = '\0';
+        err = check_cpus(cs, cpus);
+        if (err < 0)
+                return err;
+        cpumask_format(cpus, want, sizeof(want));
+        if (cs->mode != CPUSET_AFFINITY) {
+                err = cg_write(app->dir, "cpuset.cpus", want);
+                if (err < 0)
+                        return fail(cs, err, "cannot write %s to %s/cpuset.cpus: %s", want,
+                                    app->dir, strerror(-err));
+                err = cg_read_mask(app->dir, cg_files(cs->mode)->effective, &now);
+                if (err < 0)
+                        return fail(cs, err, "cannot read back %s/%s: %s", app->dir,
+                                    cg_files(cs->mode)->effective, strerror(-err));
+                if (!cpumask_equal(&now, cpus)) {
+                        cpumask_format(&now, got, sizeof(got));
+                        return fail(cs, -EIO, "%s/%s reads %s after writing %s", app->dir,
+                                    cg_files(cs->mode)->effective, got, want);
+                }
+        } else {
+                /* Record the threads born since adopt before their masks change. */
+                err = app_scan_threads(cs, app);
+                if (err > 0)
+                        err = state_record_commit(cs->rec);
+                if (err < 0 && err != -ESRCH)
+                        return fail(cs, err, "cannot record the threads of %s: %s", app->name,
+                                    strerror(-err));
+                for (size_t i = 0; i < app->n_threads && err != -ESRCH; i++) {
+                        pid_t tid = app->threads[i].tid;
+
+                        err = set_affinity(tid, cpus);
+                        if (err == -ESRCH) {
+                                err = 0; /* that thread exited */
+                                continue;
+                        }
+                        if (err < 0)
+                                return fail(cs, err, "cannot pin thread %d of %s to %s: %s",
+                                            (int)tid, app->name, want, strerror(-err));
+                        if (get_affinity(tid, &now) == 0 && !cpumask_equal(&now, cpus)) {
+                                cpumask_format(&now, got, sizeof(got));
+                                return fail(cs, -EIO,
+                                            "thread %d of %s may run on %s after setting %s",
+                                            (int)tid, app->name, got, want);
+                        }
+                }
+        }
+        if (proc_gone(app->pid))
+                return fail(cs, -ESRCH, "%s has exited", app->name);
+        app->cpus = *cpus;
+        app->has_cpus = true;
+        return 0;
+}
+
+int cpuset_get_cpus(struct cpuset *cs, struct cpuset_app *app, struct cpumask *out)
+{
+        struct cpumask m;
+        int err;
+
+        cs->err[0] = '\0';
+        if (cs->mode == CPUSET_AFFINITY)
+                err = get_affinity(app->pid, &m);
+        else
+                err = cg_read_mask(app->dir, cg_files(cs->mode)->effective, &m);
+        if (err < 0)
+                return fail(cs, err, "cannot read where %s may run: %s", app->name, strerror(-err));
+        *out = m;
+        return 0;
+}
+
+int cpuset_refresh(struct cpuset *cs, struct cpuset_app *app)
+{
+        size_t before = app->n_threads;
+        int err;
+
+        cs->err[0] = '\0';
+        if (proc_gone(app->pid))
+                return fail(cs, -ESRCH, "%s has exited", app->name);
+        /* In a cgroup new threads join their creator's group: nothing to do. */
+        if (cs->mode != CPUSET_AFFINITY || !app->has_cpus)
+                return 0;
+        err = app_scan_threads(cs, app);
+        if (err > 0)
+                err = state_record_commit(cs->rec);
+        if (err < 0)
+                return fail(cs, err, "cannot record the new threads of %s: %s", app->name,
+                            strerror(-err));
+        for (size_t i = before; i < app->n_threads; i++) {
+                err = set_affinity(app->threads[i].tid, &app->cpus);
+                if (err < 0 && err != -ESRCH)
+                        return fail(cs, err, "cannot pin thread %d of %s: %s",
+                                    (int)app->threads[i].tid, app->name, strerror(-err));
+        }
+        return 0;
+}
+
+int cpuset_release(struct cpuset *cs, struct cpuset_app *app)
+{
+        int err;
+
+        if (!app)
+                return 0;
+        cs->err[0] = '\0';
+        cs_unlink_app(cs, app);
+        err = app_restore(cs, app);
+        app_free(app);
+        return err;
+}
+
+static int probe_v2(const struct actuator_config *cfg, char *mount, size_t mount_size, char *own,
+                    size_t own_size, char *why, size_t why_size)
+{
+        char path[CG_PATH_MAX], buf[4096], ctl[CG_PATH_MAX + 64];
+        bool has_cpuset = false;
+        ssize_t n;
+        char *p;
+
+        if (fs_path(path, sizeof(path), "%s/cgroup.controllers", cfg->cgroup_root) == 0 &&
+            access(path, F_OK) == 0) {
+                fs_path(mount, mount_size, "%s", cfg->cgroup_root);
+        } else if (fs_path(path, sizeof(path), "%s/unified/cgroup.controllers", cfg->cgroup_root) ==
+                       0 &&
+                   access(path, F_OK) == 0) {
+                fs_path(mount, mount_size, "%s/unified", cfg->cgroup_root);
+        } else {
+                snprintf(why, why_size, "no cgroup v2 mount at %s or %s/unified", cfg->cgroup_root,
+                         cfg->cgroup_root);
+                return -ENODEV;
+        }
+        n = fs_read("/proc/self/cgroup", buf, sizeof(buf));
+        if (n < 0) {
+                snprintf(why, why_size, "cannot read /proc/self/cgroup: %s", strerror((int)-n));
+                return (int)n;
+        }
+        p = strstr(buf, "0::");
+        if (!p || (p != buf && p[-1] != '\n')) {
+                snprintf(why, why_size, "pctld is in no cgroup v2 group (/proc/self/cgroup)");
+                return -ENODEV;
+        }
+        p += 3;
+        p[strcspn(p, "\n")] = '\0';
+        if (strscpy(own, strcmp(p, "/") ? p : "", own_size) < 0)
+                return -ENAMETOOLONG;
+        snprintf(ctl, sizeof(ctl), "%s%s/cgroup.controllers", mount, own);
+        n = file_read(ctl, buf, sizeof(buf));
+        if (n < 0) {
+                snprintf(why, why_size, "cannot read %s: %s", ctl, strerror((int)-n));
+                return (int)n;
+        }
+        for (char *c = strtok(buf, " \n"); c; c = strtok(NULL, " \n"))
+                if (!strcmp(c, "cpuset"))
+                        has_cpuset = true;
+        if (!has_cpuset) {
+                snprintf(
+                    why, why_size,
+                    "cgroup v2 at %s%s offers no cpuset controller (a unit needs Delegate=cpuset)",
+                    mount, own);
+                return -ENODEV;
+        }
+        snprintf(ctl, sizeof(ctl), "%s%s/cgroup.subtree_control", mount, own);
+        if (access(ctl, W_OK) < 0) {
+                snprintf(why, why_size, "cgroup v2 subtree %s%s is not writable (%m)", mount,
+                         own[0] ? own : "/");
+                return -EACCES;
+        }
+        return 0;
+}
+
+static int probe_v1(const struct actuator_config *cfg, char *mount, size_t mount_size, char *why,
+                    size_t why_size)
+{
+        char path[CG_PATH_MAX];
+
+        if (fs_path(mount, mount_size, "%s/cpuset", cfg->cgroup_root) < 0)
+                return -ENAMETOOLONG;
+        snprintf(path, sizeof(path), "%s/cpuset.cpus", mount);
+        if (access(path, F_OK) < 0) {
+                snprintf(why, why_size, "no cgroup v1 cpuset hierarchy at %s", mount);
+                return -ENODEV;
+        }
+        if (access(mount, W_OK) < 0) {
+                snprintf(why, why_size, "cgroup v1 cpuset hierarchy %s is not writable (%m)",
+                         mount);
+                return -EACCES;
+        }
+        return 0;
+}
+
+static const char *mode_name(enum cpuset_mode m)
+{
+        static const char *const names[] = {
+            [CPUSET_AUTO] = "auto",
+            [CPUSET_V2] = "cgroup v2",
+            [CPUSET_V1] = "cgroup v1",
+            [CPUSET_AFFINITY] = "affinity",
+        };
+        return names[m];
+}
+
+int cpuset_probe(const struct actuator_config *cfg, enum cpuset_mode *mode,
+                 struct actuator_probe *out)
+{
+        char mount[CG_PATH_MAX], own[CG_PATH_MAX], why_v2[200] = "", why_v1[200] = "";
+        int r2 = -ENODEV, r1 = -ENODEV;
+        struct actuator_probe p = {.available = true};
+
+        if (cfg->mode == CPUSET_AUTO || cfg->mode == CPUSET_V2)
+                r2 = probe_v2(cfg, mount, sizeof(mount), own, sizeof(own), why_v2, sizeof(why_v2));
+        if (cfg->mode == CPUSET_AUTO || cfg->mode == CPUSET_V1)
+                r1 = probe_v1(cfg, mount, sizeof(mount), why_v1, sizeof(why_v1));
+        switch (cfg->mode) {
+        case CPUSET_AUTO:
+                if (r2 == 0) {
+                        *mode = CPUSET_V2;
+                        snprintf(p.reason, sizeof(p.reason), "cgroup v2 cpuset");
+                } else if (r1 == 0) {
+                        *mode = CPUSET_V1;
+                        snprintf(p.reason, sizeof(p.reason), "cgroup v1 cpuset (not v2: %s)",
+                                 why_v2);
+                } else {
+                        *mode = CPUSET_AFFINITY;
+                        char both[sizeof(why_v2) + sizeof(why_v1) + 64];
+
+                        /* Both reasons may not fit the probe's field: cut at its end. */
+                        snprintf(both, sizeof(both), "affinity (not v2: %s; not v1: %s)", why_v2,
+                                 why_v1);
+                        strscpy(p.reason, both, sizeof(p.reason));
+                }
+                break;
+        case CPUSET_V2:
+        case CPUSET_V1: {
+                int r = cfg->mode == CPUSET_V2 ? r2 : r1;
+
+                *mode = cfg->mode;
+                if (r < 0) {
+                        p.available = false;
+                        p.err = r;
+                        snprintf(p.reason, sizeof(p.reason), "%s",
+                                 cfg->mode == CPUSET_V2 ? why_v2 : why_v1);
+                } else {
+                        snprintf(p.reason, sizeof(p.reason), "%s cpuset", mode_name(cfg->mode));
+                }
+                break;
+        }
+        case CPUSET_AFFINITY:
+                *mode = CPUSET_AFFINITY;
+                snprintf(p.reason, sizeof(p.reason), "affinity (as configured)");
+                break;
+        }
+        *out = p;
+        return p.available ? 0 : p.err;
+}
+
+static int open_v1(struct cpuset *cs, const struct actuator_config *cfg, char *why, size_t why_size)
+{
+        char buf[CPUMASK_LIST_MAX];
+        struct state_entry e = {.kind = STATE_DIR};
+        int err;
+
+        if (probe_v1(cfg, cs->mount, sizeof(cs->mount), why, why_size) < 0)
+                return -ENODEV;
+        if (join(cs->base, sizeof(cs->base), cs->mount, cfg->group) < 0)
+                return -ENAMETOOLONG;
+        /* Our group is ours by name: recorded even when a previous run left it. */
+        strscpy(e.path, cs->base, sizeof(e.path));
+        err = state_record_add(cs->rec, &e);
+        if (err == 0)
+                err = state_record_commit(cs->rec);
+        if (err < 0) {
+                snprintf(why, why_size, "cannot write the state record: %s", strerror(-err));
+                return err;
+        }
+        cs->base_recorded = true;
+        if (mkdir(cs->base, 0755) < 0 && errno != EEXIST) {
+                err = -errno;
+                snprintf(why, why_size, "cannot create %s: %s", cs->base, strerror(-err));
+                return err;
+        }
+        err = cg_read(cs->base, "cpuset.cpus", buf, sizeof(buf));
+        if (err == 0 && !buf[0]) {
+                err = cg_read(cs->mount, "cpuset.cpus", buf, sizeof(buf));
+                if (err == 0)
+                        err = cg_write(cs->base, "cpuset.cpus", buf);
+        }
+        if (err == 0)
+                err = cg_read(cs->base, "cpuset.mems", cs->mems, sizeof(cs->mems));
+        if (err == 0 && !cs->mems[0]) {
+                err = cg_read(cs->mount, "cpuset.mems", cs->mems, sizeof(cs->mems));
+                if (err == 0)
+                        err = cg_write(cs->base, "cpuset.mems", cs->mems);
+        }
+        if (err == 0)
+                err = cg_read_mask(cs->base, cg_v1.effective, &cs->allowed);
+        if (err < 0) {
+                snprintf(why, why_size, "cannot set up %s: %s", cs->base, strerror(-err));
+                return err;
+        }
+        return 0;
+}
+
+static int open_v2(struct cpuset *cs, const struct actuator_config *cfg, char *why, size_t why_size)
+{
+        char own[CG_PATH_MAX], dir[CG_PATH_MAX + 16];
+        int err;
+
+        if (probe_v2(cfg, cs->mount, sizeof(cs->mount), own, sizeof(own), why, why_size) < 0)
+                return -ENODEV;
+        if (!own[0]) {
+                /* In the root cgroup (no systemd): a group of our own below the root, which
+                 * may hold processes, so nobody has to move. */
+                struct state_entry e = {.kind = STATE_DIR};
+
+                if (join(cs->base, sizeof(cs->base), cs->mount, cfg->group) < 0)
+                        return -ENAMETOOLONG;
+                strscpy(e.path, cs->base, sizeof(e.path));
+                err = state_record_add(cs->rec, &e);
+                if (err == 0)
+                        err = state_record_commit(cs->rec);
+                if (err < 0) {
+                        snprintf(why, why_size, "cannot write the state record: %s",
+                                 strerror(-err));
+                        return err;
+                }
+                cs->base_recorded = true;
+                if (mkdir(cs->base, 0755) < 0 && errno != EEXIST) {
+                        err = -errno;
+                        snprintf(why, why_size, "cannot create %s: %s", cs->base, strerror(-err));
+                        return err;
+                }
+                err = cg_write(cs->mount, "cgroup.subtree_control", "+cpuset");
+                if (err < 0) {
+                        snprintf(why, why_size, "cannot enable +cpuset in %s: %s", cs->mount,
+                                 strerror(-err));
+                        return err;
+                }
+        } else {
+                char pid[32];
+
+                /* No internal processes: pctld moves into a leaf before its own group may
+                 * enable controllers for children. The leaf is not recorded: it holds pctld
+                 * while it runs, and systemd removes the delegated subtree with the unit. */
+                if (strlen(cs->mount) + strlen(own) >= sizeof(cs->base))
+                        return -ENAMETOOLONG;
+                strcpy(cs->base, cs->mount);
+                strcat(cs->base, own);
+                if (join(dir, sizeof(dir), cs->base, "daemon") < 0)
+                        return -ENAMETOOLONG;
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                        err = -errno;
+                        snprintf(why, why_size, "cannot create %s: %s", dir, strerror(-err));
+                        return err;
+                }
+                snprintf(pid, sizeof(pid), "%d", (int)getpid());
+                err = cg_write(dir, "cgroup.procs", pid);
+                if (err < 0) {
+                        snprintf(why, why_size, "cannot move pctld into %s: %s", dir,
+                                 strerror(-err));
+                        return err;
+                }
+        }
+        err = cg_write(cs->base, "cgroup.subtree_control", "+cpuset");
+        if (err < 0) {
+                snprintf(why, why_size, "cannot enable +cpuset in %s: %s%s", cs->base,
+                         strerror(-err),
+                         err == -EBUSY ? " (other processes share pctld's cgroup)" : "");
+                return err;
+        }
+        err = cg_read_mask(cs->base, cg_v2.effective, &cs->allowed);
+        if (err < 0) {
+                snprintf(why, why_size, "cannot read %s/%s: %s", cs->base, cg_v2.effective,
+                         strerror(-err));
+                return err;
+        }
+        return 0;
+}
+
+int cpuset_open(const struct actuator_config *cfg, struct state_record *rec, struct cpuset **out,
+                char *why, size_t why_size)
+{
+        struct actuator_probe p;
+        struct cpuset *cs;
+        enum cpuset_mode mode;
+        int err;
+
+        if (strpbrk(cfg->group, "/ \t\n") || !cfg->group[0] || !strcmp(cfg->group, ".") ||
+            !strcmp(cfg->group, "..")) {
+                snprintf(why, why_size, "group name '%s' must be one plain path component",
+                         cfg->group);
+                return -EINVAL;
+        }
+        err = cpuset_probe(cfg, &mode, &p);
+        if (err < 0) {
+                snprintf(why, why_size, "%s", p.reason);
+                return err;
+        }
+        cs = calloc(1, sizeof(*cs));
+        if (!cs)
+                return -ENOMEM;
+        cs->mode = mode;
+        cs->rec = rec;
+        switch (mode) {
+        case CPUSET_V1:
+                err = open_v1(cs, cfg, why, why_size);
+                break;
+        case CPUSET_V2:
+                err = open_v2(cs, cfg, why, why_size);
+                break;
+        default:
+                err = online_cpus(&cs->allowed);
+                if (err < 0)
+                        snprintf(why, why_size, "cannot read the online CPUs: %s", strerror(-err));
+                break;
+        }
+        if (err < 0) {
+                cpuset_close(cs);
+                return err;
+        }
+        *out = cs;
+        return 0;
+}
+
+void cpuset_close(struct cpuset *cs)
+{
+        if (!cs)
+                return;
+        while (cs->apps)
+                cpuset_release(cs, cs->apps);
+        if (cs->base_recorded) {
+                struct state_entry e = {.kind = STATE_DIR};
+
+                /* EBUSY here means someone else put a group under ours: leave both. */
+                if (cpuset_remove_dir(cs->base, NULL) == 0) {
+                        strscpy(e.path, cs->base, sizeof(e.path));
+                        state_record_remove(cs->rec, &e);
+                        state_record_commit(cs->rec);
+                }
+        }
+        free(cs);
+}

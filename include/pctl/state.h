@@ -1,0 +1,61 @@
+/* The actuators' record of what they changed on the machine, kept under the state directory
+ * (default /run/pctl) so that the next start can undo what a crashed instance left.
+ *
+ * Every entry is written (to a temporary file, fsync'd, renamed over the record) BEFORE the
+ * change it describes is made. The record is a line-oriented text file, STATE_RECORD_FILE:
+ *
+ *   pctl-actuators 1
+ *   dir PATH                              a cgroup directory we created (removed on restore)
+ *   task PID TID START ORIGIN MASK        a thread we moved or re-pinned: ORIGIN is the file to
+ *                                         write TID into to move it back ("-" in affinity
+ *                                         mode), MASK its own affinity ("0-3,8"), START its
+ *                                         start time in clock ticks (guards against PID reuse)
+ *   freq POLICY GOVERNOR MIN_KHZ MAX_KHZ  a cpufreq policy directory and its original settings
+ *
+ * Paths are absolute and contain no white space. The record is guarded by an flock on
+ * STATE_LOCK_FILE: one holder at a time, released by the kernel when the holder dies. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "pctl/cpumask.h"
+
+#define STATE_RECORD_FILE "actuators.state"
+#define STATE_LOCK_FILE "actuators.lock"
+#define STATE_PATH_MAX 512
+
+enum state_kind { STATE_DIR, STATE_TASK, STATE_FREQ };
+
+struct state_entry {
+        enum state_kind kind;
+        char path[STATE_PATH_MAX]; /* dir: the directory; task: origin file or "-"; freq: policy */
+        pid_t pid, tid;
+        unsigned long long start_ticks;
+        struct cpumask mask;
+        char governor[32];
+        unsigned min_khz, max_khz;
+};
+
+struct state_record;
+
+/* Creates dir if needed and takes the lock: -EBUSY when another live process holds it. */
+int state_record_open(const char *dir, struct state_record **out);
+/* The entries the file holds now (what a previous holder left), in the order they were made.
+ * *entries is malloc'd (NULL when there are none). -EBADMSG names a bad line via *bad_line. */
+int state_record_load(struct state_record *r, struct state_entry **entries, size_t *n,
+                      unsigned *bad_line);
+/* Adds to / removes from the in-memory record; state_record_commit writes it. */
+int state_record_add(struct state_record *r, const struct state_entry *e);
+/* Removes the entry with the same identity (dir/freq: path; task: pid and tid). */
+void state_record_remove(struct state_record *r, const struct state_entry *e);
+/* Atomically replaces the file with the in-memory record; removes it when empty. */
+int state_record_commit(struct state_record *r);
+size_t state_record_count(const struct state_record *r);
+/* Releases the lock and frees r. The file stays as committed. NULL is fine. */
+void state_record_close(struct state_record *r);
+
+/* One line of the file, without the newline. Exposed for tests. */
+int state_entry_format(const struct state_entry *e, char *buf, size_t size);
+int state_entry_parse(const char *line, struct state_entry *out);

@@ -1,12 +1,528 @@
-/* Placeholder until the owning issue lands; replaced, not extended. */
+/* pctl sim: the model machine from the command line. `run` plays a scenario to the end under
+ * one static setting; `oracle` finds each app's best static setting by trying them all. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
+#include "pctl/json.h"
+#include "pctl/sample_io.h"
+#include "pctl/sim.h"
+#include "pctl/util.h"
+
+/* Steps of the virtual clock: runs report times to the step (the last app's end), the oracle
+ * is exact at any step (one app, fixed setting); traces get a row every SIM_TRACE_STEPS. */
+#define SIM_RUN_STEP_NS (10 * NSEC_PER_MSEC)
+#define SIM_ORACLE_STEP_NS (100 * NSEC_PER_MSEC)
+#define SIM_TRACE_STEPS 10
+
+struct sim_args {
+        const char *sub;
+        const char *scenario;
+        bool json;
+        const char *trace;
+        bool has_static;
+        unsigned cores;
+        unsigned freq_mhz; /* 0 = max */
+        bool has_objective;
+        enum sim_objective objective;
+        bool all;
+};
+
+static void sim_usage(FILE *f)
+{
+        fputs("Usage: pctl sim run SCENARIO --static cores=N,freq=MHZ|max [--trace FILE] "
+              "[--json]\n"
+              "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf [--all] [--json]\n",
+              f);
+}
+
+static int bad(const struct sim_args *a, const char *opt, const char *value, const char *why)
+{
+        fprintf(stderr, "pctl sim %s: %s: '%s' %s\n", a->sub, opt, value, why);
+        return -EINVAL;
+}
+
+/* "cores=N,freq=MHZ|max", in either order, both required. */
+static int parse_static(struct sim_args *a, const char *value)
+{
+        char buf[128], *save = NULL;
+        bool have_cores = false, have_freq = false;
+
+        if (strscpy(buf, value, sizeof(buf)) < 0)
+                return bad(a, "--static", value, "is too long");
+        for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+                if (strncmp(item, "cores=", 6) == 0) {
+                        if (parse_uint(item + 6, &a->cores) < 0 || a->cores == 0)
+                                return bad(a, "--static", value, "has cores= that is not >= 1");
+                        have_cores = true;
+                } else if (strcmp(item, "freq=max") == 0) {
+                        a->freq_mhz = 0;
+                        have_freq = true;
+                } else if (strncmp(item, "freq=", 5) == 0) {
+                        if (parse_uint(item + 5, &a->freq_mhz) < 0 || a->freq_mhz == 0)
+                                return bad(a, "--static", value,
+                                           "has freq= that is neither MHz nor max");
+                        have_freq = true;
+                } else {
+                        return bad(a, "--static", value, "is not cores=N,freq=MHZ|max");
+                }
+        }
+        if (!have_cores || !have_freq)
+                return bad(a, "--static", value, "needs both cores=N and freq=MHZ|max");
+        a->has_static = true;
+        return 0;
+}
+
+static int sim_parse(int argc, char **argv, struct sim_args *a)
+{
+        /* Options per subcommand: an option of the other one is an error, not ignored. */
+        static const struct option opts[] = {
+            {"static", required_argument, NULL, 's'},
+            {"trace", required_argument, NULL, 't'},
+            {"objective", required_argument, NULL, 'o'},
+            {"all", no_argument, NULL, 'a'},
+            {"json", no_argument, NULL, 'j'},
+            {"help", no_argument, NULL, 'h'},
+            {},
+        };
+        bool run = strcmp(argv[0], "run") == 0;
+        int c;
+
+        *a = (struct sim_args){.sub = argv[0]};
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                if ((c == 's' || c == 't') && !run) {
+                        fprintf(stderr, "pctl sim oracle: %s is an option of 'pctl sim run'\n",
+                                argv[optind - 1]);
+                        return -EINVAL;
+                }
+                if ((c == 'o' || c == 'a') && run) {
+                        fprintf(stderr, "pctl sim run: %s is an option of 'pctl sim oracle'\n",
+                                argv[optind - 1]);
+                        return -EINVAL;
+                }
+                switch (c) {
+                case 's':
+                        if (parse_static(a, optarg) < 0)
+                                return -EINVAL;
+                        break;
+                case 't':
+                        a->trace = optarg;
+                        break;
+                case 'o':
+                        if (sim_objective_parse(optarg, &a->objective) < 0)
+                                return bad(a, "--objective", optarg,
+                                           "is not one of edp, ppw, energy, perf");
+                        a->has_objective = true;
+                        break;
+                case 'a':
+                        a->all = true;
+                        break;
+                case 'j':
+                        a->json = true;
+                        break;
+                case 'h':
+                        sim_usage(stdout);
+                        return 1;
+                default:
+                        fprintf(stderr, "pctl sim %s: unknown or incomplete option '%s'\n", a->sub,
+                                argv[optind - 1]);
+                        return -EINVAL;
+                }
+        }
+        if (optind >= argc) {
+                fprintf(stderr, "pctl sim %s: a SCENARIO file is required\n", a->sub);
+                return -EINVAL;
+        }
+        a->scenario = argv[optind++];
+        if (optind < argc) {
+                fprintf(stderr, "pctl sim %s: unexpected argument '%s'\n", a->sub, argv[optind]);
+                return -EINVAL;
+        }
+        if (run && !a->has_static) {
+                fprintf(stderr, "pctl sim run: --static cores=N,freq=MHZ|max is required\n");
+                return -EINVAL;
+        }
+        if (!run && !a->has_objective) {
+                fprintf(stderr, "pctl sim oracle: --objective edp|ppw|energy|perf is required\n");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int load(const struct sim_args *a, struct sim_machine **m, struct sim_machine_info *info)
+{
+        struct sim_error err;
+        int r = sim_load(a->scenario, m, &err);
+
+        if (r < 0) {
+                if (err.all[0])
+                        fprintf(stderr, "pctl sim %s: bad scenario:\n%s", a->sub, err.all);
+                else
+                        fprintf(stderr, "pctl sim %s: %s: %s\n", a->sub, a->scenario, err.what);
+                return r;
+        }
+        sim_machine_info(*m, info);
+        if (info->n_apps == 0) {
+                fprintf(stderr, "pctl sim %s: %s: no [app NAME] section\n", a->sub, a->scenario);
+                sim_free(*m);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+struct row {
+        const char *name;
+        unsigned cores, freq_mhz;
+        double time_s, energy_j, p_true;
+};
+
+static void table_head(void)
+{
+        printf("%-16s %5s %8s %10s %11s %8s %12s %6s\n", "app", "cores", "freq_mhz", "time_s",
+               "energy_j", "power_w", "edp_js", "p_true");
+}
+
+static void table_row(const struct row *r)
+{
+        printf("%-16s %5u %8u %10.3f %11.3f %8.2f %12.5g %6.3f\n", r->name, r->cores, r->freq_mhz,
+               r->time_s, r->energy_j, r->energy_j / r->time_s, r->energy_j * r->time_s, r->p_true);
+}
+
+static void json_row(struct json *j, const struct row *r)
+{
+        json_kv_string(j, "name", r->name);
+        json_kv_uint(j, "cores", r->cores);
+        json_kv_uint(j, "freq_mhz", r->freq_mhz);
+        json_kv_double(j, "time_s", r->time_s);
+        json_kv_double(j, "energy_j", r->energy_j);
+        json_kv_double(j, "power_w", r->energy_j / r->time_s);
+        json_kv_double(j, "edp", r->energy_j * r->time_s); /* eq. 13 */
+        json_kv_double(j, "p_true", r->p_true);
+}
+
+static void json_total(struct json *j, double time_s, double energy_j)
+{
+        json_key(j, "total");
+        json_object_begin(j);
+        json_kv_double(j, "time_s", time_s);
+        json_kv_double(j, "energy_j", energy_j);
+        json_kv_double(j, "power_w", energy_j / time_s);
+        json_kv_double(j, "edp", energy_j * time_s);
+        json_object_end(j);
+}
+
+struct trace {
+        FILE *f;
+        struct sensor s;
+        struct sensor_sample smp;
+        bool open;
+};
+
+static int trace_open(struct trace *t, const char *path, struct sim_machine *m, unsigned n_apps)
+{
+        struct sensor_config cfg = {.machine = m};
+        struct sensor_target *targets;
+        int r;
+
+        t->s = (struct sensor){.ops = &sim_sensor_ops};
+        r = sim_sensor_ops.open(&t->s, &cfg);
+        if (r < 0)
+                return r;
+        t->open = true;
+        targets = calloc(n_apps, sizeof(*targets));
+        if (!targets)
+                return -ENOMEM;
+        for (unsigned i = 0; i < n_apps; i++)
+                targets[i] = (struct sensor_target){.kind = SENSOR_TARGET_PID,
+                                                    .pid = SIM_PID_BASE + (pid_t)i};
+        r = sim_sensor_ops.set_targets(&t->s, targets, n_apps);
+        free(targets);
+        if (r < 0)
+                return r;
+        r = sensor_sample_alloc(&t->smp, t->s.n_cpus, n_apps);
+        if (r < 0)
+                return r;
+        t->smp.n_packages = t->s.n_packages;
+        t->f = fopen(path, "we");
+        if (!t->f)
+                return -errno;
+        return sample_io_write_header(t->f, "sim", &t->smp, NULL);
+}
+
+static int trace_write(struct trace *t)
+{
+        int r = sim_sensor_ops.read(&t->s, &t->smp);
+
+        if (r < 0 || t->smp.interval_ns == 0)
+                return r;
+        return sample_io_write(t->f, &t->smp, SAMPLE_IO_CSV);
+}
+
+static int trace_close(struct trace *t)
+{
+        int r = 0;
+
+        if (t->f && fclose(t->f) != 0)
+                r = -errno;
+        sensor_sample_free(&t->smp);
+        if (t->open)
+                sim_sensor_ops.close(&t->s);
+        return r;
+}
+
+/* Places every app through the actuator, as pctld would: N consecutive CPUs each, the next
+ * app starting where the previous one ended (wrapping), every package at one frequency. */
+static int place_static(const struct sim_args *a, struct sim_machine *m,
+                        const struct sim_machine_info *info, struct actuator *act)
+{
+        struct actuator_config cfg = {.machine = m, .dvfs = true};
+        unsigned freq_mhz = a->freq_mhz ? a->freq_mhz : info->freqs_mhz[info->n_freqs - 1];
+        int r;
+
+        r = sim_actuator_ops.open(act, &cfg);
+        if (r < 0)
+                return r;
+        for (unsigned d = 0; d < act->n_domains; d++) {
+                r = sim_actuator_ops.set_freq(act, d, freq_mhz * 1000);
+                if (r < 0)
+                        return r;
+        }
+        for (unsigned i = 0; i < info->n_apps; i++) {
+                struct actuator_app *app;
+                struct cpumask set;
+
+                r = sim_actuator_ops.adopt(act, SIM_PID_BASE + (pid_t)i, NULL, &app);
+                if (r < 0)
+                        return r;
+                cpumask_zero(&set);
+                for (unsigned c = 0; c < a->cores; c++)
+                        cpumask_set(&set, (i * a->cores + c) % info->n_cpus);
+                r = sim_actuator_ops.set_cpus(act, app, &set);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int check_static(const struct sim_args *a, const struct sim_machine_info *info)
+{
+        bool ok = a->freq_mhz == 0;
+
+        if (a->cores > info->n_cpus) {
+                fprintf(stderr, "pctl sim run: cores=%u but the machine has %u CPUs\n", a->cores,
+                        info->n_cpus);
+                return -EINVAL;
+        }
+        for (unsigned i = 0; i < info->n_freqs; i++)
+                ok |= info->freqs_mhz[i] == a->freq_mhz;
+        if (!ok) {
+                fprintf(stderr,
+                        "pctl sim run: freq=%u is not one of the machine's P-states:", a->freq_mhz);
+                for (unsigned i = 0; i < info->n_freqs; i++)
+                        fprintf(stderr, " %u", info->freqs_mhz[i]);
+                fprintf(stderr, " MHz\n");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int sim_run_cmd(const struct sim_args *a)
+{
+        struct sim_machine *m;
+        struct sim_machine_info info;
+        struct actuator act = {.ops = &sim_actuator_ops};
+        struct trace tr = {0};
+        double end_s = 0;
+        int r, ret = EXIT_FAILURE_RUN;
+
+        if (load(a, &m, &info) < 0)
+                return EXIT_USAGE;
+        if (check_static(a, &info) < 0) {
+                sim_free(m);
+                return EXIT_USAGE;
+        }
+        r = place_static(a, m, &info, &act);
+        if (r < 0) {
+                fprintf(stderr, "pctl sim run: cannot place the apps: %s\n", strerror(-r));
+                goto out;
+        }
+        if (a->trace) {
+                r = trace_open(&tr, a->trace, m, info.n_apps);
+                if (r < 0) {
+                        fprintf(stderr, "pctl sim run: --trace %s: %s\n", a->trace, strerror(-r));
+                        goto out;
+                }
+        }
+        for (uint64_t n = 1; !sim_done(m); n++) {
+                r = sim_step(m, SIM_RUN_STEP_NS);
+                if (r == 0 && a->trace && n % SIM_TRACE_STEPS == 0)
+                        r = trace_write(&tr);
+                if (r < 0) {
+                        fprintf(stderr, "pctl sim run: %s\n", strerror(-r));
+                        goto out;
+                }
+        }
+        if (a->trace && (r = trace_write(&tr)) < 0) {
+                fprintf(stderr, "pctl sim run: --trace %s: %s\n", a->trace, strerror(-r));
+                goto out;
+        }
+
+        struct json j;
+        if (a->json) {
+                json_init(&j, stdout, true);
+                json_object_begin(&j);
+                json_key(&j, "apps");
+                json_array_begin(&j);
+        } else {
+                printf("scenario %s: %u CPUs%s%s, static %u cores at %u MHz\n", a->scenario,
+                       info.n_cpus, info.preset[0] ? ", preset " : "", info.preset, a->cores,
+                       a->freq_mhz ? a->freq_mhz : info.freqs_mhz[info.n_freqs - 1]);
+                table_head();
+        }
+        for (unsigned i = 0; i < info.n_apps; i++) {
+                struct sim_app_truth t;
+                sim_truth_app(m, i, &t);
+                /* The app's end is its start plus its run time: exact, not to the step. */
+                end_s = fmax(end_s, t.start_s + t.time_s);
+                struct row row = {t.name, t.cores, t.freq_mhz, t.time_s, t.energy_j, t.p_true};
+                if (a->json) {
+                        json_object_begin(&j);
+                        json_row(&j, &row);
+                        json_object_end(&j);
+                } else {
+                        table_row(&row);
+                }
+        }
+        if (a->json) {
+                json_array_end(&j);
+                json_total(&j, end_s, sim_truth_energy_j(m));
+                json_object_end(&j);
+                json_finish(&j);
+        } else {
+                printf("%-16s %5s %8s %10.3f %11.3f %8.2f %12.5g\n", "total", "", "", end_s,
+                       sim_truth_energy_j(m), sim_truth_energy_j(m) / end_s,
+                       sim_truth_energy_j(m) * end_s);
+        }
+        ret = EXIT_OK;
+out:
+        if (a->trace && trace_close(&tr) < 0 && ret == EXIT_OK) {
+                fprintf(stderr, "pctl sim run: --trace %s: write failed\n", a->trace);
+                ret = EXIT_FAILURE_RUN;
+        }
+        sim_actuator_ops.close(&act);
+        sim_free(m);
+        return ret;
+}
+
+static int sim_oracle_cmd(const struct sim_args *a)
+{
+        struct sim_machine *m;
+        struct sim_machine_info info;
+        struct json j;
+        double sum_t = 0, sum_e = 0;
+        int ret = EXIT_OK;
+
+        if (load(a, &m, &info) < 0)
+                return EXIT_USAGE;
+        if (a->json) {
+                json_init(&j, stdout, true);
+                json_object_begin(&j);
+                json_kv_string(&j, "objective", sim_objective_name(a->objective));
+                json_key(&j, "apps");
+                json_array_begin(&j);
+        } else {
+                printf("scenario %s: %u CPUs%s%s; best static setting by %s, each app alone\n",
+                       a->scenario, info.n_cpus, info.preset[0] ? ", preset " : "", info.preset,
+                       sim_objective_name(a->objective));
+                table_head();
+        }
+        for (unsigned i = 0; i < info.n_apps; i++) {
+                struct sim_result best, *all = NULL;
+                struct sim_app_truth t;
+                unsigned n_all = 0;
+                int r;
+
+                sim_truth_app(m, i, &t);
+                r = sim_oracle_app(m, i, a->objective, SIM_ORACLE_STEP_NS, &best, &all, &n_all);
+                if (r < 0) {
+                        fprintf(stderr, "pctl sim oracle: app %s: %s\n", t.name, strerror(-r));
+                        ret = EXIT_FAILURE_RUN;
+                        break;
+                }
+                struct row row = {t.name,      best.cores,    best.freq_mhz,
+                                  best.time_s, best.energy_j, best.p_true};
+                sum_t += best.time_s;
+                sum_e += best.energy_j;
+                if (a->json) {
+                        json_object_begin(&j);
+                        json_row(&j, &row);
+                        if (a->all) {
+                                json_key(&j, "candidates");
+                                json_array_begin(&j);
+                                for (unsigned k = 0; k < n_all; k++) {
+                                        struct row c = {t.name,          all[k].cores,
+                                                        all[k].freq_mhz, all[k].time_s,
+                                                        all[k].energy_j, all[k].p_true};
+                                        json_object_begin(&j);
+                                        json_row(&j, &c);
+                                        json_kv_double(&j, "ppw",
+                                                       all[k].instructions / all[k].energy_j);
+                                        json_object_end(&j);
+                                }
+                                json_array_end(&j);
+                        }
+                        json_object_end(&j);
+                } else {
+                        table_row(&row);
+                        for (unsigned k = 0; a->all && k < n_all; k++) {
+                                struct row c = {"  candidate", all[k].cores,    all[k].freq_mhz,
+                                                all[k].time_s, all[k].energy_j, all[k].p_true};
+                                table_row(&c);
+                        }
+                }
+                free(all);
+        }
+        if (a->json) {
+                json_array_end(&j);
+                /* As if the apps ran one after another, each at its best. */
+                json_total(&j, sum_t, sum_e);
+                json_object_end(&j);
+                json_finish(&j);
+        }
+        sim_free(m);
+        return ret;
+}
 
 int cmd_sim(int argc, char **argv)
 {
-        (void)argc;
-        (void)argv;
-        fprintf(stderr, "pctl: 'sim' is not built yet\n");
-        return EXIT_FAILURE_RUN;
+        static const struct {
+                const char *name;
+                int (*run)(const struct sim_args *a);
+        } subs[] = {
+            {"run", sim_run_cmd},
+            {"oracle", sim_oracle_cmd},
+        };
+        struct sim_args a;
+        int r;
+
+        if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                sim_usage(argc < 2 ? stderr : stdout);
+                return argc < 2 ? EXIT_USAGE : EXIT_OK;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
+                if (strcmp(argv[1], subs[i].name) != 0)
+                        continue;
+                r = sim_parse(argc - 1, argv + 1, &a);
+                if (r != 0)
+                        return r > 0 ? EXIT_OK : EXIT_USAGE;
+                return subs[i].run(&a);
+        }
+        fprintf(stderr, "pctl sim: unknown subcommand '%s' (run, oracle)\n", argv[1]);
+        return EXIT_USAGE;
 }

@@ -1,0 +1,115 @@
+/* The model machine: a simulated many-core platform in virtual time, with a hidden ground
+ * truth. It is a sensor backend (sim_sensor_ops) and an actuator backend (sim_actuator_ops)
+ * over one simulated topology; both take the machine in their config's `machine` field.
+ * Nothing happens unless the caller steps the machine (sim_step).
+ *
+ * The manager (estimator, allocator, policies) may use only what a real machine would show:
+ * the sensor, the actuator, sim_list_procs (its /proc) and sim_machine_info (its sysfs).
+ * The sim_truth_* functions and sim_run_alone/sim_oracle_app are the ground truth, for
+ * tests, reports and the oracle only: the manager must never call them. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pctl/actuator.h"
+#include "pctl/sensor.h"
+
+struct sim_machine;
+
+/* First bad line, and every bad line as "file:line: reason" lines in `all`. */
+struct sim_error {
+        char file[256];
+        int lineno; /* 0: the file as a whole */
+        char what[200];
+        unsigned n_errors;
+        char all[2048];
+};
+
+/* Loads a scenario (INI). Unknown sections and keys, bad numbers, unknown presets and
+ * inconsistent measured rows are errors; *out is written only on success. */
+int sim_load(const char *path, struct sim_machine **out, struct sim_error *err);
+/* The same from text; `name` stands for the file name in messages. */
+int sim_load_string(const char *text, const char *name, struct sim_machine **out,
+                    struct sim_error *err);
+void sim_free(struct sim_machine *m);
+
+/* Advances virtual time by dt_ns: apps start, progress under their cpuset and frequency,
+ * finish; counters and package energy accumulate. */
+int sim_step(struct sim_machine *m, uint64_t dt_ns);
+uint64_t sim_now_ns(const struct sim_machine *m);
+/* Every app has finished. */
+bool sim_done(const struct sim_machine *m);
+
+/* What a real machine shows of itself (topology, P-states). */
+struct sim_machine_info {
+        const char *preset; /* "" when none */
+        unsigned sockets, cores_per_socket, threads_per_core;
+        unsigned n_cpus; /* sockets * cores_per_socket * threads_per_core */
+        unsigned n_freqs;
+        unsigned freqs_mhz[ACTUATOR_MAX_FREQS]; /* ascending; one frequency domain per package */
+        unsigned n_apps;
+};
+void sim_machine_info(const struct sim_machine *m, struct sim_machine_info *out);
+
+/* The machine's /proc: one fake process per app. */
+#define SIM_PID_BASE 100000
+enum sim_proc_state { SIM_PROC_PENDING, SIM_PROC_RUNNING, SIM_PROC_EXITED };
+struct sim_proc {
+        pid_t pid;     /* SIM_PID_BASE + app index */
+        char comm[16]; /* the app's name, cut to 15 characters like the kernel's comm */
+        enum sim_proc_state state;
+};
+/* Fills up to max entries; returns how many apps there are. */
+unsigned sim_list_procs(const struct sim_machine *m, struct sim_proc *out, unsigned max);
+
+/* Ground truth: for tests and reports only, never for the manager. */
+struct sim_app_truth {
+        const char *name;
+        bool measured_rows; /* described by measured rows, not by Amdahl keys */
+        bool started, finished;
+        double p_true;            /* time-weighted over the run; NaN when the rows cannot tell */
+        double instructions_done; /* I0 retired so far */
+        double instructions_total;
+        double start_s;    /* the virtual time it starts at */
+        double time_s;     /* run time so far, from its start to now or to its finish */
+        double energy_j;   /* what it caused (see docs/sim.md for the rule) */
+        unsigned cores;    /* CPUs in its cpuset now */
+        unsigned freq_mhz; /* its frequency now (slowest domain among its CPUs) */
+};
+int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_truth *out);
+/* Average power of one package over the last step, W. */
+double sim_truth_package_power(const struct sim_machine *m, unsigned package);
+/* Energy of all packages since the start, J (exact, before RAPL quantisation). */
+double sim_truth_energy_j(const struct sim_machine *m);
+
+/* The oracle's objectives; a lower score is better. */
+enum sim_objective { SIM_OBJ_EDP, SIM_OBJ_PPW, SIM_OBJ_ENERGY, SIM_OBJ_PERF };
+int sim_objective_parse(const char *s, enum sim_objective *out);
+const char *sim_objective_name(enum sim_objective o);
+
+struct sim_result {
+        unsigned cores;
+        unsigned freq_mhz;
+        double time_s;
+        double energy_j;
+        double instructions; /* I0 */
+        double p_true;
+};
+/* edp = E*T, ppw = -(instructions/J), energy = E, perf = T. */
+double sim_objective_score(enum sim_objective o, const struct sim_result *r);
+
+/* Ground truth: runs app alone on a fresh copy of the machine from time 0 on CPUs
+ * 0..cores-1 at freq_mhz (one of freqs_mhz) until it finishes. */
+int sim_run_alone(const struct sim_machine *m, unsigned app, unsigned cores, unsigned freq_mhz,
+                  uint64_t step_ns, struct sim_result *out);
+/* Ground truth: every static (cores, frequency) for app alone (for measured rows, the rows'
+ * grid points); *best is the lowest score. all/n_all (may be NULL) get every candidate, in
+ * (cores, freq) order, to be freed by the caller. */
+int sim_oracle_app(const struct sim_machine *m, unsigned app, enum sim_objective o,
+                   uint64_t step_ns, struct sim_result *best, struct sim_result **all,
+                   unsigned *n_all);
+
+extern const struct sensor_ops sim_sensor_ops;
+extern const struct actuator_ops sim_actuator_ops;

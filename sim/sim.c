@@ -1,0 +1,597 @@
+/* The model machine: virtual clock, apps progressing under their cpuset and frequency, the
+ * counters a real machine would show, and the power model behind its RAPL counters. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pctl/util.h"
+#include "sim_internal.h"
+
+static uint64_t splitmix64(uint64_t *x)
+{
+        uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+        return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256**: our own generator, so a seed gives the same run on every libc. */
+static uint64_t sim_rand(struct sim_machine *m)
+{
+        uint64_t *s = m->rng;
+        uint64_t result = rotl(s[1] * 5, 7) * 9;
+        uint64_t t = s[1] << 17;
+
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = rotl(s[3], 45);
+        return result;
+}
+
+static double gauss_box_muller(struct sim_machine *m)
+{
+        double u1, u2;
+
+        do
+                u1 = (double)(sim_rand(m) >> 11) * 0x1.0p-53;
+        while (u1 <= 0);
+        u2 = (double)(sim_rand(m) >> 11) * 0x1.0p-53;
+        return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* Counter noise is drawn per CPU and per app at every read: millions of draws per simulated
+ * hour. A table of seeded Box-Muller draws indexed by 16 random bits keeps that cheap. */
+double sim_gauss(struct sim_machine *m)
+{
+        if (m->gauss_bits_left == 0) {
+                m->gauss_bits = sim_rand(m);
+                m->gauss_bits_left = 4;
+        }
+        m->gauss_bits_left--;
+        double g = m->gauss[m->gauss_bits & (SIM_GAUSS_N - 1)];
+        m->gauss_bits >>= 16;
+        return g;
+}
+
+void sim_free(struct sim_machine *m)
+{
+        if (!m)
+                return;
+        for (unsigned i = 0; i < m->n_apps; i++)
+                free(m->apps[i].set);
+        free(m->apps);
+        free(m->cpu_pkg);
+        free(m->pkg_freq);
+        free(m->cpu);
+        free(m->app_cpu);
+        free(m->pkg_energy_j);
+        free(m->pkg_power_w);
+        free(m->rapl_start);
+        free(m->s_busy);
+        free(m->s_held);
+        free(m->s_held_sum);
+        free(m->s_users);
+        free(m->s_fhz);
+        free(m->gauss);
+        if (m->owns_sc)
+                sim_scenario_free(m->sc);
+        free(m);
+}
+
+static int app_set_all(struct sim_machine *m, struct sim_app_state *a)
+{
+        unsigned *set = malloc(m->n_cpus * sizeof(unsigned));
+
+        if (!set)
+                return -ENOMEM;
+        for (unsigned c = 0; c < m->n_cpus; c++)
+                set[c] = c;
+        free(a->set);
+        a->set = set;
+        a->n_set = m->n_cpus;
+        return 0;
+}
+
+int sim_machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, struct sim_machine **out)
+{
+        const struct sim_machine_spec *ms = &sc->mach;
+        struct sim_machine *m = calloc(1, sizeof(*m));
+        unsigned n_phys = ms->sockets * ms->cores_per_socket;
+
+        if (!m)
+                return -ENOMEM;
+        m->sc = sc;
+        m->n_cpus = n_phys * ms->threads_per_core;
+        m->n_packages = ms->sockets;
+        m->n_apps = only_app >= 0 ? 1 : sc->n_apps;
+        m->cpu_pkg = calloc(m->n_cpus, sizeof(unsigned));
+        m->pkg_freq = calloc(m->n_packages, sizeof(unsigned));
+        m->apps = calloc(m->n_apps ? m->n_apps : 1, sizeof(*m->apps));
+        m->cpu = calloc(m->n_cpus, sizeof(*m->cpu));
+        m->app_cpu = calloc((size_t)(m->n_apps ? m->n_apps : 1) * m->n_cpus, sizeof(*m->app_cpu));
+        m->pkg_energy_j = calloc(m->n_packages, sizeof(double));
+        m->pkg_power_w = calloc(m->n_packages, sizeof(double));
+        m->rapl_start = calloc(m->n_packages, sizeof(uint32_t));
+        m->s_busy = calloc(m->n_cpus, sizeof(double));
+        m->s_held = calloc(m->n_cpus, sizeof(double));
+        m->s_held_sum = calloc(m->n_cpus, sizeof(double));
+        m->s_users = calloc(m->n_cpus, sizeof(unsigned));
+        m->s_fhz = calloc(m->n_cpus, sizeof(double));
+        m->gauss = malloc(SIM_GAUSS_N * sizeof(double));
+        if (!m->cpu_pkg || !m->pkg_freq || !m->apps || !m->cpu || !m->app_cpu || !m->pkg_energy_j ||
+            !m->pkg_power_w || !m->rapl_start || !m->s_busy || !m->s_held || !m->s_held_sum ||
+            !m->s_users) {
+                sim_free(m);
+                return -ENOMEM;
+        }
+        /* Numbered like Linux: package by package, SMT siblings last. */
+        for (unsigned c = 0; c < m->n_cpus; c++)
+                m->cpu_pkg[c] = (c % n_phys) / ms->cores_per_socket;
+        for (unsigned p = 0; p < m->n_packages; p++)
+                m->pkg_freq[p] = ms->n_freqs - 1; /* firmware boots at the top P-state */
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+
+                a->spec = &sc->apps[only_app >= 0 ? (unsigned)only_app : i];
+                a->start_s = only_app >= 0 ? 0 : a->spec->start_s;
+                if (app_set_all(m, a) < 0) {
+                        sim_free(m);
+                        return -ENOMEM;
+                }
+        }
+        uint64_t x = ms->seed;
+        for (int i = 0; i < 4; i++)
+                m->rng[i] = splitmix64(&x);
+        for (unsigned i = 0; i < SIM_GAUSS_N; i++)
+                m->gauss[i] = gauss_box_muller(m);
+        /* A real RAPL counter starts wherever the last reset left it. */
+        for (unsigned p = 0; p < m->n_packages; p++)
+                m->rapl_start[p] = (uint32_t)(sim_rand(m) >> 32);
+        m->owns_sc = owns_sc;
+        *out = m;
+        return 0;
+}
+
+int sim_load(const char *path, struct sim_machine **out, struct sim_error *err)
+{
+        struct sim_scenario *sc;
+        int r = sim_scenario_load(path, NULL, path, &sc, err);
+
+        if (r < 0)
+                return r;
+        r = sim_machine_new(sc, true, -1, out);
+        if (r < 0)
+                sim_scenario_free(sc);
+        return r;
+}
+
+int sim_load_string(const char *text, const char *name, struct sim_machine **out,
+                    struct sim_error *err)
+{
+        struct sim_scenario *sc;
+        int r = sim_scenario_load(NULL, text, name ? name : "<string>", &sc, err);
+
+        if (r < 0)
+                return r;
+        r = sim_machine_new(sc, true, -1, out);
+        if (r < 0)
+                sim_scenario_free(sc);
+        return r;
+}
+
+uint64_t sim_now_ns(const struct sim_machine *m)
+{
+        return m->now_ns;
+}
+
+bool sim_done(const struct sim_machine *m)
+{
+        for (unsigned i = 0; i < m->n_apps; i++)
+                if (!m->apps[i].finished)
+                        return false;
+        return true;
+}
+
+void sim_machine_info(const struct sim_machine *m, struct sim_machine_info *out)
+{
+        const struct sim_machine_spec *ms = &m->sc->mach;
+
+        *out = (struct sim_machine_info){
+            .preset = ms->preset,
+            .sockets = ms->sockets,
+            .cores_per_socket = ms->cores_per_socket,
+            .threads_per_core = ms->threads_per_core,
+            .n_cpus = m->n_cpus,
+            .n_freqs = ms->n_freqs,
+            .n_apps = m->n_apps,
+        };
+        memcpy(out->freqs_mhz, ms->freqs_mhz, sizeof(out->freqs_mhz));
+}
+
+unsigned sim_list_procs(const struct sim_machine *m, struct sim_proc *out, unsigned max)
+{
+        for (unsigned i = 0; i < m->n_apps && i < max; i++) {
+                const struct sim_app_state *a = &m->apps[i];
+
+                out[i] = (struct sim_proc){
+                    .pid = SIM_PID_BASE + (pid_t)i,
+                    .state = a->finished  ? SIM_PROC_EXITED
+                             : a->started ? SIM_PROC_RUNNING
+                                          : SIM_PROC_PENDING,
+                };
+                strscpy(out[i].comm, a->spec->name, sizeof(out[i].comm));
+        }
+        return m->n_apps;
+}
+
+int sim_set_cpus(struct sim_machine *m, unsigned app, const struct cpumask *cpus)
+{
+        unsigned n = 0, *set;
+
+        if (app >= m->n_apps)
+                return -ESRCH;
+        for (int c = cpumask_next(cpus, 0); c >= 0; c = cpumask_next(cpus, (unsigned)c + 1)) {
+                if ((unsigned)c >= m->n_cpus)
+                        return -ERANGE; /* like cpuset.cpus with an absent CPU */
+                n++;
+        }
+        if (n == 0)
+                return -EINVAL;
+        set = malloc(n * sizeof(unsigned));
+        if (!set)
+                return -ENOMEM;
+        n = 0;
+        cpumask_foreach (c, cpus)
+                set[n++] = (unsigned)c;
+        free(m->apps[app].set);
+        m->apps[app].set = set;
+        m->apps[app].n_set = n;
+        return 0;
+}
+
+void sim_get_cpus(const struct sim_machine *m, unsigned app, struct cpumask *out)
+{
+        cpumask_zero(out);
+        if (app >= m->n_apps)
+                return;
+        for (unsigned j = 0; j < m->apps[app].n_set; j++)
+                cpumask_set(out, m->apps[app].set[j]);
+}
+
+int sim_set_freq(struct sim_machine *m, unsigned package, unsigned freq_mhz)
+{
+        const struct sim_machine_spec *ms = &m->sc->mach;
+
+        if (package >= m->n_packages)
+                return -ENODEV;
+        for (unsigned i = 0; i < ms->n_freqs; i++)
+                if (ms->freqs_mhz[i] == freq_mhz) {
+                        m->pkg_freq[package] = i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+unsigned sim_freq_mhz(const struct sim_machine *m, unsigned package)
+{
+        return m->sc->mach.freqs_mhz[m->pkg_freq[package]];
+}
+
+uint32_t sim_rapl_raw(const struct sim_machine *m, unsigned package)
+{
+        uint64_t units = (uint64_t)floor(m->pkg_energy_j[package] * SIM_RAPL_UNITS_PER_J);
+
+        return (uint32_t)(m->rapl_start[package] + units);
+}
+
+/* Dynamic power of one busy CPU in package p: C*V^2*f, relative to the top P-state. */
+static double dyn_w(const struct sim_machine *m, unsigned package)
+{
+        const struct sim_machine_spec *ms = &m->sc->mach;
+        unsigned fi = m->pkg_freq[package], top = ms->n_freqs - 1;
+        double v = ms->volts[fi] / ms->volts[top];
+
+        return ms->core_dyn_w / ms->threads_per_core * v * v *
+               ((double)ms->freqs_mhz[fi] / ms->freqs_mhz[top]);
+}
+
+static void phase_at(const struct sim_app_spec *s, double run_s, double *p, double *ipc,
+                     double *next_s)
+{
+        *p = s->p;
+        *ipc = s->ipc;
+        *next_s = INFINITY;
+        for (unsigned i = 0; i < s->n_phases; i++) {
+                if (s->phases[i].at_s > run_s) {
+                        *next_s = s->phases[i].at_s;
+                        break;
+                }
+                *p = s->phases[i].p;
+                if (s->phases[i].ipc > 0)
+                        *ipc = s->phases[i].ipc;
+        }
+}
+
+/* Amdahl app over [ts, t1]: alternates sequential and parallel parts finely, as pbench's
+ * iterations do, so the busy share of each CPU over any window reflects P. */
+static void step_amdahl(struct sim_machine *m, struct sim_app_state *a, double window_s,
+                        double f_mhz)
+{
+        const struct sim_app_spec *s = a->spec;
+        double fmax = m->sc->mach.freqs_mhz[m->sc->mach.n_freqs - 1];
+        unsigned threads = s->threads ? s->threads : m->n_cpus;
+        unsigned k = a->n_set < threads ? a->n_set : threads;
+        /* Only the compute share of single-core time stretches with 1/f. */
+        double stretch = (1 - s->mem_fraction) * fmax / f_mhz + s->mem_fraction;
+
+        a->k = k;
+        while (window_s > 0 && !a->finished) {
+                double p, ipc, next_s;
+
+                phase_at(s, a->run_s, &p, &ipc, &next_s);
+                double seg_s = fmin(window_s, next_s - a->run_s);
+                double tpi_s = stretch / (ipc * fmax * 1e6); /* eq. 1, per instruction */
+                double denom = (1 - p) + p / k;              /* eq. 2 over T(1) */
+                double rate = a->share / (tpi_s * denom);
+                double rem = s->instructions - a->done;
+                double instr = rate * seg_s;
+
+                if (instr >= rem) {
+                        instr = rem;
+                        seg_s = rem / rate;
+                        a->finished = true;
+                }
+                double fs = (1 - p) / denom, fp = (p / k) / denom;
+                a->active_s += seg_s;
+                a->b_first_s += a->share * seg_s;
+                /* Waiting threads spin for a share of the sequential part: busy, no progress. */
+                if (k > 1)
+                        a->b_other_s += a->share * seg_s * (fp + s->spin * fs);
+                a->i_first += instr * denom;
+                a->i_other += instr * p / k;
+                a->p_weighted_s += p * seg_s;
+                a->run_s += seg_s;
+                a->done = a->finished ? s->instructions : a->done + instr;
+                window_s -= seg_s;
+        }
+}
+
+/* Rows app: time and energy from the interpolated rows; busy cycles on the first CPU and
+ * (SP-1)/(N-1) of the others, instructions in proportion to busy time. */
+static void step_rows(struct sim_machine *m, struct sim_app_state *a, double window_s, double f_mhz)
+{
+        const struct sim_app_spec *s = a->spec;
+        const struct sim_machine_spec *ms = &m->sc->mach;
+        unsigned n = a->n_set;
+        double t_s, e_j, t1_s, e1_j;
+
+        sim_rows_at(s, n, f_mhz, &t_s, &e_j);
+        sim_rows_at(s, 1, f_mhz, &t1_s, &e1_j);
+        double sp = t1_s / t_s;
+        double x = n > 1 ? fmin(1, fmax(0, (sp - 1) / (n - 1))) : 0;
+        /* The machine's own static power with this app alone on n CPUs; the rest of the rows'
+         * power is what the app adds. */
+        double static_w =
+            ms->uncore_w * m->n_packages +
+            (n * ms->core_static_w + (m->n_cpus - n) * ms->core_idle_w) / ms->threads_per_core;
+        double add_w = fmax(0, e_j / t_s - static_w);
+        double rate = a->share / t_s;
+        double seg_s = window_s;
+        double frac = rate * seg_s;
+
+        if (frac >= 1 - a->done) {
+                frac = 1 - a->done;
+                seg_s = frac / rate;
+                a->finished = true;
+        }
+        double instr = frac * s->instructions;
+        a->k = n;
+        a->active_s += seg_s;
+        a->b_first_s += a->share * seg_s;
+        a->b_other_s += a->share * seg_s * x;
+        a->i_first += instr / (1 + (n - 1) * x);
+        a->i_other += instr * x / (1 + (n - 1) * x);
+        a->dyn_rows_j += add_w * a->share * seg_s;
+        a->p_weighted_s += s->rows_p * seg_s;
+        a->run_s += seg_s;
+        a->done = a->finished ? 1 : a->done + frac;
+}
+
+int sim_step(struct sim_machine *m, uint64_t dt_ns)
+{
+        const struct sim_machine_spec *ms = &m->sc->mach;
+        double t0_s = m->now_ns / 1e9, dt_s = dt_ns / 1e9, t1_s = t0_s + dt_s;
+        double tsc_hz = ms->freqs_mhz[ms->n_freqs - 1] * 1e6;
+        double total_active_s = 0;
+        double pkg_e[SENSOR_MAX_PACKAGES] = {0};
+        double dyn_rate[SENSOR_MAX_PACKAGES];
+        double pool_j = ms->uncore_w * m->n_packages * dt_s;
+
+        if (dt_ns == 0)
+                return 0;
+        for (unsigned p = 0; p < m->n_packages; p++) {
+                dyn_rate[p] = dyn_w(m, p);
+                pkg_e[p] = ms->uncore_w * dt_s;
+        }
+        memset(m->s_busy, 0, m->n_cpus * sizeof(double));
+        memset(m->s_held, 0, m->n_cpus * sizeof(double));
+        memset(m->s_held_sum, 0, m->n_cpus * sizeof(double));
+        memset(m->s_users, 0, m->n_cpus * sizeof(unsigned));
+
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+
+                if (a->finished || a->start_s >= t1_s)
+                        continue;
+                for (unsigned j = 0; j < a->n_set; j++)
+                        m->s_users[a->set[j]]++;
+        }
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+                unsigned users = 1;
+                double f_mhz = INFINITY;
+
+                a->active_s = a->b_first_s = a->b_other_s = a->i_first = a->i_other = 0;
+                a->dyn_rows_j = 0;
+                if (a->finished || a->start_s >= t1_s)
+                        continue;
+                a->started = true;
+                /* Threads meet at barriers: the slowest CPU sets the pace. */
+                for (unsigned j = 0; j < a->n_set; j++) {
+                        unsigned c = a->set[j];
+                        double f = ms->freqs_mhz[m->pkg_freq[m->cpu_pkg[c]]];
+
+                        if (m->s_users[c] > users)
+                                users = m->s_users[c];
+                        if (f < f_mhz)
+                                f_mhz = f;
+                }
+                a->share = 1.0 / users;
+                double window_s = t1_s - fmax(t0_s, a->start_s);
+                if (a->spec->n_rows > 0)
+                        step_rows(m, a, window_s, f_mhz);
+                else
+                        step_amdahl(m, a, window_s, f_mhz);
+                total_active_s += a->active_s;
+        }
+
+        /* Counters and per-CPU use. */
+        for (unsigned c = 0; c < m->n_cpus; c++)
+                m->s_fhz[c] = ms->freqs_mhz[m->pkg_freq[m->cpu_pkg[c]]] * 1e6;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+                struct sim_acc *acc = &m->app_cpu[(size_t)i * m->n_cpus];
+                bool rows = a->spec->n_rows > 0;
+
+                if (a->active_s <= 0)
+                        continue;
+                for (unsigned j = 0; j < a->n_set; j++) {
+                        unsigned c = a->set[j];
+
+                        if (a->active_s > m->s_held[c])
+                                m->s_held[c] = a->active_s;
+                        m->s_held_sum[c] += a->active_s;
+                        if (j >= a->k)
+                                continue; /* held, idle: more CPUs than threads */
+                        double busy_s = j == 0 ? a->b_first_s : a->b_other_s;
+                        double i0 = j == 0 ? a->i_first : a->i_other;
+                        double instr = i0 + ms->os_ips * busy_s; /* eq. 5: I = I0 + dI */
+                        double busy_ns = busy_s * 1e9;
+                        double cycles = busy_s * m->s_fhz[c];
+                        double ref_cycles = busy_s * tsc_hz;
+
+                        if (!rows)
+                                m->s_busy[c] += busy_s;
+                        acc[c].busy_ns += busy_ns;
+                        acc[c].instr += instr;
+                        acc[c].cycles += cycles;
+                        acc[c].ref_cycles += ref_cycles;
+                        m->cpu[c].busy_ns += busy_ns;
+                        m->cpu[c].instr += instr;
+                        m->cpu[c].cycles += cycles;
+                        m->cpu[c].ref_cycles += ref_cycles;
+                }
+        }
+
+        /* Power: uncore, C-state idle, leakage of held CPUs, dynamic of busy ones. */
+        double static_w = ms->core_static_w / ms->threads_per_core;
+        double idle_w = ms->core_idle_w / ms->threads_per_core;
+        for (unsigned c = 0; c < m->n_cpus; c++) {
+                unsigned p = m->cpu_pkg[c];
+                double held_s = fmin(dt_s, m->s_held[c]);
+                double idle_j = idle_w * (dt_s - held_s);
+
+                pkg_e[p] += static_w * held_s + idle_j + dyn_rate[p] * m->s_busy[c];
+                pool_j += idle_j;
+        }
+        double pool_div = fmax(dt_s, total_active_s);
+        double attributed = 0;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+                double e_j = 0, busy_sum = a->b_first_s + (a->k - 1) * a->b_other_s;
+
+                if (a->active_s <= 0)
+                        continue;
+                for (unsigned j = 0; j < a->n_set; j++) {
+                        unsigned c = a->set[j];
+                        unsigned p = m->cpu_pkg[c];
+                        double busy_s = j == 0 ? a->b_first_s : (j < a->k ? a->b_other_s : 0);
+
+                        e_j += static_w * fmin(dt_s, m->s_held[c]) * a->active_s / m->s_held_sum[c];
+                        if (a->spec->n_rows > 0) {
+                                double share_j =
+                                    busy_sum > 0 ? a->dyn_rows_j * busy_s / busy_sum : 0;
+                                pkg_e[p] += share_j;
+                                e_j += share_j;
+                        } else {
+                                e_j += dyn_rate[p] * busy_s;
+                        }
+                }
+                /* Uncore and idle CPUs: shared by the apps running, by their time. */
+                double pool_share = pool_j * a->active_s / pool_div;
+                a->energy_j += e_j + pool_share;
+                attributed += pool_share;
+        }
+        m->unattributed_j += pool_j - attributed;
+        for (unsigned p = 0; p < m->n_packages; p++) {
+                m->pkg_energy_j[p] += pkg_e[p];
+                m->pkg_power_w[p] = pkg_e[p] / dt_s;
+        }
+        m->now_ns += dt_ns;
+        return 0;
+}
+
+int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_truth *out)
+{
+        const struct sim_app_state *a;
+        const struct sim_machine_spec *ms = &m->sc->mach;
+        unsigned f = UINT32_MAX;
+
+        if (app >= m->n_apps)
+                return -ESRCH;
+        a = &m->apps[app];
+        for (unsigned j = 0; j < a->n_set; j++) {
+                unsigned fm = ms->freqs_mhz[m->pkg_freq[m->cpu_pkg[a->set[j]]]];
+                if (fm < f)
+                        f = fm;
+        }
+        *out = (struct sim_app_truth){
+            .name = a->spec->name,
+            .measured_rows = a->spec->n_rows > 0,
+            .started = a->started,
+            .finished = a->finished,
+            .p_true = a->run_s > 0 ? a->p_weighted_s / a->run_s
+                                   : (a->spec->n_rows > 0 ? a->spec->rows_p : a->spec->p),
+            .instructions_done = a->spec->n_rows > 0 ? a->done * a->spec->instructions : a->done,
+            .instructions_total = a->spec->instructions,
+            .time_s = a->run_s,
+            .energy_j = a->energy_j,
+            .cores = a->n_set,
+            .freq_mhz = f,
+        };
+        return 0;
+}
+
+double sim_truth_package_power(const struct sim_machine *m, unsigned package)
+{
+        return package < m->n_packages ? m->pkg_power_w[package] : NAN;
+}
+
+double sim_truth_energy_j(const struct sim_machine *m)
+{
+        double e = 0;
+
+        for (unsigned p = 0; p < m->n_packages; p++)
+                e += m->pkg_energy_j[p];
+        return e;
+}

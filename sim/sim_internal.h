@@ -1,0 +1,136 @@
+/* Inside the model machine: the parsed scenario and the running state. Only sim/ sees this. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pctl/sim.h"
+
+#define SIM_NAME_MAX 64
+/* RAPL energy status unit: 1/2^14 J (61 us), the default on Intel client and server parts. */
+#define SIM_RAPL_UNITS_PER_J 16384.0
+#define SIM_GAUSS_N 65536
+
+struct sim_phase {
+        double at_s; /* run-time offset from which it applies */
+        double p;
+        double ipc; /* 0: unchanged */
+};
+
+struct sim_row {
+        unsigned cores;
+        unsigned freq_mhz;
+        double time_s;
+        double energy_j;
+        int lineno;
+};
+
+struct sim_app_spec {
+        char name[SIM_NAME_MAX];
+        int lineno; /* of its first key: inih shows a section only with its keys */
+        unsigned seen;
+        double start_s;
+        double instructions;
+        double p;
+        double ipc;
+        double mem_fraction;
+        double spin;
+        unsigned threads; /* 0: as many as the machine has CPUs */
+        unsigned n_phases;
+        struct sim_phase *phases;
+        unsigned n_rows;
+        struct sim_row *rows;
+        /* The rows as a full grid, built at load: t/e[ci * n_gf + fi]. */
+        unsigned n_gc, n_gf;
+        unsigned *gc;
+        unsigned *gf;
+        double *gt;
+        double *ge;
+        double rows_p; /* eq. 10 between the grid's fewest and most cores at its top frequency */
+};
+
+struct sim_machine_spec {
+        char preset[32];
+        unsigned sockets, cores_per_socket, threads_per_core;
+        unsigned n_freqs;
+        unsigned freqs_mhz[ACTUATOR_MAX_FREQS];
+        double volts[ACTUATOR_MAX_FREQS];
+        double uncore_w; /* per package */
+        double core_idle_w, core_static_w, core_dyn_w;
+        double os_ips;
+        double counter_noise;
+        uint64_t seed;
+};
+
+struct sim_scenario {
+        struct sim_machine_spec mach;
+        unsigned n_apps;
+        struct sim_app_spec *apps;
+};
+
+struct sim_acc {
+        double busy_ns, instr, cycles, ref_cycles;
+};
+
+struct sim_app_state {
+        const struct sim_app_spec *spec;
+        double start_s;
+        unsigned n_set;
+        unsigned *set; /* its CPUs, ascending */
+        bool started, finished;
+        double done;  /* instructions (Amdahl) or fraction of the run (rows) */
+        double run_s; /* time since start while not finished */
+        double energy_j;
+        double p_weighted_s; /* sum of P * seconds, for the time-weighted P */
+        /* This step (scratch). */
+        double active_s;
+        double b_first_s, b_other_s; /* busy seconds on its first CPU and on each of the next */
+        double i_first, i_other;     /* I0 retired on them */
+        unsigned k;                  /* CPUs in use: first + (k - 1) others */
+        double dyn_rows_j;           /* rows apps: their dynamic energy this step */
+        double share;                /* of each of its CPUs, when apps overlap */
+};
+
+struct sim_machine {
+        struct sim_scenario *sc;
+        bool owns_sc;
+        unsigned n_cpus, n_packages;
+        unsigned *cpu_pkg;
+        unsigned *pkg_freq; /* index into freqs_mhz, per package */
+        uint64_t now_ns;
+        unsigned n_apps;
+        struct sim_app_state *apps;
+        struct sim_acc *cpu;     /* [n_cpus] totals since start */
+        struct sim_acc *app_cpu; /* [n_apps * n_cpus] totals since start */
+        double *pkg_energy_j;    /* truth */
+        double *pkg_power_w;     /* over the last step */
+        uint32_t *rapl_start;    /* the raw counter's value at time 0 */
+        double unattributed_j;
+        uint64_t rng[4];
+        /* Per-CPU scratch for one step. */
+        double *s_busy, *s_held, *s_held_sum;
+        unsigned *s_users;
+        double *s_fhz;
+        double *gauss; /* [SIM_GAUSS_N] standard normal draws */
+        uint64_t gauss_bits;
+        unsigned gauss_bits_left;
+};
+
+/* scenario.c */
+int sim_scenario_load(const char *path, const char *text, const char *name,
+                      struct sim_scenario **out, struct sim_error *err);
+void sim_scenario_free(struct sim_scenario *sc);
+/* Interpolated time and energy of a rows app at (cores, freq). */
+void sim_rows_at(const struct sim_app_spec *a, double cores, double freq_mhz, double *time_s,
+                 double *energy_j);
+
+/* sim.c */
+int sim_machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, struct sim_machine **out);
+int sim_set_cpus(struct sim_machine *m, unsigned app, const struct cpumask *cpus);
+void sim_get_cpus(const struct sim_machine *m, unsigned app, struct cpumask *out);
+int sim_set_freq(struct sim_machine *m, unsigned package, unsigned freq_mhz);
+unsigned sim_freq_mhz(const struct sim_machine *m, unsigned package);
+/* The raw 32-bit RAPL package counter, as a reader of MSR_PKG_ENERGY_STATUS sees it. */
+uint32_t sim_rapl_raw(const struct sim_machine *m, unsigned package);
+/* A standard normal draw from the machine's seeded generator. */
+double sim_gauss(struct sim_machine *m);

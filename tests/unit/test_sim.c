@@ -1,0 +1,552 @@
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pctl_test.h"
+#include "pctl/sim.h"
+
+#define STEP_100MS (100 * 1000 * 1000ULL)
+#define RAPL_UNIT_J (1.0 / 16384)
+
+static struct sim_machine *load(const char *text)
+{
+        struct sim_machine *m = NULL;
+        struct sim_error err;
+        int r = sim_load_string(text, "test.ini", &m, &err);
+
+        if (r < 0)
+                fail_msg("scenario rejected: %s", err.all);
+        return m;
+}
+
+/* The generic sensor_sample_alloc belongs to the sensors module; the tests size their own. */
+static void sample_init(struct sensor_sample *s, unsigned n_cpus, unsigned n_targets)
+{
+        *s = (struct sensor_sample){.n_cpus = n_cpus, .n_targets = n_targets};
+        s->cpu = calloc(n_cpus, sizeof(*s->cpu));
+        s->target_cpu = n_targets ? calloc((size_t)n_cpus * n_targets, sizeof(*s->cpu)) : NULL;
+        assert_non_null(s->cpu);
+}
+
+static void sample_fini(struct sensor_sample *s)
+{
+        free(s->cpu);
+        free(s->target_cpu);
+}
+
+static void open_sensor(struct sensor *s, struct sim_machine *m)
+{
+        struct sensor_config cfg = {.machine = m};
+
+        *s = (struct sensor){.ops = &sim_sensor_ops};
+        assert_int_equal(sim_sensor_ops.open(s, &cfg), 0);
+}
+
+/* T(N, f) = T(1)·((1-P)+P/N)·f_max/f when mem_fraction = 0 and noise = 0. */
+static void closed_form_time(void **state)
+{
+        static const double ps[] = {0.1, 0.5, 0.9};
+        static const unsigned freqs[] = {1200, 2400, 3700};
+        struct sim_machine *m = load("[machine]\npreset = i7-4820k\n"
+                                     "[app a]\ninstructions = 3.7e9\np = 0.1\nipc = 1\n"
+                                     "[app b]\ninstructions = 3.7e9\np = 0.5\nipc = 1\n"
+                                     "[app c]\ninstructions = 3.7e9\np = 0.9\nipc = 1\n");
+
+        (void)state;
+        for (unsigned a = 0; a < 3; a++)
+                for (unsigned n = 1; n <= 4; n++)
+                        for (unsigned fi = 0; fi < 3; fi++) {
+                                struct sim_result r;
+                                double t1_s = 3.7e9 / (1 * 3.7e9); /* I0 / (IPC·f_max) */
+                                double want = t1_s * ((1 - ps[a]) + ps[a] / n) * 3700.0 / freqs[fi];
+
+                                assert_int_equal(sim_run_alone(m, a, n, freqs[fi], STEP_100MS, &r),
+                                                 0);
+                                assert_near(r.time_s, want, want * 0.005);
+                                assert_near(r.p_true, ps[a], 1e-9);
+                        }
+        sim_free(m);
+}
+
+/* Runs m to completion reading the sensor every step; returns the sensor's energy and sets
+ * *truth_j to the sum over the steps of the truth package power times the step. */
+static double run_reading(struct sim_machine *m, uint64_t step_ns, double *truth_j,
+                          struct sensor_sample *sum)
+{
+        struct sim_machine_info info;
+        struct sensor s;
+        struct sensor_sample smp;
+        double energy_j = 0;
+
+        sim_machine_info(m, &info);
+        open_sensor(&s, m);
+        sample_init(&smp, s.n_cpus, 0);
+        *truth_j = 0;
+        while (!sim_done(m)) {
+                assert_int_equal(sim_step(m, step_ns), 0);
+                assert_int_equal(sim_sensor_ops.read(&s, &smp), 0);
+                assert_int_equal(smp.interval_ns, step_ns);
+                assert_int_equal(smp.timestamp_ns, sim_now_ns(m));
+                for (unsigned k = 0; k < smp.n_packages; k++) {
+                        energy_j += smp.energy_j[k];
+                        *truth_j += sim_truth_package_power(m, k) * step_ns / 1e9;
+                }
+                for (unsigned c = 0; sum && c < smp.n_cpus; c++) {
+                        sum->cpu[c].instr += smp.cpu[c].instr;
+                        sum->cpu[c].cycles += smp.cpu[c].cycles;
+                        sum->cpu[c].busy_ns += smp.cpu[c].busy_ns;
+                }
+        }
+        sample_fini(&smp);
+        sim_sensor_ops.close(&s);
+        return energy_j;
+}
+
+/* Energy = ∫ power dt: the RAPL-derived energy equals the truth within the counter unit. */
+static void energy_is_integral_of_power(void **state)
+{
+        struct sim_machine *m = load("[machine]\npreset = xeon-e5-2630v2x2\n"
+                                     "[app a]\ninstructions = 2e10\np = 0.8\nmem_fraction = 0.3\n"
+                                     "[app b]\nstart_s = 1.25\ninstructions = 1e10\np = 0.3\n");
+        double truth_j, energy_j;
+
+        (void)state;
+        energy_j = run_reading(m, 50 * 1000 * 1000ULL, &truth_j, NULL);
+        assert_true(energy_j > 100);
+        /* RAPL truncates to its unit once per package over the whole run. */
+        assert_near(energy_j, truth_j, 2 * RAPL_UNIT_J + truth_j * 1e-12);
+        assert_near(truth_j, sim_truth_energy_j(m), truth_j * 1e-12);
+        /* What the apps caused plus what nobody did adds up to the package energy. */
+        struct sim_app_truth a, b;
+        assert_int_equal(sim_truth_app(m, 0, &a), 0);
+        assert_int_equal(sim_truth_app(m, 1, &b), 0);
+        assert_true(a.energy_j + b.energy_j <= truth_j * (1 + 1e-12));
+        assert_true(a.energy_j + b.energy_j > 0.9 * truth_j);
+        sim_free(m);
+}
+
+/* I = I0 + ΔI: the instructions the counters show are the app's plus os_ips per busy second. */
+static void counters_i_is_i0_plus_delta_i(void **state)
+{
+        struct sim_machine *m = load("[machine]\npreset = i7-4820k\nos_ips = 5e6\n"
+                                     "[app a]\ninstructions = 7.4e9\np = 0.6\nspin = 0.5\n");
+        struct sensor_sample sum;
+        double truth_j, instr = 0, busy_s = 0, cmax = 0;
+        struct sim_app_truth t;
+
+        (void)state;
+        sample_init(&sum, 4, 0);
+        run_reading(m, STEP_100MS, &truth_j, &sum);
+        for (unsigned c = 0; c < 4; c++) {
+                instr += sum.cpu[c].instr;
+                busy_s += sum.cpu[c].busy_ns / 1e9;
+                /* Unhalted cycles are busy time at the frequency (3.7 GHz). */
+                assert_near(sum.cpu[c].cycles, sum.cpu[c].busy_ns * 3.7,
+                            1e-6 * sum.cpu[c].cycles + 100);
+                cmax = fmax(cmax, sum.cpu[c].cycles);
+        }
+        assert_int_equal(sim_truth_app(m, 0, &t), 0);
+        assert_true(t.finished);
+        assert_near(instr, 7.4e9 + 5e6 * busy_s, 100); /* eq. 5, counters rounded per read */
+        /* eq. 7 with C_max: the app's IPC over the run is I0 / C_max = T(1)/T(N) (speedup). */
+        double sp = 1 / ((1 - 0.6) + 0.6 / 4);
+        assert_near(7.4e9 / cmax, sp, sp * 1e-6);
+        /* Spinning makes Σbusy/max exceed the speedup. */
+        assert_true(busy_s / (cmax / 3.7e9) > sp * 1.05);
+        sample_fini(&sum);
+        sim_free(m);
+}
+
+/* Per-target counts: the app's own counters, ΔI included. */
+static void target_counts_follow_the_app(void **state)
+{
+        struct sim_machine *m = load("[machine]\npreset = i7-4820k\n"
+                                     "[app a]\ninstructions = 3.7e9\np = 0.9\n"
+                                     "[app b]\ninstructions = 3.7e9\np = 0.9\nstart_s = 100\n");
+        struct sensor s;
+        struct sensor_sample smp;
+        struct sensor_target t = {.kind = SENSOR_TARGET_PID, .pid = SIM_PID_BASE};
+        struct sim_proc procs[4];
+
+        (void)state;
+        assert_int_equal(sim_list_procs(m, procs, 4), 2);
+        assert_int_equal(procs[1].pid, SIM_PID_BASE + 1);
+        assert_string_equal(procs[0].comm, "a");
+        assert_int_equal(procs[0].state, SIM_PROC_PENDING);
+        open_sensor(&s, m);
+        assert_int_equal(sim_sensor_ops.set_targets(&s, &t, 1), 0);
+        sample_init(&smp, 4, 1);
+        assert_int_equal(sim_step(m, STEP_100MS), 0);
+        assert_int_equal(sim_sensor_ops.read(&s, &smp), 0);
+        for (unsigned c = 0; c < 4; c++) {
+                assert_true(smp.cpu[c].busy_ns > 0);
+                assert_int_equal(sensor_target_cpu(&smp, 0, c)->instr, smp.cpu[c].instr);
+        }
+        sim_list_procs(m, procs, 4);
+        assert_int_equal(procs[0].state, SIM_PROC_RUNNING);
+        assert_int_equal(procs[1].state, SIM_PROC_PENDING);
+        t.pid = 99;
+        assert_int_equal(sim_sensor_ops.set_targets(&s, &t, 1), -ESRCH);
+        sample_fini(&smp);
+        sim_sensor_ops.close(&s);
+        sim_free(m);
+}
+
+static void read_noisy(uint64_t seed, uint64_t *out, unsigned n)
+{
+        char text[256];
+        struct sim_machine *m;
+        struct sensor s;
+        struct sensor_sample smp;
+
+        snprintf(text, sizeof(text),
+                 "[machine]\npreset = i7-4820k\ncounter_noise = 0.02\nseed = %llu\n"
+                 "[app a]\ninstructions = 3.7e10\np = 0.7\n",
+                 (unsigned long long)seed);
+        m = load(text);
+        open_sensor(&s, m);
+        sample_init(&smp, 4, 0);
+        for (unsigned i = 0; i < n / 4; i++) {
+                assert_int_equal(sim_step(m, STEP_100MS), 0);
+                assert_int_equal(sim_sensor_ops.read(&s, &smp), 0);
+                for (unsigned c = 0; c < 4; c++)
+                        out[i * 4 + c] = smp.cpu[c].instr;
+        }
+        sample_fini(&smp);
+        sim_sensor_ops.close(&s);
+        sim_free(m);
+}
+
+static void same_seed_same_output(void **state)
+{
+        uint64_t a[40], b[40], c[40];
+
+        (void)state;
+        read_noisy(7, a, 40);
+        read_noisy(7, b, 40);
+        read_noisy(8, c, 40);
+        assert_memory_equal(a, b, sizeof(a));
+        assert_memory_not_equal(a, c, sizeof(a));
+        /* Noise is relative and centred: every count within 10 sigma of the noiseless one. */
+        for (unsigned i = 0; i < 40; i++)
+                assert_true(fabs((double)a[i] - (double)c[i]) < 0.2 * (double)a[i]);
+}
+
+/* The 32-bit RAPL counter wraps every 2^32 / 16384 J = 262144 J; the sensor still sums right. */
+static void rapl_counter_wraps(void **state)
+{
+        struct sim_machine *m = load("[machine]\npreset = i7-4820k\nuncore_w = 2000\n"
+                                     "[app a]\ninstructions = 4e12\np = 0.5\n");
+        double truth_j, energy_j;
+
+        (void)state;
+        energy_j = run_reading(m, 10ULL * 1000 * 1000 * 1000, &truth_j, NULL);
+        assert_true(truth_j > 3 * 262144.0); /* at least two wraps, wherever it started */
+        assert_near(energy_j, truth_j, 2 * RAPL_UNIT_J + truth_j * 1e-12);
+        sim_free(m);
+}
+
+static const char i7_p09[] = "[machine]\npreset = i7-4820k\n"
+                             "[app p09]\ninstructions = 3.7e10\np = 0.9\n"
+                             "[app p01]\ninstructions = 3.7e10\np = 0.1\n";
+
+/* The reference paper's finding: at P = 0.9 all 4 cores at the top frequency are EDP-best. */
+static void i7_p09_edp_best_is_all_cores_top_freq(void **state)
+{
+        struct sim_machine *m = load(i7_p09);
+        struct sim_result best, *all;
+        unsigned n_all;
+
+        (void)state;
+        assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_EDP, STEP_100MS, &best, &all, &n_all), 0);
+        assert_int_equal(n_all, 4 * 9);
+        assert_int_equal(best.cores, 4);
+        assert_int_equal(best.freq_mhz, 3700);
+        free(all);
+        sim_free(m);
+}
+
+/* At P = 0.1, going from 1 to 4 cores improves EDP far less than at P = 0.9. */
+static void i7_p01_gains_far_less_than_p09(void **state)
+{
+        struct sim_machine *m = load(i7_p09);
+        struct sim_result r1, r4;
+        double gain[2];
+
+        (void)state;
+        for (unsigned a = 0; a < 2; a++) {
+                assert_int_equal(sim_run_alone(m, a, 1, 3700, STEP_100MS, &r1), 0);
+                assert_int_equal(sim_run_alone(m, a, 4, 3700, STEP_100MS, &r4), 0);
+                gain[a] =
+                    sim_objective_score(SIM_OBJ_EDP, &r1) / sim_objective_score(SIM_OBJ_EDP, &r4);
+        }
+        assert_true(gain[0] > 3.0); /* P = 0.9 */
+        assert_true(gain[1] < 1.2); /* P = 0.1 */
+        assert_true(gain[0] > 3 * gain[1]);
+        sim_free(m);
+}
+
+/* A made-up grid of measured rows whose E·T optimum is interior: (2 cores, 2400 MHz). */
+static const char grid[] = "[machine]\npreset = i7-4820k\n"
+                           "[app rows]\ninstructions = 1e10\n"
+                           "measured = 1 1200 20 900\n"
+                           "measured = 1 2400 12 660\n"
+                           "measured = 1 3700 9 630\n"
+                           "measured = 2 1200 12 600\n"
+                           "measured = 2 2400 6 390\n"
+                           "measured = 2 3700 5.5 495\n"
+                           "measured = 4 1200 9 540\n"
+                           "measured = 4 2400 5.2 520\n"
+                           "measured = 4 3700 4.5 585\n";
+
+static void measured_grid_oracle_finds_interior_row(void **state)
+{
+        struct sim_machine *m = load(grid);
+        struct sim_result best, *all;
+        unsigned n_all;
+
+        (void)state;
+        assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_EDP, STEP_100MS, &best, &all, &n_all), 0);
+        assert_int_equal(n_all, 9);
+        assert_int_equal(best.cores, 2);
+        assert_int_equal(best.freq_mhz, 2400);
+        assert_near(best.time_s, 6, 6e-6);
+        assert_near(best.energy_j, 390, 390e-6);
+        /* Every grid point reproduces its row. */
+        assert_near(all[8].time_s, 4.5, 4.5e-6);
+        assert_near(all[8].energy_j, 585, 585e-6);
+        free(all);
+        /* By time alone the fastest row wins. */
+        assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_PERF, STEP_100MS, &best, NULL, NULL), 0);
+        assert_int_equal(best.cores, 4);
+        assert_int_equal(best.freq_mhz, 3700);
+        sim_free(m);
+}
+
+static void expect_bad(const char *text, int lineno, const char *needle)
+{
+        struct sim_machine *m = NULL;
+        struct sim_error err;
+        char where[32];
+
+        assert_int_equal(sim_load_string(text, "bad.ini", &m, &err), -EINVAL);
+        assert_null(m);
+        if (err.lineno != lineno || !strstr(err.what, needle))
+                fail_msg("expected line %d with '%s', got %d: %s", lineno, needle, err.lineno,
+                         err.what);
+        snprintf(where, sizeof(where), "bad.ini:%d: ", lineno);
+        assert_non_null(strstr(err.all, where));
+}
+
+static void bad_scenarios_name_file_and_line(void **state)
+{
+        (void)state;
+        expect_bad("[machine]\npreset = i7-4820k\nturbo = on\n", 3, "unknown key 'turbo'");
+        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.x\n", 5,
+                   "'0.x' is not a number");
+        expect_bad("[machine]\npreset = i7-9999\n", 2, "unknown machine 'i7-9999'");
+        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\n"
+                   "measured = 1 3700 10\n",
+                   5, "3 fields");
+        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\n"
+                   "measured = 1 3700 10 100\nmeasured = 1 3700 11 100\n",
+                   6, "already given on line 5");
+        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 1.5\n", 5,
+                   "outside");
+        expect_bad("[machine]\npreset = i7-4820k\n[gpu]\nx = 1\n", 4, "unknown section");
+        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\n"
+                   "measured = 1 3700 10 100\nmeasured = 2 2400 6 100\n",
+                   6, "not a grid");
+}
+
+static void every_bad_line_is_reported(void **state)
+{
+        struct sim_machine *m = NULL;
+        struct sim_error err;
+
+        (void)state;
+        assert_int_equal(sim_load_string("[machine]\npreset = i7-4820k\nfoo = 1\nseed = x\n"
+                                         "[app a]\ninstructions = 1e9\np = 0.5\nbar = 2\n",
+                                         "bad.ini", &m, &err),
+                         -EINVAL);
+        assert_int_equal(err.n_errors, 3);
+        assert_non_null(strstr(err.all, "bad.ini:3: unknown key 'foo'"));
+        assert_non_null(strstr(err.all, "bad.ini:4: seed"));
+        assert_non_null(strstr(err.all, "bad.ini:8: unknown key 'bar'"));
+        assert_int_equal(sim_load("/nonexistent/scenario.ini", &m, &err), -ENOENT);
+        assert_null(m);
+}
+
+/* Runs the first app of m with its cpuset and package frequency set through the actuator. */
+static double run_actuated(struct sim_machine *m, unsigned cores, unsigned freq_mhz,
+                           double *power_w)
+{
+        struct actuator a = {.ops = &sim_actuator_ops};
+        struct actuator_config cfg = {.machine = m, .dvfs = true};
+        struct actuator_app *app;
+        struct cpumask set, got;
+        struct sim_app_truth t;
+        struct sensor s;
+        struct sensor_sample smp;
+        double energy_j = 0;
+
+        assert_int_equal(sim_actuator_ops.open(&a, &cfg), 0);
+        assert_int_equal(a.n_domains, 1);
+        assert_int_equal(a.domains[0].max_khz, 3700000);
+        assert_int_equal(sim_actuator_ops.adopt(&a, SIM_PID_BASE, "a", &app), 0);
+        cpumask_zero(&set);
+        for (unsigned c = 0; c < cores; c++)
+                cpumask_set(&set, c);
+        assert_int_equal(sim_actuator_ops.set_cpus(&a, app, &set), 0);
+        assert_int_equal(sim_actuator_ops.get_cpus(&a, app, &got), 0);
+        assert_true(cpumask_equal(&set, &got));
+        assert_int_equal(sim_actuator_ops.set_freq(&a, 0, freq_mhz * 1000), 0);
+        assert_int_equal(sim_actuator_ops.set_freq(&a, 0, 1234000), -EINVAL);
+        open_sensor(&s, m);
+        sample_init(&smp, s.n_cpus, 0);
+        while (!sim_done(m)) {
+                assert_int_equal(sim_step(m, STEP_100MS), 0);
+                assert_int_equal(sim_sensor_ops.read(&s, &smp), 0);
+                energy_j += smp.energy_j[0];
+        }
+        assert_int_equal(sim_truth_app(m, 0, &t), 0);
+        *power_w = energy_j / (sim_now_ns(m) / 1e9);
+        sample_fini(&smp);
+        sim_sensor_ops.close(&s);
+        sim_actuator_ops.close(&a);
+        /* close() gives the frequency back. */
+        assert_int_equal(sim_actuator_ops.open(&a, &cfg), 0);
+        assert_int_equal(a.domains[0].cur_khz, 3700000);
+        sim_actuator_ops.close(&a);
+        return t.time_s;
+}
+
+static void set_cpus_slows_as_predicted(void **state)
+{
+        static const char text[] = "[machine]\npreset = i7-4820k\n"
+                                   "[app a]\ninstructions = 3.7e10\np = 0.9\n";
+        struct sim_machine *m = load(text);
+        double power2_w, power4_w, t_s;
+
+        (void)state;
+        t_s = run_actuated(m, 2, 3700, &power2_w);
+        assert_near(t_s, 10 * (0.1 + 0.9 / 2), 10 * (0.1 + 0.9 / 2) * 0.005);
+        sim_free(m);
+        m = load(text);
+        t_s = run_actuated(m, 4, 3700, &power4_w);
+        assert_near(t_s, 10 * (0.1 + 0.9 / 4), 10 * (0.1 + 0.9 / 4) * 0.005);
+        assert_true(power4_w > power2_w);
+        sim_free(m);
+
+        /* A change mid-run applies from the next step: 0.5 s on 4 cores, the rest on 1. */
+        struct actuator a = {.ops = &sim_actuator_ops};
+        struct actuator_config cfg = {.dvfs = true};
+        struct actuator_app *app;
+        struct cpumask one;
+        struct sim_app_truth t;
+
+        m = load(text);
+        cfg.machine = m;
+        assert_int_equal(sim_actuator_ops.open(&a, &cfg), 0);
+        assert_int_equal(sim_actuator_ops.adopt(&a, SIM_PID_BASE, "a", &app), 0);
+        for (int i = 0; i < 5; i++)
+                assert_int_equal(sim_step(m, STEP_100MS), 0);
+        cpumask_zero(&one);
+        cpumask_set(&one, 3);
+        assert_int_equal(sim_actuator_ops.set_cpus(&a, app, &one), 0);
+        while (!sim_done(m))
+                assert_int_equal(sim_step(m, STEP_100MS), 0);
+        assert_int_equal(sim_truth_app(m, 0, &t), 0);
+        double done_frac = 0.5 / (10 * (0.1 + 0.9 / 4));
+        assert_near(t.time_s, 0.5 + (1 - done_frac) * 10, 0.005 * t.time_s);
+        /* Adopting a finished app fails like a vanished process. */
+        assert_int_equal(sim_actuator_ops.adopt(&a, SIM_PID_BASE + 7, "x", &app), -ESRCH);
+        sim_actuator_ops.close(&a);
+        sim_free(m);
+}
+
+static void set_freq_lowers_power_and_stretches_time(void **state)
+{
+        static const double mems[] = {0.0, 0.5};
+
+        (void)state;
+        for (unsigned i = 0; i < 2; i++) {
+                char text[256];
+                struct sim_machine *m;
+                double hi_w, lo_w, t_hi, t_lo;
+
+                snprintf(text, sizeof(text),
+                         "[machine]\npreset = i7-4820k\n"
+                         "[app a]\ninstructions = 3.7e10\np = 0.9\nmem_fraction = %g\n",
+                         mems[i]);
+                m = load(text);
+                t_hi = run_actuated(m, 4, 3700, &hi_w);
+                sim_free(m);
+                m = load(text);
+                t_lo = run_actuated(m, 4, 1800, &lo_w);
+                sim_free(m);
+                /* Only the compute share stretches with 1/f. */
+                double want = (1 - mems[i]) * 3700.0 / 1800 + mems[i];
+                assert_near(t_lo / t_hi, want, want * 0.005);
+                assert_true(lo_w < 0.8 * hi_w);
+        }
+}
+
+/* The scenario files the docs show load and give what the docs say. */
+static void scenario_files_give_documented_results(void **state)
+{
+        static const struct {
+                const char *file;
+                unsigned cores, freq_mhz;
+        } files[] = {
+            {"i7-p09.ini", 4, 3700},
+            {"i7-p01.ini", 2, 3700},
+            {"measured-grid.ini", 2, 2400},
+        };
+        char dir[4096], path[4200];
+        struct sim_machine *m;
+        struct sim_error err;
+        struct sim_result best;
+
+        (void)state;
+        /* This file is tests/unit/test_sim.c; the scenarios are in tests/scenarios. */
+        snprintf(dir, sizeof(dir), "%s", __FILE__);
+        *strrchr(dir, '/') = '\0';
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                snprintf(path, sizeof(path), "%s/../scenarios/%s", dir, files[i].file);
+                if (sim_load(path, &m, &err) < 0)
+                        fail_msg("%s: %s", path, err.all);
+                assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_EDP, STEP_100MS, &best, NULL, NULL),
+                                 0);
+                assert_int_equal(best.cores, files[i].cores);
+                assert_int_equal(best.freq_mhz, files[i].freq_mhz);
+                sim_free(m);
+        }
+        snprintf(path, sizeof(path), "%s/../scenarios/server-mix.ini", dir);
+        if (sim_load(path, &m, &err) < 0)
+                fail_msg("%s: %s", path, err.all);
+        while (!sim_done(m))
+                assert_int_equal(sim_step(m, STEP_100MS), 0);
+        sim_free(m);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(scenario_files_give_documented_results),
+    cmocka_unit_test(closed_form_time),
+    cmocka_unit_test(energy_is_integral_of_power),
+    cmocka_unit_test(counters_i_is_i0_plus_delta_i),
+    cmocka_unit_test(target_counts_follow_the_app),
+    cmocka_unit_test(same_seed_same_output),
+    cmocka_unit_test(rapl_counter_wraps),
+    cmocka_unit_test(i7_p09_edp_best_is_all_cores_top_freq),
+    cmocka_unit_test(i7_p01_gains_far_less_than_p09),
+    cmocka_unit_test(measured_grid_oracle_finds_interior_row),
+    cmocka_unit_test(bad_scenarios_name_file_and_line),
+    cmocka_unit_test(every_bad_line_is_reported),
+    cmocka_unit_test(set_cpus_slows_as_predicted),
+    cmocka_unit_test(set_freq_lowers_power_and_stretches_time),
+};
+
+PCTL_TEST_MAIN(tests)

@@ -1,0 +1,793 @@
+/* The `pctl sample` trace format (see include/pctl/sample_io.h) and the reader for it and for
+ * likwid-perfctr -t timeline text. */
+#include "pctl/sample_io.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pctl/json.h"
+#include "pctl/util.h"
+
+#define SAMPLE_IO_COLUMNS "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j"
+#define LIKWID_MAX_GROUPS 16
+#define LIKWID_MAX_METRICS 64
+
+static int write_status(FILE *f)
+{
+        return ferror(f) ? -EIO : 0;
+}
+
+static void shape_cpus(const struct sensor_sample *shape, const struct cpumask *cpus,
+                       struct cpumask *out)
+{
+        if (cpus && !cpumask_empty(cpus)) {
+                *out = *cpus;
+                return;
+        }
+        cpumask_zero(out);
+        for (unsigned c = 0; shape && c < shape->n_cpus; c++)
+                cpumask_set(out, c);
+}
+
+int sample_io_write_header_fmt(FILE *f, const char *backend, const struct sensor_sample *shape,
+                               const struct cpumask *cpus, enum sample_io_format fmt)
+{
+        char list[CPUMASK_LIST_MAX];
+        struct cpumask m;
+
+        if (fmt == SAMPLE_IO_JSON)
+                return 0;
+        shape_cpus(shape, cpus, &m);
+        if (cpumask_format(&m, list, sizeof(list)) < 0)
+                return -ENOBUFS;
+        fprintf(f, "# pctl-sample v1 backend=%s cpus=%s packages=%u targets=%u\n",
+                backend ? backend : "unknown", list, shape ? shape->n_packages : 0,
+                shape ? shape->n_targets : 0);
+        if (fmt == SAMPLE_IO_CSV)
+                fputs(SAMPLE_IO_COLUMNS "\n", f);
+        else
+                fprintf(f, "%12s %12s %-8s %5s %16s %16s %16s %14s %7s %12s\n", "time_s",
+                        "interval_s", "kind", "cpu", "instr", "cycles", "ref_cycles", "busy_ns",
+                        "busy_%", "energy_j");
+        return write_status(f);
+}
+
+int sample_io_write_header(FILE *f, const char *backend, const struct sensor_sample *shape,
+                           const struct cpumask *cpus)
+{
+        return sample_io_write_header_fmt(f, backend, shape, cpus, SAMPLE_IO_CSV);
+}
+
+static void csv_u64(FILE *f, bool measured, uint64_t v)
+{
+        if (measured)
+                fprintf(f, ",%" PRIu64, v);
+        else
+                fputc(',', f);
+}
+
+static void csv_row(FILE *f, const struct sensor_sample *s, const char *kind, const char *id,
+                    unsigned cpu, const struct sensor_counts *c)
+{
+        fprintf(f, "%.9f,%.9f,%s,%s,%u", (double)s->timestamp_ns / 1e9,
+                (double)s->interval_ns / 1e9, kind, id, cpu);
+        csv_u64(f, c->measured & SENSOR_INSTR, c->instr);
+        csv_u64(f, c->measured & SENSOR_CYCLES, c->cycles);
+        csv_u64(f, c->measured & SENSOR_REF_CYCLES, c->ref_cycles);
+        csv_u64(f, c->measured & SENSOR_BUSY, c->busy_ns);
+        fputs(",\n", f);
+}
+
+static void text_u64(FILE *f, int width, bool measured, uint64_t v)
+{
+        if (measured)
+                fprintf(f, " %*" PRIu64, width, v);
+        else
+                fprintf(f, " %*s", width, "-");
+}
+
+static void text_row(FILE *f, const struct sensor_sample *s, const char *kind, unsigned cpu,
+                     const struct sensor_counts *c)
+{
+        fprintf(f, "%12.6f %12.6f %-8s %5u", (double)s->timestamp_ns / 1e9,
+                (double)s->interval_ns / 1e9, kind, cpu);
+        text_u64(f, 16, c->measured & SENSOR_INSTR, c->instr);
+        text_u64(f, 16, c->measured & SENSOR_CYCLES, c->cycles);
+        text_u64(f, 16, c->measured & SENSOR_REF_CYCLES, c->ref_cycles);
+        text_u64(f, 14, c->measured & SENSOR_BUSY, c->busy_ns);
+        if ((c->measured & SENSOR_BUSY) && s->interval_ns > 0)
+                fprintf(f, " %7.1f", 100.0 * (double)c->busy_ns / (double)s->interval_ns);
+        else
+                fprintf(f, " %7s", "-");
+        fprintf(f, " %12s\n", "-");
+}
+
+static void json_counts(struct json *j, const struct sensor_counts *c, unsigned cpu)
+{
+        json_object_begin(j);
+        json_kv_uint(j, "cpu", cpu);
+        json_key(j, "instr");
+        if (c->measured & SENSOR_INSTR)
+                json_uint(j, c->instr);
+        else
+                json_null(j);
+        json_key(j, "cycles");
+        if (c->measured & SENSOR_CYCLES)
+                json_uint(j, c->cycles);
+        else
+                json_null(j);
+        json_key(j, "ref_cycles");
+        if (c->measured & SENSOR_REF_CYCLES)
+                json_uint(j, c->ref_cycles);
+        else
+                json_null(j);
+        json_key(j, "busy_ns");
+        if (c->measured & SENSOR_BUSY)
+                json_uint(j, c->busy_ns);
+        else
+                json_null(j);
+        json_object_end(j);
+}
+
+static void sample_io_write_json(FILE *f, const struct sensor_sample *s)
+{
+        struct json j;
+
+        json_init(&j, f, false);
+        json_object_begin(&j);
+        json_kv_double(&j, "time_s", (double)s->timestamp_ns / 1e9);
+        json_kv_double(&j, "interval_s", (double)s->interval_ns / 1e9);
+        json_key(&j, "cpus");
+        json_array_begin(&j);
+        for (unsigned c = 0; c < s->n_cpus; c++)
+                if (s->cpu[c].measured)
+                        json_counts(&j, &s->cpu[c], c);
+        json_array_end(&j);
+        json_key(&j, "packages");
+        json_array_begin(&j);
+        for (unsigned p = 0; s->energy_measured && p < s->n_packages; p++) {
+                json_object_begin(&j);
+                json_kv_uint(&j, "package", p);
+                json_kv_double(&j, "energy_j", s->energy_j[p]);
+                json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_key(&j, "targets");
+        json_array_begin(&j);
+        for (unsigned t = 0; t < s->n_targets; t++) {
+                json_object_begin(&j);
+                json_kv_uint(&j, "target", t);
+                json_key(&j, "cpus");
+                json_array_begin(&j);
+                for (unsigned c = 0; c < s->n_cpus; c++) {
+                        const struct sensor_counts *tc = sensor_target_cpu(s, t, c);
+
+                        if (tc->measured)
+                                json_counts(&j, tc, c);
+                }
+                json_array_end(&j);
+                json_object_end(&j);
+        }
+        json_array_end(&j);
+        json_object_end(&j);
+        json_finish(&j);
+}
+
+int sample_io_write(FILE *f, const struct sensor_sample *s, enum sample_io_format fmt)
+{
+        char id[16];
+
+        if (fmt == SAMPLE_IO_JSON) {
+                sample_io_write_json(f, s);
+                return write_status(f);
+        }
+        for (unsigned c = 0; c < s->n_cpus; c++) {
+                if (!s->cpu[c].measured)
+                        continue;
+                if (fmt == SAMPLE_IO_CSV)
+                        csv_row(f, s, "cpu", "", c, &s->cpu[c]);
+                else
+                        text_row(f, s, "cpu", c, &s->cpu[c]);
+        }
+        for (unsigned t = 0; t < s->n_targets; t++) {
+                snprintf(id, sizeof(id), "%u", t);
+                for (unsigned c = 0; c < s->n_cpus; c++) {
+                        const struct sensor_counts *tc = sensor_target_cpu(s, t, c);
+                        char kind[24];
+
+                        if (!tc->measured)
+                                continue;
+                        if (fmt == SAMPLE_IO_CSV) {
+                                csv_row(f, s, "target", id, c, tc);
+                        } else {
+                                snprintf(kind, sizeof(kind), "target%u", t);
+                                text_row(f, s, kind, c, tc);
+                        }
+                }
+        }
+        for (unsigned p = 0; s->energy_measured && p < s->n_packages; p++) {
+                if (fmt == SAMPLE_IO_CSV)
+                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,%.6f\n",
+                                (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9, p,
+                                s->energy_j[p]);
+                else
+                        fprintf(f, "%12.6f %12.6f %-8s %5u %16s %16s %16s %14s %7s %12.6f\n",
+                                (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9,
+                                "package", p, "", "", "", "", "", s->energy_j[p]);
+        }
+        return write_status(f);
+}
+
+/* The reader keeps every record of the trace; an interval is a run of records. */
+enum rec_kind { REC_CPU, REC_TARGET, REC_PACKAGE };
+
+struct rec {
+        enum rec_kind kind;
+        unsigned id;
+        unsigned cpu;
+        struct sensor_counts c;
+        double energy_j;
+};
+
+struct interval {
+        uint64_t timestamp_ns, interval_ns;
+        size_t first, n;
+};
+
+struct sample_io_reader {
+        enum sample_io_source source;
+        struct rec *recs;
+        size_t n_recs, cap_recs;
+        struct interval *iv;
+        size_t n_iv, cap_iv;
+        size_t next;
+        unsigned n_cpus, n_packages, n_targets, metrics, skipped;
+        bool has_energy;
+};
+
+static int rec_push(struct sample_io_reader *r, const struct rec *x)
+{
+        if (r->n_recs == r->cap_recs) {
+                size_t cap = r->cap_recs ? 2 * r->cap_recs : 256;
+                struct rec *n = realloc(r->recs, cap * sizeof(*n));
+
+                if (!n)
+                        return -ENOMEM;
+                r->recs = n;
+                r->cap_recs = cap;
+        }
+        r->recs[r->n_recs++] = *x;
+        switch (x->kind) {
+        case REC_CPU:
+                if (x->cpu + 1 > r->n_cpus)
+                        r->n_cpus = x->cpu + 1;
+                r->metrics |= x->c.measured;
+                break;
+        case REC_TARGET:
+                if (x->cpu + 1 > r->n_cpus)
+                        r->n_cpus = x->cpu + 1;
+                if (x->id + 1 > r->n_targets)
+                        r->n_targets = x->id + 1;
+                break;
+        case REC_PACKAGE:
+                if (x->id + 1 > r->n_packages)
+                        r->n_packages = x->id + 1;
+                r->has_energy = true;
+                break;
+        }
+        return 0;
+}
+
+static int interval_begin(struct sample_io_reader *r, uint64_t ts_ns, uint64_t len_ns)
+{
+        if (r->n_iv == r->cap_iv) {
+                size_t cap = r->cap_iv ? 2 * r->cap_iv : 64;
+                struct interval *n = realloc(r->iv, cap * sizeof(*n));
+
+                if (!n)
+                        return -ENOMEM;
+                r->iv = n;
+                r->cap_iv = cap;
+        }
+        r->iv[r->n_iv++] =
+            (struct interval){.timestamp_ns = ts_ns, .interval_ns = len_ns, .first = r->n_recs};
+        return 0;
+}
+
+static void interval_end(struct sample_io_reader *r)
+{
+        if (r->n_iv > 0)
+                r->iv[r->n_iv - 1].n = r->n_recs - r->iv[r->n_iv - 1].first;
+}
+
+/* A field of our CSV: empty = not measured. */
+static int csv_field_u64(const char *s, uint64_t *v, bool *measured)
+{
+        if (!*s) {
+                *measured = false;
+                return 0;
+        }
+        *measured = true;
+        return parse_u64(s, v);
+}
+
+static int seconds_to_ns(const char *s, uint64_t *out)
+{
+        double v;
+        int r = parse_double(s, &v);
+
+        if (r < 0)
+                return r;
+        if (!(v >= 0) || v > 1.8e10)
+                return -ERANGE;
+        *out = (uint64_t)llround(v * 1e9);
+        return 0;
+}
+
+static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_ts)
+{
+        char *f[10];
+        unsigned n = 0;
+        struct rec x = {0};
+        uint64_t ts, len, v[4];
+        bool m[4];
+        int e;
+
+        for (char *p = line;; p++) {
+                if (n == 10)
+                        return -EBADMSG;
+                f[n++] = p;
+                p = strchr(p, ',');
+                if (!p)
+                        break;
+                *p = '\0';
+        }
+        if (n != 10)
+                return -EBADMSG;
+        if (seconds_to_ns(f[0], &ts) < 0 || seconds_to_ns(f[1], &len) < 0)
+                return -EBADMSG;
+        if (strcmp(f[2], "cpu") == 0)
+                x.kind = REC_CPU;
+        else if (strcmp(f[2], "target") == 0)
+                x.kind = REC_TARGET;
+        else if (strcmp(f[2], "package") == 0)
+                x.kind = REC_PACKAGE;
+        else
+                return -EBADMSG;
+        if (x.kind != REC_CPU && parse_uint(f[3], &x.id) < 0)
+                return -EBADMSG;
+        if (x.kind == REC_PACKAGE) {
+                if (x.id >= SENSOR_MAX_PACKAGES || parse_double(f[9], &x.energy_j) < 0)
+                        return -EBADMSG;
+        } else {
+                if (parse_uint(f[4], &x.cpu) < 0 || x.cpu >= CPUMASK_MAX)
+                        return -EBADMSG;
+                for (unsigned k = 0; k < 4; k++)
+                        if (csv_field_u64(f[5 + k], &v[k], &m[k]) < 0)
+                                return -EBADMSG;
+                x.c = (struct sensor_counts){
+                    .instr = v[0] * m[0],
+                    .cycles = v[1] * m[1],
+                    .ref_cycles = v[2] * m[2],
+                    .busy_ns = v[3] * m[3],
+                    .measured = (m[0] ? SENSOR_INSTR : 0) | (m[1] ? SENSOR_CYCLES : 0) |
+                                (m[2] ? SENSOR_REF_CYCLES : 0) | (m[3] ? SENSOR_BUSY : 0),
+                };
+        }
+        if (r->n_iv == 0 || ts != *cur_ts) {
+                interval_end(r);
+                e = interval_begin(r, ts, len);
+                if (e < 0)
+                        return e;
+                *cur_ts = ts;
+        }
+        return rec_push(r, &x);
+}
+
+struct likwid_group {
+        bool defined;
+        unsigned n_metrics;
+        int metric[LIKWID_MAX_METRICS]; /* enum sensor_metric bit, 0 = energy, -1 = unused */
+};
+
+/* Maps a LIKWID event or metric name to what we measure. */
+static int likwid_metric(const char *name)
+{
+        if (strstr(name, "INSTR_RETIRED_ANY"))
+                return SENSOR_INSTR;
+        if (strstr(name, "CPU_CLK_UNHALTED_CORE"))
+                return SENSOR_CYCLES;
+        if (strstr(name, "CPU_CLK_UNHALTED_REF"))
+                return SENSOR_REF_CYCLES;
+        if (strstr(name, "PWR_PKG_ENERGY") || strstr(name, "Energy [J]"))
+                return 0;
+        return -1;
+}
+
+/* "# GID|MetricsCount|CpuCount|Total runtime [s]|name|name..." */
+static int likwid_group_header(struct likwid_group *g, char *names)
+{
+        unsigned i = 0;
+        char *save = NULL;
+
+        *g = (struct likwid_group){.defined = true};
+        for (char *tok = strtok_r(names, "|", &save); tok; tok = strtok_r(NULL, "|", &save)) {
+                if (i >= LIKWID_MAX_METRICS)
+                        return -E2BIG;
+                g->metric[i++] = likwid_metric(strstrip(tok));
+        }
+        g->n_metrics = i;
+        return 0;
+}
+
+static bool likwid_value(const char *tok, double *v)
+{
+        /* '-' (no value) and inf/nan are skipped: nothing is made up. */
+        if (parse_double(tok, v) < 0)
+                return false;
+        return isfinite(*v) && *v >= 0;
+}
+
+/* "<gid> <nValues> <nCPUs> <t> v(1,cpu1)..v(1,cpuN) v(2,cpu1).." Returns -EBADMSG for a line
+ * that is not a data line (noise), which the caller skips. */
+static int likwid_data_line(struct sample_io_reader *r, char *line,
+                            const struct likwid_group *groups, const int *hw_cpu, unsigned n_hw,
+                            uint64_t *prev_ts)
+{
+        char *save = NULL, *tok;
+        unsigned gid, n_values, n_cpus, k = 0;
+        double t_s, energy_j = 0;
+        bool energy = false;
+        char *toks[4];
+        uint64_t ts;
+        int e;
+
+        for (unsigned i = 0; i < 4; i++) {
+                toks[i] = strtok_r(i == 0 ? line : NULL, " \t", &save);
+                if (!toks[i])
+                        return -EBADMSG;
+        }
+        if (parse_uint(toks[0], &gid) < 0 || parse_uint(toks[1], &n_values) < 0 ||
+            parse_uint(toks[2], &n_cpus) < 0 || parse_double(toks[3], &t_s) < 0 || !(t_s >= 0))
+                return -EBADMSG;
+        if (gid >= LIKWID_MAX_GROUPS || !groups[gid].defined || n_values != groups[gid].n_metrics ||
+            n_cpus != n_hw || n_cpus == 0)
+                return -EBADMSG;
+        {
+                _cleanup_free_ char **vals = malloc((size_t)n_values * n_cpus * sizeof(char *));
+
+                if (!vals)
+                        return -ENOMEM;
+                while ((tok = strtok_r(NULL, " \t", &save))) {
+                        if (k == n_values * n_cpus)
+                                return -EBADMSG;
+                        vals[k++] = tok;
+                }
+                /* A short line is a truncated or mixed-up one. */
+                if (k != n_values * n_cpus)
+                        return -EBADMSG;
+                ts = (uint64_t)llround(t_s * 1e9);
+                if (r->n_iv > 0 && ts <= *prev_ts)
+                        return -EBADMSG;
+                interval_end(r);
+                e = interval_begin(r, ts, ts - *prev_ts);
+                if (e < 0)
+                        return e;
+                *prev_ts = ts;
+                for (unsigned c = 0; c < n_cpus; c++) {
+                        struct rec x = {.kind = REC_CPU, .cpu = (unsigned)hw_cpu[c]};
+
+                        for (unsigned m = 0; m < n_values; m++) {
+                                int metric = groups[gid].metric[m];
+                                double v;
+
+                                if (metric < 0 || !likwid_value(vals[m * n_cpus + c], &v))
+                                        continue;
+                                if (metric == 0) {
+                                        energy_j += v;
+                                        energy = true;
+                                } else if (metric == SENSOR_INSTR) {
+                                        x.c.instr = (uint64_t)llround(v);
+                                } else if (metric == SENSOR_CYCLES) {
+                                        x.c.cycles = (uint64_t)llround(v);
+                                } else {
+                                        x.c.ref_cycles = (uint64_t)llround(v);
+                                }
+                                if (metric > 0)
+                                        x.c.measured |= (unsigned)metric;
+                        }
+                        if (x.c.measured) {
+                                e = rec_push(r, &x);
+                                if (e < 0)
+                                        return e;
+                        }
+                }
+                /* A trace knows no topology: RAPL values (reported on each socket's first CPU)
+                 * are summed into package 0. */
+                if (energy) {
+                        struct rec x = {.kind = REC_PACKAGE, .id = 0, .energy_j = energy_j};
+
+                        e = rec_push(r, &x);
+                        if (e < 0)
+                                return e;
+                }
+                interval_end(r);
+        }
+        return 0;
+}
+
+static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_line)
+{
+        struct likwid_group groups[LIKWID_MAX_GROUPS] = {0};
+        int hw_cpu[CPUMASK_MAX];
+        unsigned n_hw = 0, lineno = 0;
+        bool pctl = false, likwid = false, columns = false;
+        uint64_t cur_ts = 0;
+        char *line = text;
+        int e;
+
+        while (line && *line) {
+                char *nl = strchr(line, '\n');
+                bool truncated = !nl;
+
+                if (nl)
+                        *nl = '\0';
+                lineno++;
+                if (!pctl && !likwid) {
+                        if (strncmp(line, "# pctl-sample v1", 16) == 0) {
+                                pctl = true;
+                        } else if (strncmp(line, "# HWThreads:", 12) == 0 ||
+                                   strncmp(line, "# GID|", 6) == 0) {
+                                likwid = true;
+                        } else if (line[0] == '#') {
+                                goto next;
+                        } else if (strncmp(line, "time_s,", 7) == 0) {
+                                goto bad;
+                        } else {
+                                /* Application output before LIKWID's header. */
+                                r->skipped++;
+                                goto next;
+                        }
+                }
+                if (pctl) {
+                        if (line[0] == '#' || line[0] == '\0')
+                                goto next;
+                        if (!columns) {
+                                if (strcmp(line, SAMPLE_IO_COLUMNS) != 0)
+                                        goto bad;
+                                columns = true;
+                                goto next;
+                        }
+                        e = truncated ? -EBADMSG : pctl_csv_line(r, line, &cur_ts);
+                        if (e == -ENOMEM)
+                                return e;
+                        if (e < 0) {
+                                /* Only a cut-off last line is forgiven. */
+                                if (truncated) {
+                                        r->skipped++;
+                                        goto next;
+                                }
+                                goto bad;
+                        }
+                        goto next;
+                }
+                /* LIKWID timeline. */
+                if (strncmp(line, "# HWThreads:", 12) == 0) {
+                        char *save = NULL;
+
+                        n_hw = 0;
+                        for (char *tok = strtok_r(line + 12, "|", &save); tok;
+                             tok = strtok_r(NULL, "|", &save)) {
+                                unsigned cpu;
+
+                                if (parse_uint(strstrip(tok), &cpu) < 0 || cpu >= CPUMASK_MAX ||
+                                    n_hw == CPUMASK_MAX)
+                                        goto bad;
+                                hw_cpu[n_hw++] = (int)cpu;
+                        }
+                        goto next;
+                }
+                if (strncmp(line, "# GID|", 6) == 0) {
+                        /* The names follow "Total runtime [s]|". */
+                        char *names = strstr(line, "Total runtime [s]|");
+
+                        if (!names)
+                                goto bad;
+                        /* Group ids are numbered as their headers appear. */
+                        for (unsigned g = 0; g < LIKWID_MAX_GROUPS; g++) {
+                                if (!groups[g].defined) {
+                                        if (likwid_group_header(&groups[g], names + 18) < 0)
+                                                goto bad;
+                                        break;
+                                }
+                        }
+                        goto next;
+                }
+                if (line[0] == '#')
+                        goto next;
+                if (truncated) {
+                        r->skipped++;
+                        goto next;
+                }
+                e = likwid_data_line(r, line, groups, hw_cpu, n_hw, &cur_ts);
+                if (e == -ENOMEM)
+                        return e;
+                if (e < 0)
+                        r->skipped++;
+        next:
+                line = nl ? nl + 1 : NULL;
+                continue;
+        bad:
+                if (bad_line)
+                        *bad_line = lineno;
+                return -EBADMSG;
+        }
+        interval_end(r);
+        if (!pctl && !likwid) {
+                if (bad_line)
+                        *bad_line = lineno;
+                return -EBADMSG;
+        }
+        if (pctl && !columns) {
+                if (bad_line)
+                        *bad_line = lineno;
+                return -EBADMSG;
+        }
+        r->source = pctl ? SAMPLE_IO_SRC_PCTL : SAMPLE_IO_SRC_LIKWID;
+        if (r->n_packages == 0)
+                r->n_packages = 1;
+        if (r->n_cpus == 0)
+                for (unsigned i = 0; i < n_hw; i++)
+                        if ((unsigned)hw_cpu[i] + 1 > r->n_cpus)
+                                r->n_cpus = (unsigned)hw_cpu[i] + 1;
+        if (r->n_cpus == 0)
+                r->n_cpus = 1;
+        return 0;
+}
+
+int sample_io_open_text(const char *text, struct sample_io_reader **out, unsigned *line)
+{
+        struct sample_io_reader *r = calloc(1, sizeof(*r));
+        char *copy = strdup(text);
+        int e;
+
+        if (!r || !copy) {
+                free(r);
+                free(copy);
+                return -ENOMEM;
+        }
+        e = reader_parse(r, copy, line);
+        free(copy);
+        if (e < 0) {
+                sample_io_close(r);
+                return e;
+        }
+        *out = r;
+        return 0;
+}
+
+int sample_io_open(const char *path, struct sample_io_reader **out, unsigned *line)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0, cap = 0;
+        FILE *f = fopen(path, "re");
+        int e = 0;
+
+        if (!f)
+                return -errno;
+        for (;;) {
+                size_t n;
+
+                if (cap - len < 65536) {
+                        char *t = realloc(text, cap + 65536 * 4);
+
+                        if (!t) {
+                                e = -ENOMEM;
+                                break;
+                        }
+                        text = t;
+                        cap += 65536 * 4;
+                }
+                n = fread(text + len, 1, cap - len - 1, f);
+                len += n;
+                if (n == 0) {
+                        if (ferror(f))
+                                e = -EIO;
+                        break;
+                }
+        }
+        fclose(f);
+        if (e < 0)
+                return e;
+        if (!text)
+                return -EBADMSG;
+        text[len] = '\0';
+        return sample_io_open_text(text, out, line);
+}
+
+void sample_io_close(struct sample_io_reader *r)
+{
+        if (!r)
+                return;
+        free(r->recs);
+        free(r->iv);
+        free(r);
+}
+
+enum sample_io_source sample_io_source(const struct sample_io_reader *r)
+{
+        return r->source;
+}
+unsigned sample_io_n_cpus(const struct sample_io_reader *r)
+{
+        return r->n_cpus;
+}
+unsigned sample_io_n_packages(const struct sample_io_reader *r)
+{
+        return r->n_packages;
+}
+unsigned sample_io_n_targets(const struct sample_io_reader *r)
+{
+        return r->n_targets;
+}
+unsigned sample_io_metrics(const struct sample_io_reader *r)
+{
+        return r->metrics;
+}
+bool sample_io_has_energy(const struct sample_io_reader *r)
+{
+        return r->has_energy;
+}
+unsigned sample_io_n_intervals(const struct sample_io_reader *r)
+{
+        return (unsigned)r->n_iv;
+}
+unsigned sample_io_n_skipped(const struct sample_io_reader *r)
+{
+        return r->skipped;
+}
+void sample_io_rewind(struct sample_io_reader *r)
+{
+        r->next = 0;
+}
+
+int sample_io_read(struct sample_io_reader *r, struct sensor_sample *s)
+{
+        const struct interval *iv;
+
+        if (r->next >= r->n_iv)
+                return -ENODATA;
+        if (s->n_cpus < r->n_cpus || !s->cpu)
+                return -EINVAL;
+        iv = &r->iv[r->next++];
+        memset(s->cpu, 0, s->n_cpus * sizeof(*s->cpu));
+        if (s->target_cpu)
+                memset(s->target_cpu, 0, (size_t)s->n_targets * s->n_cpus * sizeof(*s->target_cpu));
+        s->timestamp_ns = iv->timestamp_ns;
+        s->interval_ns = iv->interval_ns;
+        s->n_packages = r->n_packages;
+        s->energy_measured = false;
+        memset(s->energy_j, 0, sizeof(s->energy_j));
+        for (size_t i = iv->first; i < iv->first + iv->n; i++) {
+                const struct rec *x = &r->recs[i];
+
+                switch (x->kind) {
+                case REC_CPU:
+                        s->cpu[x->cpu] = x->c;
+                        break;
+                case REC_TARGET:
+                        if (x->id < s->n_targets)
+                                *sensor_target_cpu(s, x->id, x->cpu) = x->c;
+                        break;
+                case REC_PACKAGE:
+                        s->energy_j[x->id] = x->energy_j;
+                        s->energy_measured = true;
+                        break;
+                }
+        }
+        return 0;
+}

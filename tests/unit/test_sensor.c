@@ -1,0 +1,285 @@
+/* The sensor layer: counter arithmetic, the backend table, and the software and RAPL readers
+ * against fake /proc and /sys trees (fs_set_root). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pctl_test.h"
+#include "../../sensors/backends.h"
+#include "pctl/fsio.h"
+#include "pctl/sensor.h"
+
+static char tree[256];
+
+static void put(const char *rel, const char *text)
+{
+        char path[512], dir[512];
+
+        snprintf(path, sizeof(path), "%s%s", tree, rel);
+        for (char *p = path + strlen(tree) + 1; (p = strchr(p, '/')); p++) {
+                snprintf(dir, sizeof(dir), "%.*s", (int)(p - path), path);
+                mkdir(dir, 0755);
+        }
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+}
+
+static void tree_make(void)
+{
+        snprintf(tree, sizeof(tree), "/tmp/pctl-test-sensor-XXXXXX");
+        assert_non_null(mkdtemp(tree));
+        assert_int_equal(fs_set_root(tree), 0);
+}
+
+static void tree_remove(void)
+{
+        char cmd[300];
+
+        fs_set_root("");
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tree);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void counter_delta_wraps_32bit(void **state)
+{
+        (void)state;
+        /* A 32-bit RAPL status register wrapping once between reads. */
+        assert_int_equal(sensor_counter_delta(0xFFFFFF00u, 0x00000100u, 32), 0x200);
+        assert_int_equal(sensor_counter_delta(100, 350, 32), 250);
+        /* No wrap but high bits set in the raw read: masked away. */
+        assert_int_equal(sensor_counter_delta(UINT64_C(0x1FFFFFFF0), UINT64_C(0x100000010), 32),
+                         0x20);
+        assert_true(sensor_counter_delta(UINT64_MAX - 5, 4, 64) == 10);
+        assert_int_equal(sensor_counter_delta(0, 0, 32), 0);
+}
+
+static void wrap_delta_uses_max_energy_range(void **state)
+{
+        const uint64_t max_uj = 262143328850ull; /* a real max_energy_range_uj, not 2^32 */
+
+        (void)state;
+        assert_true(sensor_wrap_delta(1000, 5000, max_uj) == 4000);
+        assert_true(sensor_wrap_delta(max_uj - 1000, 500, max_uj) == 1500);
+        assert_true(sensor_wrap_delta(max_uj, 0, max_uj) == 0);
+        /* Treating the range as 2^32 would be wrong by far. */
+        assert_true(sensor_wrap_delta(max_uj - 10, 20, max_uj) !=
+                    sensor_counter_delta(max_uj - 10, 20, 32));
+}
+
+static void multiplex_scaling(void **state)
+{
+        (void)state;
+        assert_true(sensor_scale_multiplexed(1000, 200, 100) == 2000);
+        assert_true(sensor_scale_multiplexed(1000, 300, 100) == 3000);
+        assert_true(sensor_scale_multiplexed(1000, 100, 100) == 1000);
+        assert_true(sensor_scale_multiplexed(1000, 100, 0) == 0);
+        /* No overflow for big counts. */
+        assert_true(sensor_scale_multiplexed(UINT64_C(1) << 60, 4, 2) == UINT64_C(1) << 61);
+}
+
+static void backend_table_and_find(void **state)
+{
+        const char *want[] = {"likwid", "perf", "software", "replay"};
+
+        (void)state;
+        for (unsigned i = 0; i < 4; i++) {
+                assert_non_null(sensor_backends[i]);
+                assert_string_equal(sensor_backends[i]->name, want[i]);
+                assert_ptr_equal(sensor_find(want[i]), sensor_backends[i]);
+        }
+        assert_null(sensor_backends[4]);
+        assert_null(sensor_find("sim"));
+        assert_null(sensor_find("nope"));
+}
+
+static void proc_stat_parsing(void **state)
+{
+        uint64_t busy[3];
+
+        (void)state;
+        tree_make();
+        put("/proc/stat", "cpu  300 10 200 9000 50 5 5 7 0 0\n"
+                          "cpu0 100 10 100 4000 20 2 3 7 0 0\n"
+                          "cpu2 200 0 100 5000 30 3 2 0 0 0\n"
+                          "intr 12345 1 2\nctxt 999\n");
+        assert_int_equal(sensor_busy_read(SENSOR_BUSY_PROCSTAT, busy, 3), 0);
+        long hz = sysconf(_SC_CLK_TCK);
+        uint64_t tick_ns = 1000000000ull / (uint64_t)hz;
+        /* busy = user + nice + system + irq + softirq; idle, iowait and steal are not. */
+        assert_true(busy[0] == 215 * tick_ns);
+        assert_true(busy[1] == 0);
+        assert_true(busy[2] == 305 * tick_ns);
+        put("/proc/stat", "intr 1\n");
+        assert_int_equal(sensor_busy_read(SENSOR_BUSY_PROCSTAT, busy, 3), -EBADMSG);
+        tree_remove();
+}
+
+static void percpu_parsing(void **state)
+{
+        uint64_t ns[4];
+
+        (void)state;
+        assert_int_equal(sensor_parse_percpu("18030116401 25263833048 \n", ns, 4), 0);
+        assert_true(ns[0] == 18030116401ull && ns[1] == 25263833048ull && ns[2] == 0);
+        assert_int_equal(sensor_parse_percpu("12 x", ns, 4), -EBADMSG);
+        assert_int_equal(sensor_parse_percpu("", ns, 4), -EBADMSG);
+}
+
+static void powercap_rapl_with_wrap(void **state)
+{
+        struct sensor_energy e;
+        double j[SENSOR_MAX_PACKAGES];
+        char why[200];
+
+        (void)state;
+        tree_make();
+        assert_int_equal(sensor_energy_open(&e, why, sizeof(why)), -ENOENT);
+        put("/sys/class/powercap/intel-rapl:0/name", "package-0\n");
+        put("/sys/class/powercap/intel-rapl:0/energy_uj", "262143000000\n");
+        put("/sys/class/powercap/intel-rapl:0/max_energy_range_uj", "262143328850\n");
+        put("/sys/class/powercap/intel-rapl:1/name", "psys\n");
+        put("/sys/class/powercap/intel-rapl:1/energy_uj", "5\n");
+        put("/sys/class/powercap/intel-rapl:1/max_energy_range_uj", "262143328850\n");
+        put("/sys/class/powercap/intel-rapl:2/name", "package-1\n");
+        put("/sys/class/powercap/intel-rapl:2/energy_uj", "1000000\n");
+        put("/sys/class/powercap/intel-rapl:2/max_energy_range_uj", "65532610987\n");
+        assert_int_equal(sensor_energy_open(&e, why, sizeof(why)), 0);
+        assert_int_equal(e.src, SENSOR_ENERGY_POWERCAP);
+        assert_int_equal(e.n_packages, 2); /* psys is not a package */
+        /* Package 0 wraps past max_energy_range_uj; package 1 just counts. */
+        put("/sys/class/powercap/intel-rapl:0/energy_uj", "671150\n");
+        put("/sys/class/powercap/intel-rapl:2/energy_uj", "3500000\n");
+        assert_int_equal(sensor_energy_read(&e, j), 0);
+        assert_near(j[0], 1.0, 1e-9); /* 328850 + 671150 uJ */
+        assert_near(j[1], 2.5, 1e-9);
+        put("/sys/class/powercap/intel-rapl:0/energy_uj", "2671150\n");
+        assert_int_equal(sensor_energy_read(&e, j), 0);
+        assert_near(j[0], 2.0, 1e-9);
+        assert_near(j[1], 0.0, 1e-12);
+        sensor_energy_close(&e);
+        /* Unreadable counters (root-only since 5.10) are an error, not zero energy. */
+        put("/sys/class/powercap/intel-rapl:0/energy_uj", "nonsense\n");
+        assert_true(sensor_energy_open(&e, why, sizeof(why)) < 0);
+        tree_remove();
+}
+
+/* A fake machine: 2 CPUs, /proc/stat only (no cpuacct), one process with two threads. */
+static void fake_machine(void)
+{
+        put("/sys/devices/system/cpu/online", "0-1\n");
+        put("/proc/stat", "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 100 0 0 0 0 0 0 0 0 0\n"
+                          "cpu1 200 0 0 0 0 0 0 0 0 0\n");
+        put("/proc/4242/task/4242/schedstat", "1000000 0 1\n");
+        put("/proc/4242/task/4242/stat", "4242 (my app) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 "
+                                         "17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 "
+                                         "0 38\n");
+        put("/proc/4242/task/4243/schedstat", "5000000 0 1\n");
+        put("/proc/4242/task/4243/stat",
+            "4243 (w) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 "
+            "19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 1 38\n");
+}
+
+static void software_backend_on_fake_proc(void **state)
+{
+        const struct sensor_ops *sw = sensor_find("software");
+        struct sensor_config cfg = {0};
+        struct sensor_target t = {.kind = SENSOR_TARGET_PID, .pid = 4242};
+        struct sensor_sample s = {0};
+        struct sensor *sn;
+        long hz = sysconf(_SC_CLK_TCK);
+        uint64_t tick_ns = 1000000000ull / (uint64_t)hz;
+
+        (void)state;
+        tree_make();
+        fake_machine();
+        assert_int_equal(sensor_open(sw, &cfg, &sn), 0);
+        assert_int_equal(sn->n_cpus, 2);
+        assert_int_equal(sn->metrics, SENSOR_BUSY);
+        assert_int_equal(sensor_set_targets(sn, &t, 1), 0);
+        put("/proc/stat", "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 150 0 0 0 0 0 0 0 0 0\n"
+                          "cpu1 200 0 10 0 0 0 0 0 0 0\n");
+        put("/proc/4242/task/4242/schedstat", "3000000 0 1\n");
+        put("/proc/4242/task/4243/schedstat", "9000000 0 1\n");
+        /* A thread born since the last read: all of its runtime counts. */
+        put("/proc/4242/task/4244/schedstat", "700000 0 1\n");
+        put("/proc/4242/task/4244/stat",
+            "4244 (w) R 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 "
+            "19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 1 38\n");
+        assert_int_equal(sensor_read(sn, &s), 0);
+        assert_true(s.cpu[0].busy_ns == 50 * tick_ns);
+        assert_true(s.cpu[1].busy_ns == 10 * tick_ns);
+        assert_int_equal(s.cpu[0].measured, SENSOR_BUSY); /* no instructions or cycles */
+        assert_true(sensor_target_cpu(&s, 0, 0)->busy_ns == 2000000);
+        assert_true(sensor_target_cpu(&s, 0, 1)->busy_ns == 4000000 + 700000);
+        assert_int_equal(sensor_target_cpu(&s, 0, 1)->measured, SENSOR_BUSY);
+        /* The process exits: the target is not measured, and the read still succeeds. */
+        char cmd[400];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s/proc/4242'", tree);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(sensor_read(sn, &s), 0);
+        assert_int_equal(sensor_target_cpu(&s, 0, 0)->measured, 0);
+        assert_int_equal(sensor_target_cpu(&s, 0, 1)->measured, 0);
+        assert_int_equal(s.cpu[0].measured, SENSOR_BUSY);
+        /* A process that does not exist is refused up front. */
+        t.pid = 999999;
+        assert_int_equal(sensor_set_targets(sn, &t, 1), -ESRCH);
+        sensor_close(sn);
+        sensor_sample_free(&s);
+        /* Absent CPUs are refused. */
+        cpumask_set(&cfg.cpus, 5);
+        assert_int_equal(sensor_open(sw, &cfg, &sn), -ENODEV);
+        tree_remove();
+}
+
+static void cgroup_v1_cpuacct_target(void **state)
+{
+        const struct sensor_ops *sw = sensor_find("software");
+        struct sensor_config cfg = {0};
+        struct sensor_target t = {.kind = SENSOR_TARGET_CGROUP};
+        struct sensor_sample s = {0};
+        struct sensor *sn;
+
+        (void)state;
+        tree_make();
+        fake_machine();
+        put("/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu", "1000 2000\n");
+        put("/sys/fs/cgroup/cpuacct/app/cpuacct.usage_percpu", "100 200\n");
+        assert_int_equal(sensor_open(sw, &cfg, &sn), 0);
+        snprintf(t.cgroup, sizeof(t.cgroup), "/sys/fs/cgroup/cpuacct/app");
+        assert_int_equal(sensor_set_targets(sn, &t, 1), 0);
+        put("/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu", "1500 2100\n");
+        put("/sys/fs/cgroup/cpuacct/app/cpuacct.usage_percpu", "400 250\n");
+        assert_int_equal(sensor_read(sn, &s), 0);
+        /* The root cpuacct wins over /proc/stat: ns, not ticks. */
+        assert_true(s.cpu[0].busy_ns == 500 && s.cpu[1].busy_ns == 100);
+        assert_true(sensor_target_cpu(&s, 0, 0)->busy_ns == 300);
+        assert_true(sensor_target_cpu(&s, 0, 1)->busy_ns == 50);
+        snprintf(t.cgroup, sizeof(t.cgroup), "/sys/fs/cgroup/cpuacct/missing");
+        assert_int_equal(sensor_set_targets(sn, &t, 1), -ENOENT);
+        sensor_close(sn);
+        sensor_sample_free(&s);
+        tree_remove();
+}
+
+/* One case per line: cmake/PctlTests.cmake reads them line by line. */
+/* clang-format off */
+static const struct CMUnitTest tests[] = {
+        cmocka_unit_test(counter_delta_wraps_32bit),
+        cmocka_unit_test(wrap_delta_uses_max_energy_range),
+        cmocka_unit_test(multiplex_scaling),
+        cmocka_unit_test(backend_table_and_find),
+        cmocka_unit_test(proc_stat_parsing),
+        cmocka_unit_test(percpu_parsing),
+        cmocka_unit_test(powercap_rapl_with_wrap),
+        cmocka_unit_test(software_backend_on_fake_proc),
+        cmocka_unit_test(cgroup_v1_cpuacct_target),
+};
+/* clang-format on */
+
+PCTL_TEST_MAIN(tests)

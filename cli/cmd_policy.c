@@ -27,7 +27,8 @@ struct policy_args {
 static void policy_usage(FILE *f)
 {
         fputs("Usage: pctl policy list [--dir DIR | --config FILE] [--json]\n"
-              "       pctl policy check FILE...\n",
+              "       pctl policy check FILE...\n"
+              "       pctl policy reload [--socket PATH | --config FILE]\n",
               f);
 }
 
@@ -287,6 +288,8 @@ int cmd_policy(int argc, char **argv)
                 /* FILEs start at optind of the shifted argv. */
                 return policy_check_cmd(argc - 1 - optind + 1, argv + optind);
         }
-        fprintf(stderr, "pctl policy: unknown subcommand '%s' (list, check)\n", argv[1]);
+        if (strcmp(argv[1], "reload") == 0)
+                return cmd_policy_reload(argc - 1, argv + 1);
+        fprintf(stderr, "pctl policy: unknown subcommand '%s' (list, check, reload)\n", argv[1]);
         return EXIT_USAGE;
 }

@@ -6,6 +6,12 @@ int cmd_sensors(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_adopt(int argc, char **argv);
+int cmd_release(int argc, char **argv);
+/* pctl policy reload: asks pctld to reload pctl.conf and the policies (cmd_daemon.c). */
+int cmd_policy_reload(int argc, char **argv);
 
 /* Exit codes, as pctl(1) documents them. */
 enum {

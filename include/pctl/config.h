@@ -47,6 +47,7 @@ struct config {
         char default_policy[CONFIG_NAME_MAX]; /* for `pctl run` / `pctl adopt` without --policy */
         char policies_dir[CONFIG_PATH_MAX];
         char cgroup_root[CONFIG_PATH_MAX];
+        char cgroup_group[CONFIG_NAME_MAX]; /* our subtree under cgroup_root */
         char state_dir[CONFIG_PATH_MAX];
         char platform_file[CONFIG_PATH_MAX];
         unsigned dvfs;           /* enum config_dvfs */

@@ -1,0 +1,385 @@
+/* pctl status, run, adopt, release: the commands that talk to pctld over its socket. */
+#define _GNU_SOURCE /* pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "pctl/config.h"
+#include "pctl/control.h"
+#include "pctl/json.h"
+#include "pctl/jsonv.h"
+#include "pctl/util.h"
+
+struct client_args {
+        const char *socket;
+        const char *config;
+        const char *policy;
+        bool json;
+        int first_arg; /* optind after the options */
+};
+
+static void client_usage(const char *cmd, FILE *f)
+{
+        if (strcmp(cmd, "status") == 0)
+                fputs("Usage: pctl status [--json] [--socket PATH | --config FILE]\n", f);
+        else if (strcmp(cmd, "run") == 0)
+                fputs("Usage: pctl run [--policy NAME] [--socket PATH | --config FILE] -- CMD "
+                      "[ARG...]\n",
+                      f);
+        else if (strcmp(cmd, "adopt") == 0)
+                fputs("Usage: pctl adopt PID [--policy NAME] [--socket PATH | --config FILE]\n",
+                      f);
+        else if (strcmp(cmd, "reload") == 0)
+                fputs("Usage: pctl policy reload [--socket PATH | --config FILE]\n", f);
+        else
+                fputs("Usage: pctl release PID [--socket PATH | --config FILE]\n", f);
+}
+
+static int client_parse(int argc, char **argv, struct client_args *a)
+{
+        static const struct option opts[] = {
+                { "socket", required_argument, NULL, 's' },
+                { "config", required_argument, NULL, 'c' },
+                { "policy", required_argument, NULL, 'p' },
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        const char *cmd = argv[0];
+        int c;
+
+        *a = (struct client_args){ 0 };
+        optind = 1;
+        opterr = 0;
+        /* run stops at the first non-option, so `pctl run CMD -x` keeps CMD's options; the
+         * others take options after the PID too. */
+        while ((c = getopt_long(argc, argv, strcmp(cmd, "run") == 0 ? "+" : "", opts, NULL)) !=
+               -1) {
+                switch (c) {
+                case 's': a->socket = optarg; break;
+                case 'c': a->config = optarg; break;
+                case 'p':
+                        if (!config_name_valid(optarg)) {
+                                fprintf(stderr, "pctl %s: --policy: '%s' is not a policy name\n",
+                                        cmd, optarg);
+                                return -EINVAL;
+                        }
+                        a->policy = optarg;
+                        break;
+                case 'j': a->json = true; break;
+                case 'h': client_usage(cmd, stdout); return 1;
+                default:
+                        fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n", cmd,
+                                argv[optind - 1]);
+                        return -EINVAL;
+                }
+        }
+        a->first_arg = optind;
+        return 0;
+}
+
+/* --socket, else the socket of --config, else of /etc/pctl/pctl.conf, else the default. */
+static int client_socket(const struct client_args *a, const char *cmd, char *buf, size_t size)
+{
+        struct config conf;
+        struct config_problems problems = { 0 };
+        const char *path = a->config ? a->config : PCTL_SYSCONFDIR "/pctl.conf";
+        int r;
+
+        if (a->socket)
+                return strscpy(buf, a->socket, size);
+        config_init(&conf);
+        r = config_load(path, &conf, &problems);
+        if (r < 0 && !(r == -ENOENT && !a->config)) {
+                fprintf(stderr, "pctl %s: cannot use %s:\n", cmd, path);
+                config_problems_print(&problems, stderr);
+                if (!problems.n)
+                        fprintf(stderr, "  %s\n", strerror(-r));
+                config_problems_clear(&problems);
+                return r;
+        }
+        config_problems_clear(&problems);
+        return strscpy(buf, conf.socket, size);
+}
+
+/* Sends the request; on success *reply holds the parsed {"ok":true,...} object. */
+static int client_call(const struct client_args *a, const char *cmd, const char *request,
+                       struct jsonv **reply, char **text)
+{
+        char path[CONFIG_PATH_MAX], err[160];
+        const struct jsonv *ok;
+        char *raw = NULL;
+        int r;
+
+        r = client_socket(a, cmd, path, sizeof(path));
+        if (r < 0)
+                return EXIT_USAGE;
+        r = control_call(path, request, &raw);
+        if (r == -ENOENT || r == -ECONNREFUSED) {
+                fprintf(stderr, "pctl %s: pctld is not running (nothing listens on %s)\n", cmd,
+                        path);
+                return EXIT_FAILURE_RUN;
+        }
+        if (r < 0) {
+                fprintf(stderr, "pctl %s: cannot talk to pctld at %s: %s\n", cmd, path,
+                        strerror(-r));
+                return EXIT_FAILURE_RUN;
+        }
+        if (jsonv_parse(raw, strlen(raw), reply, err, sizeof(err)) < 0) {
+                fprintf(stderr, "pctl %s: pctld sent a reply we cannot read: %s\n", cmd, err);
+                free(raw);
+                return EXIT_FAILURE_RUN;
+        }
+        ok = jsonv_get(*reply, "ok");
+        if (!ok || ok->type != JSONV_BOOL || !ok->b) {
+                const char *e = jsonv_get_string(*reply, "error");
+
+                fprintf(stderr, "pctl %s: %s\n", cmd, e ? e : "pctld refused the request");
+                jsonv_free(*reply);
+                free(raw);
+                return EXIT_FAILURE_RUN;
+        }
+        if (text)
+                *text = raw;
+        else
+                free(raw);
+        return EXIT_OK;
+}
+
+static void print_num(const struct jsonv *o, const char *key, const char *fmt, int width)
+{
+        double v;
+
+        if (jsonv_get_number(o, key, &v) == 0)
+                printf(fmt, width, v);
+        else
+                printf("%*s", width, "-");
+}
+
+static void status_human(const struct jsonv *s)
+{
+        const struct jsonv *apps = jsonv_get(s, "apps");
+        const char *src = jsonv_get_string(s, "energy_source");
+        const char *why = jsonv_get_string(s, "dvfs_why");
+        double energy, power;
+
+        printf("platform  %s (sensor %s: %s)\n", jsonv_get_string(s, "platform"),
+               jsonv_get_string(s, "sensor"), jsonv_get_string(s, "sensor_why"));
+        printf("cpusets   %s, CPUs %s; DVFS %s%s%s\n", jsonv_get_string(s, "cpuset_mode"),
+               jsonv_get_string(s, "managed_cpus"),
+               jsonv_get(s, "dvfs") && jsonv_get(s, "dvfs")->b ? "on" : "off", why ? ": " : "",
+               why ? why : "");
+        if (src && jsonv_get_number(s, "energy_j", &energy) == 0) {
+                if (jsonv_get_number(s, "power_w", &power) == 0)
+                        printf("power     %.1f W, %.1f J since start (%s)\n", power, energy, src);
+                else
+                        printf("power     %.1f J since start (%s)\n", energy, src);
+        } else {
+                printf("power     unknown (no RAPL, no calibrated or declared model)\n");
+        }
+        printf("\n%-15s %7s %-12s %5s %-9s %6s %7s %6s %13s %8s %10s %7s\n", "NAME", "PID",
+               "POLICY", "CORES", "CPUS", "MHZ", "IPC", "SPEEDUP", "P", "POWER_W", "EDP_RATE",
+               "GAIN%");
+        for (size_t i = 0; apps && i < apps->n; i++) {
+                const struct jsonv *a = &apps->items[i];
+                double p, conf, pid, cores;
+                char pbuf[32] = "-";
+
+                if (jsonv_get_number(a, "p_est", &p) == 0) {
+                        if (jsonv_get_number(a, "p_confidence", &conf) == 0)
+                                snprintf(pbuf, sizeof(pbuf), "%.3f±%.3f", p, conf);
+                        else
+                                snprintf(pbuf, sizeof(pbuf), "%.3f", p);
+                }
+                jsonv_get_number(a, "pid", &pid);
+                jsonv_get_number(a, "cores", &cores);
+                printf("%-15s %7.0f %-12s %5.0f %-9s", jsonv_get_string(a, "name"), pid,
+                       jsonv_get_string(a, "policy"), cores, jsonv_get_string(a, "cpus"));
+                print_num(a, "freq_mhz", " %*.0f", 6);
+                print_num(a, "ipc", " %*.2f", 7);
+                print_num(a, "speedup", " %*.3f", 7);
+                printf(" %13s", pbuf);
+                print_num(a, "power_w", " %*.1f", 8);
+                print_num(a, "edp_rate", " %*.3g", 10);
+                print_num(a, "gain_pct", " %*.1f", 7);
+                printf("\n%-15s %s\n", "", jsonv_get_string(a, "reason"));
+        }
+        if (!apps || apps->n == 0)
+                printf("(no managed apps)\n");
+}
+
+static int status_cmd(struct client_args *a, int argc, char **argv)
+{
+        struct jsonv *reply = NULL;
+        char *text = NULL;
+        int r;
+
+        if (a->first_arg < argc) {
+                fprintf(stderr, "pctl status: unexpected argument '%s'\n", argv[a->first_arg]);
+                return EXIT_USAGE;
+        }
+        r = client_call(a, "status", "{\"cmd\":\"status\"}", &reply, &text);
+        if (r != EXIT_OK)
+                return r;
+        if (a->json)
+                fputs(text, stdout);
+        else
+                status_human(reply);
+        jsonv_free(reply);
+        free(text);
+        return EXIT_OK;
+}
+
+static int pid_request(struct client_args *a, const char *cmd, int argc, char **argv,
+                       pid_t *pid)
+{
+        int v;
+
+        if (a->first_arg >= argc) {
+                fprintf(stderr, "pctl %s: a PID is required\n", cmd);
+                return EXIT_USAGE;
+        }
+        if (parse_int(argv[a->first_arg], &v) < 0 || v < 1) {
+                fprintf(stderr, "pctl %s: '%s' is not a process id\n", cmd, argv[a->first_arg]);
+                return EXIT_USAGE;
+        }
+        if (a->first_arg + 1 < argc) {
+                fprintf(stderr, "pctl %s: unexpected argument '%s'\n", cmd,
+                        argv[a->first_arg + 1]);
+                return EXIT_USAGE;
+        }
+        *pid = v;
+        return EXIT_OK;
+}
+
+static int send_pid(struct client_args *a, const char *cmd, pid_t pid)
+{
+        char request[256];
+        struct jsonv *reply = NULL;
+        int r;
+
+        if (a->policy)
+                snprintf(request, sizeof(request), "{\"cmd\":\"%s\",\"pid\":%d,\"policy\":\"%s\"}",
+                         cmd, (int)pid, a->policy);
+        else
+                snprintf(request, sizeof(request), "{\"cmd\":\"%s\",\"pid\":%d}", cmd, (int)pid);
+        r = client_call(a, cmd, request, &reply, NULL);
+        jsonv_free(reply);
+        return r;
+}
+
+static int adopt_cmd(struct client_args *a, int argc, char **argv)
+{
+        pid_t pid;
+        int r = pid_request(a, "adopt", argc, argv, &pid);
+
+        return r != EXIT_OK ? r : send_pid(a, "adopt", pid);
+}
+
+static int release_cmd(struct client_args *a, int argc, char **argv)
+{
+        pid_t pid;
+        int r;
+
+        if (a->policy) {
+                fprintf(stderr, "pctl release: --policy does not apply\n");
+                return EXIT_USAGE;
+        }
+        r = pid_request(a, "release", argc, argv, &pid);
+        return r != EXIT_OK ? r : send_pid(a, "release", pid);
+}
+
+/* The child waits until pctld has it, so the command's first instruction already runs
+ * where the policy puts it; then it becomes the command. */
+static int run_cmd(struct client_args *a, int argc, char **argv)
+{
+        int go[2], status, r;
+        pid_t child;
+        char byte = 0;
+
+        if (a->first_arg >= argc) {
+                fprintf(stderr, "pctl run: a command is required after --\n");
+                return EXIT_USAGE;
+        }
+        if (pipe2(go, O_CLOEXEC) < 0) {
+                fprintf(stderr, "pctl run: pipe: %s\n", strerror(errno));
+                return EXIT_FAILURE_RUN;
+        }
+        child = fork();
+        if (child < 0) {
+                fprintf(stderr, "pctl run: fork: %s\n", strerror(errno));
+                return EXIT_FAILURE_RUN;
+        }
+        if (child == 0) {
+                close(go[1]);
+                if (read(go[0], &byte, 1) != 1)
+                        _exit(127); /* the parent gave up */
+                execvp(argv[a->first_arg], argv + a->first_arg);
+                fprintf(stderr, "pctl run: cannot run %s: %s\n", argv[a->first_arg],
+                        strerror(errno));
+                _exit(127);
+        }
+        close(go[0]);
+        r = send_pid(a, "adopt", child);
+        if (r != EXIT_OK) {
+                close(go[1]);
+                waitpid(child, NULL, 0);
+                return r;
+        }
+        if (write(go[1], &byte, 1) != 1) {
+                kill(child, SIGKILL);
+                waitpid(child, NULL, 0);
+                return EXIT_FAILURE_RUN;
+        }
+        close(go[1]);
+        /* Ctrl-C goes to the command (same process group); we wait for it either way. */
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+        while (waitpid(child, &status, 0) < 0)
+                if (errno != EINTR)
+                        return EXIT_FAILURE_RUN;
+        if (WIFSIGNALED(status))
+                return 128 + WTERMSIG(status);
+        return WEXITSTATUS(status);
+}
+
+static int reload_cmd(struct client_args *a, int argc, char **argv)
+{
+        struct jsonv *reply = NULL;
+        int r;
+
+        if (a->first_arg < argc || a->policy || a->json) {
+                fprintf(stderr, "pctl policy reload: takes only --socket or --config (got '%s')\n",
+                        a->first_arg < argc ? argv[a->first_arg] : a->policy ? "--policy" : "--json");
+                return EXIT_USAGE;
+        }
+        r = client_call(a, "policy reload", "{\"cmd\":\"reload\"}", &reply, NULL);
+        if (r == EXIT_OK)
+                printf("pctld reloaded its configuration and policies\n");
+        jsonv_free(reply);
+        return r;
+}
+
+static int client_main(int argc, char **argv, int (*fn)(struct client_args *, int, char **))
+{
+        struct client_args a;
+        int r = client_parse(argc, argv, &a);
+
+        if (r != 0)
+                return r > 0 ? EXIT_OK : EXIT_USAGE;
+        return fn(&a, argc, argv);
+}
+
+int cmd_status(int argc, char **argv) { return client_main(argc, argv, status_cmd); }
+int cmd_run(int argc, char **argv) { return client_main(argc, argv, run_cmd); }
+int cmd_adopt(int argc, char **argv) { return client_main(argc, argv, adopt_cmd); }
+int cmd_release(int argc, char **argv) { return client_main(argc, argv, release_cmd); }
+int cmd_policy_reload(int argc, char **argv) { return client_main(argc, argv, reload_cmd); }

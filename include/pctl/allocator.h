@@ -1,0 +1,74 @@
+/* The allocator: each decision, a core count and a frequency for every managed app, then
+ * which CPUs. It starts from the model's prediction (estimator_predict), verifies by
+ * measurement (the objective's steady-state rate, e.g. W/IPS^2) and moves towards the better
+ * neighbour when the model is wrong. Hysteresis keeps it from thrashing; every change comes
+ * with a reason. Pure: estimates in, a plan out. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pctl/cpumask.h"
+#include "pctl/estimator.h"
+#include "pctl/model.h"
+#include "pctl/objective.h"
+#include "pctl/policy.h"
+#include "pctl/topology.h"
+
+#define ALLOCATOR_HISTORY 48
+
+/* A configuration the app ran at, and the objective's measured score there (lower is better),
+ * averaged over the decisions it was measured in. */
+struct allocator_point {
+        unsigned cores;
+        unsigned freq_khz;
+        double score;
+        unsigned samples;
+        uint64_t decision; /* when last measured */
+};
+
+struct allocator_app {
+        /* In: set by the caller. */
+        uint64_t id;
+        const struct policy *policy;
+        unsigned cores;    /* held now */
+        unsigned freq_khz; /* its CPUs run at now; 0 without DVFS */
+        /* Kept by the allocator across decisions (zero-initialise once). */
+        struct allocator_point hist[ALLOCATOR_HISTORY];
+        unsigned n_hist;
+        uint64_t last_change; /* decision number of the last change */
+        unsigned phase_changes_seen;
+        /* Out. */
+        unsigned want_cores;
+        unsigned want_freq_khz;
+        enum objective_kind effective; /* the objective pursued (see objective_effective) */
+        char reason[200];              /* why it changed, or why it stays */
+        bool changed;
+};
+
+struct allocator_ctx {
+        const struct estimator *est;
+        const struct model_power *pm; /* NULL: power cannot be predicted */
+        bool power_measured;          /* RAPL: a measured score is possible */
+        unsigned n_cpus;              /* CPUs managed apps may share (online - reserved) */
+        const unsigned *freqs_khz;    /* settable, ascending; n_freqs 0 = no DVFS */
+        unsigned n_freqs;
+        double hysteresis;            /* fraction, e.g. 0.05 */
+        unsigned settle_decisions;    /* decisions to wait after a change before measuring */
+        uint64_t decision;            /* this decision's number, increasing */
+};
+
+/* Records the measured objective score of the app's current configuration (call once per
+ * decision, before allocator_decide, when the app has been settled there). */
+void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app);
+
+/* Chooses want_cores / want_freq_khz for every app, sharing ctx->n_cpus by weight. */
+int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
+
+/* Picks CPUs: each app keeps as many of its current CPUs as it still may, then takes free
+ * ones from the package it already uses most, so apps stay on whole packages where they can.
+ * cur[i] is app i's current mask, out[i] receives the new one. -ENOSPC if the wants do not
+ * fit in `allowed`. */
+int allocator_place(const struct topology *t, const struct cpumask *allowed,
+                    const struct allocator_app *apps, const struct cpumask *cur,
+                    struct cpumask *out, unsigned n);

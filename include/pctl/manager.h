@@ -1,0 +1,64 @@
+/* The manager: what pctld runs every interval and every decision, and what `pctl sim run
+ * --policy` runs in virtual time. It reads the sensor, feeds the estimator, asks the
+ * allocator, and applies the plan through the actuator; apps come by `pctl run`/`adopt` or by
+ * a policy's match rules, and leave when they exit or are released. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pctl/allocator.h"
+#include "pctl/config.h"
+#include "pctl/estimator.h"
+#include "pctl/json.h"
+#include "pctl/model.h"
+#include "pctl/platform.h"
+#include "pctl/policy.h"
+
+struct manager_options {
+        struct config conf;         /* pctl.conf as loaded */
+        struct platform *platform;  /* borrowed: the caller opens and closes it */
+        bool have_power;            /* a power model below (declared or calibrated) */
+        struct model_power power;
+        const char *power_source;   /* "declared", "calibrated" */
+        double delta_i_rate;        /* calibrated ΔI/T, NaN for the default */
+        double ipc1;                /* calibrated single-core IPC, 0 for unknown */
+        bool dvfs;                  /* may change frequencies */
+        char dvfs_why[320];         /* why not, when !dvfs */
+};
+
+struct manager;
+
+/* Takes ownership of policies (which may be empty). */
+int manager_new(const struct manager_options *opt, struct policy_set *policies,
+                struct manager **out);
+/* Releases every app (the actuator puts each back where it was). NULL is fine. */
+void manager_free(struct manager *m);
+
+/* Takes over pid with the named policy (NULL: the config's default_policy). err says why
+ * not: no such process, already managed, unknown policy, or what the actuator refused. */
+int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, size_t err_size);
+/* Gives pid back untouched; it will not be matched by a rule again. */
+int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size);
+/* Replaces the policy set (SIGHUP, `pctl policy reload`); apps keep theirs by name, or fall
+ * back to the default when their policy is gone. Takes ownership. */
+void manager_set_policies(struct manager *m, struct policy_set *policies);
+
+/* One sampling interval: read the sensor, update estimates, drop apps that exited. */
+int manager_sample(struct manager *m);
+/* One decision: adopt processes matching a policy, then decide and apply. */
+int manager_decide(struct manager *m);
+
+unsigned manager_n_apps(const struct manager *m);
+uint64_t manager_decisions(const struct manager *m);
+uint64_t manager_changes(const struct manager *m);
+/* Total energy since start (J) and where it comes from: "measured", "declared",
+ * "calibrated", or NULL when unknown. */
+const char *manager_energy(const struct manager *m, double *energy_j);
+/* The status object's members, for `pctl status` (writes into an open object). */
+void manager_status(const struct manager *m, struct json *j);
+/* A one-line summary for systemd's STATUS=. */
+void manager_summary(const struct manager *m, char *buf, size_t size);
+/* The estimate of a managed pid (NULL if not managed), for `pctl sim run` reports. */
+const struct estimate *manager_estimate(const struct manager *m, pid_t pid);

@@ -1,0 +1,655 @@
+#include "pctl/manager.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pctl/fsio.h"
+#include "pctl/log.h"
+#include "pctl/util.h"
+
+/* Wait this many decisions after a change before measuring: the estimator's window must see
+ * only the new configuration. */
+#define MANAGER_SETTLE_DECISIONS 2
+#define MANAGER_HYSTERESIS 0.05
+#define MANAGER_MAX_PROCS 65536
+/* An app's first second is usually start-up (loading, initialising: sequential work) and
+ * says little about its steady state, so the estimator starts after it. */
+#define MANAGER_WARMUP_NS (1000 * NSEC_PER_MSEC)
+
+struct mapp {
+        uint64_t id;
+        pid_t pid;
+        char name[16];
+        struct policy policy; /* a copy, without match patterns: the set may be reloaded */
+        struct actuator_app *handle;
+        struct cpumask cpus;
+        unsigned freq_khz;
+        uint64_t since_ns;
+};
+
+struct manager {
+        struct manager_options opt;
+        struct platform *pf;
+        struct estimator *est;
+        struct policy_set policies;
+        bool rules; /* some policy has match keys: scan for new processes */
+
+        struct mapp *apps;
+        struct allocator_app *alloc; /* parallel to apps */
+        unsigned n_apps, cap_apps;
+        uint64_t next_id;
+
+        struct cpumask managed_cpus; /* online minus reserved */
+        struct sensor_sample sample;
+        bool targets_ok;
+
+        pid_t *seen; /* processes seen by the last scan, sorted */
+        unsigned n_seen;
+        pid_t *ignored; /* released by hand: never matched by a rule again */
+        unsigned n_ignored;
+
+        uint64_t start_ns;
+        uint64_t decisions, changes;
+};
+
+static int pid_cmp(const void *a, const void *b)
+{
+        pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+        return (x > y) - (x < y);
+}
+
+static bool pid_in(const pid_t *v, unsigned n, pid_t pid)
+{
+        return n && bsearch(&pid, v, n, sizeof(*v), pid_cmp);
+}
+
+static struct mapp *find_app(const struct manager *m, pid_t pid, unsigned *idx)
+{
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                if (m->apps[i].pid == pid) {
+                        if (idx)
+                                *idx = i;
+                        return &m->apps[i];
+                }
+        }
+        return NULL;
+}
+
+static bool policies_have_rules(const struct policy_set *s)
+{
+        for (size_t i = 0; i < s->n; i++)
+                for (unsigned k = 0; k < POLICY_MATCH_KINDS; k++)
+                        if (s->v[i].match[k].n)
+                                return true;
+        return false;
+}
+
+static void copy_policy(struct policy *dst, const struct policy *src)
+{
+        *dst = *src;
+        memset(dst->match, 0, sizeof(dst->match));
+}
+
+static const struct policy *resolve_policy(const struct manager *m, const char *name)
+{
+        return policy_lookup(&m->policies, name && *name ? name : m->opt.conf.default_policy);
+}
+
+int manager_new(const struct manager_options *opt, struct policy_set *policies,
+                struct manager **out)
+{
+        struct estimator_config ecfg = {
+                .delta_i_rate = opt->delta_i_rate,
+                .ipc1_calibrated = opt->ipc1,
+                .power = opt->have_power ? &opt->power : NULL,
+        };
+        struct manager *m = calloc(1, sizeof(*m));
+
+        if (!m)
+                return -ENOMEM;
+        m->opt = *opt;
+        m->pf = opt->platform;
+        m->est = estimator_new(&ecfg);
+        if (!m->est) {
+                int r = -errno;
+
+                free(m);
+                return r ? r : -ENOMEM;
+        }
+        if (policies) {
+                m->policies = *policies;
+                *policies = (struct policy_set){ 0 };
+        }
+        m->rules = policies_have_rules(&m->policies);
+        cpumask_andnot(&m->managed_cpus, &m->pf->topo.online, &opt->conf.reserved_cpus);
+        m->start_ns = platform_now_ns(m->pf);
+        *out = m;
+        return 0;
+}
+
+static void refresh_targets(struct manager *m)
+{
+        struct sensor_target *t = calloc(m->n_apps ? m->n_apps : 1, sizeof(*t));
+        int r;
+
+        if (!t) {
+                m->targets_ok = false;
+                return;
+        }
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                t[i].kind = SENSOR_TARGET_PID;
+                t[i].pid = m->apps[i].pid;
+        }
+        r = sensor_set_targets(m->pf->sensor, t, m->n_apps);
+        /* Without per-process counts the app's own CPUs stand for it (disjoint cpusets). */
+        m->targets_ok = r >= 0;
+        if (r < 0 && r != -EOPNOTSUPP)
+                log_debug_errno(r, "sensor: per-process counts unavailable, using CPUs: %m");
+        free(t);
+}
+
+static void remove_app(struct manager *m, unsigned i)
+{
+        estimator_app_remove(m->est, m->apps[i].id);
+        m->n_apps--;
+        if (i != m->n_apps) {
+                m->apps[i] = m->apps[m->n_apps];
+                m->alloc[i] = m->alloc[m->n_apps];
+        }
+        refresh_targets(m);
+}
+
+static void release_app(struct manager *m, unsigned i, const char *why)
+{
+        struct mapp *a = &m->apps[i];
+        int r = m->pf->actuator_ops->release(m->pf->actuator, a->handle);
+
+        if (r < 0)
+                log_warning_errno(r, "Failed to give %s (pid %d) back as it was: %m", a->name,
+                                  (int)a->pid);
+        log_info("released %s (pid %d): %s", a->name, (int)a->pid, why);
+        remove_app(m, i);
+}
+
+void manager_free(struct manager *m)
+{
+        if (!m)
+                return;
+        while (m->n_apps)
+                release_app(m, m->n_apps - 1, "pctld is stopping");
+        estimator_free(m->est);
+        policy_set_free(&m->policies);
+        sensor_sample_free(&m->sample);
+        free(m->apps);
+        free(m->alloc);
+        free(m->seen);
+        free(m->ignored);
+        free(m);
+}
+
+/* The frequency the app's first CPU runs at, 0 when unknown. */
+static unsigned app_freq(const struct manager *m, const struct cpumask *cpus)
+{
+        const struct actuator *a = m->pf->actuator;
+        int first = cpumask_next(cpus, 0);
+
+        for (unsigned d = 0; first >= 0 && d < a->n_domains; d++)
+                if (cpumask_test(&a->domains[d].cpus, (unsigned)first))
+                        return a->domains[d].cur_khz;
+        return 0;
+}
+
+static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, const char *how,
+                    char *err, size_t err_size)
+{
+        struct actuator_app *handle = NULL;
+        struct mapp *a;
+        char name[16] = "?";
+        int r;
+
+        if (find_app(m, pid, NULL)) {
+                snprintf(err, err_size, "pid %d is already managed", (int)pid);
+                return -EEXIST;
+        }
+        if (!platform_proc_alive(m->pf, pid)) {
+                snprintf(err, err_size, "no process with pid %d", (int)pid);
+                return -ESRCH;
+        }
+        if (m->n_apps == m->cap_apps) {
+                unsigned cap = m->cap_apps ? m->cap_apps * 2 : 16;
+                struct mapp *apps = realloc(m->apps, cap * sizeof(*apps));
+                struct allocator_app *alloc;
+
+                if (!apps)
+                        return -ENOMEM;
+                m->apps = apps;
+                alloc = realloc(m->alloc, cap * sizeof(*alloc));
+                if (!alloc)
+                        return -ENOMEM;
+                m->alloc = alloc;
+                m->cap_apps = cap;
+        }
+        platform_proc_comm(m->pf, pid, name, sizeof(name));
+        r = m->pf->actuator_ops->adopt(m->pf->actuator, pid, name, &handle);
+        if (r < 0) {
+                snprintf(err, err_size, "cannot take over pid %d: %s", (int)pid, strerror(-r));
+                return r;
+        }
+        a = &m->apps[m->n_apps];
+        *a = (struct mapp){ .id = ++m->next_id, .pid = pid, .handle = handle,
+                            .since_ns = platform_now_ns(m->pf) };
+        (void)strscpy(a->name, name, sizeof(a->name));
+        copy_policy(&a->policy, pol);
+        m->pf->actuator_ops->get_cpus(m->pf->actuator, handle, &a->cpus);
+        a->freq_khz = app_freq(m, &a->cpus);
+        m->alloc[m->n_apps] = (struct allocator_app){ .id = a->id };
+        r = estimator_app_add(m->est, a->id);
+        if (r < 0) {
+                m->pf->actuator_ops->release(m->pf->actuator, handle);
+                snprintf(err, err_size, "cannot track pid %d: %s", (int)pid, strerror(-r));
+                return r;
+        }
+        m->n_apps++;
+        refresh_targets(m);
+        log_info("managing %s (pid %d) with policy %s (%s), %s", a->name, (int)pid,
+                 a->policy.name, objective_to_string(a->policy.objective), how);
+        return 0;
+}
+
+int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, size_t err_size)
+{
+        const struct policy *pol = resolve_policy(m, policy);
+
+        if (!pol) {
+                snprintf(err, err_size, "no policy named '%s' (see pctl policy list)",
+                         policy && *policy ? policy : m->opt.conf.default_policy);
+                return -ENOENT;
+        }
+        return adopt_as(m, pid, pol, "on request", err, err_size);
+}
+
+int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size)
+{
+        unsigned i;
+
+        if (!find_app(m, pid, &i)) {
+                snprintf(err, err_size, "pid %d is not managed", (int)pid);
+                return -ENOENT;
+        }
+        if (!pid_in(m->ignored, m->n_ignored, pid)) {
+                pid_t *v = realloc(m->ignored, (m->n_ignored + 1) * sizeof(*v));
+
+                if (v) {
+                        v[m->n_ignored++] = pid;
+                        qsort(v, m->n_ignored, sizeof(*v), pid_cmp);
+                        m->ignored = v;
+                }
+        }
+        release_app(m, i, "released on request");
+        return 0;
+}
+
+void manager_set_policies(struct manager *m, struct policy_set *policies)
+{
+        policy_set_free(&m->policies);
+        m->policies = *policies;
+        *policies = (struct policy_set){ 0 };
+        m->rules = policies_have_rules(&m->policies);
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                const struct policy *pol = policy_lookup(&m->policies, m->apps[i].policy.name);
+
+                if (!pol) {
+                        log_warning("policy %s of %s (pid %d) is gone, using %s",
+                                    m->apps[i].policy.name, m->apps[i].name, (int)m->apps[i].pid,
+                                    m->opt.conf.default_policy);
+                        pol = resolve_policy(m, NULL);
+                }
+                if (pol)
+                        copy_policy(&m->apps[i].policy, pol);
+        }
+}
+
+int manager_sample(struct manager *m)
+{
+        struct estimator_app_view *views;
+        unsigned n = 0;
+        int r;
+
+        /* Apps that exited are not an error: they are simply no longer managed. */
+        for (unsigned i = m->n_apps; i-- > 0;)
+                if (!platform_proc_alive(m->pf, m->apps[i].pid))
+                        release_app(m, i, "it exited");
+        r = sensor_read(m->pf->sensor, &m->sample);
+        if (r < 0)
+                return r;
+        if (m->n_apps == 0)
+                return 0;
+        views = calloc(m->n_apps, sizeof(*views));
+        if (!views)
+                return -ENOMEM;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                if (cpumask_empty(&m->apps[i].cpus) ||
+                    m->sample.timestamp_ns < m->apps[i].since_ns + MANAGER_WARMUP_NS)
+                        continue;
+                views[n++] = (struct estimator_app_view){
+                        .id = m->apps[i].id,
+                        .cpus = m->apps[i].cpus,
+                        .freq_khz = m->apps[i].freq_khz,
+                        .target = m->targets_ok && i < m->sample.n_targets ? (int)i : -1,
+                };
+        }
+        r = estimator_update(m->est, &m->sample, views, n);
+        free(views);
+        if (r < 0)
+                log_debug_errno(r, "estimator: interval skipped: %m");
+        return 0;
+}
+
+/* Processes started since the last scan that a policy's rules select. */
+static void adopt_by_rules(struct manager *m)
+{
+        struct platform_proc *procs;
+        pid_t *seen;
+        int n;
+
+        if (!m->rules)
+                return;
+        procs = malloc(MANAGER_MAX_PROCS * sizeof(*procs));
+        seen = procs ? malloc(MANAGER_MAX_PROCS * sizeof(*seen)) : NULL;
+        if (!seen) {
+                free(procs);
+                return;
+        }
+        n = platform_list_procs(m->pf, procs, MANAGER_MAX_PROCS);
+        for (int i = 0; i < n; i++) {
+                struct proc_identity id = { .pid = procs[i].pid };
+                const struct policy *pol;
+                char err[256];
+
+                seen[i] = procs[i].pid;
+                if (pid_in(m->seen, m->n_seen, procs[i].pid) ||
+                    pid_in(m->ignored, m->n_ignored, procs[i].pid) ||
+                    find_app(m, procs[i].pid, NULL) || procs[i].pid == getpid())
+                        continue;
+                if (m->pf->sim)
+                        (void)strscpy(id.comm, procs[i].comm, sizeof(id.comm));
+                else if (proc_identity_read(procs[i].pid, &id) < 0)
+                        continue; /* gone already */
+                pol = policy_match(&m->policies, &id);
+                if (pol && adopt_as(m, procs[i].pid, pol, "matched by its rules", err,
+                                    sizeof(err)) < 0)
+                        log_warning("%s, ignoring", err);
+        }
+        if (n >= 0) {
+                qsort(seen, (size_t)n, sizeof(*seen), pid_cmp);
+                free(m->seen);
+                m->seen = seen;
+                m->n_seen = (unsigned)n;
+        } else {
+                free(seen);
+        }
+        free(procs);
+}
+
+/* Sets each domain to the highest frequency an app on it wants: a shared domain never slows
+ * an app below what its policy chose. */
+static void apply_freqs(struct manager *m)
+{
+        struct actuator *act = m->pf->actuator;
+
+        if (!m->opt.dvfs || !act->can_set_freq)
+                return;
+        for (unsigned d = 0; d < act->n_domains; d++) {
+                unsigned want = 0;
+                int r;
+
+                for (unsigned i = 0; i < m->n_apps; i++) {
+                        struct cpumask both;
+
+                        cpumask_and(&both, &m->apps[i].cpus, &act->domains[d].cpus);
+                        if (!cpumask_empty(&both) && m->alloc[i].want_freq_khz > want)
+                                want = m->alloc[i].want_freq_khz;
+                }
+                if (!want || want == act->domains[d].cur_khz)
+                        continue;
+                r = m->pf->actuator_ops->set_freq(act, d, want);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to set frequency domain %u to %u MHz, "
+                                             "ignoring: %m", d, want / 1000);
+                else
+                        log_info("frequency domain %u: %u MHz", d, want / 1000);
+        }
+        for (unsigned i = 0; i < m->n_apps; i++)
+                m->apps[i].freq_khz = app_freq(m, &m->apps[i].cpus);
+}
+
+int manager_decide(struct manager *m)
+{
+        const unsigned *freqs = NULL;
+        struct allocator_ctx ctx = {
+                .est = m->est,
+                .pm = m->opt.have_power ? &m->opt.power : NULL,
+                .power_measured = m->sample.energy_measured,
+                .n_cpus = cpumask_count(&m->managed_cpus),
+                .hysteresis = MANAGER_HYSTERESIS,
+                .settle_decisions = MANAGER_SETTLE_DECISIONS,
+                .decision = ++m->decisions,
+        };
+        struct cpumask *cur = NULL, *next = NULL;
+        int r;
+
+        adopt_by_rules(m);
+        if (m->n_apps == 0)
+                return 0;
+        ctx.n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
+        ctx.freqs_khz = freqs;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                /* `pctl run` hands its child over before exec: learn the command's name. */
+                char comm[16];
+
+                platform_proc_comm(m->pf, m->apps[i].pid, comm, sizeof(comm));
+                if (strcmp(comm, "?") != 0)
+                        memcpy(m->apps[i].name, comm, sizeof(comm));
+                m->alloc[i].policy = &m->apps[i].policy;
+                m->alloc[i].cores = cpumask_count(&m->apps[i].cpus);
+                m->alloc[i].freq_khz = m->apps[i].freq_khz;
+                allocator_observe(&ctx, &m->alloc[i]);
+        }
+        r = allocator_decide(&ctx, m->alloc, m->n_apps);
+        if (r < 0)
+                return log_warning_errno(r, "allocator: no plan this decision (%m), keeping "
+                                            "the current one");
+        cur = calloc(m->n_apps, sizeof(*cur));
+        next = calloc(m->n_apps, sizeof(*next));
+        if (!cur || !next) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (unsigned i = 0; i < m->n_apps; i++)
+                cur[i] = m->apps[i].cpus;
+        r = allocator_place(&m->pf->topo, &m->managed_cpus, m->alloc, cur, next, m->n_apps);
+        if (r < 0) {
+                log_warning_errno(r, "allocator: cannot place the plan (%m), keeping the "
+                                     "current one");
+                goto out;
+        }
+        for (unsigned i = m->n_apps; i-- > 0;) {
+                struct mapp *a = &m->apps[i];
+                char list[128];
+
+                if (cpumask_equal(&next[i], &a->cpus))
+                        continue;
+                r = m->pf->actuator_ops->set_cpus(m->pf->actuator, a->handle, &next[i]);
+                if (r < 0) {
+                        if (actuator_error_is_gone(r)) {
+                                release_app(m, i, "it exited");
+                        } else if (actuator_error_is_transient(r)) {
+                                log_info("%s (pid %d): cpuset change deferred (%s), retrying "
+                                         "next decision", a->name, (int)a->pid, strerror(-r));
+                        } else {
+                                char why[160];
+
+                                snprintf(why, sizeof(why), "cannot set its CPUs: %s",
+                                         strerror(-r));
+                                log_error("%s (pid %d): %s; no longer managed", a->name,
+                                          (int)a->pid, why);
+                                release_app(m, i, why);
+                        }
+                        continue;
+                }
+                a->cpus = next[i];
+                m->changes++;
+                cpumask_format(&a->cpus, list, sizeof(list));
+                log_info("%s (pid %d): CPUs %s (%u), %s", a->name, (int)a->pid, list,
+                         cpumask_count(&a->cpus), m->alloc[i].reason);
+        }
+        apply_freqs(m);
+        r = 0;
+out:
+        free(cur);
+        free(next);
+        return r;
+}
+
+unsigned manager_n_apps(const struct manager *m) { return m->n_apps; }
+uint64_t manager_decisions(const struct manager *m) { return m->decisions; }
+uint64_t manager_changes(const struct manager *m) { return m->changes; }
+
+const char *manager_energy(const struct manager *m, double *energy_j)
+{
+        const struct estimator_platform *pl = estimator_platform(m->est);
+
+        *energy_j = NAN;
+        if (!pl || !isfinite(pl->energy_j))
+                return NULL;
+        *energy_j = pl->energy_j;
+        if (pl->energy_measured)
+                return "measured";
+        return m->opt.have_power ? m->opt.power_source : NULL;
+}
+
+const struct estimate *manager_estimate(const struct manager *m, pid_t pid)
+{
+        const struct mapp *a = find_app(m, pid, NULL);
+
+        return a ? estimator_get(m->est, a->id) : NULL;
+}
+
+/* The objective's predicted gain of the current configuration over the app's baseline (all
+ * its allowed cores at the top frequency), in percent; NaN when the model cannot say. */
+static double app_gain(const struct manager *m, unsigned i)
+{
+        const struct allocator_app *al = &m->alloc[i];
+        const struct mapp *a = &m->apps[i];
+        const struct model_power *pm = m->opt.have_power ? &m->opt.power : NULL;
+        const unsigned *freqs = NULL;
+        unsigned n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
+        unsigned max_cores = cpumask_count(&m->managed_cpus);
+        struct model_prediction base, now;
+        double s_base, s_now;
+
+        if (a->policy.max_cores && a->policy.max_cores < max_cores)
+                max_cores = a->policy.max_cores;
+        if (estimator_predict(m->est, a->id, max_cores, n_freqs ? freqs[n_freqs - 1] : 0, pm,
+                              &base) < 0 ||
+            estimator_predict(m->est, a->id, cpumask_count(&a->cpus), a->freq_khz, pm, &now) < 0)
+                return NAN;
+        if (objective_score_prediction(al->effective, &base, &s_base) < 0 ||
+            objective_score_prediction(al->effective, &now, &s_now) < 0 || s_base == 0)
+                return NAN;
+        return 100.0 * (s_base - s_now) / fabs(s_base);
+}
+
+static void status_app(const struct manager *m, unsigned i, struct json *j)
+{
+        const struct mapp *a = &m->apps[i];
+        const struct estimate *e = estimator_get(m->est, a->id);
+        char list[256];
+        bool has_p;
+        double p;
+
+        cpumask_format(&a->cpus, list, sizeof(list));
+        json_object_begin(j);
+        json_kv_string(j, "name", a->name);
+        json_kv_int(j, "pid", a->pid);
+        json_kv_string(j, "policy", a->policy.name);
+        json_kv_string(j, "objective", objective_to_string(a->policy.objective));
+        json_kv_string(j, "effective_objective", objective_to_string(m->alloc[i].effective));
+        json_kv_uint(j, "cores", cpumask_count(&a->cpus));
+        json_kv_string(j, "cpus", list);
+        if (a->freq_khz)
+                json_kv_uint(j, "freq_mhz", a->freq_khz / 1000);
+        else
+                json_kv_string(j, "freq_mhz", NULL);
+        has_p = e && (e->known & (ESTIMATE_P_LS | ESTIMATE_P_EQ10));
+        p = !has_p ? NAN : (e->known & ESTIMATE_P_LS) ? e->p_ls : e->p_eq10;
+        json_kv_double(j, "ipc", e && (e->known & ESTIMATE_IPC) ? e->ipc : NAN);
+        json_kv_double(j, "speedup", e && (e->known & ESTIMATE_SPEEDUP) ? e->speedup : NAN);
+        json_kv_string(j, "speedup_source",
+                       e ? estimate_speedup_source_name(e->speedup_source) : NULL);
+        json_kv_double(j, "p_est", p);
+        json_kv_double(j, "p_confidence",
+                       has_p && (e->known & ESTIMATE_P_LS) ? e->p_stderr : NAN);
+        json_kv_double(j, "power_w", e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN);
+        json_kv_string(j, "power_source",
+                       e && (e->known & ESTIMATE_POWER)
+                               ? (e->power_declared ? "declared"
+                                                    : estimate_power_source_name(e->power_source))
+                               : NULL);
+        json_kv_double(j, "edp_rate", e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN);
+        json_kv_double(j, "gain_pct", app_gain(m, i));
+        json_kv_string(j, "reason", m->alloc[i].reason[0] ? m->alloc[i].reason : "starting");
+        json_kv_double(j, "managed_s", (platform_now_ns(m->pf) - a->since_ns) / 1e9);
+        json_object_end(j);
+}
+
+void manager_status(const struct manager *m, struct json *j)
+{
+        const struct estimator_platform *pl = estimator_platform(m->est);
+        const char *energy_source;
+        double energy_j;
+        char list[256];
+
+        energy_source = manager_energy(m, &energy_j);
+        json_kv_string(j, "platform", m->pf->name);
+        json_kv_string(j, "sensor", m->pf->sensor_ops->name);
+        json_kv_string(j, "sensor_why", m->pf->sensor_why);
+        json_kv_string(j, "cpuset_mode",
+                       (const char *[]){ "auto", "cgroup-v2", "cgroup-v1",
+                                         "affinity" }[m->pf->actuator->mode]);
+        json_kv_bool(j, "dvfs", m->opt.dvfs && m->pf->actuator->can_set_freq);
+        json_kv_string(j, "dvfs_why",
+                       !m->opt.dvfs ? m->opt.dvfs_why
+                       : m->pf->actuator->can_set_freq ? NULL
+                                                       : m->pf->actuator->freq_reason);
+        cpumask_format(&m->managed_cpus, list, sizeof(list));
+        json_kv_string(j, "managed_cpus", list);
+        json_kv_double(j, "uptime_s", (platform_now_ns(m->pf) - m->start_ns) / 1e9);
+        json_kv_double(j, "power_w", energy_source && pl ? pl->power_w : NAN);
+        json_kv_double(j, "energy_j", energy_j);
+        json_kv_string(j, "energy_source", energy_source);
+        json_kv_uint(j, "decisions", m->decisions);
+        json_kv_uint(j, "changes", m->changes);
+        json_key(j, "apps");
+        json_array_begin(j);
+        for (unsigned i = 0; i < m->n_apps; i++)
+                status_app(m, i, j);
+        json_array_end(j);
+}
+
+void manager_summary(const struct manager *m, char *buf, size_t size)
+{
+        double energy_j;
+        const char *src = manager_energy(m, &energy_j);
+
+        if (src)
+                snprintf(buf, size, "%u apps managed, %llu decisions, %.1f J (%s)", m->n_apps,
+                         (unsigned long long)m->decisions, energy_j, src);
+        else
+                snprintf(buf, size, "%u apps managed, %llu decisions, energy unknown", m->n_apps,
+                         (unsigned long long)m->decisions);
+}

@@ -1,0 +1,480 @@
+/* pctld: the pctl daemon. Reads pctl.conf and the policies, restores what a crashed instance
+ * left, then samples every interval and decides every decision period on sd-event timers,
+ * answering the control socket in between. SIGTERM/SIGINT restore everything and exit 0;
+ * SIGHUP reloads the configuration and policies (a bad set is refused, the last good one
+ * stays). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "pctl/control.h"
+#include "pctl/fsio.h"
+#include "pctl/log.h"
+#include "pctl/manager.h"
+#include "pctl/util.h"
+
+struct daemon {
+        const char *config_path;
+        const char *platform_override;
+        struct config conf;
+        struct platform *pf;
+        struct manager *mgr;
+        sd_event *event;
+        sd_event_source *sample_timer, *decide_timer, *sim_timer;
+        struct control_server *control;
+        uint64_t next_decision_ns; /* virtual time, for sim: */
+};
+
+/* Other daemons that set CPU frequencies; two managers fighting over one knob is worse than
+ * either alone. */
+static const char *const other_freq_managers[] = {
+        "tuned", "power-profiles-", "auto-cpufreq", "thermald", "cpufreqd", "powerd",
+};
+
+static bool other_freq_manager(const struct platform *pf, char *which, size_t size)
+{
+        struct platform_proc *procs = malloc(8192 * sizeof(*procs));
+        int n;
+        bool found = false;
+
+        if (!procs || pf->virtual_time) {
+                free(procs);
+                return false;
+        }
+        n = platform_list_procs(pf, procs, 8192);
+        for (int i = 0; i < n && !found; i++)
+                for (size_t k = 0; k < ARRAY_SIZE(other_freq_managers); k++)
+                        if (strncmp(procs[i].comm, other_freq_managers[k],
+                                    strlen(other_freq_managers[k])) == 0) {
+                                snprintf(which, size, "%s (pid %d)", procs[i].comm,
+                                         (int)procs[i].pid);
+                                found = true;
+                                break;
+                        }
+        free(procs);
+        return found;
+}
+
+static int load_config(const char *path, struct config *out)
+{
+        struct config_problems problems = { 0 };
+        int r;
+
+        config_init(out);
+        r = config_load(path, out, &problems);
+        if (r == -ENOENT) {
+                log_notice("%s does not exist, using the built-in defaults", path);
+                config_init(out);
+                return 0;
+        }
+        if (r < 0) {
+                for (size_t i = 0; i < problems.n; i++)
+                        log_error("%s:%d: %s", problems.v[i].file, problems.v[i].lineno,
+                                  problems.v[i].what);
+                if (!problems.n)
+                        log_error_errno(r, "Failed to read %s: %m", path);
+        }
+        config_problems_clear(&problems);
+        return r;
+}
+
+static int load_policies(const char *dir, struct policy_set *out)
+{
+        struct config_problems problems = { 0 };
+        int r = policy_set_load_dir(dir, out, &problems);
+
+        if (r == -ENOENT) {
+                log_notice("%s does not exist: only the built-in policies (edp, ppw, energy, "
+                           "performance, monitor)", dir);
+                *out = (struct policy_set){ 0 };
+                r = 0;
+        } else if (r < 0) {
+                for (size_t i = 0; i < problems.n; i++)
+                        log_error("%s:%d: %s", problems.v[i].file, problems.v[i].lineno,
+                                  problems.v[i].what);
+                if (!problems.n)
+                        log_error_errno(r, "Failed to read %s: %m", dir);
+        }
+        config_problems_clear(&problems);
+        return r;
+}
+
+static void notify_status(struct daemon *d)
+{
+        char summary[200];
+
+        manager_summary(d->mgr, summary, sizeof(summary));
+        sd_notifyf(false, "STATUS=%s", summary);
+}
+
+static int on_sample(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        struct daemon *d = userdata;
+        int r = manager_sample(d->mgr);
+
+        if (r < 0)
+                log_warning_errno(r, "Sampling failed, trying again next interval: %m");
+        return sd_event_source_set_time(s, usec + d->conf.interval_ms * 1000ULL);
+}
+
+static int on_decide(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        struct daemon *d = userdata;
+
+        manager_decide(d->mgr);
+        notify_status(d);
+        return sd_event_source_set_time(s, usec + d->conf.decision_ms * 1000ULL);
+}
+
+/* The model machine runs in virtual time, as fast as the host allows: each tick advances it
+ * by a batch of intervals, deciding whenever a decision period of virtual time has passed. */
+static int on_sim_tick(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        struct daemon *d = userdata;
+        uint64_t interval_ns = d->conf.interval_ms * NSEC_PER_MSEC;
+
+        for (int i = 0; i < 100; i++) {
+                int r = platform_advance(d->pf, interval_ns);
+
+                if (r < 0)
+                        return log_error_errno(r, "The model machine failed: %m");
+                manager_sample(d->mgr);
+                if (platform_now_ns(d->pf) >= d->next_decision_ns) {
+                        manager_decide(d->mgr);
+                        d->next_decision_ns += d->conf.decision_ms * NSEC_PER_MSEC;
+                }
+        }
+        notify_status(d);
+        return sd_event_source_set_time(s, usec + 1000);
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        (void)userdata;
+        log_info("%s: restoring everything and exiting", strsignal((int)si->ssi_signo));
+        sd_notify(false, "STOPPING=1");
+        return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static int daemon_reload(struct daemon *d, char *err, size_t err_size)
+{
+        struct config conf;
+        struct policy_set set = { 0 };
+
+        sd_notify(false, "RELOADING=1");
+        if (load_config(d->config_path, &conf) < 0) {
+                snprintf(err, err_size, "%s is bad (see the log); keeping the last good one",
+                         d->config_path);
+                sd_notify(false, "READY=1");
+                return -EINVAL;
+        }
+        if (load_policies(conf.policies_dir, &set) < 0) {
+                snprintf(err, err_size,
+                         "the policies in %s are bad (see the log); keeping the last good set",
+                         conf.policies_dir);
+                sd_notify(false, "READY=1");
+                return -EINVAL;
+        }
+        /* Timers, platform and socket stay as started: those need a restart. */
+        manager_set_policies(d->mgr, &set);
+        log_info("reloaded %s and %s", d->config_path, conf.policies_dir);
+        sd_notify(false, "READY=1");
+        return 0;
+}
+
+static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        char err[256];
+
+        (void)s;
+        (void)si;
+        if (daemon_reload(userdata, err, sizeof(err)) < 0)
+                log_error("reload refused: %s", err);
+        return 0;
+}
+
+static int cmd_status(void *userdata, const struct control_request *req, struct json *reply,
+                      char *error, size_t error_size)
+{
+        struct daemon *d = userdata;
+
+        (void)req;
+        (void)error;
+        (void)error_size;
+        manager_status(d->mgr, reply);
+        return 0;
+}
+
+static int request_pid(const struct control_request *req, pid_t *pid, char *error, size_t size)
+{
+        int64_t v;
+
+        if (jsonv_get_int(req->msg, "pid", 1, 4194304, &v) < 0) {
+                snprintf(error, size, "\"pid\" must be a process id (1..4194304)");
+                return -EINVAL;
+        }
+        *pid = (pid_t)v;
+        return 0;
+}
+
+static int cmd_adopt(void *userdata, const struct control_request *req, struct json *reply,
+                     char *error, size_t error_size)
+{
+        struct daemon *d = userdata;
+        const char *policy = jsonv_get_string(req->msg, "policy");
+        pid_t pid;
+        int r;
+
+        r = request_pid(req, &pid, error, error_size);
+        if (r < 0)
+                return r;
+        r = manager_adopt(d->mgr, pid, policy, error, error_size);
+        if (r < 0)
+                return r;
+        json_kv_int(reply, "pid", pid);
+        return 0;
+}
+
+static int cmd_release(void *userdata, const struct control_request *req, struct json *reply,
+                       char *error, size_t error_size)
+{
+        struct daemon *d = userdata;
+        pid_t pid;
+        int r;
+
+        r = request_pid(req, &pid, error, error_size);
+        if (r < 0)
+                return r;
+        r = manager_release(d->mgr, pid, error, error_size);
+        if (r < 0)
+                return r;
+        json_kv_int(reply, "pid", pid);
+        return 0;
+}
+
+static int cmd_reload(void *userdata, const struct control_request *req, struct json *reply,
+                      char *error, size_t error_size)
+{
+        (void)req;
+        (void)reply;
+        return daemon_reload(userdata, error, error_size);
+}
+
+static const struct control_command control_commands[] = {
+        { "status", false, cmd_status },
+        { "adopt", true, cmd_adopt },
+        { "release", true, cmd_release },
+        { "reload", true, cmd_reload },
+        { NULL, false, NULL },
+};
+
+static void usage(FILE *f)
+{
+        fputs("Usage: pctld [--config FILE] [--foreground] "
+              "[--platform auto|likwid|perf|software|sim:SCENARIO]\n"
+              "See pctld(8).\n",
+              f);
+}
+
+static int parse_args(int argc, char **argv, struct daemon *d, bool *foreground)
+{
+        static const struct option opts[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "foreground", no_argument, NULL, 'f' },
+                { "platform", required_argument, NULL, 'p' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {},
+        };
+        int c;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                switch (c) {
+                case 'c': d->config_path = optarg; break;
+                case 'f': *foreground = true; break;
+                case 'p': d->platform_override = optarg; break;
+                case 'h': usage(stdout); return 1;
+                case 'V': printf("pctld %s\n", PCTL_VERSION); return 1;
+                default:
+                        fprintf(stderr, "pctld: unknown or incomplete option '%s'\n",
+                                argv[optind - 1]);
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "pctld: unexpected argument '%s'\n", argv[optind]);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int setup_power(const struct daemon *d, struct manager_options *mo)
+{
+        const unsigned *freqs;
+        unsigned n = platform_freqs(d->pf, &freqs);
+        /* Without DVFS there is one frequency, unknown in kHz: the declared point stands for
+         * it and predictions never ask for another. */
+        unsigned top_khz = n ? freqs[n - 1] : 1;
+
+        if (!d->conf.has_power)
+                return 0;
+        if (power_decl_to_model(&d->conf.power, top_khz, &mo->power) < 0)
+                return log_error_errno(-EINVAL, "[power] needs static_w and core_w");
+        mo->have_power = true;
+        mo->power_source = "declared";
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        struct daemon d = { .config_path = PCTL_SYSCONFDIR "/pctl.conf" };
+        struct manager_options mo = { .delta_i_rate = NAN };
+        struct platform_options po = { 0 };
+        struct policy_set set = { 0 };
+        bool foreground = false;
+        char why[512], which[64];
+        sigset_t mask;
+        int r, listen_fd = -1;
+
+        r = parse_args(argc, argv, &d, &foreground);
+        if (r != 0)
+                return r > 0 ? 0 : 2;
+        log_set_ident("pctld");
+        if (!foreground && getenv("JOURNAL_STREAM"))
+                log_set_target(LOG_TARGET_JOURNAL);
+        if (load_config(d.config_path, &d.conf) < 0)
+                return 2;
+        if (d.platform_override)
+                (void)strscpy(d.conf.platform, d.platform_override, sizeof(d.conf.platform));
+        if (load_policies(d.conf.policies_dir, &set) < 0)
+                return 2;
+
+        po.spec = d.conf.platform;
+        po.actuator = (struct actuator_config){
+                .cgroup_root = d.conf.cgroup_root,
+                .group = d.conf.cgroup_group,
+                .state_dir = d.conf.state_dir,
+                .dvfs = d.conf.dvfs != CONFIG_DVFS_OFF,
+        };
+        if (mkdir(d.conf.state_dir, 0755) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Failed to create %s: %m", d.conf.state_dir), 1;
+        /* The socket is for everyone to ask status; the directory must let them reach it. */
+        chmod(d.conf.state_dir, 0755);
+        if (strncmp(po.spec, "sim:", 4) != 0) {
+                r = actuator_recover(&po.actuator);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to restore what a previous pctld left in "
+                                             "%s, carrying on: %m", d.conf.state_dir);
+                else if (r > 0)
+                        log_notice("restored %d changes a previous pctld left behind", r);
+        }
+        r = platform_open(&po, &d.pf, why, sizeof(why));
+        if (r < 0) {
+                log_error("cannot start: %s", why);
+                return 1;
+        }
+        log_info("platform %s: sensor %s (%s), cpusets by %s", d.pf->name, d.pf->sensor_ops->name,
+                 d.pf->sensor_why,
+                 (const char *[]){ "auto", "cgroup v2", "cgroup v1",
+                                   "affinity" }[d.pf->actuator->mode]);
+
+        mo.conf = d.conf;
+        mo.platform = d.pf;
+        mo.dvfs = d.conf.dvfs != CONFIG_DVFS_OFF && d.pf->actuator->can_set_freq;
+        if (d.conf.dvfs == CONFIG_DVFS_OFF)
+                snprintf(mo.dvfs_why, sizeof(mo.dvfs_why), "dvfs = off in %s", d.config_path);
+        else if (!d.pf->actuator->can_set_freq)
+                snprintf(mo.dvfs_why, sizeof(mo.dvfs_why), "%s", d.pf->actuator->freq_reason);
+        else if (d.conf.dvfs == CONFIG_DVFS_AUTO &&
+                 other_freq_manager(d.pf, which, sizeof(which))) {
+                mo.dvfs = false;
+                snprintf(mo.dvfs_why, sizeof(mo.dvfs_why),
+                         "%s manages CPU frequencies; set dvfs = on to take over", which);
+        }
+        if (!mo.dvfs)
+                log_notice("not changing CPU frequencies: %s", mo.dvfs_why);
+        if (setup_power(&d, &mo) < 0)
+                goto out_platform;
+        if (!mo.have_power && !d.pf->sensor->has_energy)
+                log_notice("no power figure (no RAPL, no [power] in %s): energy objectives run "
+                           "for performance within their bounds", d.config_path);
+        r = manager_new(&mo, &set, &d.mgr);
+        if (r < 0) {
+                log_error_errno(r, "Failed to start the manager: %m");
+                goto out_platform;
+        }
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        r = sd_event_default(&d.event);
+        if (r < 0)
+                goto out_manager;
+        sd_event_add_signal(d.event, NULL, SIGTERM, on_exit_signal, &d);
+        sd_event_add_signal(d.event, NULL, SIGINT, on_exit_signal, &d);
+        sd_event_add_signal(d.event, NULL, SIGHUP, on_hup, &d);
+        sd_event_set_watchdog(d.event, true); /* WATCHDOG=1 when the unit has WatchdogSec= */
+        if (d.pf->virtual_time) {
+                d.next_decision_ns = platform_now_ns(d.pf) + d.conf.decision_ms * NSEC_PER_MSEC;
+                r = sd_event_add_time_relative(d.event, &d.sim_timer, CLOCK_MONOTONIC, 1000, 0,
+                                               on_sim_tick, &d);
+        } else {
+                r = sd_event_add_time_relative(d.event, &d.sample_timer, CLOCK_MONOTONIC,
+                                               d.conf.interval_ms * 1000ULL, 1000, on_sample, &d);
+                if (r >= 0)
+                        r = sd_event_add_time_relative(d.event, &d.decide_timer, CLOCK_MONOTONIC,
+                                                       d.conf.decision_ms * 1000ULL, 1000,
+                                                       on_decide, &d);
+        }
+        if (r >= 0) {
+                sd_event_source_set_enabled(d.sim_timer ? d.sim_timer : d.sample_timer,
+                                            SD_EVENT_ON);
+                if (d.decide_timer)
+                        sd_event_source_set_enabled(d.decide_timer, SD_EVENT_ON);
+        }
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up timers: %m");
+                goto out_event;
+        }
+        if (sd_listen_fds(1) == 1)
+                listen_fd = SD_LISTEN_FDS_START;
+        r = control_server_new(d.event, d.conf.socket, listen_fd, control_commands, &d,
+                               &d.control);
+        if (r < 0) {
+                log_error_errno(r, "Failed to listen on %s: %m", d.conf.socket);
+                goto out_event;
+        }
+        log_info("ready: sampling every %u ms, deciding every %u ms, socket %s",
+                 d.conf.interval_ms, d.conf.decision_ms, d.conf.socket);
+        sd_notify(false, "READY=1");
+        notify_status(&d);
+        r = sd_event_loop(d.event);
+        if (r < 0)
+                log_error_errno(r, "Event loop failed: %m");
+        sd_notify(false, "STOPPING=1");
+
+        control_server_free(d.control);
+out_event:
+        sd_event_source_disable_unref(d.sample_timer);
+        sd_event_source_disable_unref(d.decide_timer);
+        sd_event_source_disable_unref(d.sim_timer);
+        sd_event_unref(d.event);
+out_manager:
+        manager_free(d.mgr); /* gives every app back */
+out_platform:
+        platform_close(d.pf); /* restores cpusets and frequencies, clears the record */
+        policy_set_free(&set);
+        return r < 0 ? 1 : 0;
+}

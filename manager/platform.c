@@ -1,0 +1,234 @@
+#include "pctl/platform.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pctl/fsio.h"
+#include "pctl/sim.h"
+#include "pctl/util.h"
+
+static int platform_open_sim(struct platform *p, const char *path, char *why, size_t why_size)
+{
+        struct sim_machine_info info;
+        struct sim_error err;
+        int r;
+
+        r = sim_load(path, &p->sim, &err);
+        if (r < 0) {
+                snprintf(why, why_size, "sim: %s", err.all[0] ? err.all : err.what);
+                return r;
+        }
+        sim_machine_info(p->sim, &info);
+        r = topology_synthetic(&p->topo, info.sockets, info.cores_per_socket,
+                               info.threads_per_core);
+        if (r < 0) {
+                snprintf(why, why_size, "sim: cannot build the topology: %s", strerror(-r));
+                return r;
+        }
+        p->virtual_time = true;
+        p->sensor_ops = &sim_sensor_ops;
+        p->actuator_ops = &sim_actuator_ops;
+        snprintf(p->sensor_why, sizeof(p->sensor_why), "the model machine %s", path);
+        return 0;
+}
+
+int platform_open(const struct platform_options *opt, struct platform **out, char *why,
+                  size_t why_size)
+{
+        struct platform *p = calloc(1, sizeof(*p));
+        struct sensor_config scfg = { 0 };
+        struct actuator_config acfg = opt->actuator;
+        const char *spec = opt->spec && *opt->spec ? opt->spec : "auto";
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        snprintf(p->name, sizeof(p->name), "%s", spec);
+        if (strncmp(spec, "sim:", 4) == 0) {
+                r = platform_open_sim(p, spec + 4, why, why_size);
+                if (r < 0)
+                        goto fail;
+                scfg.machine = p->sim;
+                acfg.machine = p->sim;
+        } else {
+                r = topology_read(&p->topo);
+                if (r < 0) {
+                        snprintf(why, why_size, "cannot read the CPU topology: %s", strerror(-r));
+                        goto fail;
+                }
+                if (strcmp(spec, "auto") == 0) {
+                        r = sensor_pick_auto(&scfg, &p->sensor_ops, p->sensor_why,
+                                             sizeof(p->sensor_why));
+                        if (r < 0) {
+                                snprintf(why, why_size, "no sensor backend: %s", p->sensor_why);
+                                goto fail;
+                        }
+                        snprintf(p->name, sizeof(p->name), "%s", p->sensor_ops->name);
+                } else {
+                        struct sensor_probe probe;
+
+                        p->sensor_ops = sensor_find(spec);
+                        if (!p->sensor_ops || strcmp(spec, "replay") == 0) {
+                                snprintf(why, why_size,
+                                         "unknown platform '%s' (auto, likwid, perf, software, "
+                                         "sim:SCENARIO)",
+                                         spec);
+                                r = -EINVAL;
+                                goto fail;
+                        }
+                        p->sensor_ops->probe(&scfg, &probe);
+                        if (!probe.available) {
+                                snprintf(why, why_size, "%s", probe.reason);
+                                r = probe.err < 0 ? probe.err : -ENODEV;
+                                goto fail;
+                        }
+                        snprintf(p->sensor_why, sizeof(p->sensor_why), "asked for %s", spec);
+                }
+                p->actuator_ops = &actuator_real_ops;
+        }
+        if (opt->cpus)
+                scfg.cpus = *opt->cpus;
+        r = sensor_open(p->sensor_ops, &scfg, &p->sensor);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot open the %s sensor: %s", p->sensor_ops->name,
+                         strerror(-r));
+                goto fail;
+        }
+        r = actuator_open(p->actuator_ops, &acfg, &p->actuator);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot open the %s actuator: %s",
+                         p->actuator_ops->name, strerror(-r));
+                goto fail;
+        }
+        *out = p;
+        return 0;
+fail:
+        platform_close(p);
+        return r;
+}
+
+void platform_close(struct platform *p)
+{
+        if (!p)
+                return;
+        if (p->actuator)
+                actuator_close(p->actuator);
+        if (p->sensor)
+                sensor_close(p->sensor);
+        topology_free(&p->topo);
+        if (p->sim)
+                sim_free(p->sim);
+        free(p);
+}
+
+uint64_t platform_now_ns(const struct platform *p)
+{
+        return p->sim ? sim_now_ns(p->sim) : now_ns();
+}
+
+int platform_advance(struct platform *p, uint64_t dt_ns)
+{
+        if (!p->sim)
+                return -EOPNOTSUPP;
+        return sim_step(p->sim, dt_ns);
+}
+
+bool platform_proc_alive(const struct platform *p, pid_t pid)
+{
+        if (p->sim) {
+                struct sim_proc procs[1024];
+                unsigned n = sim_list_procs(p->sim, procs, ARRAY_SIZE(procs));
+
+                for (unsigned i = 0; i < n && i < ARRAY_SIZE(procs); i++)
+                        if (procs[i].pid == pid)
+                                return procs[i].state != SIM_PROC_EXITED;
+                return false;
+        }
+        /* A zombie still answers kill(0): it has exited all the same. */
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        if (fs_read(path, buf, sizeof(buf)) < 0)
+                return false;
+        char *close_paren = strrchr(buf, ')');
+        return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
+               close_paren[2] != 'X';
+}
+
+void platform_proc_comm(const struct platform *p, pid_t pid, char *buf, size_t size)
+{
+        char path[64], comm[32];
+
+        (void)strscpy(buf, "?", size);
+        if (p->sim) {
+                struct sim_proc procs[1024];
+                unsigned n = sim_list_procs(p->sim, procs, ARRAY_SIZE(procs));
+
+                for (unsigned i = 0; i < n && i < ARRAY_SIZE(procs); i++)
+                        if (procs[i].pid == pid)
+                                (void)strscpy(buf, procs[i].comm, size);
+                return;
+        }
+        snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+        if (fs_read(path, comm, sizeof(comm)) >= 0)
+                (void)strscpy(buf, comm, size);
+}
+
+int platform_list_procs(const struct platform *p, struct platform_proc *out, unsigned max)
+{
+        unsigned n = 0;
+
+        if (p->sim) {
+                struct sim_proc procs[1024];
+                unsigned total = sim_list_procs(p->sim, procs, ARRAY_SIZE(procs));
+
+                for (unsigned i = 0; i < total && i < ARRAY_SIZE(procs) && n < max; i++) {
+                        if (procs[i].state != SIM_PROC_RUNNING)
+                                continue;
+                        out[n].pid = procs[i].pid;
+                        (void)strscpy(out[n].comm, procs[i].comm, sizeof(out[n].comm));
+                        n++;
+                }
+                return (int)n;
+        }
+        char path[300];
+        int r = fs_path(path, sizeof(path), "/proc");
+        if (r < 0)
+                return r;
+        DIR *d = opendir(path);
+        if (!d)
+                return -errno;
+        struct dirent *de;
+        while ((de = readdir(d)) && n < max) {
+                char file[300], comm[32];
+                int pid;
+
+                if (!isdigit((unsigned char)de->d_name[0]) || parse_int(de->d_name, &pid) < 0)
+                        continue;
+                snprintf(file, sizeof(file), "/proc/%d/comm", pid);
+                /* A process that exits while we list it is simply not listed. */
+                if (fs_read(file, comm, sizeof(comm)) < 0)
+                        continue;
+                out[n].pid = pid;
+                (void)strscpy(out[n].comm, comm, sizeof(out[n].comm));
+                n++;
+        }
+        closedir(d);
+        return (int)n;
+}
+
+unsigned platform_freqs(const struct platform *p, const unsigned **freqs_khz)
+{
+        const struct actuator *a = p->actuator;
+
+        if (!a || !a->can_set_freq || a->n_domains == 0) {
+                *freqs_khz = NULL;
+                return 0;
+        }
+        *freqs_khz = a->domains[0].freqs_khz;
+        return a->domains[0].n_freqs;
+}

@@ -1,0 +1,81 @@
+# Shared by the integration tests: a private pctld with its own config, state, socket and
+# cgroup subtree, so tests can run side by side and leave nothing behind.
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+# json_get FILE EXPR: evaluates a Python expression over the JSON document `d`.
+json_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# pctld_setup: makes $T (temp dir reachable by other users) and $T/pctl.conf.
+pctld_setup() {
+        T=$(mktemp -d /tmp/pctl-it-XXXXXX)
+        chmod 755 "$T"
+        GROUP="pctl-it-$$"
+        mkdir -p "$T/policies.d"
+        cat >"$T/pctl.conf" <<CONF
+[daemon]
+interval_ms = 100
+decision_ms = 500
+platform = ${PCTL_PLATFORM:-software}
+socket = $T/pctl.sock
+state_dir = $T/state
+policies_dir = $T/policies.d
+cgroup_group = $GROUP
+
+[power]
+static_w = 20
+core_w = 10
+CONF
+}
+
+# pctld_start: starts pctld in the background and waits for its socket.
+pctld_start() {
+        "$PCTLD" --config "$T/pctl.conf" --foreground >>"$T/pctld.log" 2>&1 &
+        PCTLD_PID=$!
+        for _ in $(seq 100); do
+                [ -S "$T/pctl.sock" ] && "$PCTL" status --socket "$T/pctl.sock" >/dev/null 2>&1 && return 0
+                kill -0 "$PCTLD_PID" 2>/dev/null || { cat "$T/pctld.log"; fail "pctld died at start"; }
+                sleep 0.1
+        done
+        cat "$T/pctld.log"
+        fail "pctld did not open its socket"
+}
+
+# pctld_stop SIGNAL: signals pctld and waits for it.
+pctld_stop() {
+        kill -"${1:-TERM}" "$PCTLD_PID" 2>/dev/null
+        wait "$PCTLD_PID" 2>/dev/null
+        PCTLD_RC=$?
+}
+
+# status_json: pctl status --json into $T/status.json.
+status_json() { "$PCTL" status --socket "$T/pctl.sock" --json >"$T/status.json"; }
+
+# allowed_cpus PID: Cpus_allowed_list of every thread, one line each, sorted and unique.
+allowed_cpus() {
+        for s in /proc/"$1"/task/*/status; do
+                awk '/^Cpus_allowed_list/ {print $2}' "$s" 2>/dev/null
+        done | sort -u
+}
+
+# main_state PID: the cpuset and the main thread's mask, as "CPUSET MASK".
+main_state() {
+        echo "$(cat /proc/"$1"/cpuset 2>/dev/null) $(awk '/^Cpus_allowed_list/ {print $2}' /proc/"$1"/status 2>/dev/null)"
+}
+
+pctld_cleanup() {
+        [ -n "${PCTLD_PID:-}" ] && kill -KILL "$PCTLD_PID" 2>/dev/null
+        for p in ${CLEANUP_PIDS:-}; do kill -KILL "$p" 2>/dev/null; done
+        # Anything left in our subtree goes back to the root cpuset, then the dirs go.
+        local root=/sys/fs/cgroup/cpuset/$GROUP
+        if [ -n "${GROUP:-}" ] && [ -d "$root" ]; then
+                for d in "$root"/*/; do
+                        [ -f "$d/tasks" ] || continue
+                        while read -r t; do echo "$t" >/sys/fs/cgroup/cpuset/tasks 2>/dev/null; done <"$d/tasks"
+                        rmdir "$d" 2>/dev/null
+                done
+                rmdir "$root" 2>/dev/null
+        fi
+        [ -n "${T:-}" ] && rm -rf "$T"
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# End to end on this machine: pctld (software backend, cgroup v1, declared 20 W + 10 W/core)
+# manages pbench launched with `pctl run`; EDP puts P = 0.2 on 1 CPU and P = 0.95 on 2; status
+# shows P̂ within 0.05; SIGTERM restores every cpuset; after SIGKILL a restarted pctld
+# restores; a non-root `pctl status` works and a non-root `pctl adopt` is refused.
+set -u
+. "$TEST_LIB"
+[ "$(id -u)" -eq 0 ] || skip "needs root for cgroup v1 cpusets"
+[ -d /sys/fs/cgroup/cpuset ] || skip "no cgroup v1 cpuset hierarchy"
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+pctld_setup
+trap pctld_cleanup EXIT
+cat >"$T/policies.d/e2e.conf" <<'EOF2'
+[policy e2e-edp]
+objective = edp
+EOF2
+all_cpus=$(allowed_cpus $$)
+home=$(main_state $$) # where our children start: pbench pins its own threads, the main one not
+
+# wait_for P CORES: runs pbench at P under pctld until status shows it settled on CORES with
+# P̂ within 0.05 of P. Leaves the pbench pid in $APP.
+wait_for() {
+        local p=$1 cores=$2
+        "$PCTL" run --socket "$T/pctl.sock" --policy e2e-edp -- \
+                "$PBENCH" --p "$p" --threads 2 --t1 40 >/dev/null 2>&1 &
+        APP=$!
+        CLEANUP_PIDS="${CLEANUP_PIDS:-} $APP"
+        for _ in $(seq 150); do
+                sleep 0.2
+                status_json || continue
+                ok=$(json_get "$T/status.json" "int(any(a['cores']==$cores and a['p_est'] is not None and abs(a['p_est']-$p)<=0.05 and a['name']=='pbench' for a in d['apps']))")
+                [ "$ok" = 1 ] && return 0
+        done
+        cat "$T/status.json"; tail -20 "$T/pctld.log"
+        fail "P = $p did not settle on $cores cores with P̂ within 0.05"
+}
+
+pctld_start
+# pctl run's child is pbench itself once it execs; find the pbench among the children.
+wait_for 0.2 1
+pb=$(pgrep -P "$APP" -x pbench || echo "$APP")
+[ "$(allowed_cpus "$pb" | wc -l)" -eq 1 ] || fail "P = 0.2 threads are not on one CPU: $(allowed_cpus "$pb")"
+[ -d "/sys/fs/cgroup/cpuset/$GROUP" ] || fail "no cgroup $GROUP while managing"
+echo "ok: P = 0.2 on 1 CPU ($(json_get "$T/status.json" "d['apps'][0]['p_est']"))"
+
+# Anyone may read status; only root may change things.
+if command -v setpriv >/dev/null; then
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$PCTL" status --socket "$T/pctl.sock" >/dev/null ||
+                fail "non-root pctl status failed"
+        out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$PCTL" adopt "$pb" --socket "$T/pctl.sock" 2>&1)
+        rc=$?
+        [ $rc -ne 0 ] && echo "$out" | grep -q "needs root" || fail "non-root adopt not refused: rc=$rc $out"
+        echo "ok: non-root status works, adopt refused"
+else
+        echo "note: setpriv missing, non-root checks not run"
+fi
+
+# SIGTERM gives everything back.
+pctld_stop TERM
+[ "$PCTLD_RC" -eq 0 ] || fail "pctld exited $PCTLD_RC on SIGTERM"
+[ "$(main_state "$pb")" = "$home" ] || fail "after SIGTERM pbench is at $(main_state "$pb"), not $home"
+[ ! -d "/sys/fs/cgroup/cpuset/$GROUP" ] || fail "cgroup $GROUP left after SIGTERM"
+echo "ok: SIGTERM restored every cpuset"
+kill "$APP" 2>/dev/null; wait "$APP" 2>/dev/null
+
+# P = 0.95 wants both CPUs.
+pctld_start
+wait_for 0.95 2
+echo "ok: P = 0.95 on 2 CPUs"
+# A P = 0.2 app adopted by pid, then pctld killed: the next pctld must restore.
+"$PBENCH" --p 0.2 --threads 2 --t1 40 >/dev/null 2>&1 &
+PB2=$!
+CLEANUP_PIDS="$CLEANUP_PIDS $PB2"
+sleep 0.3
+before=$(main_state "$PB2") # pbench pins its own threads: restore means back to this
+"$PCTL" adopt "$PB2" --policy e2e-edp --socket "$T/pctl.sock" || fail "adopt failed"
+for _ in $(seq 100); do
+        sleep 0.2
+        [ "$(allowed_cpus "$PB2" | wc -l)" -eq 1 ] && break
+done
+[ "$(allowed_cpus "$PB2" | wc -l)" -eq 1 ] || fail "adopted P = 0.2 app not moved to 1 CPU"
+pctld_stop KILL
+[ -d "/sys/fs/cgroup/cpuset/$GROUP" ] || fail "expected the killed pctld's cgroups to remain"
+pctld_start
+[ "$(main_state "$PB2")" = "$before" ] || fail "restart did not restore $PB2: $(main_state "$PB2"), not $before"
+grep -q "restored" "$T/pctld.log" || fail "restart did not say it restored"
+status_json
+[ "$(json_get "$T/status.json" "len(d['apps'])")" = 0 ] || fail "restarted pctld still manages old apps"
+pctld_stop TERM
+[ ! -d "/sys/fs/cgroup/cpuset/$GROUP" ] || fail "cgroup $GROUP left after restart + SIGTERM"
+echo "ok: SIGKILL then restart restored every cpuset"

@@ -10,7 +10,10 @@
 #include "commands.h"
 #include "pctl/json.h"
 #include "pctl/sample_io.h"
+#include "pctl/config.h"
+#include "pctl/policy.h"
 #include "pctl/sim.h"
+#include "pctl/simrun.h"
 #include "pctl/util.h"
 
 /* Steps of the virtual clock: runs report times to the step (the last app's end), the oracle
@@ -30,12 +33,15 @@ struct sim_args {
         bool has_objective;
         enum sim_objective objective;
         bool all;
+        const char *policy;       /* run under the manager with this policy */
+        const char *policies_dir; /* where to find it, when it is not a bare objective */
 };
 
 static void sim_usage(FILE *f)
 {
         fputs("Usage: pctl sim run SCENARIO --static cores=N,freq=MHZ|max [--trace FILE] "
               "[--json]\n"
+              "       pctl sim run SCENARIO --policy NAME [--policies-dir DIR] [--json]\n"
               "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf [--all] [--json]\n",
               f);
 }
@@ -85,6 +91,8 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
             {"trace", required_argument, NULL, 't'},
             {"objective", required_argument, NULL, 'o'},
             {"all", no_argument, NULL, 'a'},
+            {"policy", required_argument, NULL, 'p'},
+            {"policies-dir", required_argument, NULL, 'd'},
             {"json", no_argument, NULL, 'j'},
             {"help", no_argument, NULL, 'h'},
             {},
@@ -96,7 +104,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-                if ((c == 's' || c == 't') && !run) {
+                if ((c == 's' || c == 't' || c == 'p' || c == 'd') && !run) {
                         fprintf(stderr, "pctl sim oracle: %s is an option of 'pctl sim run'\n",
                                 argv[optind - 1]);
                         return -EINVAL;
@@ -113,6 +121,14 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
                         break;
                 case 't':
                         a->trace = optarg;
+                        break;
+                case 'p':
+                        if (!config_name_valid(optarg))
+                                return bad(a, "--policy", optarg, "is not a policy name");
+                        a->policy = optarg;
+                        break;
+                case 'd':
+                        a->policies_dir = optarg;
                         break;
                 case 'o':
                         if (sim_objective_parse(optarg, &a->objective) < 0)
@@ -144,8 +160,17 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
                 fprintf(stderr, "pctl sim %s: unexpected argument '%s'\n", a->sub, argv[optind]);
                 return -EINVAL;
         }
-        if (run && !a->has_static) {
-                fprintf(stderr, "pctl sim run: --static cores=N,freq=MHZ|max is required\n");
+        if (run && a->has_static == !!a->policy) {
+                fprintf(stderr, "pctl sim run: give either --static cores=N,freq=MHZ|max or "
+                                "--policy NAME\n");
+                return -EINVAL;
+        }
+        if (run && a->policy && a->trace) {
+                fprintf(stderr, "pctl sim run: --trace goes with --static only\n");
+                return -EINVAL;
+        }
+        if (run && a->policies_dir && !a->policy) {
+                fprintf(stderr, "pctl sim run: --policies-dir goes with --policy\n");
                 return -EINVAL;
         }
         if (!run && !a->has_objective) {
@@ -332,6 +357,8 @@ static int check_static(const struct sim_args *a, const struct sim_machine_info 
         return 0;
 }
 
+static int sim_run_policy_cmd(const struct sim_args *a);
+
 static int sim_run_cmd(const struct sim_args *a)
 {
         struct sim_machine *m;
@@ -341,6 +368,8 @@ static int sim_run_cmd(const struct sim_args *a)
         double end_s = 0;
         int r, ret = EXIT_FAILURE_RUN;
 
+        if (a->policy)
+                return sim_run_policy_cmd(a);
         if (load(a, &m, &info) < 0)
                 return EXIT_USAGE;
         if (check_static(a, &info) < 0) {
@@ -418,6 +447,81 @@ out:
         sim_actuator_ops.close(&act);
         sim_free(m);
         return ret;
+}
+
+/* The manager drives the machine: each app's final setting, its estimated P next to the true
+ * one, and what it cost. */
+static int sim_run_policy_cmd(const struct sim_args *a)
+{
+        struct simrun_options opt = { .scenario = a->scenario, .policy = a->policy,
+                                      .delta_i_rate = NAN };
+        struct policy_set set = { 0 };
+        struct config_problems problems = { 0 };
+        struct simrun_result res;
+        char err[512];
+        struct json j;
+        int r;
+
+        if (a->policies_dir) {
+                r = policy_set_load_dir(a->policies_dir, &set, &problems);
+                if (r < 0) {
+                        fprintf(stderr, "pctl sim run: --policies-dir %s:\n", a->policies_dir);
+                        config_problems_print(&problems, stderr);
+                        if (!problems.n)
+                                fprintf(stderr, "  %s\n", strerror(-r));
+                        config_problems_clear(&problems);
+                        return EXIT_USAGE;
+                }
+                opt.policies = &set;
+        }
+        r = simrun_policy(&opt, &res, err, sizeof(err));
+        policy_set_free(&set);
+        if (r < 0) {
+                fprintf(stderr, "pctl sim run: %s\n", err);
+                return r == -ENOENT || r == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
+        }
+        if (a->json) {
+                json_init(&j, stdout, true);
+                json_object_begin(&j);
+                json_kv_string(&j, "policy", a->policy);
+                json_key(&j, "apps");
+                json_array_begin(&j);
+        } else {
+                printf("scenario %s under policy %s: %lu decisions, %lu changes\n", a->scenario,
+                       a->policy, res.decisions, res.changes);
+                printf("%-16s %5s %8s %10s %11s %8s %12s %6s %6s\n", "app", "cores", "freq_mhz",
+                       "time_s", "energy_j", "power_w", "edp_js", "p_true", "p_est");
+        }
+        for (unsigned i = 0; i < res.n_apps; i++) {
+                const struct simrun_app *ap = &res.apps[i];
+                struct row row = { ap->name, ap->cores, ap->freq_mhz, ap->time_s, ap->energy_j,
+                                   ap->p_true };
+
+                if (a->json) {
+                        json_object_begin(&j);
+                        json_row(&j, &row);
+                        json_kv_double(&j, "p_est", ap->p_est);
+                        json_object_end(&j);
+                } else {
+                        printf("%-16s %5u %8u %10.3f %11.3f %8.2f %12.5g %6.3f %6.3f\n", row.name,
+                               row.cores, row.freq_mhz, row.time_s, row.energy_j,
+                               row.energy_j / row.time_s, row.energy_j * row.time_s, row.p_true,
+                               ap->p_est);
+                }
+        }
+        if (a->json) {
+                json_array_end(&j);
+                json_total(&j, res.time_s, res.energy_j);
+                json_kv_uint(&j, "decisions", res.decisions);
+                json_kv_uint(&j, "changes", res.changes);
+                json_object_end(&j);
+                json_finish(&j);
+        } else {
+                printf("%-16s %5s %8s %10.3f %11.3f %8.2f %12.5g\n", "total", "", "", res.time_s,
+                       res.energy_j, res.energy_j / res.time_s, res.energy_j * res.time_s);
+        }
+        simrun_result_free(&res);
+        return EXIT_OK;
 }
 
 static int sim_oracle_cmd(const struct sim_args *a)

@@ -36,9 +36,10 @@ static const struct allocator_point *hist_fresh(const struct allocator_ctx *ctx,
 void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app)
 {
         const struct estimate *e = estimator_get(ctx->est, app->id);
+        const struct estimator_platform *pl;
         struct allocator_point *p;
         enum objective_kind obj;
-        double score;
+        double score, power_w;
 
         if (!e || !app->policy || app->cores == 0)
                 return;
@@ -52,8 +53,13 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         obj = objective_effective(app->policy->objective, ctx->pm || ctx->power_measured, NULL);
         if (obj == OBJECTIVE_MONITOR || !(e->known & ESTIMATE_IPS))
                 return;
-        if (objective_score_rate(obj, (e->known & ESTIMATE_POWER) ? e->power_w : NAN, e->ips,
-                                 &score) < 0)
+        power_w = (e->known & ESTIMATE_POWER) ? e->power_w : NAN;
+        /* Measured package power but no model to split it: with one app, what the package
+         * draws is what that app's configuration costs, static power included. */
+        pl = estimator_platform(ctx->est);
+        if (isnan(power_w) && ctx->n_apps == 1 && pl && pl->energy_measured)
+                power_w = pl->power_w;
+        if (objective_score_rate(obj, power_w, e->ips, &score) < 0)
                 return;
         p = hist_find(app, app->cores, app->freq_khz);
         if (!p) {

@@ -438,6 +438,7 @@ int manager_decide(struct manager *m)
                 .hysteresis = MANAGER_HYSTERESIS,
                 .settle_decisions = MANAGER_SETTLE_DECISIONS,
                 .decision = ++m->decisions,
+                .n_apps = m->n_apps,
         };
         struct cpumask *cur = NULL, *next = NULL;
         int r;

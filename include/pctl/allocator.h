@@ -56,6 +56,7 @@ struct allocator_ctx {
         double hysteresis;            /* fraction, e.g. 0.05 */
         unsigned settle_decisions;    /* decisions to wait after a change before measuring */
         uint64_t decision;            /* this decision's number, increasing */
+        unsigned n_apps;              /* apps managed now */
 };
 
 /* Records the measured objective score of the app's current configuration (call once per

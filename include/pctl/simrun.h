@@ -1,0 +1,45 @@
+/* `pctl sim run --policy`: the manager (estimator, allocator, policies) driving the model
+ * machine in virtual time, exactly as pctld would drive a real one. The result reports the
+ * machine's ground truth next to the manager's estimates, as a yardstick. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "pctl/model.h"
+#include "pctl/policy.h"
+
+struct simrun_options {
+        const char *scenario;
+        const char *policy;                 /* a policy of `policies`, or a bare objective */
+        const struct policy_set *policies;  /* may be NULL: built-ins only */
+        unsigned interval_ms;               /* default 100 */
+        unsigned decision_ms;               /* default 1000 */
+        bool have_power;                    /* a calibrated or declared power model */
+        struct model_power power;
+        double delta_i_rate;                /* NaN: the estimator's default */
+        double ipc1;                        /* 0: unknown */
+        double max_virtual_s;               /* stop after this much virtual time; 0: 1e6 s */
+};
+
+struct simrun_app {
+        char name[32];
+        unsigned cores;    /* at the end (or when it finished) */
+        unsigned freq_mhz; /* likewise */
+        double time_s;
+        double energy_j;
+        double p_true;
+        double p_est; /* NaN when the estimator never settled on one */
+};
+
+struct simrun_result {
+        unsigned n_apps;
+        struct simrun_app *apps;
+        double time_s;   /* until the last app finished */
+        double energy_j; /* all packages, over that time */
+        unsigned long decisions, changes;
+};
+
+/* Runs the scenario to completion. err says what went wrong. */
+int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, char *err,
+                  size_t err_size);
+void simrun_result_free(struct simrun_result *r);

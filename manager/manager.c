@@ -53,6 +53,8 @@ struct manager {
 
         uint64_t start_ns;
         uint64_t decisions, changes;
+        /* Without RAPL, the machine's power from the power model over the samples. */
+        double model_power_w, model_energy_j;
 };
 
 static int pid_cmp(const void *a, const void *b)
@@ -313,6 +315,36 @@ void manager_set_policies(struct manager *m, struct policy_set *policies)
         }
 }
 
+/* The machine's power by the model when nothing measures it: static power, every busy core
+ * at its frequency, and the idle share of the cores apps hold. */
+static void model_energy(struct manager *m)
+{
+        const struct sensor_sample *s = &m->sample;
+        struct cpumask held;
+        double busy = 0, w;
+        unsigned freq_khz = 0;
+
+        m->model_power_w = NAN;
+        if (s->energy_measured || !m->opt.have_power || s->interval_ns == 0)
+                return;
+        cpumask_zero(&held);
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                cpumask_or(&held, &held, &m->apps[i].cpus);
+                if (m->apps[i].freq_khz > freq_khz)
+                        freq_khz = m->apps[i].freq_khz;
+        }
+        for (unsigned c = 0; c < s->n_cpus; c++)
+                if (s->cpu[c].measured & SENSOR_BUSY)
+                        busy += (double)s->cpu[c].busy_ns / s->interval_ns;
+        if (!freq_khz)
+                freq_khz = model_power_max_freq(&m->opt.power);
+        if (model_power_at(&m->opt.power, freq_khz, busy,
+                           fmax(0, cpumask_count(&held) - busy), &w) < 0)
+                return;
+        m->model_power_w = w;
+        m->model_energy_j += w * s->interval_ns / 1e9;
+}
+
 int manager_sample(struct manager *m)
 {
         struct estimator_app_view *views;
@@ -326,6 +358,7 @@ int manager_sample(struct manager *m)
         r = sensor_read(m->pf->sensor, &m->sample);
         if (r < 0)
                 return r;
+        model_energy(m);
         if (m->n_apps == 0)
                 return 0;
         views = calloc(m->n_apps, sizeof(*views));
@@ -525,12 +558,14 @@ const char *manager_energy(const struct manager *m, double *energy_j)
         const struct estimator_platform *pl = estimator_platform(m->est);
 
         *energy_j = NAN;
-        if (!pl || !isfinite(pl->energy_j))
-                return NULL;
-        *energy_j = pl->energy_j;
-        if (pl->energy_measured)
+        if (pl && pl->energy_measured && isfinite(pl->energy_j)) {
+                *energy_j = pl->energy_j;
                 return "measured";
-        return m->opt.have_power ? m->opt.power_source : NULL;
+        }
+        if (!m->opt.have_power)
+                return NULL;
+        *energy_j = m->model_energy_j;
+        return m->opt.power_source;
 }
 
 const struct estimate *manager_estimate(const struct manager *m, pid_t pid)
@@ -630,7 +665,9 @@ void manager_status(const struct manager *m, struct json *j)
         cpumask_format(&m->managed_cpus, list, sizeof(list));
         json_kv_string(j, "managed_cpus", list);
         json_kv_double(j, "uptime_s", (platform_now_ns(m->pf) - m->start_ns) / 1e9);
-        json_kv_double(j, "power_w", energy_source && pl ? pl->power_w : NAN);
+        json_kv_double(j, "power_w", !energy_source                  ? NAN
+                                     : pl && pl->energy_measured ? pl->power_w
+                                                                 : m->model_power_w);
         json_kv_double(j, "energy_j", energy_j);
         json_kv_string(j, "energy_source", energy_source);
         json_kv_uint(j, "decisions", m->decisions);

@@ -10,7 +10,8 @@ packages=(
         libsystemd-dev    # sd-event, sd-daemon, sd-journal
         libinih-dev       # INI parsing
         libcmocka-dev     # unit tests
-        procps util-linux # ps, taskset in the integration tests
+        procps util-linux # pgrep, setpriv, taskset in the integration tests
+        python3           # the tests and the demo read JSON with it
 )
 
 missing=()

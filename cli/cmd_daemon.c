@@ -247,7 +247,8 @@ static int pid_request(struct client_args *a, const char *cmd, int argc, char **
                 fprintf(stderr, "pctl %s: a PID is required\n", cmd);
                 return EXIT_USAGE;
         }
-        if (parse_int(argv[a->first_arg], &v) < 0 || v < 1) {
+        /* 4194304 is the kernel's PID_MAX_LIMIT: nothing above it can be a process. */
+        if (parse_int(argv[a->first_arg], &v) < 0 || v < 1 || v > 4194304) {
                 fprintf(stderr, "pctl %s: '%s' is not a process id\n", cmd, argv[a->first_arg]);
                 return EXIT_USAGE;
         }

@@ -64,6 +64,17 @@ static bool other_freq_manager(const struct platform *pf, char *which, size_t si
         return found;
 }
 
+/* Logs every problem of a refused file or set with file:line, or the error itself. */
+static void log_problems(struct config_problems *problems, int r, const char *what)
+{
+        for (size_t i = 0; i < problems->n; i++)
+                log_error("%s:%d: %s", problems->v[i].file, problems->v[i].lineno,
+                          problems->v[i].what);
+        if (!problems->n)
+                log_error_errno(r, "Failed to read %s: %m", what);
+        config_problems_clear(problems);
+}
+
 static int load_config(const char *path, struct config *out)
 {
         struct config_problems problems = { 0 };
@@ -76,13 +87,8 @@ static int load_config(const char *path, struct config *out)
                 config_init(out);
                 return 0;
         }
-        if (r < 0) {
-                for (size_t i = 0; i < problems.n; i++)
-                        log_error("%s:%d: %s", problems.v[i].file, problems.v[i].lineno,
-                                  problems.v[i].what);
-                if (!problems.n)
-                        log_error_errno(r, "Failed to read %s: %m", path);
-        }
+        if (r < 0)
+                log_problems(&problems, r, path);
         config_problems_clear(&problems);
         return r;
 }
@@ -98,11 +104,7 @@ static int load_policies(const char *dir, struct policy_set *out)
                 *out = (struct policy_set){ 0 };
                 r = 0;
         } else if (r < 0) {
-                for (size_t i = 0; i < problems.n; i++)
-                        log_error("%s:%d: %s", problems.v[i].file, problems.v[i].lineno,
-                                  problems.v[i].what);
-                if (!problems.n)
-                        log_error_errno(r, "Failed to read %s: %m", dir);
+                log_problems(&problems, r, dir);
         }
         config_problems_clear(&problems);
         return r;

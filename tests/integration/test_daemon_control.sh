@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# pctld's life cycle as systemd sees it (READY=1, STATUS=, RELOADING=1, STOPPING=1 on a
+# NOTIFY_SOCKET of our own), SIGHUP reload refusing a bad policy set and keeping the last
+# good one, and the control socket surviving malformed, oversized and unknown requests.
+set -u
+. "$TEST_LIB"
+[ "$(id -u)" -eq 0 ] || skip "needs root for cgroup v1 cpusets"
+pctld_setup
+trap pctld_cleanup EXIT
+printf '[policy good]\nobjective = ppw\n' >"$T/policies.d/good.conf"
+
+# A datagram socket that records what pctld tells systemd.
+python3 - "$T/notify" "$T/notify.log" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(60)
+with open(sys.argv[2], "a", buffering=1) as log:
+    try:
+        while True:
+            log.write(s.recv(4096).decode() + "\n")
+    except socket.timeout:
+        pass
+PY
+LISTENER=$!
+CLEANUP_PIDS="$LISTENER"
+for _ in $(seq 50); do [ -S "$T/notify" ] && break; sleep 0.1; done
+export NOTIFY_SOCKET="$T/notify"
+pctld_start
+unset NOTIFY_SOCKET
+for _ in $(seq 30); do grep -q "READY=1" "$T/notify.log" && break; sleep 0.1; done
+grep -q "READY=1" "$T/notify.log" || fail "no READY=1"
+grep -q "^STATUS=.*apps managed" "$T/notify.log" || fail "no STATUS= summary"
+
+# A bad policy set at reload is refused and the last good one stays.
+printf '[policy broken]\nobjective = fastest\n' >"$T/policies.d/zz-bad.conf"
+out=$("$PCTL" policy reload --socket "$T/pctl.sock" 2>&1) && fail "a bad set was accepted: $out"
+echo "$out" | grep -q "keeping the last good set" || fail "reload refusal unclear: $out"
+grep -q "zz-bad.conf:2" "$T/pctld.log" || fail "pctld did not log file:line of the bad policy"
+rm "$T/policies.d/zz-bad.conf"
+kill -HUP "$PCTLD_PID"
+for _ in $(seq 30); do grep -q "RELOADING=1" "$T/notify.log" && break; sleep 0.1; done
+grep -q "RELOADING=1" "$T/notify.log" || fail "no RELOADING=1 on SIGHUP"
+"$PCTL" policy reload --socket "$T/pctl.sock" >/dev/null || fail "a good reload was refused"
+
+# The control socket: malformed, unknown, oversized; the daemon lives on.
+reply() { python3 - "$T/pctl.sock" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+try:
+    s.sendall(sys.argv[2].encode() + b"\n")
+except BrokenPipeError:
+    pass
+data = b""
+while True:
+    try:
+        chunk = s.recv(65536)
+    except ConnectionResetError:
+        break
+    if not chunk:
+        break
+    data += chunk
+print(data.decode())
+PY
+}
+reply '{"cmd": "status"' | grep -q '"ok":false.*malformed' || fail "malformed request not answered"
+reply '{"cmd": "format-disk"}' | grep -q 'unknown command' || fail "unknown command not answered"
+reply '{"cmd": "adopt", "pid": "x"}' | grep -q '"pid\\" must be' || fail "bad pid not answered"
+reply "{\"cmd\": \"status\", \"pad\": \"$(head -c 70000 /dev/zero | tr '\0' a)\"}" | grep -q 'larger than' ||
+        fail "oversized request not answered"
+"$PCTL" adopt 999999999 --socket "$T/pctl.sock" 2>&1 | grep -q "not a process id\|no process" ||
+        fail "adopt of a pid that does not exist not refused clearly"
+"$PCTL" release 1 --socket "$T/pctl.sock" 2>&1 | grep -q "not managed" || fail "release of unmanaged pid unclear"
+"$PCTL" status --socket "$T/pctl.sock" >/dev/null || fail "pctld died on bad requests"
+
+pctld_stop TERM
+[ "$PCTLD_RC" -eq 0 ] || fail "pctld exited $PCTLD_RC on SIGTERM"
+for _ in $(seq 30); do grep -q "STOPPING=1" "$T/notify.log" && break; sleep 0.1; done
+grep -q "STOPPING=1" "$T/notify.log" || fail "no STOPPING=1"
+[ ! -e "$T/pctl.sock" ] || fail "the socket file was left behind"
+echo "ok: notify, reload, control socket"

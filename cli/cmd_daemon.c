@@ -177,6 +177,8 @@ static void status_human(const struct jsonv *s)
                jsonv_get_string(s, "managed_cpus"),
                jsonv_get(s, "dvfs") && jsonv_get(s, "dvfs")->b ? "on" : "off", why ? ": " : "",
                why ? why : "");
+        if (jsonv_get_string(s, "calibration"))
+                printf("calibr.   %s\n", jsonv_get_string(s, "calibration"));
         if (src && jsonv_get_number(s, "energy_j", &energy) == 0) {
                 if (jsonv_get_number(s, "power_w", &power) == 0)
                         printf("power     %.1f W, %.1f J since start (%s)\n", power, energy, src);

@@ -654,6 +654,7 @@ void manager_status(const struct manager *m, struct json *j)
         json_kv_string(j, "platform", m->pf->name);
         json_kv_string(j, "sensor", m->pf->sensor_ops->name);
         json_kv_string(j, "sensor_why", m->pf->sensor_why);
+        json_kv_string(j, "calibration", m->opt.calibration[0] ? m->opt.calibration : NULL);
         json_kv_string(j, "cpuset_mode",
                        (const char *[]){ "auto", "cgroup-v2", "cgroup-v1",
                                          "affinity" }[m->pf->actuator->mode]);

@@ -20,6 +20,7 @@
 #include "pctl/fsio.h"
 #include "pctl/log.h"
 #include "pctl/manager.h"
+#include "pctl/platform_file.h"
 #include "pctl/util.h"
 
 struct daemon {
@@ -320,6 +321,41 @@ static int parse_args(int argc, char **argv, struct daemon *d, bool *foreground)
         return 0;
 }
 
+/* Calibration's facts: the single-core IPC, the ΔI rate and a measured power model. A missing
+ * or corrupt file is reported and the defaults are used: pctld still works, only less well. */
+static void load_platform_file(const struct daemon *d, struct manager_options *mo)
+{
+        struct platform_profile prof;
+        char err[400];
+        int r = platform_file_load(d->conf.platform_file, &prof, err, sizeof(err));
+
+        if (r == -ENOENT) {
+                log_notice("no calibration at %s (run pctl calibrate): using the estimator's "
+                           "defaults", d->conf.platform_file);
+                snprintf(mo->calibration, sizeof(mo->calibration), "none (%s missing)",
+                         d->conf.platform_file);
+                return;
+        }
+        if (r < 0) {
+                log_warning("ignoring the calibration: %s; using the estimator's defaults", err);
+                snprintf(mo->calibration, sizeof(mo->calibration), "ignored: %s", err);
+                return;
+        }
+        mo->ipc1 = prof.ipc1;
+        mo->delta_i_rate = prof.delta_i_rate;
+        if (prof.power.n_points) {
+                mo->power = prof.power;
+                mo->have_power = true;
+                mo->power_source = "calibrated";
+        }
+        snprintf(mo->calibration, sizeof(mo->calibration), "%s (%s, %s)", d->conf.platform_file,
+                 prof.date[0] ? prof.date : "undated", prof.backend);
+        log_info("calibration %s: ipc1 %s, ΔI rate %s, power model %s", d->conf.platform_file,
+                 prof.ipc1 > 0 ? "measured" : "unknown",
+                 isfinite(prof.delta_i_rate) ? "measured" : "unknown",
+                 prof.power.n_points ? "measured" : "none");
+}
+
 static int setup_power(const struct daemon *d, struct manager_options *mo)
 {
         const unsigned *freqs;
@@ -328,7 +364,8 @@ static int setup_power(const struct daemon *d, struct manager_options *mo)
          * it and predictions never ask for another. */
         unsigned top_khz = n ? freqs[n - 1] : 1;
 
-        if (!d->conf.has_power)
+        /* A calibrated model was measured here: it beats one declared from a spec sheet. */
+        if (!d->conf.has_power || mo->have_power)
                 return 0;
         if (power_decl_to_model(&d->conf.power, top_khz, &mo->power) < 0)
                 return log_error_errno(-EINVAL, "[power] needs static_w and core_w");
@@ -405,6 +442,7 @@ int main(int argc, char **argv)
         }
         if (!mo.dvfs)
                 log_notice("not changing CPU frequencies: %s", mo.dvfs_why);
+        load_platform_file(&d, &mo);
         if (setup_power(&d, &mo) < 0)
                 goto out_platform;
         if (!mo.have_power && !d.pf->sensor->has_energy)

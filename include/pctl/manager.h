@@ -26,6 +26,7 @@ struct manager_options {
         double ipc1;                /* calibrated single-core IPC, 0 for unknown */
         bool dvfs;                  /* may change frequencies */
         char dvfs_why[320];         /* why not, when !dvfs */
+        char calibration[480];      /* the platform file used, or why none */
 };
 
 struct manager;

@@ -22,6 +22,7 @@ socket = $T/pctl.sock
 state_dir = $T/state
 policies_dir = $T/policies.d
 cgroup_group = $GROUP
+platform_file = $T/platform.ini
 
 [power]
 static_w = 20

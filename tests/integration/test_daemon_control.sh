@@ -25,12 +25,17 @@ PY
 LISTENER=$!
 CLEANUP_PIDS="$LISTENER"
 for _ in $(seq 50); do [ -S "$T/notify" ] && break; sleep 0.1; done
+# A corrupt calibration is reported with file:line, and pctld runs on the defaults.
+printf '[estimator]\nipc1 = fast\n' >"$T/platform.ini"
 export NOTIFY_SOCKET="$T/notify"
 pctld_start
 unset NOTIFY_SOCKET
 for _ in $(seq 30); do grep -q "READY=1" "$T/notify.log" && break; sleep 0.1; done
 grep -q "READY=1" "$T/notify.log" || fail "no READY=1"
 grep -q "^STATUS=.*apps managed" "$T/notify.log" || fail "no STATUS= summary"
+grep -q "ignoring the calibration: .*platform.ini:2" "$T/pctld.log" || fail "corrupt platform.ini not reported"
+status_json
+json_get "$T/status.json" "d['calibration']" | grep -q "^ignored: " || fail "status does not say the calibration was ignored"
 
 # A bad policy set at reload is refused and the last good one stays.
 printf '[policy broken]\nobjective = fastest\n' >"$T/policies.d/zz-bad.conf"

@@ -6,6 +6,7 @@ int cmd_sensors(int argc, char **argv);
 int cmd_sample(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_adopt(int argc, char **argv);

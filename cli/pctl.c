@@ -17,6 +17,7 @@ static const struct command commands[] = {
         { "sample", cmd_sample, "a timeline of counter deltas per interval" },
         { "sim", cmd_sim, "the model machine: run a scenario, or find its best static setting" },
         { "policy", cmd_policy, "list, check or reload policy files" },
+        { "calibrate", cmd_calibrate, "measure the platform with pbench and write platform.ini" },
         { "status", cmd_status, "what pctld manages, and how well" },
         { "run", cmd_run, "run a command managed by pctld" },
         { "adopt", cmd_adopt, "hand a running process to pctld" },

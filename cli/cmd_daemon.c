@@ -35,8 +35,7 @@ static void client_usage(const char *cmd, FILE *f)
                       "[ARG...]\n",
                       f);
         else if (strcmp(cmd, "adopt") == 0)
-                fputs("Usage: pctl adopt PID [--policy NAME] [--socket PATH | --config FILE]\n",
-                      f);
+                fputs("Usage: pctl adopt PID [--policy NAME] [--socket PATH | --config FILE]\n", f);
         else if (strcmp(cmd, "reload") == 0)
                 fputs("Usage: pctl policy reload [--socket PATH | --config FILE]\n", f);
         else
@@ -46,17 +45,14 @@ static void client_usage(const char *cmd, FILE *f)
 static int client_parse(int argc, char **argv, struct client_args *a)
 {
         static const struct option opts[] = {
-                { "socket", required_argument, NULL, 's' },
-                { "config", required_argument, NULL, 'c' },
-                { "policy", required_argument, NULL, 'p' },
-                { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },
-                {},
+            {"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
+            {"policy", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
+            {"help", no_argument, NULL, 'h'},         {},
         };
         const char *cmd = argv[0];
         int c;
 
-        *a = (struct client_args){ 0 };
+        *a = (struct client_args){0};
         optind = 1;
         opterr = 0;
         /* run stops at the first non-option, so `pctl run CMD -x` keeps CMD's options; the
@@ -64,8 +60,12 @@ static int client_parse(int argc, char **argv, struct client_args *a)
         while ((c = getopt_long(argc, argv, strcmp(cmd, "run") == 0 ? "+" : "", opts, NULL)) !=
                -1) {
                 switch (c) {
-                case 's': a->socket = optarg; break;
-                case 'c': a->config = optarg; break;
+                case 's':
+                        a->socket = optarg;
+                        break;
+                case 'c':
+                        a->config = optarg;
+                        break;
                 case 'p':
                         if (!config_name_valid(optarg)) {
                                 fprintf(stderr, "pctl %s: --policy: '%s' is not a policy name\n",
@@ -74,8 +74,12 @@ static int client_parse(int argc, char **argv, struct client_args *a)
                         }
                         a->policy = optarg;
                         break;
-                case 'j': a->json = true; break;
-                case 'h': client_usage(cmd, stdout); return 1;
+                case 'j':
+                        a->json = true;
+                        break;
+                case 'h':
+                        client_usage(cmd, stdout);
+                        return 1;
                 default:
                         fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n", cmd,
                                 argv[optind - 1]);
@@ -90,7 +94,7 @@ static int client_parse(int argc, char **argv, struct client_args *a)
 static int client_socket(const struct client_args *a, const char *cmd, char *buf, size_t size)
 {
         struct config conf;
-        struct config_problems problems = { 0 };
+        struct config_problems problems = {0};
         const char *path = a->config ? a->config : PCTL_SYSCONFDIR "/pctl.conf";
         int r;
 
@@ -240,8 +244,7 @@ static int status_cmd(struct client_args *a, int argc, char **argv)
         return EXIT_OK;
 }
 
-static int pid_request(struct client_args *a, const char *cmd, int argc, char **argv,
-                       pid_t *pid)
+static int pid_request(struct client_args *a, const char *cmd, int argc, char **argv, pid_t *pid)
 {
         int v;
 
@@ -255,8 +258,7 @@ static int pid_request(struct client_args *a, const char *cmd, int argc, char **
                 return EXIT_USAGE;
         }
         if (a->first_arg + 1 < argc) {
-                fprintf(stderr, "pctl %s: unexpected argument '%s'\n", cmd,
-                        argv[a->first_arg + 1]);
+                fprintf(stderr, "pctl %s: unexpected argument '%s'\n", cmd, argv[a->first_arg + 1]);
                 return EXIT_USAGE;
         }
         *pid = v;
@@ -361,7 +363,9 @@ static int reload_cmd(struct client_args *a, int argc, char **argv)
 
         if (a->first_arg < argc || a->policy || a->json) {
                 fprintf(stderr, "pctl policy reload: takes only --socket or --config (got '%s')\n",
-                        a->first_arg < argc ? argv[a->first_arg] : a->policy ? "--policy" : "--json");
+                        a->first_arg < argc ? argv[a->first_arg]
+                        : a->policy         ? "--policy"
+                                            : "--json");
                 return EXIT_USAGE;
         }
         r = client_call(a, "policy reload", "{\"cmd\":\"reload\"}", &reply, NULL);
@@ -381,8 +385,23 @@ static int client_main(int argc, char **argv, int (*fn)(struct client_args *, in
         return fn(&a, argc, argv);
 }
 
-int cmd_status(int argc, char **argv) { return client_main(argc, argv, status_cmd); }
-int cmd_run(int argc, char **argv) { return client_main(argc, argv, run_cmd); }
-int cmd_adopt(int argc, char **argv) { return client_main(argc, argv, adopt_cmd); }
-int cmd_release(int argc, char **argv) { return client_main(argc, argv, release_cmd); }
-int cmd_policy_reload(int argc, char **argv) { return client_main(argc, argv, reload_cmd); }
+int cmd_status(int argc, char **argv)
+{
+        return client_main(argc, argv, status_cmd);
+}
+int cmd_run(int argc, char **argv)
+{
+        return client_main(argc, argv, run_cmd);
+}
+int cmd_adopt(int argc, char **argv)
+{
+        return client_main(argc, argv, adopt_cmd);
+}
+int cmd_release(int argc, char **argv)
+{
+        return client_main(argc, argv, release_cmd);
+}
+int cmd_policy_reload(int argc, char **argv)
+{
+        return client_main(argc, argv, reload_cmd);
+}

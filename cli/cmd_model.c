@@ -45,21 +45,21 @@ static int bad(const char *opt, const char *value, const char *why)
 static int model_parse(int argc, char **argv, struct model_args *a)
 {
         static const struct option opts[] = {
-                { "p", required_argument, NULL, 'p' },
-                { "cores", required_argument, NULL, 'n' },
-                { "speedup", required_argument, NULL, 's' },
-                { "power", required_argument, NULL, 'w' },
-                { "freq", required_argument, NULL, 'f' },
-                { "t1", required_argument, NULL, 't' },
-                { "instructions", required_argument, NULL, 'i' },
-                { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },
-                {},
+            {"p", required_argument, NULL, 'p'},
+            {"cores", required_argument, NULL, 'n'},
+            {"speedup", required_argument, NULL, 's'},
+            {"power", required_argument, NULL, 'w'},
+            {"freq", required_argument, NULL, 'f'},
+            {"t1", required_argument, NULL, 't'},
+            {"instructions", required_argument, NULL, 'i'},
+            {"json", no_argument, NULL, 'j'},
+            {"help", no_argument, NULL, 'h'},
+            {},
         };
         const char *sub = argv[0];
         int c;
 
-        *a = (struct model_args){ .t1_s = 1.0, .instructions = 1e9 };
+        *a = (struct model_args){.t1_s = 1.0, .instructions = 1e9};
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -191,7 +191,7 @@ static int model_p_cmd(const struct model_args *a)
 static int model_table_cmd(const struct model_args *a)
 {
         struct model_power pm;
-        struct model_app app = { .p = a->p, .t1_s = a->t1_s, .instructions = a->instructions };
+        struct model_app app = {.p = a->p, .t1_s = a->t1_s, .instructions = a->instructions};
         bool have_power = false;
         unsigned freq_khz;
         struct json j;
@@ -211,8 +211,7 @@ static int model_table_cmd(const struct model_args *a)
                         return EXIT_USAGE;
                 have_power = true;
         }
-        freq_khz = a->freq_mhz ? a->freq_mhz * 1000
-                               : (have_power ? model_power_max_freq(&pm) : 1);
+        freq_khz = a->freq_mhz ? a->freq_mhz * 1000 : (have_power ? model_power_max_freq(&pm) : 1);
         app.freq_ref_khz = freq_khz;
 
         if (a->json) {
@@ -232,7 +231,7 @@ static int model_table_cmd(const struct model_args *a)
                         printf(" %9s %12s %12s %12s", "W", "Perf/W", "EPI(J)", "EDP(J*s)");
                 printf("\n");
         }
-        cpumask_foreach(n, &a->core_set) {
+        cpumask_foreach (n, &a->core_set) {
                 struct model_prediction pr;
 
                 if (model_predict(&app, have_power ? &pm : NULL, (unsigned)n, freq_khz, &pr) < 0) {
@@ -272,9 +271,9 @@ int cmd_model(int argc, char **argv)
                 const char *name;
                 int (*run)(const struct model_args *a);
         } subs[] = {
-                { "speedup", model_speedup_cmd },
-                { "p", model_p_cmd },
-                { "table", model_table_cmd },
+            {"speedup", model_speedup_cmd},
+            {"p", model_p_cmd},
+            {"table", model_table_cmd},
         };
         struct model_args a;
         int r;

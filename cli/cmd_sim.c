@@ -453,10 +453,10 @@ out:
  * one, and what it cost. */
 static int sim_run_policy_cmd(const struct sim_args *a)
 {
-        struct simrun_options opt = { .scenario = a->scenario, .policy = a->policy,
-                                      .delta_i_rate = NAN };
-        struct policy_set set = { 0 };
-        struct config_problems problems = { 0 };
+        struct simrun_options opt = {
+            .scenario = a->scenario, .policy = a->policy, .delta_i_rate = NAN};
+        struct policy_set set = {0};
+        struct config_problems problems = {0};
         struct simrun_result res;
         char err[512];
         struct json j;
@@ -494,8 +494,8 @@ static int sim_run_policy_cmd(const struct sim_args *a)
         }
         for (unsigned i = 0; i < res.n_apps; i++) {
                 const struct simrun_app *ap = &res.apps[i];
-                struct row row = { ap->name, ap->cores, ap->freq_mhz, ap->time_s, ap->energy_j,
-                                   ap->p_true };
+                struct row row = {ap->name,   ap->cores,    ap->freq_mhz,
+                                  ap->time_s, ap->energy_j, ap->p_true};
 
                 if (a->json) {
                         json_object_begin(&j);

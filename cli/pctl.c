@@ -12,16 +12,16 @@ struct command {
 };
 
 static const struct command commands[] = {
-        { "model", cmd_model, "the paper's equations: speedup, P, and a what-if table" },
-        { "sensors", cmd_sensors, "every sensor backend, available or not, and why" },
-        { "sample", cmd_sample, "a timeline of counter deltas per interval" },
-        { "sim", cmd_sim, "the model machine: run a scenario, or find its best static setting" },
-        { "policy", cmd_policy, "list, check or reload policy files" },
-        { "calibrate", cmd_calibrate, "measure the platform with pbench and write platform.ini" },
-        { "status", cmd_status, "what pctld manages, and how well" },
-        { "run", cmd_run, "run a command managed by pctld" },
-        { "adopt", cmd_adopt, "hand a running process to pctld" },
-        { "release", cmd_release, "give a process back untouched" },
+    {"model", cmd_model, "the paper's equations: speedup, P, and a what-if table"},
+    {"sensors", cmd_sensors, "every sensor backend, available or not, and why"},
+    {"sample", cmd_sample, "a timeline of counter deltas per interval"},
+    {"sim", cmd_sim, "the model machine: run a scenario, or find its best static setting"},
+    {"policy", cmd_policy, "list, check or reload policy files"},
+    {"calibrate", cmd_calibrate, "measure the platform with pbench and write platform.ini"},
+    {"status", cmd_status, "what pctld manages, and how well"},
+    {"run", cmd_run, "run a command managed by pctld"},
+    {"adopt", cmd_adopt, "hand a running process to pctld"},
+    {"release", cmd_release, "give a process back untouched"},
 };
 
 static void usage(FILE *f)

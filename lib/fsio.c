@@ -22,7 +22,10 @@ int fs_set_root(const char *root)
         return r;
 }
 
-const char *fs_root(void) { return fs_root_prefix; }
+const char *fs_root(void)
+{
+        return fs_root_prefix;
+}
 
 int fs_path(char *buf, size_t size, const char *fmt, ...)
 {

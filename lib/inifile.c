@@ -85,7 +85,7 @@ static int inifile_run(struct inifile_ctx *c)
         int r;
 
         if (c->err)
-                *c->err = (struct inifile_error){ 0 };
+                *c->err = (struct inifile_error){0};
         r = ini_parse_stream(inifile_reader, c, inifile_dispatch, c);
         if (r > 0)
                 note_error(c, r, "not a [section], key = value, or comment line");
@@ -100,14 +100,14 @@ static int inifile_run(struct inifile_ctx *c)
 
 int inifile_parse(const char *path, inifile_handler h, void *user, struct inifile_error *err)
 {
-        struct inifile_ctx c = { .h = h, .user = user, .err = err };
+        struct inifile_ctx c = {.h = h, .user = user, .err = err};
         int r;
 
         c.f = fopen(path, "re");
         if (!c.f) {
                 r = -errno;
                 if (err) {
-                        *err = (struct inifile_error){ 0 };
+                        *err = (struct inifile_error){0};
                         snprintf(err->what, sizeof(err->what), "cannot open: %s", strerror(-r));
                 }
                 return r;
@@ -117,10 +117,9 @@ int inifile_parse(const char *path, inifile_handler h, void *user, struct inifil
         return r;
 }
 
-int inifile_parse_string(const char *text, inifile_handler h, void *user,
-                         struct inifile_error *err)
+int inifile_parse_string(const char *text, inifile_handler h, void *user, struct inifile_error *err)
 {
-        struct inifile_ctx c = { .text = text, .h = h, .user = user, .err = err };
+        struct inifile_ctx c = {.text = text, .h = h, .user = user, .err = err};
 
         return inifile_run(&c);
 }

@@ -5,7 +5,7 @@
 
 void json_init(struct json *j, FILE *f, bool pretty)
 {
-        *j = (struct json){ .f = f, .pretty = pretty };
+        *j = (struct json){.f = f, .pretty = pretty};
 }
 
 static void indent(struct json *j)
@@ -51,21 +51,43 @@ static void json_close(struct json *j, char c)
         fputc(c, j->f);
 }
 
-void json_object_begin(struct json *j) { json_open(j, '{'); }
-void json_object_end(struct json *j) { json_close(j, '}'); }
-void json_array_begin(struct json *j) { json_open(j, '['); }
-void json_array_end(struct json *j) { json_close(j, ']'); }
+void json_object_begin(struct json *j)
+{
+        json_open(j, '{');
+}
+void json_object_end(struct json *j)
+{
+        json_close(j, '}');
+}
+void json_array_begin(struct json *j)
+{
+        json_open(j, '[');
+}
+void json_array_end(struct json *j)
+{
+        json_close(j, ']');
+}
 
 static void json_escaped(FILE *f, const char *s)
 {
         fputc('"', f);
         for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
                 switch (*p) {
-                case '"': fputs("\\\"", f); break;
-                case '\\': fputs("\\\\", f); break;
-                case '\n': fputs("\\n", f); break;
-                case '\r': fputs("\\r", f); break;
-                case '\t': fputs("\\t", f); break;
+                case '"':
+                        fputs("\\\"", f);
+                        break;
+                case '\\':
+                        fputs("\\\\", f);
+                        break;
+                case '\n':
+                        fputs("\\n", f);
+                        break;
+                case '\r':
+                        fputs("\\r", f);
+                        break;
+                case '\t':
+                        fputs("\\t", f);
+                        break;
                 default:
                         if (*p < 0x20)
                                 fprintf(f, "\\u%04x", *p);

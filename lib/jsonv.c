@@ -113,14 +113,30 @@ static int jp_string(struct jsonv_parser *p, char **out)
                 }
                 c = (unsigned char)p->s[p->pos++];
                 switch (c) {
-                case '"': d[n++] = '"'; break;
-                case '\\': d[n++] = '\\'; break;
-                case '/': d[n++] = '/'; break;
-                case 'b': d[n++] = '\b'; break;
-                case 'f': d[n++] = '\f'; break;
-                case 'n': d[n++] = '\n'; break;
-                case 'r': d[n++] = '\r'; break;
-                case 't': d[n++] = '\t'; break;
+                case '"':
+                        d[n++] = '"';
+                        break;
+                case '\\':
+                        d[n++] = '\\';
+                        break;
+                case '/':
+                        d[n++] = '/';
+                        break;
+                case 'b':
+                        d[n++] = '\b';
+                        break;
+                case 'f':
+                        d[n++] = '\f';
+                        break;
+                case 'n':
+                        d[n++] = '\n';
+                        break;
+                case 'r':
+                        d[n++] = '\r';
+                        break;
+                case 't':
+                        d[n++] = '\t';
+                        break;
                 case 'u': {
                         unsigned cp, lo;
 
@@ -168,7 +184,7 @@ static int jp_push(struct jsonv *v, size_t *cap)
                 v->items = items;
                 *cap = ncap;
         }
-        v->items[v->n] = (struct jsonv){ 0 };
+        v->items[v->n] = (struct jsonv){0};
         return 0;
 }
 
@@ -247,8 +263,10 @@ static int jp_value(struct jsonv_parser *p, struct jsonv *v, unsigned depth)
         if (p->pos >= p->len)
                 return jp_fail(p, "unexpected end");
         switch (p->s[p->pos]) {
-        case '{': return jp_container(p, v, depth, true);
-        case '[': return jp_container(p, v, depth, false);
+        case '{':
+                return jp_container(p, v, depth, true);
+        case '[':
+                return jp_container(p, v, depth, false);
         case '"':
                 v->type = JSONV_STRING;
                 return jp_string(p, &v->str);
@@ -264,7 +282,8 @@ static int jp_value(struct jsonv_parser *p, struct jsonv *v, unsigned depth)
                 if (jp_literal(p, "null"))
                         return 0;
                 return jp_fail(p, "bad literal");
-        default: return jp_number(p, v);
+        default:
+                return jp_number(p, v);
         }
 }
 
@@ -287,7 +306,7 @@ void jsonv_free(struct jsonv *v)
 
 int jsonv_parse(const char *text, size_t len, struct jsonv **out, char *err, size_t err_size)
 {
-        struct jsonv_parser p = { .s = text, .len = len, .err = err, .err_size = err_size };
+        struct jsonv_parser p = {.s = text, .len = len, .err = err, .err_size = err_size};
         struct jsonv *v = calloc(1, sizeof(*v));
         int r;
 
@@ -336,8 +355,7 @@ int jsonv_get_number(const struct jsonv *obj, const char *key, double *out)
         return 0;
 }
 
-int jsonv_get_int(const struct jsonv *obj, const char *key, int64_t min, int64_t max,
-                  int64_t *out)
+int jsonv_get_int(const struct jsonv *obj, const char *key, int64_t min, int64_t max, int64_t *out)
 {
         double d;
         int r = jsonv_get_number(obj, key, &d);

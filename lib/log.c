@@ -10,10 +10,22 @@ static enum log_target log_target = LOG_TARGET_STDERR;
 static int log_max_level = LOG_INFO;
 static const char *log_ident = "pctl";
 
-void log_set_target(enum log_target target) { log_target = target; }
-void log_set_max_level(int level) { log_max_level = level; }
-void log_set_ident(const char *ident) { log_ident = ident; }
-int log_get_max_level(void) { return log_max_level; }
+void log_set_target(enum log_target target)
+{
+        log_target = target;
+}
+void log_set_max_level(int level)
+{
+        log_max_level = level;
+}
+void log_set_ident(const char *ident)
+{
+        log_ident = ident;
+}
+int log_get_max_level(void)
+{
+        return log_max_level;
+}
 
 int log_internal(int level, int err, const char *fmt, ...)
 {

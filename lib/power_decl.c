@@ -41,9 +41,9 @@ int power_decl_key(struct power_decl *d, const char *key, const char *value)
                 size_t offset;
                 unsigned bit;
         } watts[] = {
-                { "static_w", offsetof(struct power_decl, static_w), POWER_DECL_STATIC },
-                { "core_w", offsetof(struct power_decl, core_w), POWER_DECL_CORE },
-                { "idle_w", offsetof(struct power_decl, idle_w), POWER_DECL_IDLE },
+            {"static_w", offsetof(struct power_decl, static_w), POWER_DECL_STATIC},
+            {"core_w", offsetof(struct power_decl, core_w), POWER_DECL_CORE},
+            {"idle_w", offsetof(struct power_decl, idle_w), POWER_DECL_IDLE},
         };
         for (size_t i = 0; i < ARRAY_SIZE(watts); i++) {
                 if (strcmp(key, watts[i].key) != 0)
@@ -60,7 +60,7 @@ int power_decl_key(struct power_decl *d, const char *key, const char *value)
 
 int power_decl_to_model(const struct power_decl *d, unsigned top_khz, struct model_power *out)
 {
-        struct model_power pm = { .static_w = d->static_w, .declared = true };
+        struct model_power pm = {.static_w = d->static_w, .declared = true};
         unsigned khz = (d->seen & POWER_DECL_FREQ) ? d->freq_khz : top_khz;
 
         if (!(d->seen & POWER_DECL_STATIC) || !(d->seen & POWER_DECL_CORE) || khz == 0)
@@ -98,7 +98,7 @@ static int load_handler(void *user, const char *section, const char *key, const 
 int power_decl_load(const char *path, struct power_decl *d, char *err, size_t err_size)
 {
         struct inifile_error e;
-        struct load_ctx c = { .err = &e };
+        struct load_ctx c = {.err = &e};
         int r = inifile_parse(path, load_handler, &c, &e);
 
         if (r < 0) {

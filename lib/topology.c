@@ -10,7 +10,7 @@
 
 static int topology_alloc(struct topology *t, unsigned n_cpus)
 {
-        *t = (struct topology){ .n_cpus = n_cpus };
+        *t = (struct topology){.n_cpus = n_cpus};
         t->cpu = calloc(n_cpus ? n_cpus : 1, sizeof(*t->cpu));
         if (!t->cpu)
                 return -ENOMEM;
@@ -34,14 +34,15 @@ int topology_read(struct topology *t)
         if (cpumask_empty(&online))
                 return -ENODEV;
         last = -1;
-        cpumask_foreach(c, &online) last = c;
+        cpumask_foreach (c, &online)
+                last = c;
         r = topology_alloc(t, (unsigned)last + 1);
         if (r < 0)
                 return r;
         t->online = online;
         for (unsigned c = 0; c < t->n_cpus; c++)
-                t->cpu[c] = (struct topology_cpu){ -1, -1 };
-        cpumask_foreach(c, &online) {
+                t->cpu[c] = (struct topology_cpu){-1, -1};
+        cpumask_foreach (c, &online) {
                 uint64_t v;
 
                 snprintf(path, sizeof(path),
@@ -89,7 +90,7 @@ void topology_free(struct topology *t)
 void topology_package_cpus(const struct topology *t, int package, struct cpumask *out)
 {
         cpumask_zero(out);
-        cpumask_foreach(c, &t->online) {
+        cpumask_foreach (c, &t->online) {
                 if (t->cpu[c].package == package)
                         cpumask_set(out, (unsigned)c);
         }

@@ -74,8 +74,8 @@ int parse_int(const char *s, int *out)
 
 int parse_bool(const char *s, bool *out)
 {
-        static const char *const yes[] = { "1", "yes", "true", "on" };
-        static const char *const no[] = { "0", "no", "false", "off" };
+        static const char *const yes[] = {"1", "yes", "true", "on"};
+        static const char *const no[] = {"0", "no", "false", "off"};
 
         if (!s)
                 return -EINVAL;

@@ -48,7 +48,7 @@ static void conn_send(struct control_conn *c, const char *text, size_t len)
         size_t off = 0;
 
         while (off < len) {
-                struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
+                struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
                 ssize_t n = send(c->fd, text + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 
                 if (n > 0) {
@@ -84,8 +84,7 @@ static void conn_reply_error(struct control_conn *c, const char *error)
         free(text);
 }
 
-static const struct control_command *find_command(const struct control_server *s,
-                                                  const char *name)
+static const struct control_command *find_command(const struct control_server *s, const char *name)
 {
         for (const struct control_command *cmd = s->commands; cmd->name; cmd++)
                 if (strcmp(cmd->name, name) == 0)
@@ -96,7 +95,7 @@ static const struct control_command *find_command(const struct control_server *s
 static void conn_handle(struct control_conn *c)
 {
         struct control_server *s = c->server;
-        struct control_request req = { 0 };
+        struct control_request req = {0};
         const struct control_command *cmd;
         struct jsonv *msg = NULL;
         struct ucred cred;
@@ -118,7 +117,7 @@ static void conn_handle(struct control_conn *c)
                 conn_reply_error(c, what);
                 return;
         }
-        req = (struct control_request){ .msg = msg, .uid = cred.uid, .pid = cred.pid };
+        req = (struct control_request){.msg = msg, .uid = cred.uid, .pid = cred.pid};
         req.cmd = jsonv_get_string(msg, "cmd");
         if (!req.cmd) {
                 conn_reply_error(c, "malformed request: no \"cmd\" string");
@@ -131,8 +130,9 @@ static void conn_handle(struct control_conn *c)
                 goto out;
         }
         if (cmd->needs_root && cred.uid != 0) {
-                snprintf(err, sizeof(err), "'%s' changes the machine and needs root (you are uid %u)",
-                         cmd->name, (unsigned)cred.uid);
+                snprintf(err, sizeof(err),
+                         "'%s' changes the machine and needs root (you are uid %u)", cmd->name,
+                         (unsigned)cred.uid);
                 conn_reply_error(c, err);
                 goto out;
         }
@@ -241,7 +241,7 @@ static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void
 
 static int listen_on(const char *path, int *out)
 {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
         mode_t old;
         int fd, r;
 
@@ -312,11 +312,11 @@ void control_server_free(struct control_server *s)
 
 int control_call(const char *path, const char *request, char **reply)
 {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
         _cleanup_close_ int fd = -1;
         size_t len = 0, cap = 4096;
         char *buf;
-        struct timeval tv = { .tv_sec = 30 };
+        struct timeval tv = {.tv_sec = 30};
 
         if (strscpy(sa.sun_path, path, sizeof(sa.sun_path)) < 0)
                 return -ENAMETOOLONG;

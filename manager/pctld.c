@@ -38,7 +38,7 @@ struct daemon {
 /* Other daemons that set CPU frequencies; two managers fighting over one knob is worse than
  * either alone. */
 static const char *const other_freq_managers[] = {
-        "tuned", "power-profiles-", "auto-cpufreq", "thermald", "cpufreqd", "powerd",
+    "tuned", "power-profiles-", "auto-cpufreq", "thermald", "cpufreqd", "powerd",
 };
 
 static bool other_freq_manager(const struct platform *pf, char *which, size_t size)
@@ -78,7 +78,7 @@ static void log_problems(struct config_problems *problems, int r, const char *wh
 
 static int load_config(const char *path, struct config *out)
 {
-        struct config_problems problems = { 0 };
+        struct config_problems problems = {0};
         int r;
 
         config_init(out);
@@ -96,13 +96,14 @@ static int load_config(const char *path, struct config *out)
 
 static int load_policies(const char *dir, struct policy_set *out)
 {
-        struct config_problems problems = { 0 };
+        struct config_problems problems = {0};
         int r = policy_set_load_dir(dir, out, &problems);
 
         if (r == -ENOENT) {
                 log_notice("%s does not exist: only the built-in policies (edp, ppw, energy, "
-                           "performance, monitor)", dir);
-                *out = (struct policy_set){ 0 };
+                           "performance, monitor)",
+                           dir);
+                *out = (struct policy_set){0};
                 r = 0;
         } else if (r < 0) {
                 log_problems(&problems, r, dir);
@@ -171,7 +172,7 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 static int daemon_reload(struct daemon *d, char *err, size_t err_size)
 {
         struct config conf;
-        struct policy_set set = { 0 };
+        struct policy_set set = {0};
 
         sd_notify(false, "RELOADING=1");
         if (load_config(d->config_path, &conf) < 0) {
@@ -273,11 +274,8 @@ static int cmd_reload(void *userdata, const struct control_request *req, struct 
 }
 
 static const struct control_command control_commands[] = {
-        { "status", false, cmd_status },
-        { "adopt", true, cmd_adopt },
-        { "release", true, cmd_release },
-        { "reload", true, cmd_reload },
-        { NULL, false, NULL },
+    {"status", false, cmd_status}, {"adopt", true, cmd_adopt}, {"release", true, cmd_release},
+    {"reload", true, cmd_reload},  {NULL, false, NULL},
 };
 
 static void usage(FILE *f)
@@ -291,23 +289,30 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct daemon *d, bool *foreground)
 {
         static const struct option opts[] = {
-                { "config", required_argument, NULL, 'c' },
-                { "foreground", no_argument, NULL, 'f' },
-                { "platform", required_argument, NULL, 'p' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, 'V' },
-                {},
+            {"config", required_argument, NULL, 'c'},   {"foreground", no_argument, NULL, 'f'},
+            {"platform", required_argument, NULL, 'p'}, {"help", no_argument, NULL, 'h'},
+            {"version", no_argument, NULL, 'V'},        {},
         };
         int c;
 
         opterr = 0;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
                 switch (c) {
-                case 'c': d->config_path = optarg; break;
-                case 'f': *foreground = true; break;
-                case 'p': d->platform_override = optarg; break;
-                case 'h': usage(stdout); return 1;
-                case 'V': printf("pctld %s\n", PCTL_VERSION); return 1;
+                case 'c':
+                        d->config_path = optarg;
+                        break;
+                case 'f':
+                        *foreground = true;
+                        break;
+                case 'p':
+                        d->platform_override = optarg;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 1;
+                case 'V':
+                        printf("pctld %s\n", PCTL_VERSION);
+                        return 1;
                 default:
                         fprintf(stderr, "pctld: unknown or incomplete option '%s'\n",
                                 argv[optind - 1]);
@@ -331,7 +336,8 @@ static void load_platform_file(const struct daemon *d, struct manager_options *m
 
         if (r == -ENOENT) {
                 log_notice("no calibration at %s (run pctl calibrate): using the estimator's "
-                           "defaults", d->conf.platform_file);
+                           "defaults",
+                           d->conf.platform_file);
                 snprintf(mo->calibration, sizeof(mo->calibration), "none (%s missing)",
                          d->conf.platform_file);
                 return;
@@ -376,10 +382,10 @@ static int setup_power(const struct daemon *d, struct manager_options *mo)
 
 int main(int argc, char **argv)
 {
-        struct daemon d = { .config_path = PCTL_SYSCONFDIR "/pctl.conf" };
-        struct manager_options mo = { .delta_i_rate = NAN };
-        struct platform_options po = { 0 };
-        struct policy_set set = { 0 };
+        struct daemon d = {.config_path = PCTL_SYSCONFDIR "/pctl.conf"};
+        struct manager_options mo = {.delta_i_rate = NAN};
+        struct platform_options po = {0};
+        struct policy_set set = {0};
         bool foreground = false;
         char why[512], which[64];
         sigset_t mask;
@@ -400,10 +406,10 @@ int main(int argc, char **argv)
 
         po.spec = d.conf.platform;
         po.actuator = (struct actuator_config){
-                .cgroup_root = d.conf.cgroup_root,
-                .group = d.conf.cgroup_group,
-                .state_dir = d.conf.state_dir,
-                .dvfs = d.conf.dvfs != CONFIG_DVFS_OFF,
+            .cgroup_root = d.conf.cgroup_root,
+            .group = d.conf.cgroup_group,
+            .state_dir = d.conf.state_dir,
+            .dvfs = d.conf.dvfs != CONFIG_DVFS_OFF,
         };
         if (mkdir(d.conf.state_dir, 0755) < 0 && errno != EEXIST)
                 return log_error_errno(errno, "Failed to create %s: %m", d.conf.state_dir), 1;
@@ -412,8 +418,10 @@ int main(int argc, char **argv)
         if (strncmp(po.spec, "sim:", 4) != 0) {
                 r = actuator_recover(&po.actuator);
                 if (r < 0)
-                        log_warning_errno(r, "Failed to restore what a previous pctld left in "
-                                             "%s, carrying on: %m", d.conf.state_dir);
+                        log_warning_errno(r,
+                                          "Failed to restore what a previous pctld left in "
+                                          "%s, carrying on: %m",
+                                          d.conf.state_dir);
                 else if (r > 0)
                         log_notice("restored %d changes a previous pctld left behind", r);
         }
@@ -422,10 +430,10 @@ int main(int argc, char **argv)
                 log_error("cannot start: %s", why);
                 return 1;
         }
-        log_info("platform %s: sensor %s (%s), cpusets by %s", d.pf->name, d.pf->sensor_ops->name,
-                 d.pf->sensor_why,
-                 (const char *[]){ "auto", "cgroup v2", "cgroup v1",
-                                   "affinity" }[d.pf->actuator->mode]);
+        log_info(
+            "platform %s: sensor %s (%s), cpusets by %s", d.pf->name, d.pf->sensor_ops->name,
+            d.pf->sensor_why,
+            (const char *[]){"auto", "cgroup v2", "cgroup v1", "affinity"}[d.pf->actuator->mode]);
 
         mo.conf = d.conf;
         mo.platform = d.pf;
@@ -447,7 +455,8 @@ int main(int argc, char **argv)
                 goto out_platform;
         if (!mo.have_power && !d.pf->sensor->has_energy)
                 log_notice("no power figure (no RAPL, no [power] in %s): energy objectives run "
-                           "for performance within their bounds", d.config_path);
+                           "for performance within their bounds",
+                           d.config_path);
         r = manager_new(&mo, &set, &d.mgr);
         if (r < 0) {
                 log_error_errno(r, "Failed to start the manager: %m");
@@ -490,14 +499,13 @@ int main(int argc, char **argv)
         }
         if (sd_listen_fds(1) == 1)
                 listen_fd = SD_LISTEN_FDS_START;
-        r = control_server_new(d.event, d.conf.socket, listen_fd, control_commands, &d,
-                               &d.control);
+        r = control_server_new(d.event, d.conf.socket, listen_fd, control_commands, &d, &d.control);
         if (r < 0) {
                 log_error_errno(r, "Failed to listen on %s: %m", d.conf.socket);
                 goto out_event;
         }
-        log_info("ready: sampling every %u ms, deciding every %u ms, socket %s",
-                 d.conf.interval_ms, d.conf.decision_ms, d.conf.socket);
+        log_info("ready: sampling every %u ms, deciding every %u ms, socket %s", d.conf.interval_ms,
+                 d.conf.decision_ms, d.conf.socket);
         sd_notify(false, "READY=1");
         notify_status(&d);
         r = sd_event_loop(d.event);

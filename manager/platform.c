@@ -41,7 +41,7 @@ int platform_open(const struct platform_options *opt, struct platform **out, cha
                   size_t why_size)
 {
         struct platform *p = calloc(1, sizeof(*p));
-        struct sensor_config scfg = { 0 };
+        struct sensor_config scfg = {0};
         struct actuator_config acfg = opt->actuator;
         const char *spec = opt->spec && *opt->spec ? opt->spec : "auto";
         int r;
@@ -101,8 +101,8 @@ int platform_open(const struct platform_options *opt, struct platform **out, cha
         }
         r = actuator_open(p->actuator_ops, &acfg, &p->actuator);
         if (r < 0) {
-                snprintf(why, why_size, "cannot open the %s actuator: %s",
-                         p->actuator_ops->name, strerror(-r));
+                snprintf(why, why_size, "cannot open the %s actuator: %s", p->actuator_ops->name,
+                         strerror(-r));
                 goto fail;
         }
         *out = p;

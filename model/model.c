@@ -125,10 +125,10 @@ int model_p_least_squares(const struct model_obs *obs, size_t n, struct model_fi
                 wsum += obs[i].weight;
         }
         *out = (struct model_fit){
-                .p = p,
-                .rms_residual = sqrt(err2 / wsum),
-                .n_points = used,
-                .n_cores = distinct,
+            .p = p,
+            .rms_residual = sqrt(err2 / wsum),
+            .n_points = used,
+            .n_cores = distinct,
         };
         return 0;
 }
@@ -147,7 +147,7 @@ int model_power_set_point(struct model_power *pm, unsigned freq_khz, double core
         if (pm->n_points >= MODEL_MAX_FREQS)
                 return -ENOSPC;
         memmove(&pm->points[i + 1], &pm->points[i], (pm->n_points - i) * sizeof(pm->points[0]));
-        pm->points[i] = (struct model_power_point){ freq_khz, core_w, idle_w };
+        pm->points[i] = (struct model_power_point){freq_khz, core_w, idle_w};
         pm->n_points++;
         return 0;
 }
@@ -189,8 +189,8 @@ int model_power_at(const struct model_power *pm, unsigned freq_khz, double busy_
 int model_predict(const struct model_app *app, const struct model_power *pm, unsigned cores,
                   unsigned freq_khz, struct model_prediction *out)
 {
-        struct model_prediction pr = { .power_w = NAN, .energy_j = NAN, .edp_js = NAN,
-                                       .perf_per_w = NAN, .epi_j = NAN };
+        struct model_prediction pr = {
+            .power_w = NAN, .energy_j = NAN, .edp_js = NAN, .perf_per_w = NAN, .epi_j = NAN};
         double t1_f, m = app->mem_fraction;
         int r;
 
@@ -205,8 +205,8 @@ int model_predict(const struct model_app *app, const struct model_power *pm, uns
         pr.time_s = t1_f / pr.speedup;
         /* Amdahl: the work keeps SP cores busy on average (Σbusy = T(1), elapsed = T(1)/SP). */
         pr.busy_cores = pr.speedup < cores ? pr.speedup : cores;
-        if (pm && model_power_at(pm, freq_khz, pr.busy_cores, cores - pr.busy_cores,
-                                 &pr.power_w) == 0) {
+        if (pm &&
+            model_power_at(pm, freq_khz, pr.busy_cores, cores - pr.busy_cores, &pr.power_w) == 0) {
                 pr.energy_j = pr.power_w * pr.time_s;
                 model_edp(pr.power_w, pr.time_s, &pr.edp_js);
                 if (app->instructions > 0) {

@@ -82,7 +82,10 @@ int actuator_recover(const struct actuator_config *cfg);
 /* Transient errors are retried next interval; anything else stops managing that app. */
 bool actuator_error_is_transient(int err);
 /* The app is gone: not an error, the app is simply no longer managed. */
-static inline bool actuator_error_is_gone(int err) { return err == -ESRCH; }
+static inline bool actuator_error_is_gone(int err)
+{
+        return err == -ESRCH;
+}
 /* The words for a failed op: a->error when the backend gave them, else strerror(-err). */
 const char *actuator_strerror(const struct actuator *a, int err);
 /* "auto", "v2", "v1", "affinity"; and back (-EINVAL for anything else). */

@@ -43,7 +43,7 @@ void cpumask_or(struct cpumask *dst, const struct cpumask *a, const struct cpuma
 void cpumask_andnot(struct cpumask *dst, const struct cpumask *a, const struct cpumask *b);
 /* The first CPU at or after `from`, or -1. Iterate with cpumask_foreach. */
 int cpumask_next(const struct cpumask *m, unsigned from);
-#define cpumask_foreach(cpu, m) \
+#define cpumask_foreach(cpu, m)                                                                    \
         for (int cpu = cpumask_next((m), 0); cpu >= 0; cpu = cpumask_next((m), (unsigned)cpu + 1))
 
 /* Parses "0-3,8" (white space around items allowed, a trailing newline too). -EINVAL for bad

@@ -5,8 +5,8 @@
 #include <stddef.h>
 
 /* Return 0 to accept the line, a negative errno to mark it bad (parsing goes on). */
-typedef int (*inifile_handler)(void *user, const char *section, const char *key,
-                               const char *value, int lineno);
+typedef int (*inifile_handler)(void *user, const char *section, const char *key, const char *value,
+                               int lineno);
 
 struct inifile_error {
         int lineno; /* first bad line, 0 for the file as a whole */

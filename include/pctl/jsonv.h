@@ -30,5 +30,4 @@ const struct jsonv *jsonv_get(const struct jsonv *obj, const char *key);
 const char *jsonv_get_string(const struct jsonv *obj, const char *key);
 /* 0 and *out on success; -ENOENT absent; -EINVAL wrong type or not an integer in range. */
 int jsonv_get_number(const struct jsonv *obj, const char *key, double *out);
-int jsonv_get_int(const struct jsonv *obj, const char *key, int64_t min, int64_t max,
-                  int64_t *out);
+int jsonv_get_int(const struct jsonv *obj, const char *key, int64_t min, int64_t max, int64_t *out);

@@ -17,11 +17,17 @@ int model_time_n(double p, unsigned n, double t1_s, double *t_s);
 /* eq. 3: SP(N) = 1 / ((1-P) + P/N). */
 int model_speedup(double p, unsigned n, double *sp);
 /* eq. 5: I = I0 + dI; the split the other way. */
-static inline double model_instr_total(double i0, double delta_i) { return i0 + delta_i; }
+static inline double model_instr_total(double i0, double delta_i)
+{
+        return i0 + delta_i;
+}
 /* eq. 7: IPC = I / C_max. */
 int model_ipc(double instr, double c_max, double *ipc);
 /* eq. 8: IPS = IPC * F. */
-static inline double model_ips(double ipc, double freq_hz) { return ipc * freq_hz; }
+static inline double model_ips(double ipc, double freq_hz)
+{
+        return ipc * freq_hz;
+}
 /* eq. 9: SP = IPC_I0(N) / IPC_I0(1). */
 int model_speedup_from_ipc(double ipc_n, double ipc_1, double *sp);
 /* eq. 10: P = N(1-SP) / (SP(1-N)). -EDOM for N < 2 or SP <= 0; MODEL_SUPERLINEAR if SP > N. */

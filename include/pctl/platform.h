@@ -19,8 +19,8 @@ struct platform_proc {
 };
 
 struct platform {
-        char name[64];           /* "software", "likwid", "sim:scenario.ini" ... */
-        char sensor_why[512];    /* why this sensor backend (and not the better ones) */
+        char name[64];        /* "software", "likwid", "sim:scenario.ini" ... */
+        char sensor_why[512]; /* why this sensor backend (and not the better ones) */
         const struct sensor_ops *sensor_ops;
         struct sensor *sensor;
         const struct actuator_ops *actuator_ops;
@@ -31,7 +31,7 @@ struct platform {
 };
 
 struct platform_options {
-        const char *spec;        /* auto | likwid | perf | software | sim:PATH */
+        const char *spec; /* auto | likwid | perf | software | sim:PATH */
         struct actuator_config actuator;
         const struct cpumask *cpus; /* CPUs to sample; NULL = all online */
 };

@@ -12,8 +12,12 @@ struct power_decl {
         unsigned seen;     /* POWER_DECL_* bits */
 };
 
-enum { POWER_DECL_STATIC = 1u << 0, POWER_DECL_CORE = 1u << 1, POWER_DECL_IDLE = 1u << 2,
-       POWER_DECL_FREQ = 1u << 3 };
+enum {
+        POWER_DECL_STATIC = 1u << 0,
+        POWER_DECL_CORE = 1u << 1,
+        POWER_DECL_IDLE = 1u << 2,
+        POWER_DECL_FREQ = 1u << 3
+};
 
 /* One key=value of a [power] section. -ENOENT for an unknown key, -EINVAL/-ERANGE for a bad
  * value (not a number, negative, not finite); *d changes only on success. */

@@ -11,7 +11,10 @@
 #define NSEC_PER_SEC 1000000000ULL
 #define NSEC_PER_MSEC 1000000ULL
 
-static inline void freep(void *p) { free(*(void **)p); }
+static inline void freep(void *p)
+{
+        free(*(void **)p);
+}
 static inline void closep(int *fd)
 {
         if (*fd >= 0)

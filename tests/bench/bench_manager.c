@@ -27,9 +27,9 @@ static double cpu_s(void)
 
 int main(void)
 {
-        struct platform_options po = { .spec = "sim:" SRC_DIR "/tests/scenarios/server-20apps.ini",
-                                       .actuator = { .dvfs = true } };
-        struct manager_options mo = { .delta_i_rate = NAN };
+        struct platform_options po = {.spec = "sim:" SRC_DIR "/tests/scenarios/server-20apps.ini",
+                                      .actuator = {.dvfs = true}};
+        struct manager_options mo = {.delta_i_rate = NAN};
         struct platform *pf;
         struct manager *m;
         char why[512];

@@ -32,9 +32,9 @@ static int handle_echo(void *userdata, const struct control_request *req, struct
 }
 
 static const struct control_command commands[] = {
-        { "echo", false, handle_echo },
-        { "change", true, handle_echo },
-        { NULL, false, NULL },
+    {"echo", false, handle_echo},
+    {"change", true, handle_echo},
+    {NULL, false, NULL},
 };
 
 struct loop_ctx {
@@ -55,7 +55,7 @@ static int serve_while(void (*client)(const char *path), int *calls)
 {
         char dir[] = "/tmp/pctl-control-XXXXXX", path[128];
         struct control_server *srv = NULL;
-        struct loop_ctx ctx = { 0 };
+        struct loop_ctx ctx = {0};
         sd_event *e = NULL;
         sigset_t mask;
 
@@ -82,13 +82,12 @@ static int serve_while(void (*client)(const char *path), int *calls)
         return ctx.status;
 }
 
-#define CHECK(cond)                                                                    \
-        do {                                                                           \
-                if (!(cond)) {                                                         \
-                        fprintf(stderr, "client check failed: %s (line %d)\n", #cond,  \
-                                __LINE__);                                             \
-                        _exit(1);                                                      \
-                }                                                                      \
+#define CHECK(cond)                                                                                \
+        do {                                                                                       \
+                if (!(cond)) {                                                                     \
+                        fprintf(stderr, "client check failed: %s (line %d)\n", #cond, __LINE__);   \
+                        _exit(1);                                                                  \
+                }                                                                                  \
         } while (0)
 
 static void client_good_and_bad(const char *path)
@@ -187,9 +186,9 @@ static void no_daemon_is_a_clear_error(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-        cmocka_unit_test(good_and_malformed_requests),
-        cmocka_unit_test(oversized_request_is_refused),
-        cmocka_unit_test(changes_need_root),
-        cmocka_unit_test(no_daemon_is_a_clear_error),
+    cmocka_unit_test(good_and_malformed_requests),
+    cmocka_unit_test(oversized_request_is_refused),
+    cmocka_unit_test(changes_need_root),
+    cmocka_unit_test(no_daemon_is_a_clear_error),
 };
 PCTL_TEST_MAIN(tests)

@@ -39,9 +39,23 @@ static void parses_a_request(void **state)
 static void rejects_malformed(void **state)
 {
         static const char *const bad[] = {
-                "", "{", "{\"a\":}", "{\"a\" 1}", "[1,]", "[1 2]", "\"abc", "tru", "nul",
-                "{} x", "1e999", "\"\\q\"", "\"\\u12\"", "\"a\x01\"", "{1:2}", "\"\\u0000\"",
-                "[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]",
+            "",
+            "{",
+            "{\"a\":}",
+            "{\"a\" 1}",
+            "[1,]",
+            "[1 2]",
+            "\"abc",
+            "tru",
+            "nul",
+            "{} x",
+            "1e999",
+            "\"\\q\"",
+            "\"\\u12\"",
+            "\"a\x01\"",
+            "{1:2}",
+            "\"\\u0000\"",
+            "[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]",
         };
         struct jsonv *v = NULL;
         char err[128];
@@ -69,8 +83,8 @@ static void length_bounds_the_input(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parses_a_request),
-        cmocka_unit_test(rejects_malformed),
-        cmocka_unit_test(length_bounds_the_input),
+    cmocka_unit_test(parses_a_request),
+    cmocka_unit_test(rejects_malformed),
+    cmocka_unit_test(length_bounds_the_input),
 };
 PCTL_TEST_MAIN(tests)

@@ -14,9 +14,8 @@ static void table_iv_speedups(void **state)
                 unsigned n;
                 double sp;
         } rows[] = {
-                { 0.1, 2, 1.052 }, { 0.1, 3, 1.071 }, { 0.1, 4, 1.081 },
-                { 0.9, 3, 2.500 }, { 0.9, 4, 3.077 }, { 0.1, 12, 1.100 },
-                { 0.9, 2, 1.818 }, { 0.9, 32, 7.805 },
+            {0.1, 2, 1.052}, {0.1, 3, 1.071},  {0.1, 4, 1.081}, {0.9, 3, 2.500},
+            {0.9, 4, 3.077}, {0.1, 12, 1.100}, {0.9, 2, 1.818}, {0.9, 32, 7.805},
         };
         (void)state;
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -82,12 +81,12 @@ static void times_and_rates(void **state)
         assert_int_equal(model_ipc(3e9, 2e9, &ipc), 0); /* eq. 7 */
         assert_near(ipc, 1.5, 1e-12);
         assert_int_equal(model_ipc(3e9, 0, &ipc), -EDOM);
-        assert_near(model_ips(1.5, 3.7e9), 5.55e9, 1); /* eq. 8 */
+        assert_near(model_ips(1.5, 3.7e9), 5.55e9, 1);              /* eq. 8 */
         assert_int_equal(model_speedup_from_ipc(3.0, 1.0, &sp), 0); /* eq. 9 */
         assert_near(sp, 3.0, 1e-12);
         assert_int_equal(model_speedup_from_ipc(3.0, 0.0, &sp), -EDOM);
         assert_near(model_instr_total(5.6e9, 6.58e4), 5.6e9 + 6.58e4, 1e-3); /* eq. 5 */
-        assert_int_equal(model_perf_per_watt(4e9, 20, &ppw), 0); /* eq. 11 */
+        assert_int_equal(model_perf_per_watt(4e9, 20, &ppw), 0);             /* eq. 11 */
         assert_near(ppw, 2e8, 1e-3);
         assert_int_equal(model_perf_per_watt(4e9, 0, &ppw), -EDOM);
         assert_int_equal(model_epi(20, 4e9, &epi), 0); /* eq. 12 */
@@ -101,7 +100,7 @@ static void times_and_rates(void **state)
 /* P_LS recovers a known P from noisy points at several core counts. */
 static void least_squares_recovers_p(void **state)
 {
-        const double truth[] = { 0.1, 0.4, 0.7, 0.9, 0.99 };
+        const double truth[] = {0.1, 0.4, 0.7, 0.9, 0.99};
         struct model_obs obs[60];
         struct model_fit fit;
 
@@ -114,7 +113,7 @@ static void least_squares_recovers_p(void **state)
                         double sp, noise = 1.0 + 0.02 * ((double)rand() / RAND_MAX - 0.5);
 
                         assert_int_equal(model_speedup(truth[t], cores, &sp), 0);
-                        obs[n++] = (struct model_obs){ cores, sp * noise, 1.0 };
+                        obs[n++] = (struct model_obs){cores, sp * noise, 1.0};
                 }
                 assert_int_equal(model_p_least_squares(obs, n, &fit), 0);
                 assert_near(fit.p, truth[t], 0.01);
@@ -133,9 +132,9 @@ static void least_squares_exact_and_weighted(void **state)
         (void)state;
         model_speedup(0.8, 4, &sp4);
         model_speedup(0.8, 8, &sp8);
-        obs[0] = (struct model_obs){ 1, 1.0, 1.0 }; /* one core: no information, skipped */
-        obs[1] = (struct model_obs){ 4, sp4, 1.0 };
-        obs[2] = (struct model_obs){ 8, sp8, 1.0 };
+        obs[0] = (struct model_obs){1, 1.0, 1.0}; /* one core: no information, skipped */
+        obs[1] = (struct model_obs){4, sp4, 1.0};
+        obs[2] = (struct model_obs){8, sp8, 1.0};
         assert_int_equal(model_p_least_squares(obs, 3, &fit), 0);
         assert_near(fit.p, 0.8, 1e-12);
         assert_near(fit.rms_residual, 0.0, 1e-9);
@@ -151,7 +150,7 @@ static void least_squares_exact_and_weighted(void **state)
 
 static void power_model_interpolates_never_extrapolates(void **state)
 {
-        struct model_power pm = { .static_w = 10 };
+        struct model_power pm = {.static_w = 10};
         double w;
 
         (void)state;
@@ -171,9 +170,12 @@ static void power_model_interpolates_never_extrapolates(void **state)
 
 static void prediction_edp_and_frequency(void **state)
 {
-        struct model_power pm = { .static_w = 20 };
-        struct model_app app = { .p = 0.95, .t1_s = 10, .mem_fraction = 0.0,
-                                 .instructions = 1e10, .freq_ref_khz = 2000000 };
+        struct model_power pm = {.static_w = 20};
+        struct model_app app = {.p = 0.95,
+                                .t1_s = 10,
+                                .mem_fraction = 0.0,
+                                .instructions = 1e10,
+                                .freq_ref_khz = 2000000};
         struct model_prediction pr, half;
 
         (void)state;
@@ -209,9 +211,9 @@ static void prediction_edp_and_frequency(void **state)
  * at P = 0.2 and 2 cores at P = 0.95. */
 static void edp_choice_on_declared_model(void **state)
 {
-        struct power_decl d = { 0 };
+        struct power_decl d = {0};
         struct model_power pm;
-        struct model_app app = { .t1_s = 1, .freq_ref_khz = 1000 };
+        struct model_app app = {.t1_s = 1, .freq_ref_khz = 1000};
         struct model_prediction one, two;
 
         (void)state;
@@ -234,15 +236,15 @@ static void edp_choice_on_declared_model(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-        cmocka_unit_test(table_iv_speedups),
-        cmocka_unit_test(p_from_measured_speedup),
-        cmocka_unit_test(p_domain_errors),
-        cmocka_unit_test(superlinear_is_flagged_not_clamped),
-        cmocka_unit_test(times_and_rates),
-        cmocka_unit_test(least_squares_recovers_p),
-        cmocka_unit_test(least_squares_exact_and_weighted),
-        cmocka_unit_test(power_model_interpolates_never_extrapolates),
-        cmocka_unit_test(prediction_edp_and_frequency),
-        cmocka_unit_test(edp_choice_on_declared_model),
+    cmocka_unit_test(table_iv_speedups),
+    cmocka_unit_test(p_from_measured_speedup),
+    cmocka_unit_test(p_domain_errors),
+    cmocka_unit_test(superlinear_is_flagged_not_clamped),
+    cmocka_unit_test(times_and_rates),
+    cmocka_unit_test(least_squares_recovers_p),
+    cmocka_unit_test(least_squares_exact_and_weighted),
+    cmocka_unit_test(power_model_interpolates_never_extrapolates),
+    cmocka_unit_test(prediction_edp_and_frequency),
+    cmocka_unit_test(edp_choice_on_declared_model),
 };
 PCTL_TEST_MAIN(tests)

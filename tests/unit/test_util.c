@@ -59,7 +59,8 @@ static void cpumask_set_ops(void **state)
         assert_int_equal(cpumask_count(&c), 4);
         assert_true(cpumask_subset(&c, &a) && !cpumask_subset(&a, &c));
         int n = 0;
-        cpumask_foreach(cpu, &c) n += cpu;
+        cpumask_foreach (cpu, &c)
+                n += cpu;
         assert_int_equal(n, 0 + 1 + 2 + 3);
 }
 
@@ -117,10 +118,10 @@ static void json_writer_escapes_and_nulls(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-        cmocka_unit_test(cpumask_parse_and_format),
-        cmocka_unit_test(cpumask_rejects_bad_lists),
-        cmocka_unit_test(cpumask_set_ops),
-        cmocka_unit_test(strict_number_parsing),
-        cmocka_unit_test(json_writer_escapes_and_nulls),
+    cmocka_unit_test(cpumask_parse_and_format),
+    cmocka_unit_test(cpumask_rejects_bad_lists),
+    cmocka_unit_test(cpumask_set_ops),
+    cmocka_unit_test(strict_number_parsing),
+    cmocka_unit_test(json_writer_escapes_and_nulls),
 };
 PCTL_TEST_MAIN(tests)

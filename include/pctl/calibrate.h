@@ -98,7 +98,7 @@ struct calibrate_result {
         bool instr_measured;
         unsigned n_freqs;
         unsigned freqs_khz[MODEL_MAX_FREQS]; /* ascending; {0} = current only */
-        char freq_note[256];                 /* why only the current frequency, when so */
+        char freq_note[384];                 /* why only the current frequency, when so */
         unsigned n_runs;
         struct calibrate_run *runs;
         unsigned n_rows;

@@ -12,9 +12,19 @@
 /* What an estimate of P needs before the allocator acts on it. */
 #define ALLOCATOR_MIN_POINTS 8.0
 #define ALLOCATOR_MAX_P_STDERR 0.03
+/* Without a settled P after this many intervals (measured rows, spinning), the search starts
+ * from the measured baseline anyway: measurement decides, P only guides. */
+#define ALLOCATOR_LEARN_MAX_INTERVALS 20
+/* Samples in a point's running mean. */
+#define ALLOCATOR_MEAN_SAMPLES 8
+/* A measured point must beat the incumbent by this much to replace it during the search;
+ * smaller than the hysteresis of model moves, since both figures are measured. */
+#define ALLOCATOR_SEARCH_MARGIN 0.01
+/* Intervals after a move within which a phase change the estimator reports is taken for the
+ * move itself (its default detection needs 3 misfits, plus the one straddling the move). */
+#define ALLOCATOR_PHASE_AFTER_MOVE 5
 
-static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores,
-                                         unsigned freq_khz)
+static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores, unsigned freq_khz)
 {
         for (unsigned i = 0; i < a->n_hist; i++)
                 if (a->hist[i].cores == cores && a->hist[i].freq_khz == freq_khz)
@@ -22,15 +32,29 @@ static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores
         return NULL;
 }
 
+static unsigned probe_samples(const struct allocator_ctx *ctx)
+{
+        return ctx->probe_samples ? ctx->probe_samples : ALLOCATOR_PROBE_SAMPLES;
+}
+
+/* A point measured recently and over enough samples to be compared. */
 static const struct allocator_point *hist_fresh(const struct allocator_ctx *ctx,
                                                 struct allocator_app *a, unsigned cores,
                                                 unsigned freq_khz)
 {
         const struct allocator_point *p = hist_find(a, cores, freq_khz);
 
-        if (!p || ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS)
+        if (!p || ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS ||
+            p->samples < probe_samples(ctx))
                 return NULL;
         return p;
+}
+
+static void search_reset(struct allocator_app *a)
+{
+        a->n_hist = 0;
+        a->step_cores = a->step_freqs = 0;
+        a->converged = false;
 }
 
 void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app)
@@ -43,21 +67,35 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
 
         if (!e || !app->policy || app->cores == 0)
                 return;
-        /* A new phase makes every old measurement of this app meaningless. */
+        if (app->cores != app->at_cores || app->freq_khz != app->at_freq_khz) {
+                app->at_cores = app->cores;
+                app->at_freq_khz = app->freq_khz;
+                app->samples_here = 0;
+        }
+        /* A new phase makes every old measurement of this app meaningless. But a "phase" the
+         * estimator sees right after we moved the app is our move showing where the Amdahl
+         * model is wrong (speedup falling past some N): the measurements still hold then. */
         if (e->phase_changes != app->phase_changes_seen) {
                 app->phase_changes_seen = e->phase_changes;
-                app->n_hist = 0;
+                if (!app->searching || app->samples_here > ALLOCATOR_PHASE_AFTER_MOVE)
+                        search_reset(app);
         }
-        if (ctx->decision - app->last_change < ctx->settle_decisions)
+        /* One observation per interval the estimator saw, however often we are called. */
+        if (e->intervals == app->seen_intervals)
+                return;
+        app->seen_intervals = e->intervals;
+        /* The first interval after a change may straddle it. */
+        if (++app->samples_here < 2)
                 return;
         obj = objective_effective(app->policy->objective, ctx->pm || ctx->power_measured, NULL);
         if (obj == OBJECTIVE_MONITOR || !(e->known & ESTIMATE_IPS))
                 return;
         power_w = (e->known & ESTIMATE_POWER) ? e->power_w : NAN;
-        /* Measured package power but no model to split it: with one app, what the package
-         * draws is what that app's configuration costs, static power included. */
+        /* Measured package power: with one app, what the package draws is what that app's
+         * configuration costs, static power included, which the split by cycles would
+         * understate. */
         pl = estimator_platform(ctx->est);
-        if (isnan(power_w) && ctx->n_apps == 1 && pl && pl->energy_measured)
+        if (ctx->n_apps == 1 && pl && pl->energy_measured && isfinite(pl->power_w))
                 power_w = pl->power_w;
         if (objective_score_rate(obj, power_w, e->ips, &score) < 0)
                 return;
@@ -73,10 +111,11 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                         app->hist[oldest] = app->hist[--app->n_hist];
                 }
                 p = &app->hist[app->n_hist++];
-                *p = (struct allocator_point){ .cores = app->cores, .freq_khz = app->freq_khz };
+                *p = (struct allocator_point){.cores = app->cores, .freq_khz = app->freq_khz};
         }
-        /* Running mean over the last few decisions: recent enough to follow a drift. */
-        p->samples = p->samples < 4 ? p->samples + 1 : 4;
+        /* Running mean over the last few samples: enough to average the counters' noise,
+         * recent enough to follow a drift. */
+        p->samples = p->samples < ALLOCATOR_MEAN_SAMPLES ? p->samples + 1 : ALLOCATOR_MEAN_SAMPLES;
         p->score += (score - p->score) / p->samples;
         p->decision = ctx->decision;
 }
@@ -89,8 +128,8 @@ struct allocator_bounds {
 static void app_bounds(const struct allocator_ctx *ctx, const struct policy *pol,
                        struct allocator_bounds *b)
 {
-        b->max_cores = pol->max_cores && pol->max_cores < ctx->n_cpus ? pol->max_cores
-                                                                       : ctx->n_cpus;
+        b->max_cores =
+            pol->max_cores && pol->max_cores < ctx->n_cpus ? pol->max_cores : ctx->n_cpus;
         b->min_cores = pol->min_cores ? pol->min_cores : 1;
         if (b->min_cores > b->max_cores)
                 b->min_cores = b->max_cores;
@@ -109,8 +148,8 @@ static void app_bounds(const struct allocator_ctx *ctx, const struct policy *pol
         /* A policy whose window holds no settable frequency runs at the nearest one. */
         if (ctx->n_freqs && !b->min_khz) {
                 unsigned f = pol->max_freq_mhz && pol->max_freq_mhz * 1000 < ctx->freqs_khz[0]
-                                     ? ctx->freqs_khz[0]
-                                     : ctx->freqs_khz[ctx->n_freqs - 1];
+                                 ? ctx->freqs_khz[0]
+                                 : ctx->freqs_khz[ctx->n_freqs - 1];
 
                 b->min_khz = b->max_khz = f;
         }
@@ -153,6 +192,82 @@ static void stay(struct allocator_app *a, const char *fmt, const char *detail)
         snprintf(a->reason, sizeof(a->reason), fmt, detail);
 }
 
+static bool p_settled(const struct estimate *e)
+{
+        return e && (e->known & ESTIMATE_P_LS) && e->p_points >= ALLOCATOR_MIN_POINTS &&
+               e->p_stderr <= ALLOCATOR_MAX_P_STDERR;
+}
+
+/* Index of freq_khz among the settable frequencies, -1 if not one of them. */
+static int freq_index(const struct allocator_ctx *ctx, unsigned freq_khz)
+{
+        for (unsigned i = 0; i < ctx->n_freqs; i++)
+                if (ctx->freqs_khz[i] == freq_khz)
+                        return (int)i;
+        return -1;
+}
+
+struct allocator_cand {
+        unsigned cores, freq_khz;
+        double pred; /* the model's score, NaN when it cannot say */
+};
+
+/* The unmeasured neighbours of (cores, freq) at the current steps, in bounds and within the
+ * slowdown limit, best predicted first (unknown predictions keep the order: fewer cores,
+ * more cores, lower frequency, higher frequency). */
+static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app *a,
+                           const struct allocator_bounds *b, double base_t, unsigned cores,
+                           unsigned freq_khz, struct allocator_cand out[4])
+{
+        int fi = freq_index(ctx, freq_khz), sf = (int)a->step_freqs;
+        long sc = a->step_cores;
+        struct allocator_cand c[4] = {
+            {cores > sc ? (unsigned)(cores - sc) : 0, freq_khz, NAN},
+            {(unsigned)(cores + sc), freq_khz, NAN},
+            {cores, fi >= sf ? ctx->freqs_khz[fi - sf] : 0, NAN},
+            {cores, fi >= 0 && fi + sf < (int)ctx->n_freqs ? ctx->freqs_khz[fi + sf] : 0, NAN},
+        };
+        unsigned n = 0;
+
+        /* A step that overshoots the bound lands on it. */
+        if (c[0].cores < b->min_cores && cores > b->min_cores)
+                c[0].cores = b->min_cores;
+        if (c[1].cores > b->max_cores && cores < b->max_cores)
+                c[1].cores = b->max_cores;
+        for (unsigned i = 0; i < 4; i++) {
+                double t = NAN;
+
+                if (c[i].cores < b->min_cores || c[i].cores > b->max_cores)
+                        continue;
+                if (i >= 2 && (!ctx->n_freqs || !c[i].freq_khz || !freq_in(b, c[i].freq_khz)))
+                        continue;
+                if (hist_fresh(ctx, a, c[i].cores, c[i].freq_khz))
+                        continue;
+                predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, c[i].cores, c[i].freq_khz, &t);
+                if (!isnan(base_t) && !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                        continue;
+                if (isnan(base_t) && isfinite(a->policy->max_slowdown) && c[i].cores < b->max_cores)
+                        continue; /* a limit we cannot check is not crossed on a guess */
+                c[i].pred = ctx->pm ? predicted_score(ctx, a->id, a->effective, c[i].cores,
+                                                      c[i].freq_khz, NULL)
+                                    : NAN;
+                out[n++] = c[i];
+        }
+        /* Insertion sort by prediction; NaN sorts last and keeps its place. */
+        for (unsigned i = 1; i < n; i++) {
+                struct allocator_cand x = out[i];
+                unsigned j = i;
+
+                while (j > 0 && !isnan(x.pred) &&
+                       (isnan(out[j - 1].pred) || x.pred < out[j - 1].pred)) {
+                        out[j] = out[j - 1];
+                        j--;
+                }
+                out[j] = x;
+        }
+        return n;
+}
+
 static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
 {
         const struct policy *pol = a->policy;
@@ -161,21 +276,27 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         const char *why = NULL;
         double base_t = NAN, cur_pred, best_pred = NAN;
         unsigned best_n = a->cores, best_f = a->freq_khz;
-        const struct allocator_point *cur_meas, *best_meas = NULL;
+        const struct allocator_point *cur_meas, *best_meas = NULL, *base_meas;
+        struct allocator_cand cand[4];
         char ftext[32];
 
         a->changed = false;
         app_bounds(ctx, pol, &b);
         a->effective = objective_effective(pol->objective, ctx->pm || ctx->power_measured, &why);
         if (a->effective == OBJECTIVE_MONITOR) {
+                a->learning = false;
+                a->converged = true;
                 stay(a, "%s", "monitor: estimates only, nothing changed");
                 return;
         }
         /* Until P is known well enough, the app runs as its baseline (every allowed core, top
          * frequency): moving on a rough estimate would lock in its error, since one core
-         * teaches nothing about P. */
-        if (!e || !(e->known & ESTIMATE_P_LS) || e->p_points < ALLOCATOR_MIN_POINTS ||
-            !(e->p_stderr <= ALLOCATOR_MAX_P_STDERR)) {
+         * teaches nothing about P. If P will not settle (rows, spinning), a measured baseline
+         * is enough to start the measured search. */
+        base_meas = hist_fresh(ctx, a, b.max_cores, b.max_khz);
+        if (!a->searching && !p_settled(e) &&
+            !(e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS && base_meas)) {
+                a->learning = true;
                 a->want_cores = b.max_cores;
                 a->want_freq_khz = b.max_khz;
                 if (!e || !(e->known & ESTIMATE_P_LS))
@@ -185,6 +306,19 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                                  "learning: P = %.2f ± %.2f from %.0f intervals is not settled",
                                  e->p_ls, e->p_stderr, e->p_points);
                 return;
+        }
+        a->learning = false;
+        a->searching = true;
+        if (!a->step_cores) {
+                unsigned nf = 0;
+
+                for (unsigned i = 0; i < ctx->n_freqs; i++)
+                        nf += freq_in(&b, ctx->freqs_khz[i]);
+                /* Wide first steps, halved as the search closes in: O(log N) probes. */
+                a->step_cores =
+                    b.max_cores - b.min_cores >= 8 ? (b.max_cores - b.min_cores) / 4 : 1;
+                a->step_freqs = nf >= 8 ? nf / 4 : 1;
+                a->converged = false;
         }
         predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
 
@@ -210,13 +344,13 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         }
         cur_pred = predicted_score(ctx, a->id, a->effective, a->cores, a->freq_khz, NULL);
 
-        /* Measurements overrule the model: the best fresh measured point wins if it beats the
-         * current one by more than the hysteresis. */
+        /* Measurements overrule the model: the best fresh measured point in bounds. */
         cur_meas = hist_fresh(ctx, a, a->cores, a->freq_khz);
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *p = &a->hist[i];
 
-                if (ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS)
+                if (ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS ||
+                    p->samples < probe_samples(ctx))
                         continue;
                 if (p->cores < b.min_cores || p->cores > b.max_cores)
                         continue;
@@ -230,69 +364,93 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 a->want_cores = best_meas->cores;
                 a->want_freq_khz = best_meas->freq_khz;
                 snprintf(a->reason, sizeof(a->reason),
-                         "measured %s at %u cores %u MHz beats the current one by %.0f%%",
+                         "measured %s at %u cores%s beats the current one by %.0f%%",
                          objective_to_string(a->effective), best_meas->cores,
-                         best_meas->freq_khz / 1000,
+                         freq_text(best_meas->freq_khz, ftext, sizeof(ftext)),
                          100 * (cur_meas->score - best_meas->score) / fabs(cur_meas->score));
                 return;
         }
-        /* The model's choice, unless measurement already showed it is worse than here. */
-        if (!isnan(best_pred) && (best_n != a->cores || best_f != a->freq_khz)) {
-                const struct allocator_point *there = hist_fresh(ctx, a, best_n, best_f);
+        /* The model's choice, unless it has been measured there already: then measurement
+         * decides. */
+        if (!isnan(best_pred) && (best_n != a->cores || best_f != a->freq_khz) &&
+            !hist_fresh(ctx, a, best_n, best_f) &&
+            (isnan(cur_pred) || objective_better(cur_pred, best_pred, ctx->hysteresis))) {
+                a->want_cores = best_n;
+                a->want_freq_khz = best_f;
+                snprintf(a->reason, sizeof(a->reason),
+                         "model: %s %.0f%% better at %u cores%s (P=%.2f)%s%s",
+                         objective_to_string(a->effective),
+                         isnan(cur_pred) ? 0.0 : 100 * (cur_pred - best_pred) / fabs(cur_pred),
+                         best_n, freq_text(best_f, ftext, sizeof(ftext)),
+                         e->known & ESTIMATE_P_LS ? e->p_ls : e->p_eq10, why ? "; " : "",
+                         why ? why : "");
+                return;
+        }
+        /* The measured search: wait for the current point's measurement, then measure the
+         * unmeasured neighbours of the best point, halving the steps when none is left. */
+        if (!cur_meas) {
+                stay(a, "%s",
+                     isnan(best_pred) && !ctx->power_measured && !ctx->pm
+                         ? "holding: the model cannot rank this objective yet"
+                         : "measuring this configuration");
+                return;
+        }
+        if (!best_meas)
+                best_meas = cur_meas;
+        for (;;) {
+                unsigned n =
+                    neighbours(ctx, a, &b, base_t, best_meas->cores, best_meas->freq_khz, cand);
 
-                if (!(there && cur_meas && there->score >= cur_meas->score) &&
-                    (isnan(cur_pred) || objective_better(cur_pred, best_pred, ctx->hysteresis))) {
-                        a->want_cores = best_n;
-                        a->want_freq_khz = best_f;
+                if (n) {
+                        a->converged = false;
+                        a->want_cores = cand[0].cores;
+                        a->want_freq_khz = cand[0].freq_khz;
                         snprintf(a->reason, sizeof(a->reason),
-                                 "model: %s %.0f%% better at %u cores%s (P=%.2f)%s%s",
-                                 objective_to_string(a->effective),
-                                 isnan(cur_pred) ? 0.0
-                                                 : 100 * (cur_pred - best_pred) / fabs(cur_pred),
-                                 best_n, freq_text(best_f, ftext, sizeof(ftext)),
-                                 e->known & ESTIMATE_P_LS ? e->p_ls : e->p_eq10, why ? "; " : "",
-                                 why ? why : "");
+                                 "exploring %u cores%s: measuring whether it beats %u cores%s",
+                                 cand[0].cores, freq_text(cand[0].freq_khz, ftext, sizeof(ftext)),
+                                 best_meas->cores,
+                                 freq_text(best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
                         return;
                 }
+                if (a->step_cores <= 1 && a->step_freqs <= 1)
+                        break;
+                a->step_cores = (a->step_cores + 1) / 2;
+                a->step_freqs = (a->step_freqs + 1) / 2;
         }
-        /* Settled where the model points: try an unmeasured neighbour when measurements can
-         * tell (the model is wrong for memory-bound, spinning or non-Amdahl apps). */
-        if (cur_meas && ctx->decision - a->last_change >= ctx->settle_decisions) {
-                unsigned cand[4][2] = { { a->cores + 1, a->freq_khz },
-                                        { a->cores - 1, a->freq_khz },
-                                        { a->cores, 0 },
-                                        { a->cores, 0 } };
-                for (unsigned i = 0; i + 1 < ctx->n_freqs; i++) {
-                        if (ctx->freqs_khz[i + 1] == a->freq_khz)
-                                cand[2][1] = ctx->freqs_khz[i];
-                        if (ctx->freqs_khz[i] == a->freq_khz)
-                                cand[3][1] = ctx->freqs_khz[i + 1];
-                }
-                for (unsigned i = 0; i < 4; i++) {
-                        unsigned n = cand[i][0], f = cand[i][1];
-                        double t = NAN;
+        a->converged = true;
+        if (best_meas != cur_meas &&
+            objective_better(cur_meas->score, best_meas->score, ALLOCATOR_SEARCH_MARGIN)) {
+                a->want_cores = best_meas->cores;
+                a->want_freq_khz = best_meas->freq_khz;
+                snprintf(a->reason, sizeof(a->reason),
+                         "settled: every neighbour of %u cores%s measured worse", best_meas->cores,
+                         freq_text(best_meas->freq_khz, ftext, sizeof(ftext)));
+                return;
+        }
+        stay(a, "%s", "holding: every neighbour measured worse");
+}
 
-                        if (n < b.min_cores || n > b.max_cores || (ctx->n_freqs && !f))
-                                continue;
-                        if (ctx->n_freqs && !freq_in(&b, f))
-                                continue;
-                        if (!ctx->n_freqs && i >= 2)
-                                continue;
-                        if (hist_fresh(ctx, a, n, f))
-                                continue;
-                        predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, n, f, &t);
-                        if (!objective_slowdown_ok(base_t, t, pol->max_slowdown))
-                                continue;
-                        a->want_cores = n;
-                        a->want_freq_khz = f;
-                        snprintf(a->reason, sizeof(a->reason),
-                                 "exploring %u cores %u MHz: measuring whether it beats the model",
-                                 n, f / 1000);
-                        return;
-                }
-        }
-        stay(a, "%s", isnan(best_pred) ? "holding: the model cannot rank this objective yet"
-                                       : "holding: best known configuration");
+bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allocator_app *app)
+{
+        const struct estimate *e;
+
+        if (!app->policy || app->policy->objective == OBJECTIVE_MONITOR)
+                return false;
+        e = estimator_get(ctx->est, app->id);
+        if (!e)
+                return false;
+        if (app->learning)
+                return p_settled(e) || (e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
+                                        app->samples_here >= 1 + probe_samples(ctx));
+        if (app->converged || app->cores != app->at_cores || app->freq_khz != app->at_freq_khz ||
+            app->samples_here < 1 + probe_samples(ctx))
+                return false;
+        /* Only once the point holds a measurement: a score that cannot be computed must not
+         * make every sample a decision. */
+        for (unsigned i = 0; i < app->n_hist; i++)
+                if (app->hist[i].cores == app->cores && app->hist[i].freq_khz == app->freq_khz)
+                        return app->hist[i].samples >= probe_samples(ctx);
+        return false;
 }
 
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
@@ -343,10 +501,10 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
 /* The package where the mask has most CPUs, or -1 for an empty mask. */
 static int main_package(const struct topology *t, const struct cpumask *m)
 {
-        unsigned count[64] = { 0 };
+        unsigned count[64] = {0};
         int best = -1;
 
-        cpumask_foreach(c, m) {
+        cpumask_foreach (c, m) {
                 int pkg = (unsigned)c < t->n_cpus ? t->cpu[c].package : 0;
 
                 if (pkg >= 0 && pkg < 64)
@@ -383,12 +541,13 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
                 cpumask_zero(&out[i]);
                 /* First the CPUs on its main package, then the others. */
                 for (int pass = 0; pass < 2; pass++) {
-                        cpumask_foreach(c, &cur[i]) {
+                        cpumask_foreach (c, &cur[i]) {
                                 bool on_main = (unsigned)c < t->n_cpus && t->cpu[c].package == pkg;
 
                                 if (kept == apps[i].want_cores)
                                         break;
-                                if ((pass == 0) != on_main || !cpumask_test(&free_cpus, (unsigned)c))
+                                if ((pass == 0) != on_main ||
+                                    !cpumask_test(&free_cpus, (unsigned)c))
                                         continue;
                                 cpumask_set(&out[i], (unsigned)c);
                                 cpumask_clear(&free_cpus, (unsigned)c);
@@ -404,7 +563,7 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
 
                         if (pkg < 0)
                                 pkg = roomiest_package(t, &free_cpus);
-                        cpumask_foreach(c, &free_cpus) {
+                        cpumask_foreach (c, &free_cpus) {
                                 if ((unsigned)c < t->n_cpus && t->cpu[c].package == pkg) {
                                         pick = c;
                                         break;

@@ -13,6 +13,8 @@
 /* Wait this many decisions after a change before measuring: the estimator's window must see
  * only the new configuration. */
 #define MANAGER_SETTLE_DECISIONS 2
+/* Intervals a configuration is measured over (after the one that straddles the change). */
+#define MANAGER_PROBE_SAMPLES 3
 #define MANAGER_HYSTERESIS 0.05
 #define MANAGER_MAX_PROCS 65536
 /* An app's first second is usually start-up (loading, initialising: sequential work) and
@@ -105,9 +107,9 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
                 struct manager **out)
 {
         struct estimator_config ecfg = {
-                .delta_i_rate = opt->delta_i_rate,
-                .ipc1_calibrated = opt->ipc1,
-                .power = opt->have_power ? &opt->power : NULL,
+            .delta_i_rate = opt->delta_i_rate,
+            .ipc1_calibrated = opt->ipc1,
+            .power = opt->have_power ? &opt->power : NULL,
         };
         struct manager *m = calloc(1, sizeof(*m));
 
@@ -124,7 +126,7 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
         }
         if (policies) {
                 m->policies = *policies;
-                *policies = (struct policy_set){ 0 };
+                *policies = (struct policy_set){0};
         }
         m->rules = policies_have_rules(&m->policies);
         cpumask_andnot(&m->managed_cpus, &m->pf->topo.online, &opt->conf.reserved_cpus);
@@ -242,13 +244,13 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
                 return r;
         }
         a = &m->apps[m->n_apps];
-        *a = (struct mapp){ .id = ++m->next_id, .pid = pid, .handle = handle,
-                            .since_ns = platform_now_ns(m->pf) };
+        *a = (struct mapp){
+            .id = ++m->next_id, .pid = pid, .handle = handle, .since_ns = platform_now_ns(m->pf)};
         (void)strscpy(a->name, name, sizeof(a->name));
         copy_policy(&a->policy, pol);
         m->pf->actuator_ops->get_cpus(m->pf->actuator, handle, &a->cpus);
         a->freq_khz = app_freq(m, &a->cpus);
-        m->alloc[m->n_apps] = (struct allocator_app){ .id = a->id };
+        m->alloc[m->n_apps] = (struct allocator_app){.id = a->id};
         r = estimator_app_add(m->est, a->id);
         if (r < 0) {
                 m->pf->actuator_ops->release(m->pf->actuator, handle);
@@ -257,8 +259,8 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         }
         m->n_apps++;
         refresh_targets(m);
-        log_info("managing %s (pid %d) with policy %s (%s), %s", a->name, (int)pid,
-                 a->policy.name, objective_to_string(a->policy.objective), how);
+        log_info("managing %s (pid %d) with policy %s (%s), %s", a->name, (int)pid, a->policy.name,
+                 objective_to_string(a->policy.objective), how);
         return 0;
 }
 
@@ -299,7 +301,7 @@ void manager_set_policies(struct manager *m, struct policy_set *policies)
 {
         policy_set_free(&m->policies);
         m->policies = *policies;
-        *policies = (struct policy_set){ 0 };
+        *policies = (struct policy_set){0};
         m->rules = policies_have_rules(&m->policies);
         for (unsigned i = 0; i < m->n_apps; i++) {
                 const struct policy *pol = policy_lookup(&m->policies, m->apps[i].policy.name);
@@ -338,12 +340,15 @@ static void model_energy(struct manager *m)
                         busy += (double)s->cpu[c].busy_ns / s->interval_ns;
         if (!freq_khz)
                 freq_khz = model_power_max_freq(&m->opt.power);
-        if (model_power_at(&m->opt.power, freq_khz, busy,
-                           fmax(0, cpumask_count(&held) - busy), &w) < 0)
+        if (model_power_at(&m->opt.power, freq_khz, busy, fmax(0, cpumask_count(&held) - busy),
+                           &w) < 0)
                 return;
         m->model_power_w = w;
         m->model_energy_j += w * s->interval_ns / 1e9;
 }
+
+static bool observe_all(struct manager *m);
+static int decide_apply(struct manager *m);
 
 int manager_sample(struct manager *m)
 {
@@ -369,16 +374,22 @@ int manager_sample(struct manager *m)
                     m->sample.timestamp_ns < m->apps[i].since_ns + MANAGER_WARMUP_NS)
                         continue;
                 views[n++] = (struct estimator_app_view){
-                        .id = m->apps[i].id,
-                        .cpus = m->apps[i].cpus,
-                        .freq_khz = m->apps[i].freq_khz,
-                        .target = m->targets_ok && i < m->sample.n_targets ? (int)i : -1,
+                    .id = m->apps[i].id,
+                    .cpus = m->apps[i].cpus,
+                    .freq_khz = m->apps[i].freq_khz,
+                    .target = m->targets_ok && i < m->sample.n_targets ? (int)i : -1,
                 };
         }
         r = estimator_update(m->est, &m->sample, views, n);
         free(views);
-        if (r < 0)
+        if (r < 0) {
                 log_debug_errno(r, "estimator: interval skipped: %m");
+                return 0;
+        }
+        /* A probe whose measurement is complete is left now, not at the next decision tick:
+         * an app may run only a few seconds. */
+        if (observe_all(m))
+                return decide_apply(m);
         return 0;
 }
 
@@ -399,7 +410,7 @@ static void adopt_by_rules(struct manager *m)
         }
         n = platform_list_procs(m->pf, procs, MANAGER_MAX_PROCS);
         for (int i = 0; i < n; i++) {
-                struct proc_identity id = { .pid = procs[i].pid };
+                struct proc_identity id = {.pid = procs[i].pid};
                 const struct policy *pol;
                 char err[256];
 
@@ -413,8 +424,8 @@ static void adopt_by_rules(struct manager *m)
                 else if (proc_identity_read(procs[i].pid, &id) < 0)
                         continue; /* gone already */
                 pol = policy_match(&m->policies, &id);
-                if (pol && adopt_as(m, procs[i].pid, pol, "matched by its rules", err,
-                                    sizeof(err)) < 0)
+                if (pol &&
+                    adopt_as(m, procs[i].pid, pol, "matched by its rules", err, sizeof(err)) < 0)
                         log_warning("%s, ignoring", err);
         }
         if (n >= 0) {
@@ -451,8 +462,10 @@ static void apply_freqs(struct manager *m)
                         continue;
                 r = m->pf->actuator_ops->set_freq(act, d, want);
                 if (r < 0)
-                        log_warning_errno(r, "Failed to set frequency domain %u to %u MHz, "
-                                             "ignoring: %m", d, want / 1000);
+                        log_warning_errno(r,
+                                          "Failed to set frequency domain %u to %u MHz, "
+                                          "ignoring: %m",
+                                          d, want / 1000);
                 else
                         log_info("frequency domain %u: %u MHz", d, want / 1000);
         }
@@ -460,27 +473,52 @@ static void apply_freqs(struct manager *m)
                 m->apps[i].freq_khz = app_freq(m, &m->apps[i].cpus);
 }
 
-int manager_decide(struct manager *m)
+static struct allocator_ctx decision_ctx(struct manager *m)
 {
         const unsigned *freqs = NULL;
         struct allocator_ctx ctx = {
-                .est = m->est,
-                .pm = m->opt.have_power ? &m->opt.power : NULL,
-                .power_measured = m->sample.energy_measured,
-                .n_cpus = cpumask_count(&m->managed_cpus),
-                .hysteresis = MANAGER_HYSTERESIS,
-                .settle_decisions = MANAGER_SETTLE_DECISIONS,
-                .decision = ++m->decisions,
-                .n_apps = m->n_apps,
+            .est = m->est,
+            .pm = m->opt.have_power ? &m->opt.power : NULL,
+            .power_measured = m->sample.energy_measured,
+            .n_cpus = cpumask_count(&m->managed_cpus),
+            .hysteresis = MANAGER_HYSTERESIS,
+            .settle_decisions = MANAGER_SETTLE_DECISIONS,
+            .decision = m->decisions,
+            .n_apps = m->n_apps,
+            .probe_samples = MANAGER_PROBE_SAMPLES,
         };
+
+        ctx.n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
+        ctx.freqs_khz = freqs;
+        return ctx;
+}
+
+/* Feeds this interval's measurements to the allocator; true when an app's measurement is
+ * complete and a decision now would act on it. */
+static bool observe_all(struct manager *m)
+{
+        struct allocator_ctx ctx = decision_ctx(m);
+        bool want = false;
+
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                m->alloc[i].policy = &m->apps[i].policy;
+                m->alloc[i].cores = cpumask_count(&m->apps[i].cpus);
+                m->alloc[i].freq_khz = m->apps[i].freq_khz;
+                allocator_observe(&ctx, &m->alloc[i]);
+                want |= m->decisions > 0 && allocator_wants_decision(&ctx, &m->alloc[i]);
+        }
+        return want;
+}
+
+static int decide_apply(struct manager *m)
+{
+        struct allocator_ctx ctx;
         struct cpumask *cur = NULL, *next = NULL;
         int r;
 
-        adopt_by_rules(m);
+        m->decisions++;
         if (m->n_apps == 0)
                 return 0;
-        ctx.n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
-        ctx.freqs_khz = freqs;
         for (unsigned i = 0; i < m->n_apps; i++) {
                 /* `pctl run` hands its child over before exec: learn the command's name. */
                 char comm[16];
@@ -488,11 +526,11 @@ int manager_decide(struct manager *m)
                 platform_proc_comm(m->pf, m->apps[i].pid, comm, sizeof(comm));
                 if (strcmp(comm, "?") != 0)
                         memcpy(m->apps[i].name, comm, sizeof(comm));
-                m->alloc[i].policy = &m->apps[i].policy;
-                m->alloc[i].cores = cpumask_count(&m->apps[i].cpus);
-                m->alloc[i].freq_khz = m->apps[i].freq_khz;
-                allocator_observe(&ctx, &m->alloc[i]);
         }
+        observe_all(m);
+        log_debug("decision %llu at %.1f s", (unsigned long long)m->decisions,
+                  (platform_now_ns(m->pf) - m->start_ns) / 1e9);
+        ctx = decision_ctx(m);
         r = allocator_decide(&ctx, m->alloc, m->n_apps);
         if (r < 0)
                 return log_warning_errno(r, "allocator: no plan this decision (%m), keeping "
@@ -515,20 +553,24 @@ int manager_decide(struct manager *m)
                 struct mapp *a = &m->apps[i];
                 char list[128];
 
-                if (cpumask_equal(&next[i], &a->cpus))
+                if (cpumask_equal(&next[i], &a->cpus)) {
+                        if (m->alloc[i].changed)
+                                log_info("%s (pid %d): %u MHz, %s", a->name, (int)a->pid,
+                                         m->alloc[i].want_freq_khz / 1000, m->alloc[i].reason);
                         continue;
+                }
                 r = m->pf->actuator_ops->set_cpus(m->pf->actuator, a->handle, &next[i]);
                 if (r < 0) {
                         if (actuator_error_is_gone(r)) {
                                 release_app(m, i, "it exited");
                         } else if (actuator_error_is_transient(r)) {
                                 log_info("%s (pid %d): cpuset change deferred (%s), retrying "
-                                         "next decision", a->name, (int)a->pid, strerror(-r));
+                                         "next decision",
+                                         a->name, (int)a->pid, strerror(-r));
                         } else {
                                 char why[160];
 
-                                snprintf(why, sizeof(why), "cannot set its CPUs: %s",
-                                         strerror(-r));
+                                snprintf(why, sizeof(why), "cannot set its CPUs: %s", strerror(-r));
                                 log_error("%s (pid %d): %s; no longer managed", a->name,
                                           (int)a->pid, why);
                                 release_app(m, i, why);
@@ -549,9 +591,24 @@ out:
         return r;
 }
 
-unsigned manager_n_apps(const struct manager *m) { return m->n_apps; }
-uint64_t manager_decisions(const struct manager *m) { return m->decisions; }
-uint64_t manager_changes(const struct manager *m) { return m->changes; }
+int manager_decide(struct manager *m)
+{
+        adopt_by_rules(m);
+        return decide_apply(m);
+}
+
+unsigned manager_n_apps(const struct manager *m)
+{
+        return m->n_apps;
+}
+uint64_t manager_decisions(const struct manager *m)
+{
+        return m->decisions;
+}
+uint64_t manager_changes(const struct manager *m)
+{
+        return m->changes;
+}
 
 const char *manager_energy(const struct manager *m, double *energy_j)
 {
@@ -628,14 +685,13 @@ static void status_app(const struct manager *m, unsigned i, struct json *j)
         json_kv_string(j, "speedup_source",
                        e ? estimate_speedup_source_name(e->speedup_source) : NULL);
         json_kv_double(j, "p_est", p);
-        json_kv_double(j, "p_confidence",
-                       has_p && (e->known & ESTIMATE_P_LS) ? e->p_stderr : NAN);
+        json_kv_double(j, "p_confidence", has_p && (e->known & ESTIMATE_P_LS) ? e->p_stderr : NAN);
         json_kv_double(j, "power_w", e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN);
-        json_kv_string(j, "power_source",
-                       e && (e->known & ESTIMATE_POWER)
-                               ? (e->power_declared ? "declared"
-                                                    : estimate_power_source_name(e->power_source))
-                               : NULL);
+        json_kv_string(
+            j, "power_source",
+            e && (e->known & ESTIMATE_POWER)
+                ? (e->power_declared ? "declared" : estimate_power_source_name(e->power_source))
+                : NULL);
         json_kv_double(j, "edp_rate", e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN);
         json_kv_double(j, "gain_pct", app_gain(m, i));
         json_kv_string(j, "reason", m->alloc[i].reason[0] ? m->alloc[i].reason : "starting");
@@ -655,20 +711,21 @@ void manager_status(const struct manager *m, struct json *j)
         json_kv_string(j, "sensor", m->pf->sensor_ops->name);
         json_kv_string(j, "sensor_why", m->pf->sensor_why);
         json_kv_string(j, "calibration", m->opt.calibration[0] ? m->opt.calibration : NULL);
-        json_kv_string(j, "cpuset_mode",
-                       (const char *[]){ "auto", "cgroup-v2", "cgroup-v1",
-                                         "affinity" }[m->pf->actuator->mode]);
+        json_kv_string(
+            j, "cpuset_mode",
+            (const char *[]){"auto", "cgroup-v2", "cgroup-v1", "affinity"}[m->pf->actuator->mode]);
         json_kv_bool(j, "dvfs", m->opt.dvfs && m->pf->actuator->can_set_freq);
         json_kv_string(j, "dvfs_why",
-                       !m->opt.dvfs ? m->opt.dvfs_why
+                       !m->opt.dvfs                    ? m->opt.dvfs_why
                        : m->pf->actuator->can_set_freq ? NULL
                                                        : m->pf->actuator->freq_reason);
         cpumask_format(&m->managed_cpus, list, sizeof(list));
         json_kv_string(j, "managed_cpus", list);
         json_kv_double(j, "uptime_s", (platform_now_ns(m->pf) - m->start_ns) / 1e9);
-        json_kv_double(j, "power_w", !energy_source                  ? NAN
-                                     : pl && pl->energy_measured ? pl->power_w
-                                                                 : m->model_power_w);
+        json_kv_double(j, "power_w",
+                       !energy_source              ? NAN
+                       : pl && pl->energy_measured ? pl->power_w
+                                                   : m->model_power_w);
         json_kv_double(j, "energy_j", energy_j);
         json_kv_string(j, "energy_source", energy_source);
         json_kv_uint(j, "decisions", m->decisions);

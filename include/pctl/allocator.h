@@ -38,6 +38,18 @@ struct allocator_app {
         unsigned n_hist;
         uint64_t last_change; /* decision number of the last change */
         unsigned phase_changes_seen;
+        /* The measured search (see docs/allocator.md): the configuration being measured, the
+         * samples taken there since the change, and the pattern search's step sizes. */
+        unsigned at_cores, at_freq_khz;
+        unsigned samples_here;
+        unsigned step_cores; /* 0: not started */
+        unsigned step_freqs;
+        bool converged; /* every neighbour of the best point measured worse */
+        bool learning;  /* held at the baseline until P is settled */
+        /* Left learning once: a phase change re-opens the search where the app is, it does
+         * not send it back to the baseline. */
+        bool searching;
+        uint64_t seen_intervals; /* the estimate's interval count at the last observation */
         /* Out. */
         unsigned want_cores;
         unsigned want_freq_khz;
@@ -53,15 +65,27 @@ struct allocator_ctx {
         unsigned n_cpus;              /* CPUs managed apps may share (online - reserved) */
         const unsigned *freqs_khz;    /* settable, ascending; n_freqs 0 = no DVFS */
         unsigned n_freqs;
-        double hysteresis;            /* fraction, e.g. 0.05 */
-        unsigned settle_decisions;    /* decisions to wait after a change before measuring */
-        uint64_t decision;            /* this decision's number, increasing */
-        unsigned n_apps;              /* apps managed now */
+        double hysteresis;         /* fraction, e.g. 0.05 */
+        unsigned settle_decisions; /* decisions to wait after a change before measuring */
+        uint64_t decision;         /* this decision's number, increasing */
+        unsigned n_apps;           /* apps managed now */
+        /* Samples a configuration needs before its measurement counts; the first sample after
+         * a change is never used (it may straddle the change). 0: ALLOCATOR_PROBE_SAMPLES. */
+        unsigned probe_samples;
 };
 
-/* Records the measured objective score of the app's current configuration (call once per
- * decision, before allocator_decide, when the app has been settled there). */
+#define ALLOCATOR_PROBE_SAMPLES 3
+
+/* Records the measured objective score of the app's current configuration. Call once per
+ * sensor interval after estimator_update (or once per decision): the first sample after a
+ * change of configuration is skipped, later ones are averaged into the point. */
 void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app);
+
+/* True when the app waits on a measurement that is now complete (a probe of the search, or
+ * the baseline while learning) or on P, which is now settled: deciding now rather than at
+ * the next decision tick saves the time the app would spend at a configuration that has
+ * already taught what it can. */
+bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allocator_app *app);
 
 /* Chooses want_cores / want_freq_khz for every app, sharing ctx->n_cpus by weight. */
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);

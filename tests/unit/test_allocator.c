@@ -22,12 +22,16 @@ struct fixture {
 
 static void fixture_init(struct fixture *f)
 {
-        struct power_decl d = { 0 };
-        struct estimator_config cfg = { .delta_i_rate = NAN };
+        struct power_decl d = {0};
+        struct estimator_config cfg = {.delta_i_rate = NAN};
 
         memset(f, 0, sizeof(*f));
-        f->m = (struct synth_machine){ .os_ips = 6.6e4, .static_w = 20, .core_w = 10,
-                                       .idle_w = 10, .metrics = SENSOR_BUSY, .rng = 42 };
+        f->m = (struct synth_machine){.os_ips = 6.6e4,
+                                      .static_w = 20,
+                                      .core_w = 10,
+                                      .idle_w = 10,
+                                      .metrics = SENSOR_BUSY,
+                                      .rng = 42};
         assert_int_equal(synth_sample_alloc(&f->s, N_CPUS, 0), 0);
         power_decl_key(&d, "static_w", "20");
         power_decl_key(&d, "core_w", "10");
@@ -46,8 +50,12 @@ static void fixture_free(struct fixture *f)
 static void feed(struct fixture *f, uint64_t id, double p, unsigned first, unsigned n,
                  unsigned intervals)
 {
-        struct synth_app a = { .p = p, .ipc_ref = 1, .freq_ref_khz = 1, .first_cpu = first,
-                               .n_cores = n, .freq_khz = 1 };
+        struct synth_app a = {.p = p,
+                              .ipc_ref = 1,
+                              .freq_ref_khz = 1,
+                              .first_cpu = first,
+                              .n_cores = n,
+                              .freq_khz = 1};
 
         for (unsigned i = 0; i < intervals; i++) {
                 struct estimator_app_view v = synth_view(id, &a, -1);
@@ -59,17 +67,29 @@ static void feed(struct fixture *f, uint64_t id, double p, unsigned first, unsig
         }
 }
 
+static unsigned hist_samples(const struct allocator_app *a, unsigned cores)
+{
+        for (unsigned i = 0; i < a->n_hist; i++)
+                if (a->hist[i].cores == cores)
+                        return a->hist[i].samples;
+        return 0;
+}
+
 static struct allocator_ctx ctx_for(struct fixture *f, unsigned n_cpus)
 {
-        return (struct allocator_ctx){ .est = f->est, .pm = &f->pm, .n_cpus = n_cpus,
-                                       .hysteresis = 0.05, .settle_decisions = 2,
-                                       .decision = 100, .n_apps = 1 };
+        return (struct allocator_ctx){.est = f->est,
+                                      .pm = &f->pm,
+                                      .n_cpus = n_cpus,
+                                      .hysteresis = 0.05,
+                                      .settle_decisions = 2,
+                                      .decision = 100,
+                                      .n_apps = 1};
 }
 
 static void learning_runs_at_baseline(void **state)
 {
         struct fixture f;
-        struct allocator_app a = { .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2 };
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2};
         struct allocator_ctx ctx;
 
         (void)state;
@@ -86,13 +106,16 @@ static void learning_runs_at_baseline(void **state)
 /* Declared 20 W + 10 W/core: EDP picks 1 core for P = 0.2 and every core for P = 0.95. */
 static void edp_follows_p(void **state)
 {
-        const struct { double p; unsigned want; } cases[] = { { 0.2, 1 }, { 0.95, N_CPUS } };
+        const struct {
+                double p;
+                unsigned want;
+        } cases[] = {{0.2, 1}, {0.95, N_CPUS}};
 
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 struct fixture f;
-                struct allocator_app a = { .id = 1, .policy = policy_builtin(OBJECTIVE_EDP),
-                                           .cores = N_CPUS };
+                struct allocator_app a = {
+                    .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
                 struct allocator_ctx ctx;
 
                 fixture_init(&f);
@@ -110,8 +133,7 @@ static void edp_follows_p(void **state)
 static void monitor_changes_nothing(void **state)
 {
         struct fixture f;
-        struct allocator_app a = { .id = 1, .policy = policy_builtin(OBJECTIVE_MONITOR),
-                                   .cores = 3 };
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_MONITOR), .cores = 3};
         struct allocator_ctx ctx;
 
         (void)state;
@@ -131,7 +153,7 @@ static void bounds_are_honoured(void **state)
 {
         struct fixture f;
         struct policy capped = *policy_builtin(OBJECTIVE_EDP), strict = capped;
-        struct allocator_app a = { .id = 1, .policy = &capped, .cores = 4 };
+        struct allocator_app a = {.id = 1, .policy = &capped, .cores = 4};
         struct allocator_ctx ctx;
 
         (void)state;
@@ -145,7 +167,7 @@ static void bounds_are_honoured(void **state)
         fixture_free(&f);
 
         strict.max_slowdown = 0;
-        a = (struct allocator_app){ .id = 1, .policy = &strict, .cores = N_CPUS };
+        a = (struct allocator_app){.id = 1, .policy = &strict, .cores = N_CPUS};
         fixture_init(&f);
         estimator_app_add(f.est, 1);
         feed(&f, 1, 0.2, 0, N_CPUS, 30);
@@ -161,8 +183,8 @@ static void competing_apps_share_by_weight(void **state)
         struct fixture f;
         struct policy heavy = *policy_builtin(OBJECTIVE_PERFORMANCE), light = heavy;
         struct allocator_app a[2] = {
-                { .id = 1, .policy = &heavy, .cores = 4 },
-                { .id = 2, .policy = &light, .cores = 4 },
+            {.id = 1, .policy = &heavy, .cores = 4},
+            {.id = 2, .policy = &light, .cores = 4},
         };
         struct allocator_ctx ctx;
 
@@ -190,7 +212,7 @@ static void competing_apps_share_by_weight(void **state)
 static void measurement_overrules_the_model(void **state)
 {
         struct fixture f;
-        struct allocator_app a = { .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 1 };
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 1};
         struct allocator_ctx ctx;
 
         (void)state;
@@ -199,10 +221,10 @@ static void measurement_overrules_the_model(void **state)
         feed(&f, 1, 0.2, 0, N_CPUS, 30);
         ctx = ctx_for(&f, N_CPUS);
         /* The model prefers 1 core for P = 0.2; measurements say 4 cores were far better. */
-        a.hist[0] = (struct allocator_point){ .cores = 1, .freq_khz = 0, .score = 10,
-                                              .samples = 4, .decision = 99 };
-        a.hist[1] = (struct allocator_point){ .cores = 4, .freq_khz = 0, .score = 5,
-                                              .samples = 4, .decision = 98 };
+        a.hist[0] = (struct allocator_point){
+            .cores = 1, .freq_khz = 0, .score = 10, .samples = 4, .decision = 99};
+        a.hist[1] = (struct allocator_point){
+            .cores = 4, .freq_khz = 0, .score = 5, .samples = 4, .decision = 98};
         a.n_hist = 2;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 4);
@@ -219,14 +241,14 @@ static void placement_keeps_cpus_and_packages(void **state)
 {
         struct topology t;
         struct cpumask allowed, cur[2], out[2];
-        struct allocator_app apps[2] = { { .want_cores = 3 }, { .want_cores = 4 } };
+        struct allocator_app apps[2] = {{.want_cores = 3}, {.want_cores = 4}};
         char list[64];
 
         (void)state;
         assert_int_equal(topology_synthetic(&t, 2, 4, 1), 0); /* CPUs 0-3 and 4-7 */
         cpumask_parse("0-7", &allowed);
         cpumask_parse("4-7", &cur[0]); /* app 0 shrinks on its own package */
-        cpumask_parse("", &cur[1]);     /* app 1 is new */
+        cpumask_parse("", &cur[1]);    /* app 1 is new */
         assert_int_equal(allocator_place(&t, &allowed, apps, cur, out, 2), 0);
         assert_true(cpumask_subset(&out[0], &cur[0]));
         assert_int_equal(cpumask_count(&out[0]), 3);
@@ -237,13 +259,116 @@ static void placement_keeps_cpus_and_packages(void **state)
         topology_free(&t);
 }
 
+/* Like feed(), with measured package energy (RAPL) and the allocator observing each interval,
+ * as the manager does. */
+static void feed_observed(struct fixture *f, struct allocator_ctx *ctx, struct allocator_app *a,
+                          double p, unsigned intervals)
+{
+        struct synth_app s = {.p = p,
+                              .ipc_ref = 1,
+                              .freq_ref_khz = 1,
+                              .first_cpu = 0,
+                              .n_cores = a->cores,
+                              .freq_khz = 1};
+
+        for (unsigned i = 0; i < intervals; i++) {
+                struct estimator_app_view v = synth_view(a->id, &s, -1);
+
+                synth_begin(&f->m, &f->s, INTERVAL_NS);
+                synth_run(&f->m, &f->s, &s, -1);
+                synth_end(&f->m, &f->s, true);
+                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
+                allocator_observe(ctx, a);
+        }
+}
+
+/* Without a power model but with RAPL, the first sample after a change is skipped, the next
+ * ones make a point, and then (not before) the allocator asks for a decision. */
+static void observe_skips_the_change_and_asks_to_decide(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {
+            .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        ctx.probe_samples = 3;
+        f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY; /* IPS needs instructions */
+        feed_observed(&f, &ctx, &a, 0.5, 30); /* P settles at the baseline */
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_false(a.learning);
+        assert_int_equal(a.n_hist, 1);
+        assert_int_equal(a.hist[0].cores, N_CPUS);
+        /* The measured search probes fewer cores first (no model to rank the neighbours). */
+        assert_true(a.changed);
+        assert_true(a.want_cores < N_CPUS);
+        assert_non_null(strstr(a.reason, "exploring"));
+        a.cores = a.want_cores;
+        feed_observed(&f, &ctx, &a, 0.5, 3); /* one skipped, two counted */
+        assert_false(allocator_wants_decision(&ctx, &a));
+        assert_int_equal(hist_samples(&a, a.cores), 2);
+        feed_observed(&f, &ctx, &a, 0.5, 1);
+        assert_int_equal(hist_samples(&a, a.cores), 3);
+        assert_true(allocator_wants_decision(&ctx, &a));
+        fixture_free(&f);
+}
+
+/* The pattern search on made-up measurements: it probes the unmeasured neighbours of the best
+ * point, halves its step when none is left, and settles on the best once every neighbour at
+ * step 1 measured worse. */
+static void search_settles_on_the_measured_best(void **state)
+{
+        /* A measured EDP rate with its minimum at 5 cores. */
+        static const double score[N_CPUS + 1] = {0, 9, 7, 5, 4, 3, 3.5, 4.5, 6};
+        struct fixture f;
+        struct allocator_app a = {
+            .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
+        struct allocator_ctx ctx;
+        unsigned visited = 0;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        for (unsigned step = 0; step < 20; step++) {
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (a.converged && !a.changed)
+                        break;
+                a.cores = a.want_cores;
+                /* Measure the new point as observe would. */
+                a.hist[a.n_hist++] = (struct allocator_point){.cores = a.cores,
+                                                              .score = score[a.cores],
+                                                              .samples = 3,
+                                                              .decision = ctx.decision};
+                for (unsigned i = 0; i + 1 < a.n_hist; i++)
+                        if (a.hist[i].cores == a.cores)
+                                a.hist[--a.n_hist] = (struct allocator_point){0};
+                visited++;
+                ctx.decision++;
+        }
+        if (a.cores != 5 || !a.converged)
+                fail_msg("ended at %u cores (%s), expected 5 and settled", a.cores, a.reason);
+        assert_true(visited < N_CPUS); /* fewer probes than trying every count */
+        fixture_free(&f);
+}
+
 static const struct CMUnitTest tests[] = {
-        cmocka_unit_test(learning_runs_at_baseline),
-        cmocka_unit_test(edp_follows_p),
-        cmocka_unit_test(monitor_changes_nothing),
-        cmocka_unit_test(bounds_are_honoured),
-        cmocka_unit_test(competing_apps_share_by_weight),
-        cmocka_unit_test(measurement_overrules_the_model),
-        cmocka_unit_test(placement_keeps_cpus_and_packages),
+    cmocka_unit_test(learning_runs_at_baseline),
+    cmocka_unit_test(edp_follows_p),
+    cmocka_unit_test(monitor_changes_nothing),
+    cmocka_unit_test(bounds_are_honoured),
+    cmocka_unit_test(competing_apps_share_by_weight),
+    cmocka_unit_test(measurement_overrules_the_model),
+    cmocka_unit_test(placement_keeps_cpus_and_packages),
+    cmocka_unit_test(observe_skips_the_change_and_asks_to_decide),
+    cmocka_unit_test(search_settles_on_the_measured_best),
 };
 PCTL_TEST_MAIN(tests)

@@ -835,17 +835,17 @@ static int probe_v2(const struct actuator_config *cfg, char *mount, size_t mount
 static int probe_v1(const struct actuator_config *cfg, char *mount, size_t mount_size, char *why,
                     size_t why_size)
 {
-        char path[CG_PATH_MAX];
+        char path[CG_PATH_MAX + sizeof("/cpuset.cpus")];
 
         if (fs_path(mount, mount_size, "%s/cpuset", cfg->cgroup_root) < 0)
                 return -ENAMETOOLONG;
         snprintf(path, sizeof(path), "%s/cpuset.cpus", mount);
         if (access(path, F_OK) < 0) {
-                snprintf(why, why_size, "no cgroup v1 cpuset hierarchy at %s", mount);
+                snprintf(why, why_size, "no cgroup v1 cpuset hierarchy at %.100s", mount);
                 return -ENODEV;
         }
         if (access(mount, W_OK) < 0) {
-                snprintf(why, why_size, "cgroup v1 cpuset hierarchy %s is not writable (%m)",
+                snprintf(why, why_size, "cgroup v1 cpuset hierarchy %.100s is not writable (%m)",
                          mount);
                 return -EACCES;
         }

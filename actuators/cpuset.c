@@ -917,17 +917,12 @@ int cpuset_probe(const struct actuator_config *cfg, enum cpuset_mode *mode,
         return p.available ? 0 : p.err;
 }
 
-static int open_v1(struct cpuset *cs, const struct actuator_config *cfg, char *why, size_t why_size)
+/* Records our base directory before it is created, so a restart removes it. */
+static int record_base(struct cpuset *cs, char *why, size_t why_size)
 {
-        char buf[CPUMASK_LIST_MAX];
         struct state_entry e = {.kind = STATE_DIR};
         int err;
 
-        if (probe_v1(cfg, cs->mount, sizeof(cs->mount), why, why_size) < 0)
-                return -ENODEV;
-        if (join(cs->base, sizeof(cs->base), cs->mount, cfg->group) < 0)
-                return -ENAMETOOLONG;
-        /* Our group is ours by name: recorded even when a previous run left it. */
         strscpy(e.path, cs->base, sizeof(e.path));
         err = state_record_add(cs->rec, &e);
         if (err == 0)
@@ -937,6 +932,22 @@ static int open_v1(struct cpuset *cs, const struct actuator_config *cfg, char *w
                 return err;
         }
         cs->base_recorded = true;
+        return 0;
+}
+
+static int open_v1(struct cpuset *cs, const struct actuator_config *cfg, char *why, size_t why_size)
+{
+        char buf[CPUMASK_LIST_MAX];
+        int err;
+
+        if (probe_v1(cfg, cs->mount, sizeof(cs->mount), why, why_size) < 0)
+                return -ENODEV;
+        if (join(cs->base, sizeof(cs->base), cs->mount, cfg->group) < 0)
+                return -ENAMETOOLONG;
+        /* Our group is ours by name: recorded even when a previous run left it. */
+        err = record_base(cs, why, why_size);
+        if (err < 0)
+                return err;
         if (mkdir(cs->base, 0755) < 0 && errno != EEXIST) {
                 err = -errno;
                 snprintf(why, why_size, "cannot create %s: %s", cs->base, strerror(-err));
@@ -974,20 +985,11 @@ static int open_v2(struct cpuset *cs, const struct actuator_config *cfg, char *w
         if (!own[0]) {
                 /* In the root cgroup (no systemd): a group of our own below the root, which
                  * may hold processes, so nobody has to move. */
-                struct state_entry e = {.kind = STATE_DIR};
-
                 if (join(cs->base, sizeof(cs->base), cs->mount, cfg->group) < 0)
                         return -ENAMETOOLONG;
-                strscpy(e.path, cs->base, sizeof(e.path));
-                err = state_record_add(cs->rec, &e);
-                if (err == 0)
-                        err = state_record_commit(cs->rec);
-                if (err < 0) {
-                        snprintf(why, why_size, "cannot write the state record: %s",
-                                 strerror(-err));
+                err = record_base(cs, why, why_size);
+                if (err < 0)
                         return err;
-                }
-                cs->base_recorded = true;
                 if (mkdir(cs->base, 0755) < 0 && errno != EEXIST) {
                         err = -errno;
                         snprintf(why, why_size, "cannot create %s: %s", cs->base, strerror(-err));

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# pctl sim on the command line: run --static and --policy, oracle, their JSON (DESIGN.md's
+# field names), and bad input.
+set -u
+. "$TEST_LIB"
+S="$SRC_DIR/tests/scenarios"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+"$PCTL" sim run "$S/i7-p09.ini" --static cores=4,freq=max --json >"$T/run.json" || fail "sim run --static"
+"$PCTL" sim oracle "$S/i7-p09.ini" --objective edp --json >"$T/oracle.json" || fail "sim oracle"
+"$PCTL" sim run "$S/i7-p09.ini" --policy monitor --json >"$T/monitor.json" || fail "sim run --policy monitor"
+python3 - "$T" <<'PY' || fail "sim JSON"
+import json, sys
+t = sys.argv[1]
+run, oracle, mon = (json.load(open(f"{t}/{n}.json")) for n in ("run", "oracle", "monitor"))
+for d in (run, oracle, mon):
+    for a in d["apps"]:
+        for k in ("name", "cores", "freq_mhz", "time_s", "energy_j", "edp", "p_true"):
+            assert k in a, (k, a)
+    for k in ("time_s", "energy_j", "edp"):
+        assert k in d["total"], k
+# The oracle's EDP-best for P = 0.9 on the i7 is all 4 cores at the top frequency.
+assert oracle["apps"][0]["cores"] == 4 and oracle["apps"][0]["freq_mhz"] == 3700, oracle
+# monitor changes nothing and estimates P.
+a = mon["apps"][0]
+assert a["cores"] == 4 and abs(a["p_est"] - 0.9) <= 0.01, a
+assert abs(a["edp"] - run["apps"][0]["edp"]) / run["apps"][0]["edp"] < 0.01
+PY
+
+"$PCTL" sim run "$S/i7-p01.ini" --policy edp --json >"$T/edp.json" || fail "sim run --policy edp"
+default=$("$PCTL" sim run "$S/i7-p01.ini" --static cores=4,freq=max --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"]["edp"])')
+managed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"]["edp"])' "$T/edp.json")
+python3 -c "import sys; sys.exit(0 if $managed < $default else 1)" || fail "edp policy EDP $managed not below the default's $default"
+
+check_refused() {
+        local want=$1
+        shift
+        "$PCTL" "$@" >/dev/null 2>"$T/err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "'$*' exited $rc, not 2"
+        grep -q -- "$want" "$T/err" || fail "'$*' said '$(cat "$T/err")', not '$want'"
+}
+check_refused "either --static" sim run "$S/i7-p09.ini"
+check_refused "either --static" sim run "$S/i7-p09.ini" --static cores=2,freq=max --policy edp
+check_refused "no policy named 'fastest'" sim run "$S/i7-p09.ini" --policy fastest
+check_refused "cores=9 but the machine has 4 CPUs" sim run "$S/i7-p09.ini" --static cores=9,freq=max
+check_refused "is not one of the machine's P-states" sim run "$S/i7-p09.ini" --static cores=2,freq=1234
+check_refused "is not one of edp, ppw, energy, perf" sim oracle "$S/i7-p09.ini" --objective fastest
+printf '[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 2\n' >"$T/bad.ini"
+check_refused "bad.ini:5" sim run "$T/bad.ini" --static cores=1,freq=max
+echo "ok: pctl sim"

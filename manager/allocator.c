@@ -80,6 +80,10 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 if (!app->searching || app->samples_here > ALLOCATOR_PHASE_AFTER_MOVE)
                         search_reset(app);
         }
+        /* Time-sharing CPUs with other apps, the score is theirs as much as its own: it
+         * says nothing of the configuration. */
+        if (app->shares_cpus && ctx->n_apps > 1)
+                return;
         /* One observation per interval the estimator saw, however often we are called. */
         if (e->intervals == app->seen_intervals)
                 return;
@@ -281,6 +285,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         char ftext[32];
 
         a->changed = false;
+        a->shares_cpus = false;
         app_bounds(ctx, pol, &b);
         a->effective = objective_effective(pol->objective, ctx->pm || ctx->power_measured, &why);
         if (a->effective == OBJECTIVE_MONITOR) {
@@ -292,11 +297,14 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         /* Until P is known well enough, the app runs as its baseline (every allowed core, top
          * frequency): moving on a rough estimate would lock in its error, since one core
          * teaches nothing about P. If P will not settle (rows, spinning), a measured baseline
-         * is enough to start the measured search. */
+         * is enough to start the measured search; time-sharing with others, the baseline
+         * cannot be measured, and the search starts without it. */
         base_meas = hist_fresh(ctx, a, b.max_cores, b.max_khz);
         if (!a->searching && !p_settled(e) &&
-            !(e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS && base_meas)) {
+            !(e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
+              (base_meas || (ctx->learners_share && ctx->n_apps > 1)))) {
                 a->learning = true;
+                a->shares_cpus = ctx->learners_share;
                 a->want_cores = b.max_cores;
                 a->want_freq_khz = b.max_khz;
                 if (!e || !(e->known & ESTIMATE_P_LS))
@@ -463,7 +471,8 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 if (!apps[i].policy)
                         return -EINVAL;
                 decide_one(ctx, &apps[i]);
-                total += apps[i].want_cores;
+                if (!apps[i].shares_cpus)
+                        total += apps[i].want_cores;
         }
         /* Too many wants: take cores from the app that holds the most per unit of weight,
          * never below its minimum. */
@@ -476,7 +485,7 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                         unsigned min = a->policy->min_cores ? a->policy->min_cores : 1;
                         double per_weight = a->want_cores / a->policy->weight;
 
-                        if (a->want_cores > min && per_weight > worst) {
+                        if (!a->shares_cpus && a->want_cores > min && per_weight > worst) {
                                 worst = per_weight;
                                 victim = a;
                         }
@@ -522,6 +531,26 @@ static int roomiest_package(const struct topology *t, const struct cpumask *free
         return main_package(t, free_cpus);
 }
 
+/* An app outside the partition: want_cores of the allowed CPUs, those it holds first. */
+static void place_shared(const struct cpumask *allowed, const struct allocator_app *a,
+                         const struct cpumask *cur, struct cpumask *out)
+{
+        struct cpumask mine;
+
+        if (a->want_cores >= cpumask_count(allowed)) {
+                *out = *allowed;
+                return;
+        }
+        cpumask_and(&mine, cur, allowed);
+        cpumask_zero(out);
+        for (int pass = 0; pass < 2; pass++)
+                cpumask_foreach (c, pass ? allowed : &mine) {
+                        if (cpumask_count(out) == a->want_cores)
+                                return;
+                        cpumask_set(out, (unsigned)c);
+                }
+}
+
 int allocator_place(const struct topology *t, const struct cpumask *allowed,
                     const struct allocator_app *apps, const struct cpumask *cur,
                     struct cpumask *out, unsigned n)
@@ -529,8 +558,11 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
         struct cpumask free_cpus = *allowed;
         unsigned total = 0;
 
-        for (unsigned i = 0; i < n; i++)
-                total += apps[i].want_cores;
+        for (unsigned i = 0; i < n; i++) {
+                if (apps[i].shares_cpus && apps[i].want_cores > cpumask_count(allowed))
+                        return -ENOSPC;
+                total += apps[i].shares_cpus ? 0 : apps[i].want_cores;
+        }
         if (total > cpumask_count(allowed))
                 return -ENOSPC;
         /* Keep what each app already has and may still have. */
@@ -539,6 +571,8 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
                 int pkg = main_package(t, &cur[i]);
 
                 cpumask_zero(&out[i]);
+                if (apps[i].shares_cpus)
+                        continue;
                 /* First the CPUs on its main package, then the others. */
                 for (int pass = 0; pass < 2; pass++) {
                         cpumask_foreach (c, &cur[i]) {
@@ -557,6 +591,10 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
         }
         /* Then fill from the package each app uses most, else the roomiest one. */
         for (unsigned i = 0; i < n; i++) {
+                if (apps[i].shares_cpus) {
+                        place_shared(allowed, &apps[i], &cur[i], &out[i]);
+                        continue;
+                }
                 while (cpumask_count(&out[i]) < apps[i].want_cores) {
                         int pkg = main_package(t, &out[i]);
                         int pick = -1;

@@ -8,6 +8,7 @@
 
 #include "pctl/fsio.h"
 #include "pctl/log.h"
+#include "pctl/powerfit.h"
 #include "pctl/util.h"
 
 /* Wait this many decisions after a change before measuring: the estimator's window must see
@@ -57,6 +58,12 @@ struct manager {
         uint64_t decisions, changes;
         /* Without RAPL, the machine's power from the power model over the samples. */
         double model_power_w, model_energy_j;
+        /* With RAPL but no declared or calibrated model: the model fitted from the sensor. */
+        struct powerfit *fit;
+        unsigned *cpu_freq_khz; /* scratch, per CPU of the sample */
+        unsigned n_cpu_freq;
+        bool have_fitted;
+        struct model_power fitted;
 };
 
 static int pid_cmp(const void *a, const void *b)
@@ -129,6 +136,17 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
                 *policies = (struct policy_set){0};
         }
         m->rules = policies_have_rules(&m->policies);
+        if (!opt->have_power) {
+                m->fit = powerfit_new(0);
+                if (!m->fit) {
+                        int r = -errno;
+
+                        estimator_free(m->est);
+                        policy_set_free(&m->policies);
+                        free(m);
+                        return r ? r : -ENOMEM;
+                }
+        }
         cpumask_andnot(&m->managed_cpus, &m->pf->topo.online, &opt->conf.reserved_cpus);
         m->start_ns = platform_now_ns(m->pf);
         *out = m;
@@ -186,6 +204,8 @@ void manager_free(struct manager *m)
         while (m->n_apps)
                 release_app(m, m->n_apps - 1, "pctld is stopping");
         estimator_free(m->est);
+        powerfit_free(m->fit);
+        free(m->cpu_freq_khz);
         policy_set_free(&m->policies);
         sensor_sample_free(&m->sample);
         free(m->apps);
@@ -347,6 +367,50 @@ static void model_energy(struct manager *m)
         m->model_energy_j += w * s->interval_ns / 1e9;
 }
 
+/* With RAPL and no power model, learn one from this interval: the frequency of every CPU
+ * (its domain's), its busy time, the CPUs apps hold, and the package energy. */
+static void fit_power(struct manager *m)
+{
+        const struct actuator *act = m->pf->actuator;
+        const struct sensor_sample *s = &m->sample;
+        struct cpumask held;
+
+        if (!m->fit || !s->energy_measured)
+                return;
+        if (m->n_cpu_freq < s->n_cpus) {
+                unsigned *v = realloc(m->cpu_freq_khz, s->n_cpus * sizeof(*v));
+
+                if (!v)
+                        return;
+                m->cpu_freq_khz = v;
+                m->n_cpu_freq = s->n_cpus;
+        }
+        for (unsigned c = 0; c < s->n_cpus; c++) {
+                m->cpu_freq_khz[c] = 0;
+                for (unsigned d = 0; d < act->n_domains; d++)
+                        if (cpumask_test(&act->domains[d].cpus, c))
+                                m->cpu_freq_khz[c] = act->domains[d].cur_khz;
+        }
+        cpumask_zero(&held);
+        for (unsigned i = 0; i < m->n_apps; i++)
+                cpumask_or(&held, &held, &m->apps[i].cpus);
+        if (powerfit_add(m->fit, s, m->cpu_freq_khz, &held) == 0)
+                m->have_fitted = powerfit_model(m->fit, &m->fitted) == 0;
+}
+
+/* The power model predictions use: declared or calibrated, else the fitted one, else none. */
+static const struct model_power *manager_power_model(const struct manager *m, const char **src)
+{
+        if (m->opt.have_power) {
+                if (src)
+                        *src = m->opt.power_source;
+                return &m->opt.power;
+        }
+        if (src)
+                *src = m->have_fitted ? "fitted" : NULL;
+        return m->have_fitted ? &m->fitted : NULL;
+}
+
 static bool observe_all(struct manager *m);
 static int decide_apply(struct manager *m);
 
@@ -364,6 +428,7 @@ int manager_sample(struct manager *m)
         if (r < 0)
                 return r;
         model_energy(m);
+        fit_power(m);
         if (m->n_apps == 0)
                 return 0;
         views = calloc(m->n_apps, sizeof(*views));
@@ -478,7 +543,7 @@ static struct allocator_ctx decision_ctx(struct manager *m)
         const unsigned *freqs = NULL;
         struct allocator_ctx ctx = {
             .est = m->est,
-            .pm = m->opt.have_power ? &m->opt.power : NULL,
+            .pm = manager_power_model(m, NULL),
             .power_measured = m->sample.energy_measured,
             .n_cpus = cpumask_count(&m->managed_cpus),
             .hysteresis = MANAGER_HYSTERESIS,
@@ -486,6 +551,8 @@ static struct allocator_ctx decision_ctx(struct manager *m)
             .decision = m->decisions,
             .n_apps = m->n_apps,
             .probe_samples = MANAGER_PROBE_SAMPLES,
+            /* Per-process counts for every app: learners may time-share CPUs. */
+            .learners_share = m->targets_ok && m->sample.n_targets == m->n_apps,
         };
 
         ctx.n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
@@ -638,7 +705,7 @@ static double app_gain(const struct manager *m, unsigned i)
 {
         const struct allocator_app *al = &m->alloc[i];
         const struct mapp *a = &m->apps[i];
-        const struct model_power *pm = m->opt.have_power ? &m->opt.power : NULL;
+        const struct model_power *pm = manager_power_model(m, NULL);
         const unsigned *freqs = NULL;
         unsigned n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
         unsigned max_cores = cpumask_count(&m->managed_cpus);
@@ -702,7 +769,7 @@ static void status_app(const struct manager *m, unsigned i, struct json *j)
 void manager_status(const struct manager *m, struct json *j)
 {
         const struct estimator_platform *pl = estimator_platform(m->est);
-        const char *energy_source;
+        const char *energy_source, *power_model = NULL;
         double energy_j;
         char list[256];
 
@@ -728,6 +795,10 @@ void manager_status(const struct manager *m, struct json *j)
                                                    : m->model_power_w);
         json_kv_double(j, "energy_j", energy_j);
         json_kv_string(j, "energy_source", energy_source);
+        /* Where predictions' power comes from: "declared", "calibrated", "fitted" (learned
+         * online from RAPL and busy time), or null. */
+        manager_power_model(m, &power_model);
+        json_kv_string(j, "power_model", power_model);
         json_kv_uint(j, "decisions", m->decisions);
         json_kv_uint(j, "changes", m->changes);
         json_key(j, "apps");

@@ -36,6 +36,14 @@ struct est_point {
         uint64_t timestamp_ns;
 };
 
+/* The views holding one CPU this interval and their targets' counts on it. A *_ok flag is
+ * false as soon as one holder's target lacks the metric there. */
+struct est_cpu_share {
+        unsigned holders;
+        bool busy_ok, cycles_ok, instr_ok;
+        double busy_ns, cycles, instr;
+};
+
 struct est_app {
         struct estimate e;
         bool have_ts;
@@ -68,6 +76,9 @@ struct estimator {
         unsigned stamp;
         /* Per CPU of the sample: index of the view that holds it, or -1. */
         int *owner;
+        /* Per CPU: the views that hold it and the sums of their targets' counts there, to
+         * split a CPU that apps share (time-sharing, each with its own target). */
+        struct est_cpu_share *share;
         unsigned n_owner;
 };
 
@@ -156,6 +167,7 @@ void estimator_free(struct estimator *est)
                 return;
         free(est->apps);
         free(est->owner);
+        free(est->share);
         free(est);
 }
 
@@ -467,6 +479,23 @@ static void est_app_freqsens(struct est_app *a, unsigned freq_ref_khz)
         e->known |= ESTIMATE_MEM_FRACTION;
 }
 
+/* The share of a CPU's activity that is this app's: 1 when it holds the CPU alone, else its
+ * target's busy time (or cycles) over all holders'. NaN when the counts cannot tell. */
+static double est_share_frac(const struct est_cpu_share *sh, const struct sensor_counts *tc)
+{
+        if (sh->holders <= 1)
+                return 1.0;
+        if (!tc)
+                return NAN;
+        if (sh->busy_ok && sh->busy_ns > 0)
+                return tc->busy_ns / sh->busy_ns;
+        if (sh->cycles_ok && sh->cycles > 0)
+                return tc->cycles / sh->cycles;
+        if ((sh->busy_ok && sh->busy_ns == 0) || (sh->cycles_ok && sh->cycles == 0))
+                return 1.0 / sh->holders; /* none of them ran there */
+        return NAN;
+}
+
 /* Busy seconds of a CPU, all tasks: measured, else unhalted cycles at a known frequency. */
 static double est_busy_s(const struct sensor_counts *c, unsigned freq_khz)
 {
@@ -502,6 +531,10 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
 
                 n++;
                 counters &= (c->measured & need) == need;
+                /* On a CPU it shares, the app's own instructions and cycles are its target's:
+                 * the CPU-wide counts hold the other apps too. */
+                if (est->share[cpu].holders > 1)
+                        counters &= tc && (tc->measured & need) == need;
                 target_instr &= tc && (tc->measured & SENSOR_INSTR);
                 /* With a target, only its own time: the CPU-wide time holds other tasks. */
                 busy_ok &=
@@ -523,13 +556,28 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 const struct sensor_counts *tc =
                     v->target >= 0 ? sensor_target_cpu(s, (unsigned)v->target, (unsigned)cpu)
                                    : NULL;
-                double busy = est_busy_s(c, v->freq_khz);
+                const struct est_cpu_share *sh = &est->share[cpu];
+                double frac = est_share_frac(sh, tc);
+                double busy = est_busy_s(c, v->freq_khz) * frac;
                 double busy_app = tc ? tc->busy_ns * 1e-9 : busy;
+                double c_cycles;
 
                 /* NaN as soon as one CPU's count is unknown. */
                 busy_total += busy;
-                cycles += (c->measured & SENSOR_CYCLES) ? (double)c->cycles : NAN;
-                if (counters) {
+                cycles += (c->measured & SENSOR_CYCLES) ? (double)c->cycles * frac : NAN;
+                c_cycles = sh->holders > 1 ? (double)tc->cycles : (double)c->cycles;
+                if (counters && sh->holders > 1) {
+                        /* ΔI of a shared CPU: what no holder's target counted, by share. */
+                        double d = fmax((double)c->instr - sh->instr, 0) *
+                                   (isnan(frac) ? 1.0 / sh->holders : frac);
+
+                        i0 += (double)tc->instr;
+                        delta_i += d;
+                        if (c_cycles > c_max) {
+                                c_max = c_cycles;
+                                i0_busiest = (double)tc->instr;
+                        }
+                } else if (counters) {
                         double d, i0_c;
 
                         if (target_instr) {
@@ -625,13 +673,14 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
 static int est_validate(struct estimator *est, const struct sensor_sample *s,
                         const struct estimator_app_view *apps, unsigned n_apps)
 {
-        struct cpumask all, both;
+        struct cpumask all, untargeted, both;
 
         if (!s || s->interval_ns == 0 || s->n_cpus == 0 || !s->cpu || (n_apps && !apps))
                 return -EINVAL;
         if (s->energy_measured && s->n_packages > SENSOR_MAX_PACKAGES)
                 return -EINVAL;
         cpumask_zero(&all);
+        cpumask_zero(&untargeted);
         est->stamp++;
         for (unsigned i = 0; i < n_apps; i++) {
                 const struct estimator_app_view *v = &apps[i];
@@ -647,20 +696,56 @@ static int est_validate(struct estimator *est, const struct sensor_sample *s,
                         return -ERANGE;
                 if (v->target >= 0 && ((unsigned)v->target >= s->n_targets || !s->target_cpu))
                         return -ERANGE;
-                cpumask_and(&both, &all, &v->cpus);
+                /* Apps may share a CPU only when each has its own counts there: without
+                 * them nothing tells their shares apart. */
+                cpumask_and(&both, v->target >= 0 ? &untargeted : &all, &v->cpus);
                 if (!cpumask_empty(&both))
                         return -EINVAL;
                 cpumask_or(&all, &all, &v->cpus);
+                if (v->target < 0)
+                        cpumask_or(&untargeted, &untargeted, &v->cpus);
         }
         if (est->n_owner < s->n_cpus) {
                 int *o = realloc(est->owner, s->n_cpus * sizeof(*o));
+                struct est_cpu_share *sh;
 
                 if (!o)
                         return -ENOMEM;
                 est->owner = o;
+                sh = realloc(est->share, s->n_cpus * sizeof(*sh));
+                if (!sh)
+                        return -ENOMEM;
+                est->share = sh;
                 est->n_owner = s->n_cpus;
         }
         return 0;
+}
+
+/* Who holds each CPU this interval, and the sums of their targets' counts there. */
+static void est_shares(struct estimator *est, const struct sensor_sample *s,
+                       const struct estimator_app_view *apps, unsigned n_apps)
+{
+        for (unsigned c = 0; c < s->n_cpus; c++)
+                est->share[c] =
+                    (struct est_cpu_share){.busy_ok = true, .cycles_ok = true, .instr_ok = true};
+        for (unsigned i = 0; i < n_apps; i++) {
+                cpumask_foreach (cpu, &apps[i].cpus) {
+                        struct est_cpu_share *sh = &est->share[cpu];
+                        const struct sensor_counts *tc =
+                            apps[i].target >= 0
+                                ? sensor_target_cpu(s, (unsigned)apps[i].target, (unsigned)cpu)
+                                : NULL;
+                        unsigned m = tc ? tc->measured : 0;
+
+                        sh->holders++;
+                        sh->busy_ok &= (m & SENSOR_BUSY) != 0;
+                        sh->cycles_ok &= (m & SENSOR_CYCLES) != 0;
+                        sh->instr_ok &= (m & SENSOR_INSTR) != 0;
+                        sh->busy_ns += tc ? (double)tc->busy_ns : 0;
+                        sh->cycles += tc ? (double)tc->cycles : 0;
+                        sh->instr += tc ? (double)tc->instr : 0;
+                }
+        }
 }
 
 /* Frequency used for the power model where the app's is unknown (no cpufreq): the model's top
@@ -780,6 +865,7 @@ int estimator_update(struct estimator *est, const struct sensor_sample *s,
 
         if (r < 0)
                 return r;
+        est_shares(est, s, apps, n_apps);
         for (unsigned i = 0; i < n_apps; i++)
                 est_app_interval(est, est_find(est, apps[i].id, i), s, &apps[i]);
         est_power_share(est, s, apps, n_apps);

@@ -54,7 +54,10 @@ struct allocator_app {
         unsigned want_cores;
         unsigned want_freq_khz;
         enum objective_kind effective; /* the objective pursued (see objective_effective) */
-        char reason[200];              /* why it changed, or why it stays */
+        /* Learning with ctx->learners_share: placed on want_cores of the allowed CPUs (all of
+         * them at the baseline), time-sharing with the others, outside the partition. */
+        bool shares_cpus;
+        char reason[200]; /* why it changed, or why it stays */
         bool changed;
 };
 
@@ -72,6 +75,11 @@ struct allocator_ctx {
         /* Samples a configuration needs before its measurement counts; the first sample after
          * a change is never used (it may straddle the change). 0: ALLOCATOR_PROBE_SAMPLES. */
         unsigned probe_samples;
+        /* The sensor counts each app on its own (per-app targets), so apps may share CPUs and
+         * the estimator still tells them apart: an app still learning P then runs on every
+         * allowed CPU, as it would without pctl, instead of a slice of the partition where
+         * it could not learn (one core teaches nothing about P). */
+        bool learners_share;
 };
 
 #define ALLOCATOR_PROBE_SAMPLES 3
@@ -87,13 +95,15 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
  * already taught what it can. */
 bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allocator_app *app);
 
-/* Chooses want_cores / want_freq_khz for every app, sharing ctx->n_cpus by weight. */
+/* Chooses want_cores / want_freq_khz for every app, sharing ctx->n_cpus by weight among the
+ * apps that do not share CPUs (shares_cpus: learners, with ctx->learners_share). */
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
 
 /* Picks CPUs: each app keeps as many of its current CPUs as it still may, then takes free
  * ones from the package it already uses most, so apps stay on whole packages where they can.
- * cur[i] is app i's current mask, out[i] receives the new one. -ENOSPC if the wants do not
- * fit in `allowed`. */
+ * An app with shares_cpus is outside the partition: it gets want_cores of `allowed` (its
+ * current ones first), whoever else runs there. cur[i] is app i's current mask, out[i]
+ * receives the new one. -ENOSPC if the partitioned wants do not fit in `allowed`. */
 int allocator_place(const struct topology *t, const struct cpumask *allowed,
                     const struct allocator_app *apps, const struct cpumask *cur,
                     struct cpumask *out, unsigned n);

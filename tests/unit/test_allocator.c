@@ -259,6 +259,85 @@ static void placement_keeps_cpus_and_packages(void **state)
         topology_free(&t);
 }
 
+/* Two learning apps on 2 CPUs: with per-app counts each keeps both CPUs (time-sharing, outside
+ * the partition); without them the old partition by weight holds (1 CPU each). */
+static void learners_share_when_counted_apart(void **state)
+{
+        struct fixture f;
+        struct allocator_app a[2] = {
+            {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2},
+            {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2},
+        };
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        estimator_app_add(f.est, 2);
+        ctx = ctx_for(&f, 2);
+        ctx.n_apps = 2;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_int_equal(a[0].want_cores + a[1].want_cores, 2); /* partitioned */
+        assert_false(a[0].shares_cpus || a[1].shares_cpus);
+
+        ctx.learners_share = true;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        for (unsigned i = 0; i < 2; i++) {
+                assert_int_equal(a[i].want_cores, 2);
+                assert_true(a[i].shares_cpus);
+                assert_non_null(strstr(a[i].reason, "learning"));
+        }
+        fixture_free(&f);
+}
+
+/* Once learned, an app joins the partition while the other still learns and shares every
+ * CPU. */
+static void learned_app_is_partitioned_learner_shares(void **state)
+{
+        struct fixture f;
+        struct topology t;
+        struct cpumask allowed, cur[2], out[2];
+        struct allocator_app a[2] = {
+            {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2},
+            {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2},
+        };
+        struct allocator_ctx ctx;
+        char list[32];
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        estimator_app_add(f.est, 2);
+        feed(&f, 1, 0.2, 0, 2, 30); /* app 1 learned: P = 0.2 wants 1 core */
+        ctx = ctx_for(&f, 2);
+        ctx.n_apps = 2;
+        ctx.learners_share = true;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_false(a[0].shares_cpus);
+        assert_int_equal(a[0].want_cores, 1);
+        assert_true(a[1].shares_cpus);
+        assert_int_equal(a[1].want_cores, 2);
+
+        assert_int_equal(topology_synthetic(&t, 1, 2, 1), 0);
+        cpumask_parse("0-1", &allowed);
+        cur[0] = cur[1] = allowed;
+        assert_int_equal(allocator_place(&t, &allowed, a, cur, out, 2), 0);
+        assert_int_equal(cpumask_count(&out[0]), 1);
+        cpumask_format(&out[1], list, sizeof(list));
+        assert_string_equal(list, "0-1"); /* the learner: every allowed CPU */
+        /* A learner capped below the machine keeps its own CPUs first. */
+        a[1].want_cores = 1;
+        cpumask_parse("1", &cur[1]);
+        assert_int_equal(allocator_place(&t, &allowed, a, cur, out, 2), 0);
+        cpumask_format(&out[1], list, sizeof(list));
+        assert_string_equal(list, "1");
+        a[1].want_cores = 3;
+        assert_int_equal(allocator_place(&t, &allowed, a, cur, out, 2), -ENOSPC);
+        topology_free(&t);
+
+        fixture_free(&f);
+}
+
 /* Like feed(), with measured package energy (RAPL) and the allocator observing each interval,
  * as the manager does. */
 static void feed_observed(struct fixture *f, struct allocator_ctx *ctx, struct allocator_app *a,
@@ -299,7 +378,7 @@ static void observe_skips_the_change_and_asks_to_decide(void **state)
         ctx.power_measured = true;
         ctx.probe_samples = 3;
         f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY; /* IPS needs instructions */
-        feed_observed(&f, &ctx, &a, 0.5, 30); /* P settles at the baseline */
+        feed_observed(&f, &ctx, &a, 0.5, 30);                     /* P settles at the baseline */
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_false(a.learning);
         assert_int_equal(a.n_hist, 1);
@@ -370,5 +449,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(placement_keeps_cpus_and_packages),
     cmocka_unit_test(observe_skips_the_change_and_asks_to_decide),
     cmocka_unit_test(search_settles_on_the_measured_best),
+    cmocka_unit_test(learners_share_when_counted_apart),
+    cmocka_unit_test(learned_app_is_partitioned_learner_shares),
 };
 PCTL_TEST_MAIN(tests)

@@ -12,8 +12,8 @@
 #include "pctl/sim.h"
 #include "pctl/util.h"
 
-static int simrun_adopt_new(struct manager *m, struct platform *pf, const char *policy,
-                            char *err, size_t err_size)
+static int simrun_adopt_new(struct manager *m, struct platform *pf, const char *policy, char *err,
+                            size_t err_size)
 {
         struct platform_proc procs[1024];
         int n = platform_list_procs(pf, procs, ARRAY_SIZE(procs));
@@ -33,19 +33,19 @@ static int simrun_adopt_new(struct manager *m, struct platform *pf, const char *
 int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, char *err,
                   size_t err_size)
 {
-        struct platform_options po = { 0 };
-        struct manager_options mo = { .delta_i_rate = opt->delta_i_rate, .ipc1 = opt->ipc1 };
-        struct policy_set set = { 0 };
+        struct platform_options po = {0};
+        struct manager_options mo = {.delta_i_rate = opt->delta_i_rate, .ipc1 = opt->ipc1};
+        struct policy_set set = {0};
         struct platform *pf = NULL;
         struct manager *m = NULL;
-        struct simrun_result res = { 0 };
+        struct simrun_result res = {0};
         char spec[4096];
         uint64_t interval_ns, decision_ns, next_decision, limit_ns;
         int r, saved_level = log_get_max_level();
 
         snprintf(spec, sizeof(spec), "sim:%s", opt->scenario);
         po.spec = spec;
-        po.actuator = (struct actuator_config){ .dvfs = true };
+        po.actuator = (struct actuator_config){.dvfs = true};
         r = platform_open(&po, &pf, err, err_size);
         if (r < 0)
                 return r;
@@ -108,8 +108,10 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
         limit_ns = (uint64_t)((opt->max_virtual_s > 0 ? opt->max_virtual_s : 1e6) * 1e9);
         while (!sim_done(pf->sim)) {
                 if (sim_now_ns(pf->sim) >= limit_ns) {
-                        snprintf(err, err_size, "the scenario did not finish in %.0f s of "
-                                 "virtual time", limit_ns / 1e9);
+                        snprintf(err, err_size,
+                                 "the scenario did not finish in %.0f s of "
+                                 "virtual time",
+                                 limit_ns / 1e9);
                         r = -ETIMEDOUT;
                         goto out;
                 }
@@ -163,7 +165,7 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
         res.decisions = manager_decisions(m);
         res.changes = manager_changes(m);
         *out = res;
-        res = (struct simrun_result){ 0 };
+        res = (struct simrun_result){0};
         r = 0;
 out:
         log_set_max_level(saved_level);

@@ -17,16 +17,16 @@
 #include "pctl/policy.h"
 
 struct manager_options {
-        struct config conf;         /* pctl.conf as loaded */
-        struct platform *platform;  /* borrowed: the caller opens and closes it */
-        bool have_power;            /* a power model below (declared or calibrated) */
+        struct config conf;        /* pctl.conf as loaded */
+        struct platform *platform; /* borrowed: the caller opens and closes it */
+        bool have_power;           /* a power model below (declared or calibrated) */
         struct model_power power;
-        const char *power_source;   /* "declared", "calibrated" */
-        double delta_i_rate;        /* calibrated ΔI/T, NaN for the default */
-        double ipc1;                /* calibrated single-core IPC, 0 for unknown */
-        bool dvfs;                  /* may change frequencies */
-        char dvfs_why[320];         /* why not, when !dvfs */
-        char calibration[480];      /* the platform file used, or why none */
+        const char *power_source; /* "declared", "calibrated" */
+        double delta_i_rate;      /* calibrated ΔI/T, NaN for the default */
+        double ipc1;              /* calibrated single-core IPC, 0 for unknown */
+        bool dvfs;                /* may change frequencies */
+        char dvfs_why[320];       /* why not, when !dvfs */
+        char calibration[480];    /* the platform file used, or why none */
 };
 
 struct manager;

@@ -10,15 +10,15 @@
 
 struct simrun_options {
         const char *scenario;
-        const char *policy;                 /* a policy of `policies`, or a bare objective */
-        const struct policy_set *policies;  /* may be NULL: built-ins only */
-        unsigned interval_ms;               /* default 100 */
-        unsigned decision_ms;               /* default 1000 */
-        bool have_power;                    /* a calibrated or declared power model */
+        const char *policy;                /* a policy of `policies`, or a bare objective */
+        const struct policy_set *policies; /* may be NULL: built-ins only */
+        unsigned interval_ms;              /* default 100 */
+        unsigned decision_ms;              /* default 1000 */
+        bool have_power;                   /* a calibrated or declared power model */
         struct model_power power;
-        double delta_i_rate;                /* NaN: the estimator's default */
-        double ipc1;                        /* 0: unknown */
-        double max_virtual_s;               /* stop after this much virtual time; 0: 1e6 s */
+        double delta_i_rate;  /* NaN: the estimator's default */
+        double ipc1;          /* 0: unknown */
+        double max_virtual_s; /* stop after this much virtual time; 0: 1e6 s */
 };
 
 struct simrun_app {

@@ -11,48 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fake_tree.h"
 #include "pctl_test.h"
 #include "pctl/actuator.h"
 #include "pctl/cpufreq.h"
 #include "pctl/fsio.h"
 #include "pctl/state.h"
-
-static char root[256];
-
-static void put(const char *rel, const char *content)
-{
-        char path[1024];
-        FILE *f;
-
-        snprintf(path, sizeof(path), "%s%s", root, rel);
-        for (char *p = path + strlen(root) + 1; *p; p++) {
-                if (*p == '/') {
-                        *p = '\0';
-                        mkdir(path, 0755);
-                        *p = '/';
-                }
-        }
-        f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(content, f);
-        fclose(f);
-}
-
-static void get(const char *rel, char *buf, size_t size)
-{
-        assert_true(fs_read(rel, buf, size) >= 0);
-}
-
-/* The fake files are plain files: a write does not truncate them, as sysfs attributes would.
- * So a value is checked as what the file begins with. */
-static void assert_reads(const char *rel, const char *want)
-{
-        char buf[256];
-
-        get(rel, buf, sizeof(buf));
-        if (strncmp(buf, want, strlen(want)))
-                fail_msg("%s reads '%s', expected '%s'", rel, buf, want);
-}
 
 #define POL "/sys/devices/system/cpu/cpu%u/cpufreq/"
 
@@ -64,7 +28,7 @@ static void put_policy(unsigned cpu, const char *related, bool userspace, bool l
 #define P(name, value)                                                                             \
         do {                                                                                       \
                 snprintf(rel, sizeof(rel), POL name, cpu);                                         \
-                put(rel, value);                                                                   \
+                fake_put(rel, value);                                                              \
         } while (0)
         P("related_cpus", related);
         P("cpuinfo_min_freq", "800000\n");
@@ -84,28 +48,13 @@ static void put_policy(unsigned cpu, const char *related, bool userspace, bool l
 
 static void tree(bool userspace, bool list)
 {
-        strcpy(root, "/tmp/pctl-test-cpufreq-XXXXXX");
-        assert_non_null(mkdtemp(root));
-        put("/sys/devices/system/cpu/online", "0-3\n");
-        put("/sys/devices/system/cpu/cpufreq/.keep", "");
+        fake_tree_new("cpufreq");
+        fake_put("/sys/devices/system/cpu/online", "0-3\n");
+        fake_put("/sys/devices/system/cpu/cpufreq/.keep", "");
         /* Each CPU of a domain sees the same policy (a symlink on real kernels). */
         for (unsigned c = 0; c < 4; c++)
                 put_policy(c, c < 2 ? "0 1\n" : "2 3\n", userspace, list);
-        assert_int_equal(fs_set_root(root), 0);
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-        (void)st;
-        (void)flag;
-        (void)ftw;
-        return remove(p);
-}
-
-static void tree_free(void)
-{
-        fs_set_root("");
-        nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        fake_tree_use();
 }
 
 static void domains_from_related_cpus(void **state)
@@ -132,7 +81,7 @@ static void domains_from_related_cpus(void **state)
         assert_int_equal(d->max_khz, 3000000);
         assert_true(cpufreq_domain_uses_userspace(cf, 0));
         cpufreq_close(cf);
-        tree_free();
+        fake_tree_free();
 }
 
 static void userspace_path_and_restore(void **state)
@@ -143,22 +92,22 @@ static void userspace_path_and_restore(void **state)
 
         (void)state;
         tree(true, true);
-        snprintf(dir, sizeof(dir), "%s/state", root);
+        snprintf(dir, sizeof(dir), "%s/state", fake_root);
         assert_int_equal(state_record_open(dir, &rec), 0);
         assert_int_equal(cpufreq_open(rec, &cf, why, sizeof(why)), 0);
         assert_int_equal(cpufreq_set(cf, 1, 1400000), 0);
-        assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "userspace");
-        assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_setspeed", "1400000");
+        fake_assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "userspace");
+        fake_assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_setspeed", "1400000");
         assert_int_equal(cpufreq_domain(cf, 1)->cur_khz, 1400000);
         /* The original settings were recorded before the change. */
         assert_int_equal(state_record_count(rec), 1);
         /* Domain 0 untouched. */
-        assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
         cpufreq_close(cf);
-        assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "schedutil");
+        fake_assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "schedutil");
         assert_int_equal(state_record_count(rec), 0);
         state_record_close(rec);
-        tree_free();
+        fake_tree_free();
 }
 
 static void max_freq_cap_without_userspace(void **state)
@@ -172,14 +121,14 @@ static void max_freq_cap_without_userspace(void **state)
         assert_false(cpufreq_domain_uses_userspace(cf, 0));
         assert_int_equal(cpufreq_domain(cf, 0)->n_freqs, 0);
         assert_int_equal(cpufreq_set(cf, 0, 1234000), 0); /* any value within the limits */
-        assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "1234000");
-        assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
-                     "powersave"); /* the governor is left alone */
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "1234000");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+                          "powersave"); /* the governor is left alone */
         assert_int_equal(cpufreq_restore(cf, 0), 0);
-        assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
-        assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "800000");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "800000");
         cpufreq_close(cf);
-        tree_free();
+        fake_tree_free();
 }
 
 static void bad_requests_change_nothing(void **state)
@@ -196,9 +145,9 @@ static void bad_requests_change_nothing(void **state)
         assert_non_null(strstr(cpufreq_error(cf), "outside the limits"));
         assert_int_equal(cpufreq_set(cf, 0, 1500000), -EINVAL);
         assert_non_null(strstr(cpufreq_error(cf), "not one of domain 0's available"));
-        assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
         cpufreq_close(cf);
-        tree_free();
+        fake_tree_free();
 }
 
 static void no_cpufreq_says_why(void **state)
@@ -207,15 +156,14 @@ static void no_cpufreq_says_why(void **state)
         struct cpufreq *cf;
 
         (void)state;
-        strcpy(root, "/tmp/pctl-test-cpufreq-XXXXXX");
-        assert_non_null(mkdtemp(root));
-        put("/sys/devices/system/cpu/online", "0-1\n");
-        fs_set_root(root);
+        fake_tree_new("cpufreq");
+        fake_put("/sys/devices/system/cpu/online", "0-1\n");
+        fake_tree_use();
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), -ENODEV);
         assert_non_null(strstr(why, "cpufreq: no "));
         assert_non_null(strstr(why, "/sys/devices/system/cpu/cpufreq (the VM or kernel offers no "
                                     "frequency scaling); running without DVFS"));
-        tree_free();
+        fake_tree_free();
 }
 
 /* A crashed holder left the domain at 1.4 GHz on userspace: recovery puts it back. */
@@ -230,7 +178,7 @@ static void recover_restores_governor_and_limits(void **state)
 
         (void)state;
         tree(true, true);
-        snprintf(dir, sizeof(dir), "%s/state", root);
+        snprintf(dir, sizeof(dir), "%s/state", fake_root);
         /* The holder is a child that dies without restoring anything: a real crash, and
          * the kernel frees what it held (its memory, its lock). */
         pid = fork();
@@ -243,14 +191,14 @@ static void recover_restores_governor_and_limits(void **state)
         }
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        put("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "2000000\n");
+        fake_put("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "2000000\n");
         cfg.state_dir = dir;
         assert_int_equal(actuator_recover(&cfg), 1);
-        assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
-        assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
-        snprintf(dir, sizeof(dir), "%s/state/" STATE_RECORD_FILE, root);
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
+        snprintf(dir, sizeof(dir), "%s/state/" STATE_RECORD_FILE, fake_root);
         assert_int_equal(access(dir, F_OK), -1); /* the record is cleared */
-        tree_free();
+        fake_tree_free();
 }
 
 static const struct CMUnitTest tests[] = {

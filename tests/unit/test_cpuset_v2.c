@@ -14,49 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fake_tree.h"
 #include "pctl_test.h"
 #include "pctl/actuator.h"
 #include "pctl/cpuset.h"
 #include "pctl/fsio.h"
 #include "pctl/state.h"
-
-static char root[64];
-
-static void put(const char *rel, const char *content)
-{
-        char path[1024];
-        FILE *f;
-
-        snprintf(path, sizeof(path), "%s%s", root, rel);
-        for (char *p = path + strlen(root) + 1; *p; p++) {
-                if (*p == '/') {
-                        *p = '\0';
-                        mkdir(path, 0755);
-                        *p = '/';
-                }
-        }
-        f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(content, f);
-        fclose(f);
-}
-
-static void assert_reads(const char *rel, const char *want)
-{
-        char buf[256];
-
-        assert_true(fs_read(rel, buf, sizeof(buf)) >= 0);
-        if (strncmp(buf, want, strlen(want))) /* plain files are not truncated by writes */
-                fail_msg("%s reads '%s', expected '%s'", rel, buf, want);
-}
-
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-        (void)st;
-        (void)flag;
-        (void)ftw;
-        return remove(p);
-}
 
 #define SVC "/sys/fs/cgroup/pctld.service"
 
@@ -64,35 +27,34 @@ static void fake_v2_tree(pid_t pid)
 {
         char stat[256], rel[256];
 
-        strcpy(root, "/tmp/pctl-test-v2-XXXXXX");
-        assert_non_null(mkdtemp(root));
-        put("/sys/devices/system/cpu/online", "0-3\n");
-        put("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
-        put("/proc/self/cgroup", "0::/pctld.service\n");
-        put(SVC "/cgroup.controllers", "cpuset cpu\n");
-        put(SVC "/cgroup.subtree_control", "\n");
-        put(SVC "/cgroup.procs", "\n");
-        put(SVC "/cpuset.cpus.effective", "0-3\n");
-        put(SVC "/daemon/cgroup.procs", "\n");
-        put("/sys/fs/cgroup/user.slice/app.scope/cgroup.procs", "\n");
+        fake_tree_new("v2");
+        fake_put("/sys/devices/system/cpu/online", "0-3\n");
+        fake_put("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+        fake_put("/proc/self/cgroup", "0::/pctld.service\n");
+        fake_put(SVC "/cgroup.controllers", "cpuset cpu\n");
+        fake_put(SVC "/cgroup.subtree_control", "\n");
+        fake_put(SVC "/cgroup.procs", "\n");
+        fake_put(SVC "/cpuset.cpus.effective", "0-3\n");
+        fake_put(SVC "/daemon/cgroup.procs", "\n");
+        fake_put("/sys/fs/cgroup/user.slice/app.scope/cgroup.procs", "\n");
         /* A name with a space and a ')' as the kernel allows; starttime (field 22) = 12345. */
         snprintf(stat, sizeof(stat),
                  "%d (a) b) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 12345 0 0\n", (int)pid);
         snprintf(rel, sizeof(rel), "/proc/%d/stat", (int)pid);
-        put(rel, stat);
+        fake_put(rel, stat);
         snprintf(rel, sizeof(rel), "/proc/%d/task/%d/stat", (int)pid, (int)pid);
-        put(rel, stat);
+        fake_put(rel, stat);
         snprintf(rel, sizeof(rel), "/proc/%d/task/%d/cgroup", (int)pid, (int)pid);
-        put(rel, "0::/user.slice/app.scope\n");
+        fake_put(rel, "0::/user.slice/app.scope\n");
         /* The kernel makes these files with the directory; here they exist beforehand, and
          * adopt reuses a directory of ours left with the same name. */
         snprintf(rel, sizeof(rel), SVC "/app-%d/cgroup.procs", (int)pid);
-        put(rel, "\n");
+        fake_put(rel, "\n");
         snprintf(rel, sizeof(rel), SVC "/app-%d/cpuset.cpus", (int)pid);
-        put(rel, "\n");
+        fake_put(rel, "\n");
         snprintf(rel, sizeof(rel), SVC "/app-%d/cpuset.cpus.effective", (int)pid);
-        put(rel, "0-3\n");
-        assert_int_equal(fs_set_root(root), 0);
+        fake_put(rel, "0-3\n");
+        fake_tree_use();
 }
 
 static void v2_delegated_subtree(void **state)
@@ -117,38 +79,38 @@ static void v2_delegated_subtree(void **state)
         assert_int_equal(cpuset_probe(&cfg, &mode, &probe), 0);
         assert_int_equal(mode, CPUSET_V2);
 
-        snprintf(dir, sizeof(dir), "%s/state", root);
+        snprintf(dir, sizeof(dir), "%s/state", fake_root);
         assert_int_equal(state_record_open(dir, &rec), 0);
         assert_int_equal(cpuset_open(&cfg, rec, &cs, why, sizeof(why)), 0);
         assert_int_equal(cpuset_mode(cs), CPUSET_V2);
         /* pctld went into the leaf before enabling cpuset for the children. */
-        assert_reads(SVC "/daemon/cgroup.procs", pidstr);
-        assert_reads(SVC "/cgroup.subtree_control", "+cpuset");
+        fake_assert_reads(SVC "/daemon/cgroup.procs", pidstr);
+        fake_assert_reads(SVC "/cgroup.subtree_control", "+cpuset");
 
         assert_int_equal(cpuset_adopt(cs, pid, "self", &app), 0);
         snprintf(rel, sizeof(rel), SVC "/app-%d/cgroup.procs", (int)pid);
-        assert_reads(rel, pidstr); /* v2 moves the whole process */
+        fake_assert_reads(rel, pidstr); /* v2 moves the whole process */
         /* Recorded before the move: the child, and the thread with its origin. */
-        snprintf(dir, sizeof(dir), "%s/state/" STATE_RECORD_FILE, root);
+        snprintf(dir, sizeof(dir), "%s/state/" STATE_RECORD_FILE, fake_root);
         f = fopen(dir, "r");
         assert_non_null(f);
         n = fread(record, 1, sizeof(record) - 1, f);
         record[n] = '\0';
         fclose(f);
-        snprintf(rel, sizeof(rel), "dir %s" SVC "/app-%d\n", root, (int)pid);
+        snprintf(rel, sizeof(rel), "dir %s" SVC "/app-%d\n", fake_root, (int)pid);
         assert_non_null(strstr(record, rel));
         snprintf(rel, sizeof(rel),
                  "task %d %d 12345 %s/sys/fs/cgroup/user.slice/app.scope/cgroup.procs ", (int)pid,
-                 (int)pid, root);
+                 (int)pid, fake_root);
         assert_non_null(strstr(record, rel));
 
         /* The kernel's part: cpuset.cpus.effective follows cpuset.cpus. */
         snprintf(rel, sizeof(rel), SVC "/app-%d/cpuset.cpus.effective", (int)pid);
-        put(rel, "1-2\n");
+        fake_put(rel, "1-2\n");
         assert_int_equal(cpumask_parse("1-2", &m), 0);
         assert_int_equal(cpuset_set_cpus(cs, app, &m), 0);
         snprintf(rel, sizeof(rel), SVC "/app-%d/cpuset.cpus", (int)pid);
-        assert_reads(rel, "1-2");
+        fake_assert_reads(rel, "1-2");
         assert_int_equal(cpuset_get_cpus(cs, app, &m), 0);
         assert_true(m.bits[0] == 0x6);
         /* A read-back that differs is reported, with both lists. */
@@ -165,7 +127,7 @@ static void v2_delegated_subtree(void **state)
         assert_int_equal(cpuset_set_cpus(cs, app, &m), -EINVAL);
 
         /* cgroupfs removes a group's files with it; plain files must go first. */
-        snprintf(rel, sizeof(rel), "%s" SVC "/app-%d", root, (int)pid);
+        snprintf(rel, sizeof(rel), "%s" SVC "/app-%d", fake_root, (int)pid);
         snprintf(dir, sizeof(dir), "%s/cgroup.procs", rel);
         unlink(dir);
         snprintf(dir, sizeof(dir), "%s/cpuset.cpus", rel);
@@ -173,13 +135,12 @@ static void v2_delegated_subtree(void **state)
         snprintf(dir, sizeof(dir), "%s/cpuset.cpus.effective", rel);
         unlink(dir);
         assert_int_equal(cpuset_release(cs, app), 0);
-        assert_reads("/sys/fs/cgroup/user.slice/app.scope/cgroup.procs", pidstr);
+        fake_assert_reads("/sys/fs/cgroup/user.slice/app.scope/cgroup.procs", pidstr);
         assert_int_equal(access(rel, F_OK), -1);
         assert_int_equal(state_record_count(rec), 0);
         cpuset_close(cs);
         state_record_close(rec);
-        fs_set_root("");
-        nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        fake_tree_free();
 }
 
 static void v2_without_cpuset_controller_says_why(void **state)
@@ -191,7 +152,7 @@ static void v2_without_cpuset_controller_says_why(void **state)
 
         (void)state;
         fake_v2_tree(getpid());
-        put(SVC "/cgroup.controllers", "cpu memory\n");
+        fake_put(SVC "/cgroup.controllers", "cpu memory\n");
         assert_int_equal(cpuset_probe(&cfg, &mode, &probe), -ENODEV);
         assert_false(probe.available);
         assert_non_null(strstr(probe.reason, "offers no cpuset controller"));
@@ -200,8 +161,7 @@ static void v2_without_cpuset_controller_says_why(void **state)
         assert_int_equal(cpuset_probe(&cfg, &mode, &probe), 0);
         assert_int_equal(mode, CPUSET_AFFINITY);
         assert_non_null(strstr(probe.reason, "not v1: no cgroup v1 cpuset hierarchy"));
-        fs_set_root("");
-        nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        fake_tree_free();
 }
 
 static const struct CMUnitTest tests[] = {

@@ -85,3 +85,17 @@ for _ in $(seq 30); do grep -q "STOPPING=1" "$T/notify.log" && break; sleep 0.1;
 grep -q "STOPPING=1" "$T/notify.log" || fail "no STOPPING=1"
 [ ! -e "$T/pctl.sock" ] || fail "the socket file was left behind"
 echo "ok: notify, reload, control socket"
+
+# Socket activation: systemd passes a listening socket and pctld uses it instead of its own.
+if command -v systemd-socket-activate >/dev/null; then
+        systemd-socket-activate -l "$T/activated.sock" "$PCTLD" --config "$T/pctl.conf" --foreground \
+                >>"$T/pctld.log" 2>&1 &
+        PCTLD_PID=$!
+        for _ in $(seq 50); do [ -S "$T/activated.sock" ] && break; sleep 0.1; done
+        "$PCTL" status --socket "$T/activated.sock" >/dev/null || fail "no status over the activated socket"
+        [ ! -e "$T/pctl.sock" ] || fail "pctld made its own socket although one was passed"
+        pctld_stop TERM
+        echo "ok: socket activation"
+else
+        echo "note: systemd-socket-activate missing, socket activation not tested"
+fi

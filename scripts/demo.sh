@@ -22,9 +22,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The shipped configuration, with this demo's socket and state in a scratch directory and the
-# shipped example policies. This VM has no RAPL and no calibration, so the demo declares a
-# power model (20 W + 10 W per core); every figure derived from it is shown as "declared".
+# The shipped configuration, with this demo's socket and state in a scratch directory. Its
+# policies directory is empty: the shipped examples match processes by name, and a demo must
+# not take over someone else's pbench. This VM has no RAPL and no calibration, so the demo
+# declares a power model (20 W + 10 W per core); every figure derived from it is shown as
+# "declared".
 {
         cat "$src/etc/pctl.conf"
         cat <<CONF
@@ -32,7 +34,7 @@ trap cleanup EXIT
 [daemon]
 socket = $work/pctl.sock
 state_dir = $work/state
-policies_dir = $src/etc/policies.d
+policies_dir = $work/policies.d
 cgroup_group = pctl-demo
 
 [power]
@@ -40,7 +42,8 @@ static_w = 20
 core_w = 10
 CONF
 } >"$work/pctl.conf"
-"$pctl" policy check "$work/pctl.conf" >/dev/null
+mkdir "$work/policies.d"
+"$pctl" policy check "$work/pctl.conf" "$src"/etc/policies.d/*.conf >/dev/null
 
 echo "== pctld --foreground"
 "$pctld" --config "$work/pctl.conf" --foreground >"$work/pctld.log" 2>&1 &

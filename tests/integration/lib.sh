@@ -65,9 +65,17 @@ main_state() {
         echo "$(cat /proc/"$1"/cpuset 2>/dev/null) $(awk '/^Cpus_allowed_list/ {print $2}' /proc/"$1"/status 2>/dev/null)"
 }
 
+# kill_tree PID: the process and its children. `pctl run` waits for its command and ignores
+# SIGTERM, so killing it alone would leave the command running into the next test.
+kill_tree() {
+        pkill -KILL -P "$1" 2>/dev/null
+        kill -KILL "$1" 2>/dev/null
+        wait "$1" 2>/dev/null
+}
+
 pctld_cleanup() {
         [ -n "${PCTLD_PID:-}" ] && kill -KILL "$PCTLD_PID" 2>/dev/null
-        for p in ${CLEANUP_PIDS:-}; do kill -KILL "$p" 2>/dev/null; done
+        for p in ${CLEANUP_PIDS:-}; do kill_tree "$p"; done
         # Anything left in our subtree goes back to the root cpuset, then the dirs go.
         local root=/sys/fs/cgroup/cpuset/$GROUP
         if [ -n "${GROUP:-}" ] && [ -d "$root" ]; then

@@ -62,7 +62,7 @@ pctld_stop TERM
 [ "$(main_state "$pb")" = "$home" ] || fail "after SIGTERM pbench is at $(main_state "$pb"), not $home"
 [ ! -d "/sys/fs/cgroup/cpuset/$GROUP" ] || fail "cgroup $GROUP left after SIGTERM"
 echo "ok: SIGTERM restored every cpuset"
-kill "$APP" 2>/dev/null; wait "$APP" 2>/dev/null
+kill_tree "$APP"
 
 # P = 0.95 wants both CPUs.
 pctld_start

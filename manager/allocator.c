@@ -9,8 +9,10 @@
 
 /* A measurement older than this many decisions is stale: phases change, so is the truth. */
 #define ALLOCATOR_STALE_DECISIONS 60
-/* What an estimate of P needs before the allocator acts on it. */
-#define ALLOCATOR_MIN_POINTS 8.0
+/* What an estimate of P needs before the allocator acts on it: the confidence that 8 points
+ * with a standard error of 0.03 give, reached with fewer points when their spread is small
+ * (noise-free counters give an exact P after a few intervals). */
+#define ALLOCATOR_MIN_POINTS 3.0
 #define ALLOCATOR_MAX_P_STDERR 0.03
 /* Without a settled P after this many intervals (measured rows, spinning), the search starts
  * from the measured baseline anyway: measurement decides, P only guides. */
@@ -55,6 +57,9 @@ static void search_reset(struct allocator_app *a)
         a->n_hist = 0;
         a->step_cores = a->step_freqs = 0;
         a->converged = false;
+        a->halving = false;
+        a->model_cores = a->model_freq_khz = 0;
+        a->model_refuted = false;
 }
 
 void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app)
@@ -196,10 +201,25 @@ static void stay(struct allocator_app *a, const char *fmt, const char *detail)
         snprintf(a->reason, sizeof(a->reason), fmt, detail);
 }
 
+/* Student's t, two-sided 95%, for 2..7 degrees of freedom; index 0 and 1 unused. */
+static const double allocator_t95[] = {NAN, NAN, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365};
+
+/* P is settled when its 95% confidence half-width is no wider than that of 8 points with a
+ * standard error of ALLOCATOR_MAX_P_STDERR: a standard error from few points is itself
+ * uncertain, so it must be smaller. */
 static bool p_settled(const struct estimate *e)
 {
-        return e && (e->known & ESTIMATE_P_LS) && e->p_points >= ALLOCATOR_MIN_POINTS &&
-               e->p_stderr <= ALLOCATOR_MAX_P_STDERR;
+        size_t df;
+
+        if (!e || !(e->known & ESTIMATE_P_LS) || !(e->p_points >= ALLOCATOR_MIN_POINTS) ||
+            !isfinite(e->p_stderr))
+                return false;
+        df = (size_t)e->p_points - 1;
+        if (df >= sizeof(allocator_t95) / sizeof(allocator_t95[0]))
+                return e->p_stderr <= ALLOCATOR_MAX_P_STDERR;
+        return e->p_stderr * allocator_t95[df] <=
+               ALLOCATOR_MAX_P_STDERR *
+                   allocator_t95[sizeof(allocator_t95) / sizeof(allocator_t95[0]) - 1];
 }
 
 /* Index of freq_khz among the settable frequencies, -1 if not one of them. */
@@ -233,6 +253,20 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
         };
         unsigned n = 0;
 
+        /* Halving: only the half, while the score keeps improving. */
+        if (a->halving) {
+                unsigned half = cores / 2 > b->min_cores ? cores / 2 : b->min_cores;
+                double t = NAN;
+
+                if (half >= cores || hist_fresh(ctx, a, half, freq_khz))
+                        return 0;
+                predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, half, freq_khz, &t);
+                if (isnan(base_t) ? isfinite(a->policy->max_slowdown)
+                                  : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                        return 0;
+                out[0] = (struct allocator_cand){half, freq_khz, NAN};
+                return 1;
+        }
         /* A step that overshoots the bound lands on it. */
         if (c[0].cores < b->min_cores && cores > b->min_cores)
                 c[0].cores = b->min_cores;
@@ -327,6 +361,9 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                     b.max_cores - b.min_cores >= 8 ? (b.max_cores - b.min_cores) / 4 : 1;
                 a->step_freqs = nf >= 8 ? nf / 4 : 1;
                 a->converged = false;
+                /* From the full count on a wide range, halving finds the scale in
+                 * O(log N) probes, each cheaper than the last. */
+                a->halving = b.max_cores - b.min_cores >= 8 && a->cores == b.max_cores;
         }
         predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
 
@@ -367,6 +404,14 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 if (!best_meas || p->score < best_meas->score)
                         best_meas = p;
         }
+        /* The model's last jump, measured worse than the best measured point. */
+        if (a->model_cores && best_meas) {
+                const struct allocator_point *mp =
+                    hist_fresh(ctx, a, a->model_cores, a->model_freq_khz);
+
+                if (mp && objective_better(mp->score, best_meas->score, ALLOCATOR_SEARCH_MARGIN))
+                        a->model_refuted = true;
+        }
         if (cur_meas && best_meas && best_meas != cur_meas &&
             objective_better(cur_meas->score, best_meas->score, ctx->hysteresis)) {
                 a->want_cores = best_meas->cores;
@@ -380,11 +425,13 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         }
         /* The model's choice, unless it has been measured there already: then measurement
          * decides. */
-        if (!isnan(best_pred) && (best_n != a->cores || best_f != a->freq_khz) &&
-            !hist_fresh(ctx, a, best_n, best_f) &&
+        if (!isnan(best_pred) && !a->model_refuted &&
+            (best_n != a->cores || best_f != a->freq_khz) && !hist_fresh(ctx, a, best_n, best_f) &&
             (isnan(cur_pred) || objective_better(cur_pred, best_pred, ctx->hysteresis))) {
                 a->want_cores = best_n;
                 a->want_freq_khz = best_f;
+                a->model_cores = best_n;
+                a->model_freq_khz = best_f;
                 snprintf(a->reason, sizeof(a->reason),
                          "model: %s %.0f%% better at %u cores%s (P=%.2f)%s%s",
                          objective_to_string(a->effective),
@@ -409,6 +456,12 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 unsigned n =
                     neighbours(ctx, a, &b, base_t, best_meas->cores, best_meas->freq_khz, cand);
 
+                if (!n && a->halving) {
+                        /* The optimum lies between the best and its halves: search there. */
+                        a->halving = false;
+                        a->step_cores = best_meas->cores / 4 > 1 ? best_meas->cores / 4 : 1;
+                        continue;
+                }
                 if (n) {
                         a->converged = false;
                         a->want_cores = cand[0].cores;

@@ -44,8 +44,16 @@ struct allocator_app {
         unsigned samples_here;
         unsigned step_cores; /* 0: not started */
         unsigned step_freqs;
+        /* The search's first phase from the full core count: halve the cores while the
+         * measured score improves, then search between the last two halvings. */
+        bool halving;
         bool converged; /* every neighbour of the best point measured worse */
-        bool learning;  /* held at the baseline until P is settled */
+        /* The model's last jump, and whether its measurement came out worse than a measured
+         * point: then the model is wrong for this app (spinning, speedup falling past some
+         * N) and only ranks the search's neighbours until the search restarts. */
+        unsigned model_cores, model_freq_khz;
+        bool model_refuted;
+        bool learning; /* held at the baseline until P is settled */
         /* Left learning once: a phase change re-opens the search where the app is, it does
          * not send it back to the baseline. */
         bool searching;

@@ -34,7 +34,7 @@ static const struct suite_case cases[] = {
     {"suite-i7-spin.ini", false, false, false},
     {"suite-i7-phases.ini", true, false, true},
     {"suite-i7-concurrent.ini", false, true, false},
-    {"suite-s64-p03.ini", false, false, true},
+    {"suite-s64-p03.ini", false, false, false},
     {"suite-s64-p09.ini", false, false, false},
     {"suite-s64-mem.ini", false, false, false},
     {"suite-s64-spin.ini", false, false, true},

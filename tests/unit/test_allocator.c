@@ -439,6 +439,116 @@ static void search_settles_on_the_measured_best(void **state)
         fixture_free(&f);
 }
 
+/* Noise-free counters give an exact P after a few intervals: the app leaves the baseline then,
+ * not after a fixed count. Noisy ones of the same length do not settle P. */
+static void p_settles_early_when_precise(void **state)
+{
+        const struct {
+                double noise;
+                bool learning;
+        } cases[] = {{0, false}, {0.2, true}};
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct fixture f;
+                struct allocator_app a = {
+                    .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
+                struct allocator_ctx ctx;
+
+                fixture_init(&f);
+                f.m.counter_noise = cases[i].noise;
+                f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+                estimator_app_add(f.est, 1);
+                feed(&f, 1, 0.5, 0, N_CPUS, 4);
+                ctx = ctx_for(&f, N_CPUS);
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (a.learning != cases[i].learning)
+                        fail_msg("noise %.2f: learning %d, expected %d (%s)", cases[i].noise,
+                                 a.learning, cases[i].learning, a.reason);
+                fixture_free(&f);
+        }
+}
+
+/* From the full count of a wide range the search halves the cores while the measured score
+ * improves (64, 32, 16, 8), then searches between the halvings and settles on the best. */
+static void search_halves_from_the_full_count(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 64};
+        struct allocator_ctx ctx;
+        unsigned visited[32], n_visited = 0;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, 64);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        a.hist[a.n_hist++] = (struct allocator_point){
+            .cores = 64, .score = 100 + 10 * 52.0 * 52, .samples = 3, .decision = ctx.decision};
+        while (n_visited < ARRAY_SIZE(visited)) {
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (a.converged && !a.changed)
+                        break;
+                a.cores = a.want_cores;
+                if (!hist_samples(&a, a.cores)) {
+                        /* A measured EDP rate with its minimum at 12 cores. */
+                        double d = (double)a.cores - 12;
+
+                        a.hist[a.n_hist++] = (struct allocator_point){.cores = a.cores,
+                                                                      .score = 100 + 10 * d * d,
+                                                                      .samples = 3,
+                                                                      .decision = ctx.decision};
+                        visited[n_visited++] = a.cores;
+                }
+                ctx.decision++;
+        }
+        assert_true(n_visited >= 3);
+        assert_int_equal(visited[0], 32);
+        assert_int_equal(visited[1], 16);
+        assert_int_equal(visited[2], 8);
+        if (a.cores != 12 || !a.converged)
+                fail_msg("ended at %u cores (%s), expected 12 and settled", a.cores, a.reason);
+        assert_true(n_visited <= 10);
+        fixture_free(&f);
+}
+
+/* A model jump that measured worse than a measured point shows the model is wrong for this
+ * app: the allocator does not follow it to the next unmeasured point it prefers. */
+static void refuted_model_is_not_followed(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {
+            .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.2, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        /* The model (P = 0.2) prefers 1 core; it sent the app to 2 before, which measured
+         * worse than N_CPUS. */
+        a.hist[a.n_hist++] = (struct allocator_point){
+            .cores = N_CPUS, .score = 5, .samples = 3, .decision = ctx.decision};
+        a.hist[a.n_hist++] = (struct allocator_point){
+            .cores = 2, .score = 9, .samples = 3, .decision = ctx.decision};
+        a.model_cores = 2;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_true(a.model_refuted);
+        assert_int_not_equal(a.want_cores, 1);
+        assert_null(strstr(a.reason, "model"));
+        /* Unrefuted, the same state follows the model. */
+        a.model_cores = 0;
+        a.model_refuted = false;
+        a.cores = N_CPUS;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_non_null(strstr(a.reason, "model"));
+        fixture_free(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(learning_runs_at_baseline),
     cmocka_unit_test(edp_follows_p),
@@ -449,6 +559,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(placement_keeps_cpus_and_packages),
     cmocka_unit_test(observe_skips_the_change_and_asks_to_decide),
     cmocka_unit_test(search_settles_on_the_measured_best),
+    cmocka_unit_test(p_settles_early_when_precise),
+    cmocka_unit_test(search_halves_from_the_full_count),
+    cmocka_unit_test(refuted_model_is_not_followed),
     cmocka_unit_test(learners_share_when_counted_apart),
     cmocka_unit_test(learned_app_is_partitioned_learner_shares),
 };

@@ -917,12 +917,15 @@ int cpuset_probe(const struct actuator_config *cfg, enum cpuset_mode *mode,
         return p.available ? 0 : p.err;
 }
 
-/* Records our base directory before it is created, so a restart removes it. */
-static int record_base(struct cpuset *cs, char *why, size_t why_size)
+/* Our group <mount>/<group>: recorded before it is created (even when a previous run left
+ * it, since it is ours by name), so a restart removes it. */
+static int make_base(struct cpuset *cs, const char *group, char *why, size_t why_size)
 {
         struct state_entry e = {.kind = STATE_DIR};
         int err;
 
+        if (join(cs->base, sizeof(cs->base), cs->mount, group) < 0)
+                return -ENAMETOOLONG;
         strscpy(e.path, cs->base, sizeof(e.path));
         err = state_record_add(cs->rec, &e);
         if (err == 0)
@@ -932,6 +935,11 @@ static int record_base(struct cpuset *cs, char *why, size_t why_size)
                 return err;
         }
         cs->base_recorded = true;
+        if (mkdir(cs->base, 0755) < 0 && errno != EEXIST) {
+                err = -errno;
+                snprintf(why, why_size, "cannot create %s: %s", cs->base, strerror(-err));
+                return err;
+        }
         return 0;
 }
 
@@ -942,17 +950,9 @@ static int open_v1(struct cpuset *cs, const struct actuator_config *cfg, char *w
 
         if (probe_v1(cfg, cs->mount, sizeof(cs->mount), why, why_size) < 0)
                 return -ENODEV;
-        if (join(cs->base, sizeof(cs->base), cs->mount, cfg->group) < 0)
-                return -ENAMETOOLONG;
-        /* Our group is ours by name: recorded even when a previous run left it. */
-        err = record_base(cs, why, why_size);
+        err = make_base(cs, cfg->group, why, why_size);
         if (err < 0)
                 return err;
-        if (mkdir(cs->base, 0755) < 0 && errno != EEXIST) {
-                err = -errno;
-                snprintf(why, why_size, "cannot create %s: %s", cs->base, strerror(-err));
-                return err;
-        }
         err = cg_read(cs->base, "cpuset.cpus", buf, sizeof(buf));
         if (err == 0 && !buf[0]) {
                 err = cg_read(cs->mount, "cpuset.cpus", buf, sizeof(buf));
@@ -985,16 +985,9 @@ static int open_v2(struct cpuset *cs, const struct actuator_config *cfg, char *w
         if (!own[0]) {
                 /* In the root cgroup (no systemd): a group of our own below the root, which
                  * may hold processes, so nobody has to move. */
-                if (join(cs->base, sizeof(cs->base), cs->mount, cfg->group) < 0)
-                        return -ENAMETOOLONG;
-                err = record_base(cs, why, why_size);
+                err = make_base(cs, cfg->group, why, why_size);
                 if (err < 0)
                         return err;
-                if (mkdir(cs->base, 0755) < 0 && errno != EEXIST) {
-                        err = -errno;
-                        snprintf(why, why_size, "cannot create %s: %s", cs->base, strerror(-err));
-                        return err;
-                }
                 err = cg_write(cs->mount, "cgroup.subtree_control", "+cpuset");
                 if (err < 0) {
                         snprintf(why, why_size, "cannot enable +cpuset in %s: %s", cs->mount,

@@ -35,13 +35,15 @@ struct sim_args {
         bool all;
         const char *policy;       /* run under the manager with this policy */
         const char *policies_dir; /* where to find it, when it is not a bare objective */
+        bool log;                 /* print each decision and change with its reason */
 };
 
 static void sim_usage(FILE *f)
 {
         fputs("Usage: pctl sim run SCENARIO --static cores=N,freq=MHZ|max [--trace FILE] "
               "[--json]\n"
-              "       pctl sim run SCENARIO --policy NAME [--policies-dir DIR] [--json]\n"
+              "       pctl sim run SCENARIO --policy NAME [--policies-dir DIR] [--log] "
+              "[--json]\n"
               "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf [--all] [--json]\n",
               f);
 }
@@ -93,6 +95,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
             {"all", no_argument, NULL, 'a'},
             {"policy", required_argument, NULL, 'p'},
             {"policies-dir", required_argument, NULL, 'd'},
+            {"log", no_argument, NULL, 'l'},
             {"json", no_argument, NULL, 'j'},
             {"help", no_argument, NULL, 'h'},
             {},
@@ -104,7 +107,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-                if ((c == 's' || c == 't' || c == 'p' || c == 'd') && !run) {
+                if ((c == 's' || c == 't' || c == 'p' || c == 'd' || c == 'l') && !run) {
                         fprintf(stderr, "pctl sim oracle: %s is an option of 'pctl sim run'\n",
                                 argv[optind - 1]);
                         return -EINVAL;
@@ -139,6 +142,9 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
                 case 'a':
                         a->all = true;
                         break;
+                case 'l':
+                        a->log = true;
+                        break;
                 case 'j':
                         a->json = true;
                         break;
@@ -171,6 +177,10 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         }
         if (run && a->policies_dir && !a->policy) {
                 fprintf(stderr, "pctl sim run: --policies-dir goes with --policy\n");
+                return -EINVAL;
+        }
+        if (run && a->log && !a->policy) {
+                fprintf(stderr, "pctl sim run: --log goes with --policy\n");
                 return -EINVAL;
         }
         if (!run && !a->has_objective) {
@@ -454,7 +464,7 @@ out:
 static int sim_run_policy_cmd(const struct sim_args *a)
 {
         struct simrun_options opt = {
-            .scenario = a->scenario, .policy = a->policy, .delta_i_rate = NAN};
+            .scenario = a->scenario, .policy = a->policy, .delta_i_rate = NAN, .log = a->log};
         struct policy_set set = {0};
         struct config_problems problems = {0};
         struct simrun_result res;

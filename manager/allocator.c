@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pctl/util.h"
@@ -25,6 +26,10 @@
 /* Intervals after a move within which a phase change the estimator reports is taken for the
  * move itself (its default detection needs 3 misfits, plus the one straddling the move). */
 #define ALLOCATOR_PHASE_AFTER_MOVE 5
+/* A revisited point whose new measurement differs from its old one by more than this
+ * fraction: the app has changed and the search starts again from here. Far above the
+ * counters' noise over a probe, far below what a phase change does to the score. */
+#define ALLOCATOR_DRIFT 0.2
 
 static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores, unsigned freq_khz)
 {
@@ -121,12 +126,43 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 }
                 p = &app->hist[app->n_hist++];
                 *p = (struct allocator_point){.cores = app->cores, .freq_khz = app->freq_khz};
+        } else if (app->samples_here == 2) {
+                /* The first sample of a new visit. A stale point is measured afresh; a
+                 * complete one is measured again on the side and compared. */
+                if (ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS ||
+                    p->samples < probe_samples(ctx))
+                        p->samples = 0;
+                else
+                        p->revisit_samples = 1;
+                p->revisit_score = score;
+        } else if (p->revisit_samples) {
+                p->revisit_samples++;
+                p->revisit_score += (score - p->revisit_score) / p->revisit_samples;
+        }
+        p->decision = ctx->decision;
+        if (p->revisit_samples) {
+                struct allocator_point again = *p;
+
+                if (p->revisit_samples < probe_samples(ctx))
+                        return;
+                p->revisit_samples = 0;
+                if (fabs(again.revisit_score - again.score) <= ALLOCATOR_DRIFT * fabs(again.score))
+                        return; /* the same app: the point keeps its longer mean */
+                /* The app changed: this visit is the only measurement that holds. */
+                search_reset(app);
+                app->hist[0] = (struct allocator_point){.cores = again.cores,
+                                                        .freq_khz = again.freq_khz,
+                                                        .score = again.revisit_score,
+                                                        .samples = probe_samples(ctx),
+                                                        .decision = ctx->decision};
+                app->n_hist = 1;
+                app->drifts++;
+                return;
         }
         /* Running mean over the last few samples: enough to average the counters' noise,
          * recent enough to follow a drift. */
         p->samples = p->samples < ALLOCATOR_MEAN_SAMPLES ? p->samples + 1 : ALLOCATOR_MEAN_SAMPLES;
         p->score += (score - p->score) / p->samples;
-        p->decision = ctx->decision;
 }
 
 struct allocator_bounds {
@@ -231,6 +267,48 @@ static int freq_index(const struct allocator_ctx *ctx, unsigned freq_khz)
         return -1;
 }
 
+/* Whether the move (cores, freq) -> (to_cores, to_freq) is known to be worse without
+ * measuring it: the same move, made from a nearby core count (a frequency move) or a nearby
+ * frequency (a core move), measured worse (close by: see below). Core count and frequency act on an
+ * app's score nearly independently near its optimum, so the compass search need not test again, at
+ * every new best point, the direction that failed one step away. */
+static bool move_known_worse(const struct allocator_ctx *ctx, struct allocator_app *a,
+                             unsigned cores, unsigned freq_khz, unsigned to_cores,
+                             unsigned to_freq_khz)
+{
+        int fi = freq_index(ctx, freq_khz);
+        /* Close by: within the search's step, a quarter of the core count, two P-states. */
+        unsigned near_cores = a->step_cores > cores / 4 ? a->step_cores : cores / 4;
+        int near_freqs = a->step_freqs > 2 ? (int)a->step_freqs : 2;
+
+        for (unsigned i = 0; i < a->n_hist; i++) {
+                const struct allocator_point *from = &a->hist[i], *to;
+
+                if (ctx->decision - from->decision > ALLOCATOR_STALE_DECISIONS ||
+                    from->samples < probe_samples(ctx))
+                        continue;
+                if (to_freq_khz == freq_khz) {
+                        /* A core move, seen at another frequency close by. */
+                        int d = freq_index(ctx, from->freq_khz) - fi;
+
+                        if (from->cores != cores || from->freq_khz == freq_khz || fi < 0 ||
+                            abs(d) > near_freqs)
+                                continue;
+                        to = hist_fresh(ctx, a, to_cores, from->freq_khz);
+                } else {
+                        /* A frequency move, seen at another core count close by. */
+                        if (from->freq_khz != freq_khz || from->cores == cores ||
+                            (from->cores > cores ? from->cores - cores : cores - from->cores) >
+                                near_cores)
+                                continue;
+                        to = hist_fresh(ctx, a, from->cores, to_freq_khz);
+                }
+                if (to && objective_better(to->score, from->score, ALLOCATOR_SEARCH_MARGIN))
+                        return true;
+        }
+        return false;
+}
+
 struct allocator_cand {
         unsigned cores, freq_khz;
         double pred; /* the model's score, NaN when it cannot say */
@@ -279,7 +357,8 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                         continue;
                 if (i >= 2 && (!ctx->n_freqs || !c[i].freq_khz || !freq_in(b, c[i].freq_khz)))
                         continue;
-                if (hist_fresh(ctx, a, c[i].cores, c[i].freq_khz))
+                if (hist_fresh(ctx, a, c[i].cores, c[i].freq_khz) ||
+                    move_known_worse(ctx, a, cores, freq_khz, c[i].cores, c[i].freq_khz))
                         continue;
                 predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, c[i].cores, c[i].freq_khz, &t);
                 if (!isnan(base_t) && !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
@@ -304,6 +383,35 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                 out[j] = x;
         }
         return n;
+}
+
+/* Whether the model ranks a measured point above the best measured one when the
+ * measurements put it clearly below (by the hysteresis): then it is wrong for this app
+ * (spinning cores it counts as idle, a speedup falling past some N) and must not send the app
+ * anywhere, even before one of its own jumps has shown it. */
+static bool model_contradicted(const struct allocator_ctx *ctx, struct allocator_app *a,
+                               const struct allocator_bounds *b, const struct allocator_point *best)
+{
+        double pred_best =
+            predicted_score(ctx, a->id, a->effective, best->cores, best->freq_khz, NULL);
+
+        if (isnan(pred_best))
+                return false;
+        for (unsigned i = 0; i < a->n_hist; i++) {
+                const struct allocator_point *p = &a->hist[i];
+
+                if (p == best || ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS ||
+                    p->samples < probe_samples(ctx) || p->cores < b->min_cores ||
+                    p->cores > b->max_cores || (ctx->n_freqs && !freq_in(b, p->freq_khz)))
+                        continue;
+                if (!objective_better(p->score, best->score, ctx->hysteresis))
+                        continue;
+                if (objective_better(
+                        pred_best,
+                        predicted_score(ctx, a->id, a->effective, p->cores, p->freq_khz, NULL), 0))
+                        return true;
+        }
+        return false;
 }
 
 static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
@@ -412,6 +520,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 if (mp && objective_better(mp->score, best_meas->score, ALLOCATOR_SEARCH_MARGIN))
                         a->model_refuted = true;
         }
+        if (!a->model_refuted && best_meas && !isnan(best_pred))
+                a->model_refuted = model_contradicted(ctx, a, &b, best_meas);
         if (cur_meas && best_meas && best_meas != cur_meas &&
             objective_better(cur_meas->score, best_meas->score, ctx->hysteresis)) {
                 a->want_cores = best_meas->cores;

@@ -100,8 +100,9 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                         res.apps[i].p_est = NAN;
         }
         /* The per-change log lines are pctld's; a what-if run reports the outcome. */
-        if (saved_level < LOG_DEBUG)
-                log_set_max_level(LOG_WARNING);
+        log_set_max_level(opt->log                  ? LOG_DEBUG
+                          : saved_level < LOG_DEBUG ? LOG_WARNING
+                                                    : saved_level);
         interval_ns = mo.conf.interval_ms * NSEC_PER_MSEC;
         decision_ns = mo.conf.decision_ms * NSEC_PER_MSEC;
         next_decision = decision_ns;

@@ -25,6 +25,11 @@ struct allocator_point {
         double score;
         unsigned samples;
         uint64_t decision; /* when last measured */
+        /* Back at a point measured before: the new visit's own mean, compared with `score`
+         * once it is complete. A different figure means the app changed (a phase the
+         * estimator may not see), and every other point is then as stale as this one was. */
+        double revisit_score;
+        unsigned revisit_samples;
 };
 
 struct allocator_app {
@@ -53,7 +58,8 @@ struct allocator_app {
          * N) and only ranks the search's neighbours until the search restarts. */
         unsigned model_cores, model_freq_khz;
         bool model_refuted;
-        bool learning; /* held at the baseline until P is settled */
+        unsigned drifts; /* revisits that measured a changed app (the search restarted) */
+        bool learning;   /* held at the baseline until P is settled */
         /* Left learning once: a phase change re-opens the search where the app is, it does
          * not send it back to the baseline. */
         bool searching;

@@ -19,6 +19,7 @@ struct simrun_options {
         double delta_i_rate;  /* NaN: the estimator's default */
         double ipc1;          /* 0: unknown */
         double max_virtual_s; /* stop after this much virtual time; 0: 1e6 s */
+        bool log;             /* keep the manager's log: each decision (debug) and change */
 };
 
 struct simrun_app {

@@ -539,7 +539,8 @@ static void refuted_model_is_not_followed(void **state)
         assert_true(a.model_refuted);
         assert_int_not_equal(a.want_cores, 1);
         assert_null(strstr(a.reason, "model"));
-        /* Unrefuted, the same state follows the model. */
+        /* Unrefuted, and with no measurement the model contradicts, it is followed. */
+        a.n_hist = 1;
         a.model_cores = 0;
         a.model_refuted = false;
         a.cores = N_CPUS;
@@ -547,6 +548,125 @@ static void refuted_model_is_not_followed(void **state)
         assert_int_equal(a.want_cores, 1);
         assert_non_null(strstr(a.reason, "model"));
         fixture_free(&f);
+}
+
+/* A model that ranks two measured points against their measurements is wrong for this app
+ * before it has sent the app anywhere: it makes no jump. */
+static void contradicted_model_is_not_followed(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {
+            .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.2, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        /* The model (P = 0.2, 10 W a core) prefers 4 cores to 8; measured, 8 is better. */
+        a.hist[a.n_hist++] = (struct allocator_point){
+            .cores = N_CPUS, .score = 5, .samples = 3, .decision = ctx.decision};
+        a.hist[a.n_hist++] = (struct allocator_point){
+            .cores = 4, .score = 9, .samples = 3, .decision = ctx.decision};
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_true(a.model_refuted);
+        assert_null(strstr(a.reason, "model"));
+        assert_int_not_equal(a.want_cores, 1);
+        fixture_free(&f);
+}
+
+/* A direction that measured worse from a nearby point is not probed again from the new best
+ * point: fewer cores lost at 3000 MHz, so at 2000 MHz the search tries a lower frequency
+ * first. Without that measurement it tries fewer cores first. */
+static void failed_direction_is_not_probed_again(void **state)
+{
+        static const unsigned freqs[] = {1000000, 2000000, 3000000};
+        struct fixture f;
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        ctx.freqs_khz = freqs;
+        ctx.n_freqs = ARRAY_SIZE(freqs);
+        for (int with_failure = 1; with_failure >= 0; with_failure--) {
+                struct allocator_app a = {.id = 1,
+                                          .policy = policy_builtin(OBJECTIVE_EDP),
+                                          .cores = N_CPUS,
+                                          .freq_khz = 2000000,
+                                          .searching = true,
+                                          .step_cores = 1,
+                                          .step_freqs = 1};
+
+                a.hist[a.n_hist++] = (struct allocator_point){.cores = N_CPUS,
+                                                              .freq_khz = 3000000,
+                                                              .score = 5,
+                                                              .samples = 3,
+                                                              .decision = ctx.decision};
+                a.hist[a.n_hist++] = (struct allocator_point){.cores = N_CPUS,
+                                                              .freq_khz = 2000000,
+                                                              .score = 4,
+                                                              .samples = 3,
+                                                              .decision = ctx.decision};
+                if (with_failure)
+                        a.hist[a.n_hist++] = (struct allocator_point){.cores = N_CPUS - 1,
+                                                                      .freq_khz = 3000000,
+                                                                      .score = 6,
+                                                                      .samples = 3,
+                                                                      .decision = ctx.decision};
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                assert_true(a.changed);
+                if (with_failure && (a.want_cores != N_CPUS || a.want_freq_khz != 1000000))
+                        fail_msg("probed %u cores %u kHz after fewer cores failed close by",
+                                 a.want_cores, a.want_freq_khz);
+                if (!with_failure && (a.want_cores != N_CPUS - 1 || a.want_freq_khz != 2000000))
+                        fail_msg("probed %u cores %u kHz, expected fewer cores first", a.want_cores,
+                                 a.want_freq_khz);
+        }
+        fixture_free(&f);
+}
+
+/* Back at a point measured before, the app measures differently: it has changed (a phase the
+ * estimator need not see), so the search restarts from that point alone. The same figure
+ * keeps every point. */
+static void revisit_that_measures_differently_restarts_the_search(void **state)
+{
+        for (int changed = 0; changed <= 1; changed++) {
+                struct fixture f;
+                struct allocator_app a = {
+                    .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
+                struct allocator_ctx ctx;
+
+                (void)state;
+                fixture_init(&f);
+                f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+                estimator_app_add(f.est, 1);
+                ctx = ctx_for(&f, N_CPUS);
+                ctx.pm = NULL;
+                ctx.power_measured = true;
+                a.searching = true;
+                feed_observed(&f, &ctx, &a, 0.9, 4);
+                a.cores = 4;
+                feed_observed(&f, &ctx, &a, 0.9, 4);
+                assert_int_equal(a.n_hist, 2);
+                a.cores = N_CPUS;
+                /* P = 0.2 on 8 cores: a far worse EDP rate than P = 0.9 had there. */
+                feed_observed(&f, &ctx, &a, changed ? 0.2 : 0.9, 4);
+                if (changed) {
+                        assert_int_equal(a.drifts, 1);
+                        assert_int_equal(a.n_hist, 1);
+                        assert_int_equal(a.hist[0].cores, N_CPUS);
+                } else {
+                        assert_int_equal(a.drifts, 0);
+                        assert_int_equal(a.n_hist, 2);
+                }
+                fixture_free(&f);
+        }
 }
 
 static const struct CMUnitTest tests[] = {
@@ -562,6 +682,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(p_settles_early_when_precise),
     cmocka_unit_test(search_halves_from_the_full_count),
     cmocka_unit_test(refuted_model_is_not_followed),
+    cmocka_unit_test(contradicted_model_is_not_followed),
+    cmocka_unit_test(failed_direction_is_not_probed_again),
+    cmocka_unit_test(revisit_that_measures_differently_restarts_the_search),
     cmocka_unit_test(learners_share_when_counted_apart),
     cmocka_unit_test(learned_app_is_partitioned_learner_shares),
 };

@@ -2,9 +2,15 @@
  * (tests/scenarios/suite-*.ini) run under the edp policy on the model machine, next to the
  * oracle (each app's best static setting, alone) and the default (all cores, top frequency).
  * Figures: achieved EDP / oracle EDP per app (target <= 1.05 for single apps), the gain over
- * the default, and for a phase-changing app achieved / best static (target < 1).
+ * the default, for a phase-changing app achieved / best static (target < 1), and for every
+ * single app the EDP of the setting it settled on, run statically, / oracle (for measured
+ * rows the target is on this figure: "settles within 5% of the rows' optimum").
  * Concurrent scenarios are reported without a target: the oracle runs each app alone, which
- * no allocator sharing the machine can match. */
+ * no allocator sharing the machine can match.
+ * The start-up rows (tests/scenarios/startup-*.ini) are suite apps run for a tenth of the
+ * time (4-15 s), so that the 1 s warm-up and the first probes are a large share of the run:
+ * their figures show that cost. They are held to a regression guard (the figure when it was
+ * last improved, plus a little), not to the issue's target. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,31 +22,48 @@
 
 #define STEP_NS (100 * 1000 * 1000ULL)
 #define TARGET_RATIO 1.05
+/* Start-up guards: achieved / oracle (or / best static) when last improved, plus 0.02. */
+#define GUARD_P03 1.04
+#define GUARD_P09 1.07
+#define GUARD_MEM 1.11
+#define GUARD_SPIN 1.04
+#define GUARD_PHASES 1.06
+#define GUARD_FALLOFF 1.44
+
+enum case_kind {
+        CASE_SINGLE,     /* achieved / oracle <= TARGET_RATIO */
+        CASE_PHASES,     /* achieved / best static < 1 */
+        CASE_ROWS,       /* the settled setting's EDP / oracle <= TARGET_RATIO */
+        CASE_CONCURRENT, /* reported */
+};
 
 struct suite_case {
         const char *file;
-        bool phases; /* achieved must beat every static setting */
-        bool concurrent;
-        /* The target is not reached yet (docs/allocator.md says why): the figure is printed
-         * and marked, but does not fail the benchmark. */
-        bool known_miss;
+        enum case_kind kind;
+        /* Start-up rows: the achieved / oracle figure must stay at or under this guard. */
+        double guard;
 };
 
-/* file, phase-changing, concurrent, known miss */
 static const struct suite_case cases[] = {
-    {"suite-i7-p03.ini", false, false, false},
-    {"suite-i7-p09.ini", false, false, false},
-    {"suite-i7-mem.ini", false, false, true},
-    {"suite-i7-spin.ini", false, false, false},
-    {"suite-i7-phases.ini", true, false, true},
-    {"suite-i7-concurrent.ini", false, true, false},
-    {"suite-s64-p03.ini", false, false, false},
-    {"suite-s64-p09.ini", false, false, false},
-    {"suite-s64-mem.ini", false, false, false},
-    {"suite-s64-spin.ini", false, false, true},
-    {"suite-s64-phases.ini", true, false, false},
-    {"suite-s64-concurrent.ini", false, true, false},
-    {"suite-measured-falloff.ini", false, false, true},
+    {"suite-i7-p03.ini", CASE_SINGLE, 0},
+    {"suite-i7-p09.ini", CASE_SINGLE, 0},
+    {"suite-i7-mem.ini", CASE_SINGLE, 0},
+    {"suite-i7-spin.ini", CASE_SINGLE, 0},
+    {"suite-i7-phases.ini", CASE_PHASES, 0},
+    {"suite-i7-concurrent.ini", CASE_CONCURRENT, 0},
+    {"suite-s64-p03.ini", CASE_SINGLE, 0},
+    {"suite-s64-p09.ini", CASE_SINGLE, 0},
+    {"suite-s64-mem.ini", CASE_SINGLE, 0},
+    {"suite-s64-spin.ini", CASE_SINGLE, 0},
+    {"suite-s64-phases.ini", CASE_PHASES, 0},
+    {"suite-s64-concurrent.ini", CASE_CONCURRENT, 0},
+    {"suite-measured-falloff.ini", CASE_ROWS, 0},
+    {"startup-i7-p03.ini", CASE_SINGLE, GUARD_P03},
+    {"startup-i7-p09.ini", CASE_SINGLE, GUARD_P09},
+    {"startup-i7-mem.ini", CASE_SINGLE, GUARD_MEM},
+    {"startup-i7-spin.ini", CASE_SINGLE, GUARD_SPIN},
+    {"startup-i7-phases.ini", CASE_PHASES, GUARD_PHASES},
+    {"startup-measured-falloff.ini", CASE_ROWS, GUARD_FALLOFF},
 };
 
 /* The oracle's best and the default (every CPU, top frequency) for one app alone. */
@@ -78,7 +101,20 @@ static int truth(const struct sim_machine *m, unsigned app, double *oracle_edp, 
         return 0;
 }
 
-static int run_case(const struct suite_case *c, unsigned *missed, unsigned *known)
+/* Whether a figure meets its case's bar; prints the verdict. */
+static bool judge(const struct suite_case *c, const char *what, double fig)
+{
+        bool startup = c->guard > 0;
+        double bar = startup ? c->guard : TARGET_RATIO;
+        bool ok = c->kind == CASE_PHASES && !startup ? fig < 1 : fig <= bar;
+
+        if (!ok)
+                printf("bench: allocator %s: %s = %.3f: %s MISSED\n", c->file, what, fig,
+                       startup ? "start-up regression guard" : "target");
+        return ok;
+}
+
+static int run_case(const struct suite_case *c, unsigned *missed)
 {
         char path[512], err[512];
         struct simrun_options o = {.scenario = path, .policy = "edp", .delta_i_rate = NAN};
@@ -103,8 +139,9 @@ static int run_case(const struct suite_case *c, unsigned *missed, unsigned *know
         for (unsigned i = 0; i < res.n_apps; i++) {
                 const struct simrun_app *a = &res.apps[i];
                 double ach = a->energy_j * a->time_s; /* eq. 13: W*T^2 = E*T */
-                double orc, def;
+                double orc, def, settled;
                 unsigned oc, of;
+                struct sim_result st;
 
                 r = truth(m, i, &orc, &def, &oc, &of);
                 if (r < 0) {
@@ -115,36 +152,41 @@ static int run_case(const struct suite_case *c, unsigned *missed, unsigned *know
                 sum_ach += ach;
                 sum_or += orc;
                 sum_def += def;
-                if (c->concurrent) {
+                if (c->kind == CASE_CONCURRENT) {
                         printf("bench: allocator %s/%s: EDP achieved/oracle-alone = %.3f "
                                "(shared machine, no target), ended at %u cores %u MHz, oracle "
                                "alone %u cores %u MHz\n",
                                c->file, a->name, ach / orc, a->cores, a->freq_mhz, oc, of);
                         continue;
                 }
-                printf("bench: allocator %s: EDP achieved/oracle = %.3f (target <= %.2f), vs "
-                       "default all-cores-max = %.3f (gain %.1f%%), ended at %u cores %u MHz, "
-                       "oracle %u cores %u MHz\n",
-                       c->file, ach / orc, TARGET_RATIO, ach / def, 100 * (1 - ach / def), a->cores,
-                       a->freq_mhz, oc, of);
-                if (c->phases)
-                        /* The oracle is the best static setting. */
-                        printf("bench: allocator %s: EDP achieved/best-static = %.3f (target "
-                               "< 1)\n",
-                               c->file, ach / orc);
-                if (c->phases ? !(ach < orc) : !(ach / orc <= TARGET_RATIO)) {
-                        printf("bench: allocator %s: target MISSED%s\n", c->file,
-                               c->known_miss ? " (known, see docs/allocator.md)" : "");
-                        if (c->known_miss)
-                                (*known)++;
-                        else
+                /* The setting it ended on, run statically for the whole app. */
+                r = sim_run_alone(m, i, a->cores, a->freq_mhz, STEP_NS, &st);
+                if (r < 0) {
+                        fprintf(stderr, "bench_allocator: %s: static run of %s failed\n", c->file,
+                                a->name);
+                        break;
+                }
+                settled = sim_objective_score(SIM_OBJ_EDP, &st) / orc;
+                printf("bench: allocator %s: EDP achieved/%s = %.3f (%s), vs default "
+                       "all-cores-max = %.3f (gain %.1f%%), settled at %u cores %u MHz (its "
+                       "EDP/oracle %.3f), oracle %u cores %u MHz\n",
+                       c->file, c->kind == CASE_PHASES ? "best-static" : "oracle", ach / orc,
+                       c->guard > 0             ? "start-up, guard"
+                       : c->kind == CASE_PHASES ? "target < 1"
+                       : c->kind == CASE_ROWS   ? "reported; the settled figure is judged"
+                                                : "target <= 1.05",
+                       ach / def, 100 * (1 - ach / def), a->cores, a->freq_mhz, settled, oc, of);
+                if (c->kind == CASE_ROWS && c->guard == 0) {
+                        if (!judge(c, "settled EDP/oracle", settled))
                                 (*missed)++;
-                } else if (c->known_miss) {
-                        printf("bench: allocator %s: target now met: drop its known_miss mark\n",
-                               c->file);
+                } else if (!judge(c,
+                                  c->kind == CASE_PHASES ? "achieved/best-static"
+                                                         : "achieved/oracle",
+                                  ach / orc)) {
+                        (*missed)++;
                 }
         }
-        if (c->concurrent && r >= 0)
+        if (c->kind == CASE_CONCURRENT && r >= 0)
                 printf("bench: allocator %s: total EDP achieved/oracle-alone = %.3f, vs default "
                        "all-cores-max alone = %.3f (no target)\n",
                        c->file, sum_ach / sum_or, sum_ach / sum_def);
@@ -155,13 +197,12 @@ static int run_case(const struct suite_case *c, unsigned *missed, unsigned *know
 
 int main(void)
 {
-        unsigned missed = 0, known = 0, failed = 0;
+        unsigned missed = 0, failed = 0;
 
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-                if (run_case(&cases[i], &missed, &known) < 0)
+                if (run_case(&cases[i], &missed) < 0)
                         failed++;
-        printf("bench: allocator suite: %u targets missed, %u known misses, %u scenarios failed "
-               "to run\n",
-               missed, known, failed);
+        printf("bench: allocator suite: %u targets or guards missed, %u scenarios failed to run\n",
+               missed, failed);
         return missed || failed ? 1 : 0;
 }

@@ -33,6 +33,11 @@ default=$("$PCTL" sim run "$S/i7-p01.ini" --static cores=4,freq=max --json | pyt
 managed=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["total"]["edp"])' "$T/edp.json")
 python3 -c "import sys; sys.exit(0 if $managed < $default else 1)" || fail "edp policy EDP $managed not below the default's $default"
 
+# --log: each decision with its virtual time and each change with its reason.
+"$PCTL" sim run "$S/i7-p01.ini" --policy edp --log >/dev/null 2>"$T/log" || fail "sim run --policy edp --log"
+grep -q "decision 1 at 1.0 s" "$T/log" || fail "--log printed no decision line: $(head -3 "$T/log")"
+grep -q "CPUs .*, \(exploring\|model\|measured\)" "$T/log" || fail "--log printed no change with its reason: $(cat "$T/log")"
+
 check_refused() {
         local want=$1
         shift
@@ -43,6 +48,7 @@ check_refused() {
 }
 check_refused "either --static" sim run "$S/i7-p09.ini"
 check_refused "either --static" sim run "$S/i7-p09.ini" --static cores=2,freq=max --policy edp
+check_refused "--log goes with --policy" sim run "$S/i7-p09.ini" --static cores=2,freq=max --log
 check_refused "no policy named 'fastest'" sim run "$S/i7-p09.ini" --policy fastest
 check_refused "cores=9 but the machine has 4 CPUs" sim run "$S/i7-p09.ini" --static cores=9,freq=max
 check_refused "is not one of the machine's P-states" sim run "$S/i7-p09.ini" --static cores=2,freq=1234

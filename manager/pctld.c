@@ -35,32 +35,20 @@ struct daemon {
         uint64_t next_decision_ns; /* virtual time, for sim: */
 };
 
-/* Other daemons that set CPU frequencies; two managers fighting over one knob is worse than
- * either alone. */
-static const char *const other_freq_managers[] = {
-    "tuned", "power-profiles-", "auto-cpufreq", "thermald", "cpufreqd", "powerd",
-};
-
+/* The other frequency manager running, if any: "comm (pid N)" in which. */
 static bool other_freq_manager(const struct platform *pf, char *which, size_t size)
 {
-        struct platform_proc *procs = malloc(8192 * sizeof(*procs));
+        struct platform_proc *procs;
         int n;
-        bool found = false;
+        bool found;
 
-        if (!procs || pf->virtual_time) {
-                free(procs);
+        if (pf->virtual_time)
                 return false;
-        }
+        procs = malloc(8192 * sizeof(*procs));
+        if (!procs)
+                return false;
         n = platform_list_procs(pf, procs, 8192);
-        for (int i = 0; i < n && !found; i++)
-                for (size_t k = 0; k < ARRAY_SIZE(other_freq_managers); k++)
-                        if (strncmp(procs[i].comm, other_freq_managers[k],
-                                    strlen(other_freq_managers[k])) == 0) {
-                                snprintf(which, size, "%s (pid %d)", procs[i].comm,
-                                         (int)procs[i].pid);
-                                found = true;
-                                break;
-                        }
+        found = n > 0 && platform_freq_manager_in(procs, (unsigned)n, which, size);
         free(procs);
         return found;
 }
@@ -437,17 +425,13 @@ int main(int argc, char **argv)
 
         mo.conf = d.conf;
         mo.platform = d.pf;
-        mo.dvfs = d.conf.dvfs != CONFIG_DVFS_OFF && d.pf->actuator->can_set_freq;
-        if (d.conf.dvfs == CONFIG_DVFS_OFF)
-                snprintf(mo.dvfs_why, sizeof(mo.dvfs_why), "dvfs = off in %s", d.config_path);
-        else if (!d.pf->actuator->can_set_freq)
-                snprintf(mo.dvfs_why, sizeof(mo.dvfs_why), "%s", d.pf->actuator->freq_reason);
-        else if (d.conf.dvfs == CONFIG_DVFS_AUTO &&
-                 other_freq_manager(d.pf, which, sizeof(which))) {
-                mo.dvfs = false;
-                snprintf(mo.dvfs_why, sizeof(mo.dvfs_why),
-                         "%s manages CPU frequencies; set dvfs = on to take over", which);
-        }
+        mo.dvfs = platform_dvfs_choice(
+            d.conf.dvfs, d.pf->actuator->can_set_freq, d.pf->actuator->freq_reason,
+            d.conf.dvfs == CONFIG_DVFS_AUTO && d.pf->actuator->can_set_freq &&
+                    other_freq_manager(d.pf, which, sizeof(which))
+                ? which
+                : NULL,
+            d.config_path, mo.dvfs_why, sizeof(mo.dvfs_why));
         if (!mo.dvfs)
                 log_notice("not changing CPU frequencies: %s", mo.dvfs_why);
         load_platform_file(&d, &mo);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/config.h"
 #include "pctl/fsio.h"
 #include "pctl/sim.h"
 #include "pctl/util.h"
@@ -231,4 +232,45 @@ unsigned platform_freqs(const struct platform *p, const unsigned **freqs_khz)
         }
         *freqs_khz = a->domains[0].freqs_khz;
         return a->domains[0].n_freqs;
+}
+
+/* Other daemons that set CPU frequencies; two managers fighting over one knob is worse than
+ * either alone. Names as comm shows them (15 characters at most). */
+static const char *const other_freq_managers[] = {
+    "tuned",        "tuned-ppd", "power-profiles-", /* power-profiles-daemon, cut to 15 */
+    "auto-cpufreq", "thermald",  "cpufreqd",        "powerd",
+};
+
+bool platform_freq_manager_in(const struct platform_proc *procs, unsigned n, char *which,
+                              size_t size)
+{
+        for (unsigned i = 0; i < n; i++)
+                for (size_t k = 0; k < ARRAY_SIZE(other_freq_managers); k++)
+                        if (strcmp(procs[i].comm, other_freq_managers[k]) == 0) {
+                                snprintf(which, size, "%s (pid %d)", procs[i].comm,
+                                         (int)procs[i].pid);
+                                return true;
+                        }
+        return false;
+}
+
+bool platform_dvfs_choice(unsigned conf_dvfs, bool can_set_freq, const char *freq_reason,
+                          const char *other_manager, const char *config_path, char *why,
+                          size_t size)
+{
+        why[0] = '\0';
+        if (conf_dvfs == CONFIG_DVFS_OFF) {
+                snprintf(why, size, "dvfs = off in %s", config_path);
+                return false;
+        }
+        if (!can_set_freq) {
+                snprintf(why, size, "%s", freq_reason);
+                return false;
+        }
+        if (conf_dvfs == CONFIG_DVFS_AUTO && other_manager) {
+                snprintf(why, size, "%s manages CPU frequencies; set dvfs = on in %s to take over",
+                         other_manager, config_path);
+                return false;
+        }
+        return true;
 }

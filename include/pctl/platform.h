@@ -52,5 +52,15 @@ bool platform_proc_alive(const struct platform *p, pid_t pid);
 void platform_proc_comm(const struct platform *p, pid_t pid, char *buf, size_t size);
 /* Lists running processes (pid, comm) into out (up to max); returns the number listed. */
 int platform_list_procs(const struct platform *p, struct platform_proc *out, unsigned max);
+/* Another daemon that sets CPU frequencies (tuned, tuned-ppd, power-profiles-daemon,
+ * auto-cpufreq, thermald, cpufreqd, powerd) among procs: true, with "comm (pid N)" in which. */
+bool platform_freq_manager_in(const struct platform_proc *procs, unsigned n, char *which,
+                              size_t size);
+/* Whether pctld may change frequencies, given the config's dvfs (enum config_dvfs), whether the
+ * actuator can (and freq_reason when not), and the other frequency manager found running
+ * (NULL: none, or not looked for). When not, why says so for the log and `pctl status`. */
+bool platform_dvfs_choice(unsigned conf_dvfs, bool can_set_freq, const char *freq_reason,
+                          const char *other_manager, const char *config_path, char *why,
+                          size_t size);
 /* The settable frequencies of the first domain, ascending (none without DVFS). */
 unsigned platform_freqs(const struct platform *p, const unsigned **freqs_khz);

@@ -22,6 +22,14 @@ bool cpumask_empty(const struct cpumask *m)
         return true;
 }
 
+bool cpumask_intersects(const struct cpumask *a, const struct cpumask *b)
+{
+        for (unsigned i = 0; i < CPUMASK_WORDS; i++)
+                if (a->bits[i] & b->bits[i])
+                        return true;
+        return false;
+}
+
 bool cpumask_equal(const struct cpumask *a, const struct cpumask *b)
 {
         for (unsigned i = 0; i < CPUMASK_WORDS; i++)

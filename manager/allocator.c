@@ -28,7 +28,8 @@
 #define ALLOCATOR_PHASE_AFTER_MOVE 5
 /* A revisited point whose new measurement differs from its old one by more than this
  * fraction: the app has changed and the search starts again from here. Far above the
- * counters' noise over a probe, far below what a phase change does to the score. */
+ * counters' noise over a probe, far below what a phase change does to the score. Checked only
+ * for an app alone: sharing the machine, its score also moves with what the others do. */
 #define ALLOCATOR_DRIFT 0.2
 
 static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores, unsigned freq_khz)
@@ -132,7 +133,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 if (ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS ||
                     p->samples < probe_samples(ctx))
                         p->samples = 0;
-                else
+                else if (ctx->n_apps == 1)
                         p->revisit_samples = 1;
                 p->revisit_score = score;
         } else if (p->revisit_samples) {
@@ -309,6 +310,14 @@ static bool move_known_worse(const struct allocator_ctx *ctx, struct allocator_a
         return false;
 }
 
+/* Whether sharing denied this configuration lately (see allocator_app.denied_cores). */
+static bool denied(const struct allocator_ctx *ctx, const struct allocator_app *a, unsigned cores,
+                   unsigned freq_khz)
+{
+        return a->denied_decision && cores == a->denied_cores && freq_khz == a->denied_freq_khz &&
+               ctx->decision - a->denied_decision <= ALLOCATOR_STALE_DECISIONS;
+}
+
 struct allocator_cand {
         unsigned cores, freq_khz;
         double pred; /* the model's score, NaN when it cannot say */
@@ -355,10 +364,13 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
 
                 if (c[i].cores < b->min_cores || c[i].cores > b->max_cores)
                         continue;
-                if (i >= 2 && (!ctx->n_freqs || !c[i].freq_khz || !freq_in(b, c[i].freq_khz)))
+                if (i >= 2 && (!ctx->n_freqs || !c[i].freq_khz || !freq_in(b, c[i].freq_khz) ||
+                               a->freq_shared))
                         continue;
                 if (hist_fresh(ctx, a, c[i].cores, c[i].freq_khz) ||
                     move_known_worse(ctx, a, cores, freq_khz, c[i].cores, c[i].freq_khz))
+                        continue;
+                if (denied(ctx, a, c[i].cores, c[i].freq_khz))
                         continue;
                 predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, c[i].cores, c[i].freq_khz, &t);
                 if (!isnan(base_t) && !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
@@ -482,7 +494,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                                 unsigned f = ctx->n_freqs ? ctx->freqs_khz[fi] : a->freq_khz;
                                 double t = NAN, s;
 
-                                if (ctx->n_freqs && !freq_in(&b, f))
+                                if (ctx->n_freqs &&
+                                    (!freq_in(&b, f) || (a->freq_shared && f != a->freq_khz)))
                                         continue;
                                 s = predicted_score(ctx, a->id, a->effective, n, f, &t);
                                 if (!objective_slowdown_ok(base_t, t, pol->max_slowdown))
@@ -507,7 +520,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                         continue;
                 if (p->cores < b.min_cores || p->cores > b.max_cores)
                         continue;
-                if (ctx->n_freqs && !freq_in(&b, p->freq_khz))
+                if (ctx->n_freqs &&
+                    (!freq_in(&b, p->freq_khz) || (a->freq_shared && p->freq_khz != a->freq_khz)))
                         continue;
                 if (!best_meas || p->score < best_meas->score)
                         best_meas = p;
@@ -537,11 +551,13 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
          * decides. */
         if (!isnan(best_pred) && !a->model_refuted &&
             (best_n != a->cores || best_f != a->freq_khz) && !hist_fresh(ctx, a, best_n, best_f) &&
+            !denied(ctx, a, best_n, best_f) &&
             (isnan(cur_pred) || objective_better(cur_pred, best_pred, ctx->hysteresis))) {
                 a->want_cores = best_n;
                 a->want_freq_khz = best_f;
                 a->model_cores = best_n;
                 a->model_freq_khz = best_f;
+                a->exploring = true;
                 snprintf(a->reason, sizeof(a->reason),
                          "model: %s %.0f%% better at %u cores%s (P=%.2f)%s%s",
                          objective_to_string(a->effective),
@@ -576,6 +592,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                         a->converged = false;
                         a->want_cores = cand[0].cores;
                         a->want_freq_khz = cand[0].freq_khz;
+                        a->reserve_cores = best_meas->cores;
+                        a->exploring = true;
                         snprintf(a->reason, sizeof(a->reason),
                                  "exploring %u cores%s: measuring whether it beats %u cores%s",
                                  cand[0].cores, freq_text(cand[0].freq_khz, ftext, sizeof(ftext)),
@@ -589,8 +607,11 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 a->step_freqs = (a->step_freqs + 1) / 2;
         }
         a->converged = true;
+        /* Sharing the machine, every score moves a little with what the others do: a
+         * settled app moves for the hysteresis then, not for the search's margin. */
         if (best_meas != cur_meas &&
-            objective_better(cur_meas->score, best_meas->score, ALLOCATOR_SEARCH_MARGIN)) {
+            objective_better(cur_meas->score, best_meas->score,
+                             ctx->n_apps > 1 ? ctx->hysteresis : ALLOCATOR_SEARCH_MARGIN)) {
                 a->want_cores = best_meas->cores;
                 a->want_freq_khz = best_meas->freq_khz;
                 snprintf(a->reason, sizeof(a->reason),
@@ -633,9 +654,13 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
         for (unsigned i = 0; i < n; i++) {
                 if (!apps[i].policy)
                         return -EINVAL;
+                apps[i].reserve_cores = 0;
+                apps[i].exploring = false;
                 decide_one(ctx, &apps[i]);
+                if (apps[i].reserve_cores < apps[i].want_cores)
+                        apps[i].reserve_cores = apps[i].want_cores;
                 if (!apps[i].shares_cpus)
-                        total += apps[i].want_cores;
+                        total += apps[i].reserve_cores;
         }
         /* Too many wants: take cores from the app that holds the most per unit of weight,
          * never below its minimum. */
@@ -646,19 +671,29 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 for (unsigned i = 0; i < n; i++) {
                         struct allocator_app *a = &apps[i];
                         unsigned min = a->policy->min_cores ? a->policy->min_cores : 1;
-                        double per_weight = a->want_cores / a->policy->weight;
+                        double per_weight = a->reserve_cores / a->policy->weight;
 
-                        if (!a->shares_cpus && a->want_cores > min && per_weight > worst) {
+                        if (!a->shares_cpus && a->reserve_cores > min && per_weight > worst) {
                                 worst = per_weight;
                                 victim = a;
                         }
                 }
                 if (!victim)
                         return -ENOSPC; /* the minimums alone do not fit */
-                victim->want_cores--;
+                victim->reserve_cores--;
+                total--;
+                if (victim->want_cores <= victim->reserve_cores)
+                        continue; /* a probe below its reserve goes on */
+                if (victim->exploring) {
+                        /* What it asked for, before this trim: it is a probe no more. */
+                        victim->denied_cores = victim->want_cores;
+                        victim->denied_freq_khz = victim->want_freq_khz;
+                        victim->denied_decision = ctx->decision;
+                        victim->exploring = false;
+                }
+                victim->want_cores = victim->reserve_cores;
                 snprintf(victim->reason, sizeof(victim->reason),
                          "sharing %u CPUs among %u apps by weight", ctx->n_cpus, n);
-                total--;
         }
         for (unsigned i = 0; i < n; i++) {
                 struct allocator_app *a = &apps[i];

@@ -56,6 +56,9 @@ struct manager {
 
         uint64_t start_ns;
         uint64_t decisions, changes;
+        /* Decision ticks (decision_ms): the allocator's clock, so that how long a measurement
+         * stays fresh does not shrink when early decisions (probes measured) come often. */
+        uint64_t ticks;
         /* Without RAPL, the machine's power from the power model over the samples. */
         double model_power_w, model_energy_j;
         /* With RAPL but no declared or calibrated model: the model fitted from the sensor. */
@@ -538,6 +541,21 @@ static void apply_freqs(struct manager *m)
                 m->apps[i].freq_khz = app_freq(m, &m->apps[i].cpus);
 }
 
+/* Whether app i's CPUs share a frequency domain with another app's CPUs. */
+static bool freq_domain_shared(const struct manager *m, unsigned i)
+{
+        const struct actuator *act = m->pf->actuator;
+
+        for (unsigned d = 0; d < act->n_domains; d++) {
+                if (!cpumask_intersects(&m->apps[i].cpus, &act->domains[d].cpus))
+                        continue;
+                for (unsigned j = 0; j < m->n_apps; j++)
+                        if (j != i && cpumask_intersects(&m->apps[j].cpus, &act->domains[d].cpus))
+                                return true;
+        }
+        return false;
+}
+
 static struct allocator_ctx decision_ctx(struct manager *m)
 {
         const unsigned *freqs = NULL;
@@ -548,7 +566,7 @@ static struct allocator_ctx decision_ctx(struct manager *m)
             .n_cpus = cpumask_count(&m->managed_cpus),
             .hysteresis = MANAGER_HYSTERESIS,
             .settle_decisions = MANAGER_SETTLE_DECISIONS,
-            .decision = m->decisions,
+            .decision = m->ticks,
             .n_apps = m->n_apps,
             .probe_samples = MANAGER_PROBE_SAMPLES,
             /* Per-process counts for every app: learners may time-share CPUs. */
@@ -571,6 +589,7 @@ static bool observe_all(struct manager *m)
                 m->alloc[i].policy = &m->apps[i].policy;
                 m->alloc[i].cores = cpumask_count(&m->apps[i].cpus);
                 m->alloc[i].freq_khz = m->apps[i].freq_khz;
+                m->alloc[i].freq_shared = ctx.n_freqs && freq_domain_shared(m, i);
                 allocator_observe(&ctx, &m->alloc[i]);
                 want |= m->decisions > 0 && allocator_wants_decision(&ctx, &m->alloc[i]);
         }
@@ -660,6 +679,7 @@ out:
 
 int manager_decide(struct manager *m)
 {
+        m->ticks++;
         adopt_by_rules(m);
         return decide_apply(m);
 }

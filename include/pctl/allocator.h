@@ -38,6 +38,10 @@ struct allocator_app {
         const struct policy *policy;
         unsigned cores;    /* held now */
         unsigned freq_khz; /* its CPUs run at now; 0 without DVFS */
+        /* Its CPUs share a frequency domain with another app's: the domain runs at the
+         * highest frequency wanted there, so this app's own frequency moves could not be
+         * made (nor measured). It keeps its frequency and searches over cores only. */
+        bool freq_shared;
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
         unsigned n_hist;
@@ -67,6 +71,15 @@ struct allocator_app {
         /* Out. */
         unsigned want_cores;
         unsigned want_freq_khz;
+        /* Cores kept for it when sharing: a probe of fewer cores comes back to its best
+         * point, so the cores it leaves for the probe are not handed to others (who would
+         * lose them again when it returns: every probe would move every app). */
+        unsigned reserve_cores;
+        bool exploring; /* want_* is a probe of the search or a jump of the model */
+        /* The last probe sharing could not grant (it asked for more cores than its share):
+         * not asked for again until it is stale, or the search would ask every decision. */
+        unsigned denied_cores, denied_freq_khz;
+        uint64_t denied_decision;
         enum objective_kind effective; /* the objective pursued (see objective_effective) */
         /* Learning with ctx->learners_share: placed on want_cores of the allowed CPUs (all of
          * them at the baseline), time-sharing with the others, outside the partition. */
@@ -84,8 +97,8 @@ struct allocator_ctx {
         unsigned n_freqs;
         double hysteresis;         /* fraction, e.g. 0.05 */
         unsigned settle_decisions; /* decisions to wait after a change before measuring */
-        uint64_t decision;         /* this decision's number, increasing */
-        unsigned n_apps;           /* apps managed now */
+        uint64_t decision; /* the decision tick: non-decreasing, the same for early decisions */
+        unsigned n_apps;   /* apps managed now */
         /* Samples a configuration needs before its measurement counts; the first sample after
          * a change is never used (it may straddle the change). 0: ALLOCATOR_PROBE_SAMPLES. */
         unsigned probe_samples;

@@ -37,6 +37,7 @@ static inline bool cpumask_test(const struct cpumask *m, unsigned cpu)
 unsigned cpumask_count(const struct cpumask *m);
 bool cpumask_empty(const struct cpumask *m);
 bool cpumask_equal(const struct cpumask *a, const struct cpumask *b);
+bool cpumask_intersects(const struct cpumask *a, const struct cpumask *b);
 bool cpumask_subset(const struct cpumask *sub, const struct cpumask *of);
 void cpumask_and(struct cpumask *dst, const struct cpumask *a, const struct cpumask *b);
 void cpumask_or(struct cpumask *dst, const struct cpumask *a, const struct cpumask *b);

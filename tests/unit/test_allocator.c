@@ -669,6 +669,96 @@ static void revisit_that_measures_differently_restarts_the_search(void **state)
         }
 }
 
+/* An app whose frequency domain is shared with another app's CPUs cannot move its own
+ * frequency: with its core moves exhausted it holds, where alone it would probe a frequency. */
+static void shared_domain_app_searches_cores_only(void **state)
+{
+        static const unsigned freqs[] = {1000000, 2000000, 3000000};
+        struct fixture f;
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        ctx.freqs_khz = freqs;
+        ctx.n_freqs = ARRAY_SIZE(freqs);
+        for (int shared = 0; shared <= 1; shared++) {
+                struct allocator_app a = {.id = 1,
+                                          .policy = policy_builtin(OBJECTIVE_EDP),
+                                          .cores = N_CPUS,
+                                          .freq_khz = 3000000,
+                                          .freq_shared = shared,
+                                          .searching = true,
+                                          .step_cores = 1,
+                                          .step_freqs = 1};
+
+                a.hist[a.n_hist++] = (struct allocator_point){.cores = N_CPUS,
+                                                              .freq_khz = 3000000,
+                                                              .score = 4,
+                                                              .samples = 3,
+                                                              .decision = ctx.decision};
+                a.hist[a.n_hist++] = (struct allocator_point){.cores = N_CPUS - 1,
+                                                              .freq_khz = 3000000,
+                                                              .score = 5,
+                                                              .samples = 3,
+                                                              .decision = ctx.decision};
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (shared && (a.changed || a.want_freq_khz != 3000000))
+                        fail_msg("shared domain: asked for %u cores %u kHz (%s)", a.want_cores,
+                                 a.want_freq_khz, a.reason);
+                if (!shared && a.want_freq_khz != 2000000)
+                        fail_msg("own domain: asked for %u kHz, expected a lower frequency probe",
+                                 a.want_freq_khz);
+        }
+        fixture_free(&f);
+}
+
+/* A probe for more cores than sharing leaves the app is trimmed to its reserve and remembered
+ * as denied: the next decision does not ask for it again. */
+static void probe_denied_by_sharing_is_not_asked_again(void **state)
+{
+        struct fixture f;
+        struct allocator_app apps[2] = {
+            {.id = 1,
+             .policy = policy_builtin(OBJECTIVE_EDP),
+             .cores = 4,
+             .searching = true,
+             .step_cores = 1},
+            {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 4},
+        };
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        estimator_app_add(f.est, 2); /* learning: wants every CPU */
+        feed(&f, 1, 0.5, 0, 4, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        ctx.n_apps = 2;
+        apps[0].hist[apps[0].n_hist++] = (struct allocator_point){
+            .cores = 4, .score = 5, .samples = 3, .decision = ctx.decision};
+        apps[0].hist[apps[0].n_hist++] = (struct allocator_point){
+            .cores = 3, .score = 6, .samples = 3, .decision = ctx.decision};
+        assert_int_equal(allocator_decide(&ctx, apps, 2), 0);
+        assert_int_equal(apps[0].want_cores, 4);
+        assert_int_equal(apps[0].denied_cores, 5);
+        assert_int_equal(apps[0].want_cores + apps[1].want_cores, N_CPUS);
+        ctx.decision++;
+        assert_int_equal(allocator_decide(&ctx, apps, 2), 0);
+        /* Asked again, it would be trimmed again ("sharing ..."); not asked, the search has
+         * nothing left to probe and holds. */
+        if (apps[0].want_cores > 4 || !apps[0].converged)
+                fail_msg("asked again for more cores: wants %u (%s)", apps[0].want_cores,
+                         apps[0].reason);
+        fixture_free(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(learning_runs_at_baseline),
     cmocka_unit_test(edp_follows_p),
@@ -685,6 +775,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(contradicted_model_is_not_followed),
     cmocka_unit_test(failed_direction_is_not_probed_again),
     cmocka_unit_test(revisit_that_measures_differently_restarts_the_search),
+    cmocka_unit_test(shared_domain_app_searches_cores_only),
+    cmocka_unit_test(probe_denied_by_sharing_is_not_asked_again),
     cmocka_unit_test(learners_share_when_counted_apart),
     cmocka_unit_test(learned_app_is_partitioned_learner_shares),
 };

@@ -21,10 +21,12 @@ function(pctl_add_unit_test src)
 endfunction()
 
 # Integration tests are shell scripts run against the real binaries; exit 77 is a visible skip.
+# They run one at a time (RUN_SERIAL): several measure P or CPU time from real parallel work
+# (pbench, pctld, calibrate), which another test loading the same 2 CPUs would distort.
 function(pctl_add_script_test label src)
   get_filename_component(name ${src} NAME_WE)
   add_test(NAME ${label}.${name} COMMAND bash ${src})
-  set_tests_properties(${label}.${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS ${label}
+  set_tests_properties(${label}.${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS ${label} RUN_SERIAL TRUE
     ENVIRONMENT "PCTL=$<TARGET_FILE:pctl>;PBENCH=${CMAKE_BINARY_DIR}/pbench;PCTLD=${CMAKE_BINARY_DIR}/pctld;BUILD_DIR=${CMAKE_BINARY_DIR};SRC_DIR=${CMAKE_SOURCE_DIR};TEST_LIB=${CMAKE_SOURCE_DIR}/tests/integration/lib.sh")
 endfunction()
 

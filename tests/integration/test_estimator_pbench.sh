@@ -3,7 +3,8 @@
 # so CPU time, not wall time: robust to a shared, noisy VM): pbench at P in {0.1, 0.5, 0.9}
 # with 2 threads on CPUs 0-1 gives |P_est - P| <= 0.05. The estimate comes from the stream of
 # 200 ms samples (speedup = sum busy / max busy per interval, P by least squares), not from
-# pbench's own totals.
+# pbench's own totals. --t1 4: at P = 0.9 the run lasts 2.2 s, about 10 samples (2 s gave 5,
+# one short of the check when the machine was idle).
 set -euo pipefail
 pbench=${PBENCH:?PBENCH is not set}
 tool=${BUILD_DIR:?BUILD_DIR is not set}/tools/pctl_estimate
@@ -43,7 +44,7 @@ for p in 0.1 0.5 0.9; do
         ok=0
         for attempt in 1 2; do
                 if ! out=$("$tool" --cpus 0-1 --interval-ms 200 --json -- \
-                        "$pbench" --p "$p" --threads 2 --cpus 0-1 --t1 2 --json 2>/dev/null); then
+                        "$pbench" --p "$p" --threads 2 --cpus 0-1 --t1 4 --json 2>/dev/null); then
                         echo "P $p: pctl_estimate failed (attempt $attempt)"
                         continue
                 fi

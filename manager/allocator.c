@@ -45,17 +45,21 @@ static unsigned probe_samples(const struct allocator_ctx *ctx)
         return ctx->probe_samples ? ctx->probe_samples : ALLOCATOR_PROBE_SAMPLES;
 }
 
-/* A point measured recently and over enough samples to be compared. */
+/* Measured recently and over enough samples to be compared. */
+static bool point_fresh(const struct allocator_ctx *ctx, const struct allocator_point *p)
+{
+        return ctx->decision - p->decision <= ALLOCATOR_STALE_DECISIONS &&
+               p->samples >= probe_samples(ctx);
+}
+
+/* The point (cores, freq_khz) if it is fresh. */
 static const struct allocator_point *hist_fresh(const struct allocator_ctx *ctx,
                                                 struct allocator_app *a, unsigned cores,
                                                 unsigned freq_khz)
 {
         const struct allocator_point *p = hist_find(a, cores, freq_khz);
 
-        if (!p || ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS ||
-            p->samples < probe_samples(ctx))
-                return NULL;
-        return p;
+        return p && point_fresh(ctx, p) ? p : NULL;
 }
 
 static void search_reset(struct allocator_app *a)
@@ -130,8 +134,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         } else if (app->samples_here == 2) {
                 /* The first sample of a new visit. A stale point is measured afresh; a
                  * complete one is measured again on the side and compared. */
-                if (ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS ||
-                    p->samples < probe_samples(ctx))
+                if (!point_fresh(ctx, p))
                         p->samples = 0;
                 else if (ctx->n_apps == 1)
                         p->revisit_samples = 1;
@@ -204,6 +207,14 @@ static void app_bounds(const struct allocator_ctx *ctx, const struct policy *pol
 static bool freq_in(const struct allocator_bounds *b, unsigned f)
 {
         return f >= b->min_khz && f <= b->max_khz;
+}
+
+/* A measured point the policy's bounds allow. */
+static bool point_in_bounds(const struct allocator_ctx *ctx, const struct allocator_bounds *b,
+                            const struct allocator_point *p)
+{
+        return p->cores >= b->min_cores && p->cores <= b->max_cores &&
+               (!ctx->n_freqs || freq_in(b, p->freq_khz));
 }
 
 /* The predicted score of (cores, freq), NaN when the model cannot say. */
@@ -285,8 +296,7 @@ static bool move_known_worse(const struct allocator_ctx *ctx, struct allocator_a
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *from = &a->hist[i], *to;
 
-                if (ctx->decision - from->decision > ALLOCATOR_STALE_DECISIONS ||
-                    from->samples < probe_samples(ctx))
+                if (!point_fresh(ctx, from))
                         continue;
                 if (to_freq_khz == freq_khz) {
                         /* A core move, seen at another frequency close by. */
@@ -367,10 +377,10 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                 if (i >= 2 && (!ctx->n_freqs || !c[i].freq_khz || !freq_in(b, c[i].freq_khz) ||
                                a->freq_shared))
                         continue;
+                /* Measured, known worse without measuring, or denied by sharing. */
                 if (hist_fresh(ctx, a, c[i].cores, c[i].freq_khz) ||
-                    move_known_worse(ctx, a, cores, freq_khz, c[i].cores, c[i].freq_khz))
-                        continue;
-                if (denied(ctx, a, c[i].cores, c[i].freq_khz))
+                    move_known_worse(ctx, a, cores, freq_khz, c[i].cores, c[i].freq_khz) ||
+                    denied(ctx, a, c[i].cores, c[i].freq_khz))
                         continue;
                 predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, c[i].cores, c[i].freq_khz, &t);
                 if (!isnan(base_t) && !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
@@ -412,9 +422,7 @@ static bool model_contradicted(const struct allocator_ctx *ctx, struct allocator
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *p = &a->hist[i];
 
-                if (p == best || ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS ||
-                    p->samples < probe_samples(ctx) || p->cores < b->min_cores ||
-                    p->cores > b->max_cores || (ctx->n_freqs && !freq_in(b, p->freq_khz)))
+                if (p == best || !point_fresh(ctx, p) || !point_in_bounds(ctx, b, p))
                         continue;
                 if (!objective_better(p->score, best->score, ctx->hysteresis))
                         continue;
@@ -515,13 +523,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *p = &a->hist[i];
 
-                if (ctx->decision - p->decision > ALLOCATOR_STALE_DECISIONS ||
-                    p->samples < probe_samples(ctx))
-                        continue;
-                if (p->cores < b.min_cores || p->cores > b.max_cores)
-                        continue;
-                if (ctx->n_freqs &&
-                    (!freq_in(&b, p->freq_khz) || (a->freq_shared && p->freq_khz != a->freq_khz)))
+                if (!point_fresh(ctx, p) || !point_in_bounds(ctx, &b, p) ||
+                    (ctx->n_freqs && a->freq_shared && p->freq_khz != a->freq_khz))
                         continue;
                 if (!best_meas || p->score < best_meas->score)
                         best_meas = p;

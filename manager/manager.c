@@ -589,7 +589,6 @@ static bool observe_all(struct manager *m)
                 m->alloc[i].policy = &m->apps[i].policy;
                 m->alloc[i].cores = cpumask_count(&m->apps[i].cpus);
                 m->alloc[i].freq_khz = m->apps[i].freq_khz;
-                m->alloc[i].freq_shared = ctx.n_freqs && freq_domain_shared(m, i);
                 allocator_observe(&ctx, &m->alloc[i]);
                 want |= m->decisions > 0 && allocator_wants_decision(&ctx, &m->alloc[i]);
         }
@@ -617,6 +616,9 @@ static int decide_apply(struct manager *m)
         log_debug("decision %llu at %.1f s", (unsigned long long)m->decisions,
                   (platform_now_ns(m->pf) - m->start_ns) / 1e9);
         ctx = decision_ctx(m);
+        /* Only decisions read it, and CPUs change only at decisions: not worth a sample. */
+        for (unsigned i = 0; i < m->n_apps; i++)
+                m->alloc[i].freq_shared = ctx.n_freqs && freq_domain_shared(m, i);
         r = allocator_decide(&ctx, m->alloc, m->n_apps);
         if (r < 0)
                 return log_warning_errno(r, "allocator: no plan this decision (%m), keeping "

@@ -75,6 +75,17 @@ static unsigned hist_samples(const struct allocator_app *a, unsigned cores)
         return 0;
 }
 
+/* Appends a point measured over 3 samples at decision `decision`. */
+static void add_point(struct allocator_app *a, unsigned cores, unsigned freq_khz, double score,
+                      uint64_t decision)
+{
+        a->hist[a->n_hist++] = (struct allocator_point){.cores = cores,
+                                                        .freq_khz = freq_khz,
+                                                        .score = score,
+                                                        .samples = 3,
+                                                        .decision = decision};
+}
+
 static struct allocator_ctx ctx_for(struct fixture *f, unsigned n_cpus)
 {
         return (struct allocator_ctx){.est = f->est,
@@ -423,10 +434,7 @@ static void search_settles_on_the_measured_best(void **state)
                         break;
                 a.cores = a.want_cores;
                 /* Measure the new point as observe would. */
-                a.hist[a.n_hist++] = (struct allocator_point){.cores = a.cores,
-                                                              .score = score[a.cores],
-                                                              .samples = 3,
-                                                              .decision = ctx.decision};
+                add_point(&a, a.cores, 0, score[a.cores], ctx.decision);
                 for (unsigned i = 0; i + 1 < a.n_hist; i++)
                         if (a.hist[i].cores == a.cores)
                                 a.hist[--a.n_hist] = (struct allocator_point){0};
@@ -485,8 +493,7 @@ static void search_halves_from_the_full_count(void **state)
         ctx = ctx_for(&f, 64);
         ctx.pm = NULL;
         ctx.power_measured = true;
-        a.hist[a.n_hist++] = (struct allocator_point){
-            .cores = 64, .score = 100 + 10 * 52.0 * 52, .samples = 3, .decision = ctx.decision};
+        add_point(&a, 64, 0, 100 + 10 * 52.0 * 52, ctx.decision);
         while (n_visited < ARRAY_SIZE(visited)) {
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 if (a.converged && !a.changed)
@@ -496,10 +503,7 @@ static void search_halves_from_the_full_count(void **state)
                         /* A measured EDP rate with its minimum at 12 cores. */
                         double d = (double)a.cores - 12;
 
-                        a.hist[a.n_hist++] = (struct allocator_point){.cores = a.cores,
-                                                                      .score = 100 + 10 * d * d,
-                                                                      .samples = 3,
-                                                                      .decision = ctx.decision};
+                        add_point(&a, a.cores, 0, 100 + 10 * d * d, ctx.decision);
                         visited[n_visited++] = a.cores;
                 }
                 ctx.decision++;
@@ -530,10 +534,8 @@ static void refuted_model_is_not_followed(void **state)
         ctx = ctx_for(&f, N_CPUS);
         /* The model (P = 0.2) prefers 1 core; it sent the app to 2 before, which measured
          * worse than N_CPUS. */
-        a.hist[a.n_hist++] = (struct allocator_point){
-            .cores = N_CPUS, .score = 5, .samples = 3, .decision = ctx.decision};
-        a.hist[a.n_hist++] = (struct allocator_point){
-            .cores = 2, .score = 9, .samples = 3, .decision = ctx.decision};
+        add_point(&a, N_CPUS, 0, 5, ctx.decision);
+        add_point(&a, 2, 0, 9, ctx.decision);
         a.model_cores = 2;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_true(a.model_refuted);
@@ -565,10 +567,8 @@ static void contradicted_model_is_not_followed(void **state)
         feed(&f, 1, 0.2, 0, N_CPUS, 30);
         ctx = ctx_for(&f, N_CPUS);
         /* The model (P = 0.2, 10 W a core) prefers 4 cores to 8; measured, 8 is better. */
-        a.hist[a.n_hist++] = (struct allocator_point){
-            .cores = N_CPUS, .score = 5, .samples = 3, .decision = ctx.decision};
-        a.hist[a.n_hist++] = (struct allocator_point){
-            .cores = 4, .score = 9, .samples = 3, .decision = ctx.decision};
+        add_point(&a, N_CPUS, 0, 5, ctx.decision);
+        add_point(&a, 4, 0, 9, ctx.decision);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_true(a.model_refuted);
         assert_null(strstr(a.reason, "model"));
@@ -603,22 +603,10 @@ static void failed_direction_is_not_probed_again(void **state)
                                           .step_cores = 1,
                                           .step_freqs = 1};
 
-                a.hist[a.n_hist++] = (struct allocator_point){.cores = N_CPUS,
-                                                              .freq_khz = 3000000,
-                                                              .score = 5,
-                                                              .samples = 3,
-                                                              .decision = ctx.decision};
-                a.hist[a.n_hist++] = (struct allocator_point){.cores = N_CPUS,
-                                                              .freq_khz = 2000000,
-                                                              .score = 4,
-                                                              .samples = 3,
-                                                              .decision = ctx.decision};
+                add_point(&a, N_CPUS, 3000000, 5, ctx.decision);
+                add_point(&a, N_CPUS, 2000000, 4, ctx.decision);
                 if (with_failure)
-                        a.hist[a.n_hist++] = (struct allocator_point){.cores = N_CPUS - 1,
-                                                                      .freq_khz = 3000000,
-                                                                      .score = 6,
-                                                                      .samples = 3,
-                                                                      .decision = ctx.decision};
+                        add_point(&a, N_CPUS - 1, 3000000, 6, ctx.decision);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 assert_true(a.changed);
                 if (with_failure && (a.want_cores != N_CPUS || a.want_freq_khz != 1000000))
@@ -696,16 +684,8 @@ static void shared_domain_app_searches_cores_only(void **state)
                                           .step_cores = 1,
                                           .step_freqs = 1};
 
-                a.hist[a.n_hist++] = (struct allocator_point){.cores = N_CPUS,
-                                                              .freq_khz = 3000000,
-                                                              .score = 4,
-                                                              .samples = 3,
-                                                              .decision = ctx.decision};
-                a.hist[a.n_hist++] = (struct allocator_point){.cores = N_CPUS - 1,
-                                                              .freq_khz = 3000000,
-                                                              .score = 5,
-                                                              .samples = 3,
-                                                              .decision = ctx.decision};
+                add_point(&a, N_CPUS, 3000000, 4, ctx.decision);
+                add_point(&a, N_CPUS - 1, 3000000, 5, ctx.decision);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 if (shared && (a.changed || a.want_freq_khz != 3000000))
                         fail_msg("shared domain: asked for %u cores %u kHz (%s)", a.want_cores,
@@ -741,10 +721,8 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
         ctx.pm = NULL;
         ctx.power_measured = true;
         ctx.n_apps = 2;
-        apps[0].hist[apps[0].n_hist++] = (struct allocator_point){
-            .cores = 4, .score = 5, .samples = 3, .decision = ctx.decision};
-        apps[0].hist[apps[0].n_hist++] = (struct allocator_point){
-            .cores = 3, .score = 6, .samples = 3, .decision = ctx.decision};
+        add_point(&apps[0], 4, 0, 5, ctx.decision);
+        add_point(&apps[0], 3, 0, 6, ctx.decision);
         assert_int_equal(allocator_decide(&ctx, apps, 2), 0);
         assert_int_equal(apps[0].want_cores, 4);
         assert_int_equal(apps[0].denied_cores, 5);

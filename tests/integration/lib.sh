@@ -73,18 +73,22 @@ kill_tree() {
         wait "$1" 2>/dev/null
 }
 
+# cpuset_group_remove GROUP: every task left under the cgroup v1 cpuset GROUP (and its
+# children) goes back to the root cpuset, then the directories go.
+cpuset_group_remove() {
+        local cs=/sys/fs/cgroup/cpuset d t
+        [ -d "$cs/$1" ] || return 0
+        for d in "$cs/$1"/*/ "$cs/$1/"; do
+                [ -f "$d/tasks" ] || continue
+                while read -r t; do echo "$t" >$cs/tasks 2>/dev/null; done <"$d/tasks"
+        done
+        rmdir "$cs/$1"/*/ "$cs/$1" 2>/dev/null
+        return 0
+}
+
 pctld_cleanup() {
         [ -n "${PCTLD_PID:-}" ] && kill -KILL "$PCTLD_PID" 2>/dev/null
         for p in ${CLEANUP_PIDS:-}; do kill_tree "$p"; done
-        # Anything left in our subtree goes back to the root cpuset, then the dirs go.
-        local root=/sys/fs/cgroup/cpuset/$GROUP
-        if [ -n "${GROUP:-}" ] && [ -d "$root" ]; then
-                for d in "$root"/*/; do
-                        [ -f "$d/tasks" ] || continue
-                        while read -r t; do echo "$t" >/sys/fs/cgroup/cpuset/tasks 2>/dev/null; done <"$d/tasks"
-                        rmdir "$d" 2>/dev/null
-                done
-                rmdir "$root" 2>/dev/null
-        fi
+        [ -n "${GROUP:-}" ] && cpuset_group_remove "$GROUP"
         [ -n "${T:-}" ] && rm -rf "$T"
 }

@@ -4,6 +4,8 @@
 # 1), widen to 0-1, release: every thread is back in its own cgroup with its own pin, and the
 # directories are gone. Runs under a group of its own and removes it even when it fails.
 set -uo pipefail
+# shellcheck source=lib.sh
+. "${TEST_LIB:?TEST_LIB is not set}"
 mode=${ACT_MODE:-v1}
 act=${BUILD_DIR:?BUILD_DIR is not set}/tools/pctl_actuate
 cs=/sys/fs/cgroup/cpuset
@@ -24,13 +26,7 @@ cleanup() {
         exec {drv_in}>&- 2>/dev/null
         [ -n "${drv_pid:-}" ] && kill "$drv_pid" 2>/dev/null
         [ -n "$app" ] && kill "$app" 2>/dev/null
-        if [ -d "$cs/$group" ]; then
-                for d in "$cs/$group"/*/ "$cs/$group/"; do
-                        [ -d "$d" ] || continue
-                        while read -r t; do echo "$t" >$cs/tasks 2>/dev/null; done <"$d/tasks"
-                done
-                rmdir "$cs/$group"/*/ "$cs/$group" 2>/dev/null
-        fi
+        cpuset_group_remove "$group"
         rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -4,6 +4,8 @@
 # empty list, a PID that does not exist, and a process that exits while being moved (a zombie:
 # its /proc entry is there but it has already exited).
 set -uo pipefail
+# shellcheck source=lib.sh
+. "${TEST_LIB:?TEST_LIB is not set}"
 act=${BUILD_DIR:?BUILD_DIR is not set}/tools/pctl_actuate
 cs=/sys/fs/cgroup/cpuset
 group=pctl-test-bad-$$
@@ -18,13 +20,7 @@ fail=0
 cleanup() {
         [ -n "$app" ] && kill "$app" 2>/dev/null
         [ -n "$zparent" ] && kill "$zparent" 2>/dev/null
-        if [ -d "$cs/$group" ]; then
-                for d in "$cs/$group"/*/ "$cs/$group/"; do
-                        [ -d "$d" ] || continue
-                        while read -r t; do echo "$t" >$cs/tasks 2>/dev/null; done <"$d/tasks"
-                done
-                rmdir "$cs/$group"/*/ "$cs/$group" 2>/dev/null
-        fi
+        cpuset_group_remove "$group"
         rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -4,6 +4,8 @@
 # what was created, leaving nothing under the test's group. Three rounds: cgroup v1 undone by
 # `recover`, v1 undone by a fresh `open` (which recovers first), and the affinity fallback.
 set -uo pipefail
+# shellcheck source=lib.sh
+. "${TEST_LIB:?TEST_LIB is not set}"
 act=${BUILD_DIR:?BUILD_DIR is not set}/tools/pctl_actuate
 cs=/sys/fs/cgroup/cpuset
 group=pctl-test-crash-$$
@@ -18,13 +20,7 @@ fail=0
 cleanup() {
         [ -n "$holder" ] && kill -9 "$holder" 2>/dev/null
         [ -n "$app" ] && kill "$app" 2>/dev/null
-        if [ -d "$cs/$group" ]; then
-                for d in "$cs/$group"/*/ "$cs/$group/"; do
-                        [ -d "$d" ] || continue
-                        while read -r t; do echo "$t" >$cs/tasks 2>/dev/null; done <"$d/tasks"
-                done
-                rmdir "$cs/$group"/*/ "$cs/$group" 2>/dev/null
-        fi
+        cpuset_group_remove "$group"
         rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -148,6 +148,7 @@ static int client_call(const struct client_args *a, const char *cmd, const char 
 
                 fprintf(stderr, "pctl %s: %s\n", cmd, e ? e : "pctld refused the request");
                 jsonv_free(*reply);
+                *reply = NULL; /* the caller frees what it is handed back */
                 free(raw);
                 return EXIT_FAILURE_RUN;
         }

@@ -74,9 +74,27 @@ reply '{"cmd": "format-disk"}' | grep -q 'unknown command' || fail "unknown comm
 reply '{"cmd": "adopt", "pid": "x"}' | grep -q '"pid\\" must be' || fail "bad pid not answered"
 reply "{\"cmd\": \"status\", \"pad\": \"$(head -c 70000 /dev/zero | tr '\0' a)\"}" | grep -q 'larger than' ||
         fail "oversized request not answered"
-"$PCTL" adopt 999999999 --socket "$T/pctl.sock" 2>&1 | grep -q "not a process id\|no process" ||
-        fail "adopt of a pid that does not exist not refused clearly"
-"$PCTL" release 1 --socket "$T/pctl.sock" 2>&1 | grep -q "not managed" || fail "release of unmanaged pid unclear"
+# Every refusal exits 1 with the daemon's message (a double free once aborted the client
+# with 134 after printing it); a bad command line exits 2.
+expect_exit() { # CODE PATTERN CMD...
+        local code=$1 pat=$2 out rc
+        shift 2
+        out=$("$@" 2>&1)
+        rc=$?
+        [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, not $code: $out"
+        echo "$out" | grep -q "$pat" || fail "'$*' did not say '$pat': $out"
+}
+expect_exit 2 "not a process id" "$PCTL" adopt 999999999 --socket "$T/pctl.sock"
+expect_exit 1 "no process with pid 4000000" "$PCTL" adopt 4000000 --socket "$T/pctl.sock"
+expect_exit 1 "not managed" "$PCTL" release 1 --socket "$T/pctl.sock"
+expect_exit 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$PCTL" adopt $$ --socket "$T/pctl.sock"
+expect_exit 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$PCTL" release $$ --socket "$T/pctl.sock"
+expect_exit 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$PCTL" policy reload --socket "$T/pctl.sock"
+expect_exit 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
+        "$PCTL" run --socket "$T/pctl.sock" -- true
 "$PCTL" status --socket "$T/pctl.sock" >/dev/null || fail "pctld died on bad requests"
 
 pctld_stop TERM

@@ -342,7 +342,7 @@ const struct actuator_ops actuator_real_ops = {
 };
 
 int actuator_open(const struct actuator_ops *ops, const struct actuator_config *cfg,
-                  struct actuator **out)
+                  struct actuator **out, char *why, size_t why_size)
 {
         struct actuator *a;
         int r;
@@ -355,6 +355,8 @@ int actuator_open(const struct actuator_ops *ops, const struct actuator_config *
         a->ops = ops;
         r = ops->open(a, cfg);
         if (r < 0) {
+                if (why)
+                        snprintf(why, why_size, "%s", actuator_strerror(a, r));
                 free(a);
                 return r;
         }

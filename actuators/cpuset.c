@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pctl/fsio.h"
+#include "pctl/log.h"
 #include "pctl/util.h"
 
 #define CG_PATH_MAX STATE_PATH_MAX
@@ -43,6 +45,8 @@ struct cpuset {
         char mount[CG_PATH_MAX]; /* the hierarchy (with the fs root prefix) */
         char base[CG_PATH_MAX];  /* the parent of the app groups */
         bool base_recorded;
+        bool base_made; /* we create the base (v1, v2 at the root): we may recreate it */
+        int lock_fd;    /* flock on the base: one pctld per group */
         struct cpumask allowed; /* what the base may use */
         char mems[64];          /* v1: copied into each app group */
         struct cpuset_app *apps;
@@ -450,19 +454,24 @@ static int app_restore(struct cpuset *cs, struct cpuset_app *app)
                         closedir(d);
                 }
         }
+        bool dir_gone = !app->dir[0];
+
         if (app->dir[0]) {
                 const char *fallback = app->n_threads ? app->threads[0].origin : NULL;
 
                 r = cpuset_remove_dir(app->dir, fallback);
                 if (r < 0 && err == 0)
                         err = fail(cs, r, "cannot remove %s: %s", app->dir, strerror(-r));
+                dir_gone = r == 0;
         }
         for (size_t i = 0; i < app->n_threads; i++) {
                 struct state_entry e = task_entry(app, &app->threads[i]);
 
                 state_record_remove(cs->rec, &e);
         }
-        if (app->dir_recorded && (err == 0 || !app->dir[0])) {
+        /* The record of the directory goes with the directory, whatever became of the
+         * threads: a group that is gone must not be "restored" by the next start. */
+        if (app->dir_recorded && dir_gone) {
                 struct state_entry e = {.kind = STATE_DIR};
 
                 strscpy(e.path, app->dir, sizeof(e.path));
@@ -490,6 +499,156 @@ static void cs_unlink_app(struct cpuset *cs, struct cpuset_app *app)
                         return;
                 }
         }
+}
+
+/* One pctld per group: an exclusive flock on the base directory, held while we run. Two
+ * instances sharing a group would move each other's apps and remove each other's group. */
+static int lock_base(struct cpuset *cs, char *why, size_t why_size)
+{
+        int fd = open(cs->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+
+        if (fd < 0) {
+                err = -errno;
+                snprintf(why, why_size, "cannot open %s: %s", cs->base, strerror(-err));
+                return err;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+                close(fd);
+                if (err == -EBUSY)
+                        snprintf(why, why_size,
+                                 "%s belongs to another running pctld (it holds the lock on "
+                                 "that directory): give each instance its own cgroup_group",
+                                 cs->base);
+                else
+                        snprintf(why, why_size, "cannot lock %s: %s", cs->base, strerror(-err));
+                return err;
+        }
+        if (cs->lock_fd >= 0)
+                close(cs->lock_fd);
+        cs->lock_fd = fd;
+        return 0;
+}
+
+/* Our group <mount>/<group>: recorded before it is created (even when a previous run left
+ * it, since it is ours by name), so a restart removes it; but not kept in the record when
+ * another instance turns out to hold it, so that our stop leaves theirs alone. */
+static int make_base(struct cpuset *cs, const char *group, char *why, size_t why_size)
+{
+        struct state_entry e = {.kind = STATE_DIR};
+        int err;
+
+        if (join(cs->base, sizeof(cs->base), cs->mount, group) < 0)
+                return -ENAMETOOLONG;
+        strscpy(e.path, cs->base, sizeof(e.path));
+        err = state_record_add(cs->rec, &e);
+        if (err == 0)
+                err = state_record_commit(cs->rec);
+        if (err < 0) {
+                snprintf(why, why_size, "cannot write the state record: %s", strerror(-err));
+                return err;
+        }
+        cs->base_recorded = true;
+        cs->base_made = true;
+        if (mkdir(cs->base, 0755) < 0 && errno != EEXIST) {
+                err = -errno;
+                snprintf(why, why_size, "cannot create %s: %s", cs->base, strerror(-err));
+                return err;
+        }
+        err = lock_base(cs, why, why_size);
+        if (err == -EBUSY) {
+                state_record_remove(cs->rec, &e);
+                state_record_commit(cs->rec);
+                cs->base_recorded = false;
+        }
+        return err;
+}
+
+/* v1: a new cpuset needs cpus and mems before a task may join; the base takes the root's. */
+static int setup_base_v1(struct cpuset *cs)
+{
+        char buf[CPUMASK_LIST_MAX];
+        int err;
+
+        err = cg_read(cs->base, "cpuset.cpus", buf, sizeof(buf));
+        if (err == 0 && !buf[0]) {
+                err = cg_read(cs->mount, "cpuset.cpus", buf, sizeof(buf));
+                if (err == 0)
+                        err = cg_write(cs->base, "cpuset.cpus", buf);
+        }
+        if (err == 0)
+                err = cg_read(cs->base, "cpuset.mems", cs->mems, sizeof(cs->mems));
+        if (err == 0 && !cs->mems[0]) {
+                err = cg_read(cs->mount, "cpuset.mems", cs->mems, sizeof(cs->mems));
+                if (err == 0)
+                        err = cg_write(cs->base, "cpuset.mems", cs->mems);
+        }
+        if (err == 0)
+                err = cg_read_mask(cs->base, cg_v1.effective, &cs->allowed);
+        return err;
+}
+
+/* The base can vanish under us (an administrator, or a tool cleaning up cgroups): make it
+ * again rather than fail every adopt until a restart. */
+static int ensure_base(struct cpuset *cs)
+{
+        char why[256];
+        int err;
+
+        if (cs->mode == CPUSET_AFFINITY || access(cs->base, F_OK) == 0)
+                return 0;
+        if (errno != ENOENT)
+                return fail(cs, -errno, "cannot reach %s: %m", cs->base);
+        if (!cs->base_made)
+                return fail(cs, -ENOENT, "pctld's cgroup %s has disappeared", cs->base);
+        if (mkdir(cs->base, 0755) < 0 && errno != EEXIST)
+                return fail(cs, -errno, "%s disappeared and cannot be made again: %m",
+                            cs->base);
+        err = lock_base(cs, why, sizeof(why));
+        if (err < 0)
+                return fail(cs, err, "%s", why);
+        err = cs->mode == CPUSET_V1 ? setup_base_v1(cs)
+                                    : cg_write(cs->mount, "cgroup.subtree_control", "+cpuset");
+        if (err == 0 && cs->mode == CPUSET_V2)
+                err = cg_write(cs->base, "cgroup.subtree_control", "+cpuset");
+        if (err < 0)
+                return fail(cs, err, "%s disappeared and cannot be set up again: %s", cs->base,
+                            strerror(-err));
+        log_warning("%s had disappeared: made it again", cs->base);
+        return 0;
+}
+
+/* A process placed by another pctld is that instance's: its group (an ancestor of the
+ * process's cgroup) is locked by it. Our own base is locked by us, so it is skipped. */
+static int check_foreign(struct cpuset *cs, pid_t pid)
+{
+        char cg[CG_PATH_MAX], dir[2 * CG_PATH_MAX];
+        size_t base_len = strlen(cs->base);
+
+        if (cs->mode == CPUSET_AFFINITY || proc_thread_cgroup(cs->mode, pid, pid, cg, sizeof(cg)) < 0)
+                return 0;
+        for (char *end = cg + strlen(cg); end > cg; end = strrchr(cg, '/')) {
+                int fd;
+
+                *end = '\0';
+                if (!cg[0])
+                        break;
+                if (snprintf(dir, sizeof(dir), "%s%s", cs->mount, cg) >= (int)sizeof(dir))
+                        continue;
+                if (!strncmp(dir, cs->base, base_len) && (!dir[base_len] || dir[base_len] == '/'))
+                        return 0;
+                fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                if (flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+                        close(fd);
+                        return fail(cs, -EPERM,
+                                    "process %d is in %s, which another pctld manages", (int)pid,
+                                    dir);
+                }
+                close(fd);
+        }
+        return 0;
 }
 
 /* Moves the threads noted so far into our directory (v1: each TID; v2: the process). */
@@ -530,6 +689,11 @@ int cpuset_adopt(struct cpuset *cs, pid_t pid, const char *name, struct cpuset_a
         for (app = cs->apps; app; app = app->next)
                 if (app->pid == pid)
                         return fail(cs, -EEXIST, "process %d is already adopted", (int)pid);
+        err = check_foreign(cs, pid);
+        if (err == 0)
+                err = ensure_base(cs);
+        if (err < 0)
+                return err;
         app = calloc(1, sizeof(*app));
         if (!app)
                 return fail(cs, -ENOMEM, "out of memory");
@@ -917,35 +1081,8 @@ int cpuset_probe(const struct actuator_config *cfg, enum cpuset_mode *mode,
         return p.available ? 0 : p.err;
 }
 
-/* Our group <mount>/<group>: recorded before it is created (even when a previous run left
- * it, since it is ours by name), so a restart removes it. */
-static int make_base(struct cpuset *cs, const char *group, char *why, size_t why_size)
-{
-        struct state_entry e = {.kind = STATE_DIR};
-        int err;
-
-        if (join(cs->base, sizeof(cs->base), cs->mount, group) < 0)
-                return -ENAMETOOLONG;
-        strscpy(e.path, cs->base, sizeof(e.path));
-        err = state_record_add(cs->rec, &e);
-        if (err == 0)
-                err = state_record_commit(cs->rec);
-        if (err < 0) {
-                snprintf(why, why_size, "cannot write the state record: %s", strerror(-err));
-                return err;
-        }
-        cs->base_recorded = true;
-        if (mkdir(cs->base, 0755) < 0 && errno != EEXIST) {
-                err = -errno;
-                snprintf(why, why_size, "cannot create %s: %s", cs->base, strerror(-err));
-                return err;
-        }
-        return 0;
-}
-
 static int open_v1(struct cpuset *cs, const struct actuator_config *cfg, char *why, size_t why_size)
 {
-        char buf[CPUMASK_LIST_MAX];
         int err;
 
         if (probe_v1(cfg, cs->mount, sizeof(cs->mount), why, why_size) < 0)
@@ -953,21 +1090,7 @@ static int open_v1(struct cpuset *cs, const struct actuator_config *cfg, char *w
         err = make_base(cs, cfg->group, why, why_size);
         if (err < 0)
                 return err;
-        err = cg_read(cs->base, "cpuset.cpus", buf, sizeof(buf));
-        if (err == 0 && !buf[0]) {
-                err = cg_read(cs->mount, "cpuset.cpus", buf, sizeof(buf));
-                if (err == 0)
-                        err = cg_write(cs->base, "cpuset.cpus", buf);
-        }
-        if (err == 0)
-                err = cg_read(cs->base, "cpuset.mems", cs->mems, sizeof(cs->mems));
-        if (err == 0 && !cs->mems[0]) {
-                err = cg_read(cs->mount, "cpuset.mems", cs->mems, sizeof(cs->mems));
-                if (err == 0)
-                        err = cg_write(cs->base, "cpuset.mems", cs->mems);
-        }
-        if (err == 0)
-                err = cg_read_mask(cs->base, cg_v1.effective, &cs->allowed);
+        err = setup_base_v1(cs);
         if (err < 0) {
                 snprintf(why, why_size, "cannot set up %s: %s", cs->base, strerror(-err));
                 return err;
@@ -1004,6 +1127,9 @@ static int open_v2(struct cpuset *cs, const struct actuator_config *cfg, char *w
                         return -ENAMETOOLONG;
                 strcpy(cs->base, cs->mount);
                 strcat(cs->base, own);
+                err = lock_base(cs, why, why_size);
+                if (err < 0)
+                        return err;
                 if (join(dir, sizeof(dir), cs->base, "daemon") < 0)
                         return -ENAMETOOLONG;
                 if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
@@ -1059,6 +1185,7 @@ int cpuset_open(const struct actuator_config *cfg, struct state_record *rec, str
                 return -ENOMEM;
         cs->mode = mode;
         cs->rec = rec;
+        cs->lock_fd = -1;
         switch (mode) {
         case CPUSET_V1:
                 err = open_v1(cs, cfg, why, why_size);
@@ -1096,5 +1223,7 @@ void cpuset_close(struct cpuset *cs)
                         state_record_commit(cs->rec);
                 }
         }
+        if (cs->lock_fd >= 0)
+                close(cs->lock_fd);
         free(cs);
 }

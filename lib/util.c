@@ -126,3 +126,28 @@ char *strstrip(char *s)
                 *--end = '\0';
         return s;
 }
+
+size_t strescape(char *dst, size_t size, const char *src, size_t len)
+{
+        static const char hex[] = "0123456789abcdef";
+        size_t out = 0;
+
+        if (size == 0)
+                return 0;
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)src[i];
+                char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+                size_t n = c >= 0x20 && c < 0x7f && c != '\\' ? 1 : c == '\\' ? 2 : 4;
+
+                if (c == '\\')
+                        esc[1] = '\\';
+                else if (n == 1)
+                        esc[0] = (char)c;
+                if (out + n >= size)
+                        break;
+                memcpy(dst + out, esc, n);
+                out += n;
+        }
+        dst[out] = '\0';
+        return out;
+}

@@ -108,7 +108,7 @@ static int sim_one(const struct calibrate_config *cfg, const char *machine, doub
         r = sensor_open(&sim_sensor_ops, &scfg, &sensor);
         if (r < 0)
                 goto out;
-        r = actuator_open(&sim_actuator_ops, &acfg, &act);
+        r = actuator_open(&sim_actuator_ops, &acfg, &act, NULL, 0);
         if (r < 0)
                 goto out;
         r = act->ops->adopt(act, SIM_PID_BASE, CAL_SIM_APP, &app);

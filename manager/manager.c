@@ -9,6 +9,7 @@
 #include "pctl/fsio.h"
 #include "pctl/log.h"
 #include "pctl/powerfit.h"
+#include "pctl/procguard.h"
 #include "pctl/util.h"
 
 /* Wait this many decisions after a change before measuring: the estimator's window must see
@@ -246,6 +247,13 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
                 snprintf(err, err_size, "no process with pid %d", (int)pid);
                 return -ESRCH;
         }
+        /* The model machine's processes are its own: only real ones can be what we must not
+         * touch. */
+        if (!m->pf->sim) {
+                r = procguard_check(pid, err, err_size);
+                if (r < 0)
+                        return r;
+        }
         if (m->n_apps == m->cap_apps) {
                 unsigned cap = m->cap_apps ? m->cap_apps * 2 : 16;
                 struct mapp *apps = realloc(m->apps, cap * sizeof(*apps));
@@ -263,7 +271,8 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         platform_proc_comm(m->pf, pid, name, sizeof(name));
         r = m->pf->actuator_ops->adopt(m->pf->actuator, pid, name, &handle);
         if (r < 0) {
-                snprintf(err, err_size, "cannot take over pid %d: %s", (int)pid, strerror(-r));
+                snprintf(err, err_size, "cannot take over pid %d: %s", (int)pid,
+                         actuator_strerror(m->pf->actuator, r));
                 return r;
         }
         a = &m->apps[m->n_apps];
@@ -304,7 +313,16 @@ int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size)
         unsigned i;
 
         if (!find_app(m, pid, &i)) {
-                snprintf(err, err_size, "pid %d is not managed", (int)pid);
+                struct proc_facts f;
+
+                if (!m->pf->sim && proc_facts_read(pid, NULL, &f) == 0 && f.tgid != pid &&
+                    find_app(m, f.tgid, NULL))
+                        snprintf(err, err_size,
+                                 "pid %d is not managed: it is a thread of managed process %d, "
+                                 "release that",
+                                 (int)pid, (int)f.tgid);
+                else
+                        snprintf(err, err_size, "pid %d is not managed", (int)pid);
                 return -ENOENT;
         }
         if (!pid_in(m->ignored, m->n_ignored, pid)) {
@@ -492,8 +510,14 @@ static void adopt_by_rules(struct manager *m)
                 else if (proc_identity_read(procs[i].pid, &id) < 0)
                         continue; /* gone already */
                 pol = policy_match(&m->policies, &id);
-                if (pol &&
-                    adopt_as(m, procs[i].pid, pol, "matched by its rules", err, sizeof(err)) < 0)
+                if (!pol)
+                        continue;
+                /* A rule never selects what must not be managed; that is no news to log. */
+                if (!m->pf->sim && procguard_check(procs[i].pid, err, sizeof(err)) == -EPERM) {
+                        log_debug("rule of policy %s matched, not taken: %s", pol->name, err);
+                        continue;
+                }
+                if (adopt_as(m, procs[i].pid, pol, "matched by its rules", err, sizeof(err)) < 0)
                         log_warning("%s, ignoring", err);
         }
         if (n >= 0) {

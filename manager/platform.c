@@ -44,6 +44,7 @@ int platform_open(const struct platform_options *opt, struct platform **out, cha
         struct platform *p = calloc(1, sizeof(*p));
         struct sensor_config scfg = {0};
         struct actuator_config acfg = opt->actuator;
+        char reason[256];
         const char *spec = opt->spec && *opt->spec ? opt->spec : "auto";
         int r;
 
@@ -100,10 +101,10 @@ int platform_open(const struct platform_options *opt, struct platform **out, cha
                          strerror(-r));
                 goto fail;
         }
-        r = actuator_open(p->actuator_ops, &acfg, &p->actuator);
+        r = actuator_open(p->actuator_ops, &acfg, &p->actuator, reason, sizeof(reason));
         if (r < 0) {
                 snprintf(why, why_size, "cannot open the %s actuator: %s", p->actuator_ops->name,
-                         strerror(-r));
+                         reason);
                 goto fail;
         }
         *out = p;

@@ -73,8 +73,9 @@ struct actuator {
 
 extern const struct actuator_ops actuator_real_ops; /* cgroups/affinity + cpufreq */
 
+/* On failure, why (when not NULL) says what went wrong in words. */
 int actuator_open(const struct actuator_ops *ops, const struct actuator_config *cfg,
-                  struct actuator **out);
+                  struct actuator **out, char *why, size_t why_size);
 void actuator_close(struct actuator *a);
 /* Restores what a previous instance recorded under state_dir, then clears the record.
  * Returns how many items were restored, or -errno. */

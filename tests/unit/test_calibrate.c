@@ -72,7 +72,7 @@ static void xeon_power_model_within_3pct(void **state)
                         khz = info.freqs_mhz[fi] * 1000;
                         scfg.machine = acfg.machine = m;
                         assert_int_equal(sensor_open(&sim_sensor_ops, &scfg, &sensor), 0);
-                        assert_int_equal(actuator_open(&sim_actuator_ops, &acfg, &act), 0);
+                        assert_int_equal(actuator_open(&sim_actuator_ops, &acfg, &act, NULL, 0), 0);
                         assert_int_equal(act->ops->adopt(act, SIM_PID_BASE, "a", &app), 0);
                         cpumask_zero(&cpus);
                         for (unsigned c = 0; c < n; c++)

@@ -215,14 +215,34 @@ static int policy_check_one(const char *path)
         int r;
 
         r = config_detect(path, &is_config);
-        if (r < 0) {
+        if (r == -ENOENT || r == -EACCES || r == -ENOMEM) {
                 fprintf(stderr, "%s: cannot read: %s\n", path, strerror(-r));
                 return EXIT_USAGE;
         }
+        /* Not a text file (a directory, a device, binary): the loader below says which. */
+        if (r < 0)
+                is_config = false;
         if (is_config) {
                 struct config cfg;
 
                 r = config_load(path, &cfg, &problems);
+                if (r == 0) {
+                        /* default_policy must name a policy pctld will have. */
+                        struct policy_set set = {};
+                        char why[400];
+
+                        r = policy_set_load_dir(cfg.policies_dir, &set, &problems);
+                        if (r == -ENOENT) {
+                                config_problems_clear(&problems);
+                                r = 0;
+                        }
+                        if (r == 0 && policy_check_default(&set, cfg.default_policy,
+                                                           cfg.policies_dir, why, sizeof(why)) < 0)
+                                r = config_problems_add(&problems, path, 0, "%s", why) < 0
+                                        ? -ENOMEM
+                                        : -EINVAL;
+                        policy_set_free(&set);
+                }
         } else {
                 struct policy_set set = {};
 

@@ -127,26 +127,56 @@ char *strstrip(char *s)
         return s;
 }
 
+/* Length of the valid UTF-8 sequence at s (at most len bytes) that encodes a printable
+ * character beyond ASCII, else 0: C1 controls, overlong forms and stray bytes are not text. */
+static size_t utf8_printable(const unsigned char *s, size_t len)
+{
+        size_t n = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+                   : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+                   : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                                  : 0;
+
+        if (n == 0 || n > len)
+                return 0;
+        for (size_t i = 1; i < n; i++)
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+        if ((s[0] == 0xc2 && s[1] < 0xa0) || (s[0] == 0xe0 && s[1] < 0xa0) ||
+            (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+                return 0;
+        return n;
+}
+
 size_t strescape(char *dst, size_t size, const char *src, size_t len)
 {
         static const char hex[] = "0123456789abcdef";
+        const unsigned char *s = (const unsigned char *)src;
         size_t out = 0;
 
         if (size == 0)
                 return 0;
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)src[i];
-                char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
-                size_t n = c >= 0x20 && c < 0x7f && c != '\\' ? 1 : c == '\\' ? 2 : 4;
+        for (size_t i = 0; i < len;) {
+                size_t u = utf8_printable(s + i, len - i), n, take;
+                char esc[4];
 
-                if (c == '\\')
-                        esc[1] = '\\';
-                else if (n == 1)
-                        esc[0] = (char)c;
+                if (u) {
+                        n = take = u;
+                        memcpy(esc, s + i, u);
+                } else if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\') {
+                        n = take = 1;
+                        esc[0] = (char)s[i];
+                } else if (s[i] == '\\') {
+                        n = 2, take = 1;
+                        memcpy(esc, "\\\\", 2);
+                } else {
+                        n = 4, take = 1;
+                        esc[0] = '\\', esc[1] = 'x', esc[2] = hex[s[i] >> 4], esc[3] = hex[s[i] & 15];
+                }
                 if (out + n >= size)
                         break;
                 memcpy(dst + out, esc, n);
                 out += n;
+                i += take;
         }
         dst[out] = '\0';
         return out;

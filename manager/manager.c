@@ -358,6 +358,35 @@ void manager_set_policies(struct manager *m, struct policy_set *policies)
         }
 }
 
+int manager_reconfigure(struct manager *m, const struct config *conf, struct policy_set *policies,
+                        char *err, size_t err_size)
+{
+        struct cpumask managed;
+        int r;
+
+        r = policy_check_default(policies, conf->default_policy, conf->policies_dir, err,
+                                 err_size);
+        if (r < 0)
+                return -EINVAL;
+        cpumask_andnot(&managed, &m->pf->topo.online, &conf->reserved_cpus);
+        if (cpumask_empty(&managed)) {
+                snprintf(err, err_size, "[daemon] reserved_cpus leaves no CPU to manage");
+                return -EINVAL;
+        }
+        (void)strscpy(m->opt.conf.default_policy, conf->default_policy,
+                      sizeof(m->opt.conf.default_policy));
+        m->opt.conf.reserved_cpus = conf->reserved_cpus;
+        if (!cpumask_equal(&managed, &m->managed_cpus)) {
+                char list[CPUMASK_LIST_MAX];
+
+                m->managed_cpus = managed;
+                cpumask_format(&managed, list, sizeof(list));
+                log_info("managing CPUs %s from now on", list);
+        }
+        manager_set_policies(m, policies);
+        return 0;
+}
+
 /* The machine's power by the model when nothing measures it: static power, every busy core
  * at its frequency, and the idle share of the cores apps hold. */
 static void model_energy(struct manager *m)

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,30 +158,78 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+/* The keys a reload cannot apply: the platform, socket, cgroup, record and power model are
+ * set up once, at start. A changed one refuses the whole reload, naming it. */
+static const struct restart_key {
+        const char *name;
+        size_t offset, size;
+        bool string;
+} restart_keys[] = {
+#define KEY(k, str) {#k, offsetof(struct config, k), sizeof(((struct config *)0)->k), str}
+    KEY(platform, true),      KEY(socket, true),       KEY(cgroup_root, true),
+    KEY(cgroup_group, true),  KEY(state_dir, true),    KEY(platform_file, true),
+    KEY(dvfs, false),         KEY(has_power, false),   KEY(power, false),
+#undef KEY
+};
+
+static bool restart_key_changed(const struct restart_key *k, const struct config *a,
+                                const struct config *b)
+{
+        const char *x = (const char *)a + k->offset, *y = (const char *)b + k->offset;
+
+        return k->string ? strcmp(x, y) != 0 : memcmp(x, y, k->size) != 0;
+}
+
+/* Every key of pctl.conf is applied or the reload is refused with the reason: interval_ms,
+ * decision_ms (the timers read them), reserved_cpus, default_policy and policies_dir (the
+ * manager) apply at once. */
 static int daemon_reload(struct daemon *d, char *err, size_t err_size)
 {
         struct config conf;
         struct policy_set set = {0};
+        size_t off = 0;
+        int r;
 
         sd_notify(false, "RELOADING=1");
         if (load_config(d->config_path, &conf) < 0) {
                 snprintf(err, err_size, "%s is bad (see the log); keeping the last good one",
                          d->config_path);
-                sd_notify(false, "READY=1");
-                return -EINVAL;
+                goto refuse;
+        }
+        if (d->platform_override)
+                (void)strscpy(conf.platform, d->platform_override, sizeof(conf.platform));
+        for (size_t i = 0; i < ARRAY_SIZE(restart_keys); i++)
+                if (restart_key_changed(&restart_keys[i], &d->conf, &conf) && off < err_size)
+                        off += (size_t)snprintf(err + off, err_size - off, "%s%s",
+                                                off ? ", " : "", restart_keys[i].name);
+        if (off) {
+                if (off < err_size)
+                        snprintf(err + off, err_size - off,
+                                 " changed in %s: that needs a restart of pctld; keeping the "
+                                 "running configuration",
+                                 d->config_path);
+                goto refuse;
         }
         if (load_policies(conf.policies_dir, &set) < 0) {
                 snprintf(err, err_size,
                          "the policies in %s are bad (see the log); keeping the last good set",
                          conf.policies_dir);
-                sd_notify(false, "READY=1");
-                return -EINVAL;
+                goto refuse;
         }
-        /* Timers, platform and socket stay as started: those need a restart. */
-        manager_set_policies(d->mgr, &set);
+        r = manager_reconfigure(d->mgr, &conf, &set, err, err_size);
+        if (r < 0) {
+                policy_set_free(&set);
+                if (strlen(err) + 40 < err_size)
+                        strcat(err, "; keeping the running configuration");
+                goto refuse;
+        }
+        d->conf = conf;
         log_info("reloaded %s and %s", d->config_path, conf.policies_dir);
         sd_notify(false, "READY=1");
         return 0;
+refuse:
+        sd_notify(false, "READY=1");
+        return -EINVAL;
 }
 
 static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -391,6 +440,12 @@ int main(int argc, char **argv)
                 (void)strscpy(d.conf.platform, d.platform_override, sizeof(d.conf.platform));
         if (load_policies(d.conf.policies_dir, &set) < 0)
                 return 2;
+        if (policy_check_default(&set, d.conf.default_policy, d.conf.policies_dir, why,
+                                 sizeof(why)) < 0) {
+                log_error("%s: %s", d.config_path, why);
+                policy_set_free(&set);
+                return 2;
+        }
 
         po.spec = d.conf.platform;
         po.actuator = (struct actuator_config){

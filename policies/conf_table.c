@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pctl/cpumask.h"
+#include "pctl/inifile.h"
 #include "pctl/util.h"
 
 static int conf_set_number(const struct conf_key *k, void *field, const char *value, char *why,
@@ -227,6 +228,7 @@ int conf_scan(const char *path, const char *text, const char *name, struct conf_
               struct config_problems *problems)
 {
         struct conf_scan s = {};
+        _cleanup_free_ char *loaded = NULL;
         FILE *f = NULL;
         char *line = NULL;
         size_t cap = 0;
@@ -235,14 +237,19 @@ int conf_scan(const char *path, const char *text, const char *name, struct conf_
         bool have_key = false;
 
         if (path) {
-                f = fopen(path, "re");
-                if (!f)
-                        return -errno;
-        } else {
-                f = fmemopen((void *)text, strlen(text), "r");
-                if (!f)
-                        return -errno;
+                struct inifile_error err;
+
+                r = inifile_load(path, &loaded, &err);
+                /* Unreadable is the caller's to word; not a text file is said here. */
+                if (r < 0 && r != -ENOENT && r != -EACCES && r != -ENOMEM)
+                        config_problems_add(problems, name, err.lineno, "%s", err.what);
+                if (r < 0)
+                        return r;
+                text = loaded;
         }
+        f = fmemopen((void *)text, strlen(text), "r");
+        if (!f)
+                return -errno;
         while ((n = getline(&line, &cap, f)) >= 0) {
                 size_t len = (size_t)n;
 

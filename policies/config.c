@@ -15,6 +15,7 @@ int config_problems_add(struct config_problems *p, const char *file, int lineno,
                         ...)
 {
         struct config_problem *e;
+        char what[sizeof(e->what)];
         va_list ap;
 
         if (p->n == p->cap) {
@@ -30,8 +31,10 @@ int config_problems_add(struct config_problems *p, const char *file, int lineno,
         strscpy(e->file, file ? file : "", sizeof(e->file));
         e->lineno = lineno;
         va_start(ap, fmt);
-        vsnprintf(e->what, sizeof(e->what), fmt, ap);
+        vsnprintf(what, sizeof(what), fmt, ap);
         va_end(ap);
+        /* Messages quote what the file said: its bytes must not reach a terminal raw. */
+        strescape(e->what, sizeof(e->what), what, strlen(what));
         return 0;
 }
 
@@ -332,7 +335,8 @@ static int config_load_any(const char *path, const char *text, const char *name,
         config_init(&c.cfg);
         r = conf_scan(path, text, name, &c.scan, problems);
         if (r < 0) {
-                config_problems_add(problems, name, 0, "cannot read: %s", strerror(-r));
+                if (problems->n == c.first_problem)
+                        config_problems_add(problems, name, 0, "cannot read: %s", strerror(-r));
                 return r;
         }
         config_check_sections(&c);

@@ -376,7 +376,8 @@ static int policy_load_one(const char *path, struct policy_set *set,
 
         r = conf_scan(path, NULL, path, &c.scan, problems);
         if (r < 0) {
-                config_problems_add(problems, path, 0, "cannot read: %s", strerror(-r));
+                if (problems->n == first)
+                        config_problems_add(problems, path, 0, "cannot read: %s", strerror(-r));
                 return r;
         }
         c.section_policy = calloc(c.scan.n + 1, sizeof(*c.section_policy));
@@ -673,4 +674,16 @@ int proc_identity_read(pid_t pid, struct proc_identity *out)
         proc_identity_user(id.uid, id.user, sizeof(id.user));
         *out = id;
         return 0;
+}
+
+int policy_check_default(const struct policy_set *s, const char *name, const char *dir, char *why,
+                         size_t why_size)
+{
+        if (policy_lookup(s, name))
+                return 0;
+        snprintf(why, why_size,
+                 "[daemon] default_policy: '%s' is neither a policy in %s nor a built-in "
+                 "objective (edp, ppw, energy, performance, monitor)",
+                 name, dir);
+        return -ENOENT;
 }

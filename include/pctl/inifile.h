@@ -13,7 +13,15 @@ struct inifile_error {
         char what[160];
 };
 
-/* Parses path, calling h for every key. Returns 0, -ENOENT/-EACCES when the file cannot be
+#define INIFILE_MAX_BYTES (1024 * 1024)
+
+/* Reads a whole configuration file into *text (malloc'd, NUL-terminated): a regular file of at
+ * most INIFILE_MAX_BYTES without NUL bytes. -EISDIR, -EINVAL (not a regular file, or a NUL
+ * byte: err->lineno names its line), -EFBIG, or what open/read said; err->what says it in
+ * words. */
+int inifile_load(const char *path, char **text, struct inifile_error *err);
+
+/* Parses path (read with inifile_load), calling h for every key. Returns 0, -ENOENT/-EACCES when the file cannot be
  * opened, or -EINVAL when some line was bad: err (if not NULL) then holds the first one,
  * whether inih rejected it (syntax, length) or the handler did. */
 int inifile_parse(const char *path, inifile_handler h, void *user, struct inifile_error *err);

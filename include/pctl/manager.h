@@ -46,6 +46,13 @@ int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size);
  * back to the default when their policy is gone. Takes ownership. */
 void manager_set_policies(struct manager *m, struct policy_set *policies);
 
+/* What SIGHUP may change without a restart: reserved_cpus (apps move off them at the next
+ * decision), default_policy and the policy set. Checks first and changes nothing on failure:
+ * -EINVAL with err saying why (a default policy the set does not have, no CPU left to manage).
+ * Takes ownership of policies on success. */
+int manager_reconfigure(struct manager *m, const struct config *conf, struct policy_set *policies,
+                        char *err, size_t err_size);
+
 /* One sampling interval: read the sensor, update estimates, drop apps that exited. */
 int manager_sample(struct manager *m);
 /* One decision: adopt processes matching a policy, then decide and apply. */

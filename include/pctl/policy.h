@@ -73,6 +73,10 @@ const struct policy *policy_match(const struct policy_set *s, const struct proc_
 /* The policy of that name in the set, else a bare objective name (edp, ppw, energy,
  * performance, monitor) as a built-in policy with default bounds; NULL if neither. */
 const struct policy *policy_lookup(const struct policy_set *s, const char *name);
+/* 0 when name (pctl.conf's default_policy) names a policy of the set, loaded from dir, or a
+ * built-in; else -ENOENT and why says so. */
+int policy_check_default(const struct policy_set *s, const char *name, const char *dir, char *why,
+                         size_t why_size);
 /* The built-in policy of an objective. */
 const struct policy *policy_builtin(enum objective_kind o);
 

@@ -37,10 +37,11 @@ uint64_t now_ns(void);
 /* Copies src into dst of size n, always terminated; returns -ENAMETOOLONG if it was cut. */
 int strscpy(char *dst, const char *src, size_t n);
 
-/* Copies len bytes of src into dst as printable ASCII: a byte outside 0x20..0x7e becomes \xNN
- * and a backslash \\, so text from outside (a file, a request, a process name) can go into
- * a message or log line unchanged in meaning. Stops at a whole character when dst is full;
- * always terminated. Returns the length written. */
+/* Copies len bytes of src into dst as printable text: a control byte, or a byte that is not
+ * part of a printable UTF-8 character, becomes \xNN and a backslash \\, so text from outside
+ * (a file, a request, a process name) can go into a message or log line without reaching the
+ * terminal raw. Stops at a whole character when dst is full; always terminated. Returns the
+ * length written. */
 size_t strescape(char *dst, size_t size, const char *src, size_t len);
 
 /* Trims leading and trailing white space in place and returns the first non-space char. */

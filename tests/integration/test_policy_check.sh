@@ -67,6 +67,29 @@ echo "$out" | grep -q "^$tmp/d/b.conf:2: .*$tmp/d/a.conf:1" || fail "duplicate n
 "$PCTL" policy check >/dev/null 2>&1
 [ $? = 2 ] || fail "no FILE: expected exit 2"
 
+# What is not a configuration text is refused at once with the reason, exit 2: a device that
+# never ends, a directory, a FIFO, a file over 1 MiB, a NUL byte (with its line). Bytes from
+# the file reach the message escaped.
+check_refuses() { # PATTERN FILE
+        local out rc
+        out=$(timeout 10 "$PCTL" policy check "$2" 2>&1)
+        rc=$?
+        [ "$rc" = 2 ] || fail "policy check $2: exit $rc, expected 2: $out"
+        echo "$out" | grep -q -- "$1" || fail "policy check $2: '$out' does not say '$1'"
+        echo "ok: $out"
+}
+check_refuses "^/dev/zero: is not a regular file" /dev/zero
+check_refuses "^$tmp: is a directory, not a file" "$tmp"
+mkfifo "$tmp/fifo.conf"
+check_refuses "is not a regular file" "$tmp/fifo.conf"
+head -c 1100000 /dev/zero | tr '\0' '#' >"$tmp/big.conf"
+check_refuses "larger than 1 MiB" "$tmp/big.conf"
+printf '[policy n]\nobjective = edp\n# a\0b\n' >"$tmp/nul.conf"
+check_refuses "^$tmp/nul.conf:3: holds a NUL byte" "$tmp/nul.conf"
+printf '[policy e]\nobjective = e\033[2Jdp\377\n' >"$tmp/esc.conf"
+check_refuses "objective: 'e\\\\x1b\[2Jdp\\\\xff' is not one of" "$tmp/esc.conf"
+"$PCTL" policy check "$tmp/esc.conf" 2>&1 | grep -q "$(printf '\033')" && fail "an escape byte reached the terminal"
+
 json=$("$PCTL" policy list --dir "$SRC_DIR/etc/policies.d" --json) || fail "list --json failed"
 echo "$json" | python3 -c '
 import json, sys

@@ -134,6 +134,11 @@ static void strescape_makes_bytes_printable(void **state)
         assert_string_equal(out, "ok name");
         assert_int_equal(strescape(out, sizeof(out), "a\0b\n\x1b[2J\\\xff", 10), 23);
         assert_string_equal(out, "a\\x00b\\x0a\\x1b[2J\\\\\\xff");
+        /* Printable UTF-8 is text; a C1 control, an overlong form or a cut sequence is not. */
+        assert_int_equal(strescape(out, sizeof(out), "\u2265 2 \u00e9", 8), 8);
+        assert_string_equal(out, "\u2265 2 \u00e9");
+        assert_int_equal(strescape(out, sizeof(out), "\xc2\x85|\xc0\xaf|\xe2\x89", 8), 26);
+        assert_string_equal(out, "\\xc2\\x85|\\xc0\\xaf|\\xe2\\x89");
         /* Full: stops before a character that would not fit whole. */
         assert_int_equal(strescape(out, 6, "ab\x01", 3), 2);
         assert_string_equal(out, "ab");

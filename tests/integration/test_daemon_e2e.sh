@@ -50,7 +50,7 @@ if command -v setpriv >/dev/null; then
                 fail "non-root pctl status failed"
         out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$PCTL" adopt "$pb" --socket "$T/pctl.sock" 2>&1)
         rc=$?
-        [ $rc -ne 0 ] && echo "$out" | grep -q "needs root" || fail "non-root adopt not refused: rc=$rc $out"
+        [ $rc -eq 1 ] && echo "$out" | grep -q "needs root" || fail "non-root adopt not refused: rc=$rc $out"
         echo "ok: non-root status works, adopt refused"
 else
         echo "note: setpriv missing, non-root checks not run"

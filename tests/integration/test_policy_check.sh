@@ -62,10 +62,12 @@ echo "$out"
 [ "$rc" = 2 ] || fail "duplicate set: exit $rc, expected 2"
 echo "$out" | grep -q "^$tmp/d/b.conf:2: .*$tmp/d/a.conf:1" || fail "duplicate not named with both files"
 
-"$PCTL" policy check "$tmp/missing.conf" >/dev/null 2>&1
+out=$("$PCTL" policy check "$tmp/missing.conf" 2>&1)
 [ $? = 2 ] || fail "missing file: expected exit 2"
-"$PCTL" policy check >/dev/null 2>&1
+echo "$out" | grep -q "^$tmp/missing.conf: cannot read: No such file or directory" || fail "missing file: $out"
+out=$("$PCTL" policy check 2>&1)
 [ $? = 2 ] || fail "no FILE: expected exit 2"
+echo "$out" | grep -q "a FILE is required" || fail "no FILE: $out"
 
 # What is not a configuration text is refused at once with the reason, exit 2: a device that
 # never ends, a directory, a FIFO, a file over 1 MiB, a NUL byte (with its line). Bytes from

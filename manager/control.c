@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "pctl/jsonfmt.h"
 #include "pctl/log.h"
 #include "pctl/util.h"
 
@@ -29,9 +33,171 @@ struct control_conn {
         struct control_server *server;
         sd_event_source *io, *timer;
         int fd;
+        uid_t uid;
+        pid_t pid;
         size_t len;
         char buf[CONTROL_MAX_REQUEST + 1];
 };
+
+static const char *type_article(struct json_object *v)
+{
+        switch (json_object_get_type(v)) {
+        case json_type_boolean:
+                return "a boolean";
+        case json_type_double:
+        case json_type_int:
+                return "a number";
+        case json_type_object:
+                return "an object";
+        case json_type_array:
+                return "an array";
+        case json_type_string:
+                return "a string";
+        case json_type_null:
+                break;
+        }
+        return "null";
+}
+
+/* The member, or NULL when absent or null: both mean "not given". */
+static struct json_object *request_member(const struct control_request *req, const char *key)
+{
+        struct json_object *v = NULL;
+
+        if (!req->msg || !json_object_object_get_ex(req->msg, key, &v))
+                return NULL;
+        return v;
+}
+
+int control_request_string(const struct control_request *req, const char *key, const char **out,
+                           char *error, size_t error_size)
+{
+        struct json_object *v = request_member(req, key);
+        const char *s;
+
+        if (!v)
+                return -ENOENT;
+        if (!json_object_is_type(v, json_type_string)) {
+                snprintf(error, error_size, "\"%s\" must be a string, not %s", key,
+                         type_article(v));
+                return -EINVAL;
+        }
+        s = json_object_get_string(v);
+        if (strlen(s) != (size_t)json_object_get_string_len(v)) {
+                snprintf(error, error_size, "\"%s\" must be a string without NUL bytes", key);
+                return -EINVAL;
+        }
+        *out = s;
+        return 0;
+}
+
+int control_request_int(const struct control_request *req, const char *key, int64_t min,
+                        int64_t max, int64_t *out, char *error, size_t error_size)
+{
+        struct json_object *v = request_member(req, key);
+        double d;
+        int64_t i;
+
+        if (!v)
+                return -ENOENT;
+        /* 5.0 is an integer too; json-c keeps it a double. */
+        d = json_object_get_double(v);
+        if (json_object_is_type(v, json_type_int)) {
+                i = json_object_get_int64(v);
+                /* json-c reads integers above INT64_MAX as unsigned; they are out of range.
+                 */
+                if (i == INT64_MAX && json_object_get_uint64(v) > (uint64_t)INT64_MAX)
+                        i = max < INT64_MAX ? max + 1 : INT64_MAX;
+        } else if (json_object_is_type(v, json_type_double) && d == floor(d) && d >= -9.2e18 &&
+                   d <= 9.2e18) {
+                i = (int64_t)d;
+        } else {
+                snprintf(error, error_size, "\"%s\" must be an integer, not %s", key,
+                         type_article(v));
+                return -EINVAL;
+        }
+        if (i < min || i > max) {
+                snprintf(error, error_size, "\"%s\" must be an integer %" PRId64 "..%" PRId64, key,
+                         min, max);
+                return -ERANGE;
+        }
+        *out = i;
+        return 0;
+}
+
+void control_request_free(struct control_request *req)
+{
+        if (!req)
+                return;
+        json_object_put(req->msg);
+        req->msg = NULL;
+        req->cmd = NULL;
+}
+
+static bool all_space(const char *s, size_t len)
+{
+        for (size_t i = 0; i < len; i++)
+                if (!strchr(" \t\r\n", s[i]) || !s[i])
+                        return false;
+        return true;
+}
+
+int control_request_parse(const char *buf, size_t len, struct control_request *req, char *err,
+                          size_t err_size)
+{
+        struct json_tokener *tok;
+        struct json_object *msg;
+        enum json_tokener_error jerr;
+        char what[160];
+        size_t end;
+
+        if (len > CONTROL_MAX_REQUEST) {
+                snprintf(err, err_size, "request larger than %d bytes", CONTROL_MAX_REQUEST);
+                return -EMSGSIZE;
+        }
+        tok = json_tokener_new_ex(CONTROL_MAX_DEPTH);
+        if (!tok) {
+                snprintf(err, err_size, "out of memory");
+                return -ENOMEM;
+        }
+        /* Strict: no comments, single quotes or trailing commas; strings must be
+         * UTF-8. */
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        msg = json_tokener_parse_ex(tok, buf, (int)len);
+        jerr = json_tokener_get_error(tok);
+        end = json_tokener_get_parse_end(tok);
+        if (!msg && jerr == json_tokener_continue) {
+                /* The line ended inside a value: a NUL tells the tokener there is no more.
+                 */
+                msg = json_tokener_parse_ex(tok, "", 1);
+                jerr = json_tokener_get_error(tok);
+                end = len;
+        }
+        json_tokener_free(tok);
+        if (!msg) {
+                snprintf(err, err_size, "malformed request: %s at byte %zu",
+                         json_tokener_error_desc(jerr), end);
+                return -EINVAL;
+        }
+        if (end < len && !all_space(buf + end, len - end)) {
+                snprintf(err, err_size, "malformed request: trailing characters at byte %zu", end);
+                json_object_put(msg);
+                return -EINVAL;
+        }
+        *req = (struct control_request){.msg = msg};
+        if (!json_object_is_type(msg, json_type_object)) {
+                snprintf(err, err_size, "malformed request: no \"cmd\" string (%s, not an object)",
+                         type_article(msg));
+                control_request_free(req);
+                return -EINVAL;
+        }
+        if (control_request_string(req, "cmd", &req->cmd, what, sizeof(what)) < 0) {
+                snprintf(err, err_size, "malformed request: no \"cmd\" string");
+                control_request_free(req);
+                return -EINVAL;
+        }
+        return 0;
+}
 
 static void conn_free(struct control_conn *c)
 {
@@ -42,14 +208,15 @@ static void conn_free(struct control_conn *c)
         free(c);
 }
 
-/* Replies are small; a peer that does not read them within the timeout loses them. */
-static void conn_send(struct control_conn *c, const char *text, size_t len)
+/* Replies are small; a peer that does not read them within the timeout loses
+ * them. */
+static void conn_send(int fd, const char *text, size_t len)
 {
         size_t off = 0;
 
         while (off < len) {
-                struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
-                ssize_t n = send(c->fd, text + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+                ssize_t n = send(fd, text + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
 
                 if (n > 0) {
                         off += (size_t)n;
@@ -64,24 +231,33 @@ static void conn_send(struct control_conn *c, const char *text, size_t len)
         }
 }
 
-static void conn_reply_error(struct control_conn *c, const char *error)
+/* Sends reply as one line; it is put afterwards. */
+static void send_reply(int fd, struct json_object *reply)
 {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&text, &len);
-        struct json j;
+        size_t len;
+        const char *text;
+        char *line;
 
-        if (!f)
+        text = json_object_to_json_string_length(reply, jsonfmt_flags(false), &len);
+        line = text ? malloc(len + 1) : NULL;
+        if (line) {
+                memcpy(line, text, len);
+                line[len] = '\n';
+                conn_send(fd, line, len + 1);
+                free(line);
+        }
+        json_object_put(reply);
+}
+
+static void reply_error(int fd, const char *error)
+{
+        struct json_object *reply = json_object_new_object();
+
+        if (!reply)
                 return;
-        json_init(&j, f, false);
-        json_object_begin(&j);
-        json_kv_bool(&j, "ok", false);
-        json_kv_string(&j, "error", error);
-        json_object_end(&j);
-        json_finish(&j);
-        fclose(f);
-        conn_send(c, text, len);
-        free(text);
+        json_object_object_add(reply, "ok", json_object_new_boolean(false));
+        json_object_object_add(reply, "error", json_object_new_string(error));
+        send_reply(fd, reply);
 }
 
 static const struct control_command *find_command(const struct control_server *s, const char *name)
@@ -97,65 +273,46 @@ static void conn_handle(struct control_conn *c)
         struct control_server *s = c->server;
         struct control_request req = {0};
         const struct control_command *cmd;
-        struct jsonv *msg = NULL;
-        struct ucred cred;
-        socklen_t cred_len = sizeof(cred);
-        char err[256] = "", *text = NULL;
-        size_t len = 0;
-        FILE *f;
-        struct json j;
+        struct json_object *reply;
+        char err[512] = "";
         int r;
 
-        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0) {
-                conn_reply_error(c, "cannot identify the caller (SO_PEERCRED)");
+        if (control_request_parse(c->buf, c->len, &req, err, sizeof(err)) < 0) {
+                reply_error(c->fd, err);
                 return;
         }
-        if (jsonv_parse(c->buf, c->len, &msg, err, sizeof(err)) < 0) {
-                char what[320];
-
-                snprintf(what, sizeof(what), "malformed request: %s", err);
-                conn_reply_error(c, what);
-                return;
-        }
-        req = (struct control_request){.msg = msg, .uid = cred.uid, .pid = cred.pid};
-        req.cmd = jsonv_get_string(msg, "cmd");
-        if (!req.cmd) {
-                conn_reply_error(c, "malformed request: no \"cmd\" string");
-                goto out;
-        }
+        req.uid = c->uid;
+        req.pid = c->pid;
         cmd = find_command(s, req.cmd);
         if (!cmd) {
                 snprintf(err, sizeof(err), "unknown command \"%.64s\"", req.cmd);
-                conn_reply_error(c, err);
+                reply_error(c->fd, err);
                 goto out;
         }
-        if (cmd->needs_root && cred.uid != 0) {
+        if (cmd->needs_root && c->uid != 0) {
                 snprintf(err, sizeof(err),
                          "'%s' changes the machine and needs root (you are uid %u)", cmd->name,
-                         (unsigned)cred.uid);
-                conn_reply_error(c, err);
+                         (unsigned)c->uid);
+                reply_error(c->fd, err);
                 goto out;
         }
-        f = open_memstream(&text, &len);
-        if (!f) {
-                conn_reply_error(c, "out of memory");
+        /* The reply is built in memory: on failure it is thrown away for an error
+         * reply. */
+        reply = json_object_new_object();
+        if (!reply) {
+                reply_error(c->fd, "out of memory");
                 goto out;
         }
-        /* The reply is built in memory: on failure it is thrown away for an error reply. */
-        json_init(&j, f, false);
-        json_object_begin(&j);
-        json_kv_bool(&j, "ok", true);
-        r = cmd->handler(s->userdata, &req, &j, err, sizeof(err));
-        json_object_end(&j);
-        json_finish(&j);
-        fclose(f);
-        if (r < 0)
-                conn_reply_error(c, err[0] ? err : strerror(-r));
-        else
-                conn_send(c, text, len);
-        free(text);
+        json_object_object_add(reply, "ok", json_object_new_boolean(true));
+        r = cmd->handler(s->userdata, &req, reply, err, sizeof(err));
+        if (r < 0) {
+                json_object_put(reply);
+                reply_error(c->fd, err[0] ? err : strerror(-r));
+        } else {
+                send_reply(c->fd, reply);
+        }
 out:
-        jsonv_free(msg);
+        control_request_free(&req);
 }
 
 static int conn_on_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
@@ -174,7 +331,6 @@ static int conn_on_io(sd_event_source *src, int fd, uint32_t revents, void *user
                 return 0;
         }
         c->len += (size_t)n;
-        c->buf[c->len] = '\0';
         nl = memchr(c->buf, '\n', c->len);
         if (nl) {
                 c->len = (size_t)(nl - c->buf);
@@ -182,7 +338,7 @@ static int conn_on_io(sd_event_source *src, int fd, uint32_t revents, void *user
                 char what[96];
 
                 snprintf(what, sizeof(what), "request larger than %d bytes", CONTROL_MAX_REQUEST);
-                conn_reply_error(c, what);
+                reply_error(c->fd, what);
                 conn_free(c);
                 return 0;
         } else if (n > 0) {
@@ -201,7 +357,7 @@ static int conn_on_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 
         (void)src;
         (void)usec;
-        conn_reply_error(c, "request not completed in time");
+        reply_error(c->fd, "request not completed in time");
         conn_free(c);
         return 0;
 }
@@ -210,6 +366,8 @@ static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void
 {
         struct control_server *s = userdata;
         struct control_conn *c;
+        struct ucred cred;
+        socklen_t cred_len = sizeof(cred);
         int cfd, r;
 
         (void)src;
@@ -221,6 +379,11 @@ static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void
                         log_warning_errno(errno, "control: accept failed, ignoring: %m");
                 return 0;
         }
+        if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0) {
+                reply_error(cfd, "cannot identify the caller (SO_PEERCRED)");
+                close(cfd);
+                return 0;
+        }
         c = calloc(1, sizeof(*c));
         if (!c) {
                 close(cfd);
@@ -228,6 +391,8 @@ static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void
         }
         c->server = s;
         c->fd = cfd;
+        c->uid = cred.uid;
+        c->pid = cred.pid;
         r = sd_event_add_io(s->event, &c->io, cfd, EPOLLIN, conn_on_io, c);
         if (r >= 0)
                 r = sd_event_add_time_relative(s->event, &c->timer, CLOCK_MONOTONIC,
@@ -252,7 +417,8 @@ static int listen_on(const char *path, int *out)
                 return -errno;
         /* A socket file left by a daemon that died is stale: nobody listens on it. */
         (void)unlink(path);
-        old = umask(0111); /* 0666: anyone may ask for status; changes are checked per request */
+        old = umask(0111); /* 0666: anyone may ask for status; changes are checked per
+                              request */
         r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
         umask(old);
         if (r < 0 || listen(fd, 16) < 0) {

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -194,7 +195,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
         return 0;
 }
 
-static int cmd_status(void *userdata, const struct control_request *req, struct json *reply,
+static int cmd_status(void *userdata, const struct control_request *req, struct json_object *reply,
                       char *error, size_t error_size)
 {
         struct daemon *d = userdata;
@@ -210,7 +211,7 @@ static int request_pid(const struct control_request *req, pid_t *pid, char *erro
 {
         int64_t v;
 
-        if (jsonv_get_int(req->msg, "pid", 1, 4194304, &v) < 0) {
+        if (control_request_int(req, "pid", 1, 4194304, &v, error, size) < 0) {
                 snprintf(error, size, "\"pid\" must be a process id (1..4194304)");
                 return -EINVAL;
         }
@@ -218,25 +219,26 @@ static int request_pid(const struct control_request *req, pid_t *pid, char *erro
         return 0;
 }
 
-static int cmd_adopt(void *userdata, const struct control_request *req, struct json *reply,
+static int cmd_adopt(void *userdata, const struct control_request *req, struct json_object *reply,
                      char *error, size_t error_size)
 {
         struct daemon *d = userdata;
-        const char *policy = jsonv_get_string(req->msg, "policy");
+        const char *policy = NULL;
         pid_t pid;
         int r;
 
         r = request_pid(req, &pid, error, error_size);
         if (r < 0)
                 return r;
+        (void)control_request_string(req, "policy", &policy, error, error_size);
         r = manager_adopt(d->mgr, pid, policy, error, error_size);
         if (r < 0)
                 return r;
-        json_kv_int(reply, "pid", pid);
+        json_object_object_add(reply, "pid", json_object_new_int64(pid));
         return 0;
 }
 
-static int cmd_release(void *userdata, const struct control_request *req, struct json *reply,
+static int cmd_release(void *userdata, const struct control_request *req, struct json_object *reply,
                        char *error, size_t error_size)
 {
         struct daemon *d = userdata;
@@ -249,11 +251,11 @@ static int cmd_release(void *userdata, const struct control_request *req, struct
         r = manager_release(d->mgr, pid, error, error_size);
         if (r < 0)
                 return r;
-        json_kv_int(reply, "pid", pid);
+        json_object_object_add(reply, "pid", json_object_new_int64(pid));
         return 0;
 }
 
-static int cmd_reload(void *userdata, const struct control_request *req, struct json *reply,
+static int cmd_reload(void *userdata, const struct control_request *req, struct json_object *reply,
                       char *error, size_t error_size)
 {
         (void)req;

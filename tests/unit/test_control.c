@@ -1,6 +1,7 @@
-/* The control socket against a real Unix socket: a child process is the client, the test
- * runs the server's event loop until the child is done. */
+/* The control socket against a real Unix socket: a child process is the client,
+ * the test runs the server's event loop until the child is done. */
 #include <errno.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,22 +13,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pctl_test.h"
 #include "pctl/control.h"
+#include "pctl_test.h"
 
-static int handle_echo(void *userdata, const struct control_request *req, struct json *reply,
+static int handle_echo(void *userdata, const struct control_request *req, struct json_object *reply,
                        char *error, size_t error_size)
 {
         int *calls = userdata;
         int64_t n;
 
         (*calls)++;
-        if (jsonv_get_int(req->msg, "n", 0, 100, &n) < 0) {
-                snprintf(error, error_size, "\"n\" must be an integer 0..100");
+        if (control_request_int(req, "n", 0, 100, &n, error, error_size) < 0)
                 return -EINVAL;
-        }
-        json_kv_int(reply, "n", n);
-        json_kv_uint(reply, "uid", req->uid);
+        json_object_object_add(reply, "n", json_object_new_int64(n));
+        json_object_object_add(reply, "uid", json_object_new_uint64(req->uid));
         return 0;
 }
 
@@ -37,6 +36,93 @@ static const struct control_command commands[] = {
     {NULL, false, NULL},
 };
 
+/* The request reader is pure: bytes in, a request or a reason out. */
+static void request_parse_accepts_a_request(void **state)
+{
+        static const char line[] = " {\"cmd\": \"adopt\", \"pid\": 1234, \"policy\": \"edp\","
+                                   " \"x\": [1, 2.5e1, true, null]} \t garbage";
+        struct control_request req;
+        const char *policy = NULL;
+        char err[256] = "";
+        int64_t pid = 0;
+
+        (void)state;
+        /* Only len bytes count: what follows in the buffer is not read. */
+        assert_int_equal(
+            control_request_parse(line, strlen(line) - strlen("garbage"), &req, err, sizeof(err)),
+            0);
+        assert_string_equal(req.cmd, "adopt");
+        assert_int_equal(req.uid, 0);
+        assert_int_equal(control_request_int(&req, "pid", 1, 4194304, &pid, err, sizeof(err)), 0);
+        assert_int_equal(pid, 1234);
+        assert_int_equal(control_request_string(&req, "policy", &policy, err, sizeof(err)), 0);
+        assert_string_equal(policy, "edp");
+        assert_int_equal(control_request_int(&req, "pid", 1, 100, &pid, err, sizeof(err)), -ERANGE);
+        assert_string_equal(err, "\"pid\" must be an integer 1..100");
+        assert_int_equal(control_request_string(&req, "nope", &policy, err, sizeof(err)), -ENOENT);
+        control_request_free(&req);
+        assert_null(req.msg);
+        control_request_free(&req); /* twice is harmless */
+}
+
+static void request_parse_names_what_is_wrong(void **state)
+{
+        static const struct {
+                const char *line;
+                int r;
+                const char *err;
+        } bad[] = {
+            {"{", -EINVAL, "malformed request: unexpected end of data at byte 1"},
+            {"{\"cmd\":", -EINVAL, "malformed request: unexpected end of data at byte 7"},
+            {"{\"cmd\":\"status\"} x", -EINVAL,
+             "malformed request: unexpected character at byte 17"},
+            {"{\"cmd\":\"status\",}", -EINVAL,
+             "malformed request: unexpected character at byte 16"},
+            {"{'cmd':'status'}", -EINVAL, "malformed request: "},
+            {"{\"cmd\":/*x*/\"status\"}", -EINVAL, "malformed request: unexpected character"},
+            {"{\"cmd\":\"st\xff\"}", -EINVAL, "malformed request: invalid utf-8 string"},
+            {"[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]", -EINVAL,
+             "malformed request: nesting too deep"},
+            {"[1,2]", -EINVAL, "malformed request: no \"cmd\" string (an array, not an object)"},
+            {"7", -EINVAL, "malformed request: no \"cmd\" string (a number, not an object)"},
+            {"{\"pid\":1}", -EINVAL, "malformed request: no \"cmd\" string"},
+            {"{\"cmd\":null}", -EINVAL, "malformed request: no \"cmd\" string"},
+        };
+        struct control_request req = {0};
+        char err[256];
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                err[0] = '\0';
+                if (control_request_parse(bad[i].line, strlen(bad[i].line), &req, err,
+                                          sizeof(err)) != bad[i].r ||
+                    strncmp(err, bad[i].err, strlen(bad[i].err)) != 0)
+                        fail_msg("'%s': got '%s', expected '%s'", bad[i].line, err, bad[i].err);
+                assert_null(req.msg);
+        }
+}
+
+/* An oversized request is refused by its length, before any parsing. */
+static void request_parse_bounds_the_size(void **state)
+{
+        size_t n = CONTROL_MAX_REQUEST + 1;
+        char *big = malloc(n), err[128];
+        struct control_request req = {0};
+
+        (void)state;
+        assert_non_null(big);
+        memset(big, ' ', n);
+        memcpy(big, "{\"cmd\":\"status\"}", 16);
+        assert_int_equal(control_request_parse(big, n, &req, err, sizeof(err)), -EMSGSIZE);
+        assert_string_equal(err, "request larger than 65536 bytes");
+        assert_int_equal(control_request_parse(big, n - 1, &req, err, sizeof(err)), 0);
+        control_request_free(&req);
+        free(big);
+}
+
+/* pctld(8): an empty line is a request too, and gets an error naming the
+ * problem. */
+/* A member of the wrong type is refused by name, never read as "not given". */
 struct loop_ctx {
         pid_t child;
         int status;
@@ -50,7 +136,8 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
-/* Runs `client` in a child while the server serves; returns the child's exit status. */
+/* Runs `client` in a child while the server serves; returns the child's exit
+ * status. */
 static int serve_while(void (*client)(const char *path), int *calls)
 {
         char dir[] = "/tmp/pctl-control-XXXXXX", path[128];
@@ -186,6 +273,9 @@ static void no_daemon_is_a_clear_error(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(request_parse_accepts_a_request),
+    cmocka_unit_test(request_parse_names_what_is_wrong),
+    cmocka_unit_test(request_parse_bounds_the_size),
     cmocka_unit_test(good_and_malformed_requests),
     cmocka_unit_test(oversized_request_is_refused),
     cmocka_unit_test(changes_need_root),

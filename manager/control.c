@@ -155,6 +155,12 @@ int control_request_parse(const char *buf, size_t len, struct control_request *r
                 snprintf(err, err_size, "request larger than %d bytes", CONTROL_MAX_REQUEST);
                 return -EMSGSIZE;
         }
+        if (all_space(buf, len)) {
+                snprintf(err, err_size,
+                         "empty request: expected a JSON object on one line, such as "
+                         "{\"cmd\":\"status\"}");
+                return -EINVAL;
+        }
         tok = json_tokener_new_ex(CONTROL_MAX_DEPTH);
         if (!tok) {
                 snprintf(err, err_size, "out of memory");
@@ -344,8 +350,8 @@ static int conn_on_io(sd_event_source *src, int fd, uint32_t revents, void *user
         } else if (n > 0) {
                 return 0; /* wait for the rest of the line */
         }
-        /* A newline, or EOF after a request without one. */
-        if (c->len > 0)
+        /* A line, even an empty one, or EOF after some bytes without a newline. */
+        if (nl || c->len > 0)
                 conn_handle(c);
         conn_free(c);
         return 0;

@@ -74,6 +74,13 @@ reply '{"cmd": "format-disk"}' | grep -q 'unknown command' || fail "unknown comm
 reply '{"cmd": "adopt", "pid": "x"}' | grep -q '"pid\\" must be' || fail "bad pid not answered"
 reply "{\"cmd\": \"status\", \"pad\": \"$(head -c 70000 /dev/zero | tr '\0' a)\"}" | grep -q 'larger than' ||
         fail "oversized request not answered"
+# Issue 19: an empty line is answered as pctld(8) says.
+expect_reply() { # REQUEST EXPECTED-LINE
+        local got
+        got=$(reply "$1")
+        [ "$got" = "$2" ] || fail "request '$1' got '$got', not '$2'"
+}
+expect_reply '' '{"ok":false,"error":"empty request: expected a JSON object on one line, such as {\"cmd\":\"status\"}"}'
 # Every refusal exits 1 with the daemon's message (a double free once aborted the client
 # with 134 after printing it); a bad command line exits 2.
 expect_exit() { # CODE PATTERN CMD...

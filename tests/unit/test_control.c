@@ -122,6 +122,19 @@ static void request_parse_bounds_the_size(void **state)
 
 /* pctld(8): an empty line is a request too, and gets an error naming the
  * problem. */
+static void request_parse_refuses_an_empty_line(void **state)
+{
+        struct control_request req = {0};
+        char err[256];
+
+        (void)state;
+        assert_int_equal(control_request_parse("", 0, &req, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "empty request: expected a JSON object on one line, such as "
+                                 "{\"cmd\":\"status\"}");
+        assert_int_equal(control_request_parse(" \t\r", 3, &req, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "empty request"));
+}
+
 /* A member of the wrong type is refused by name, never read as "not given". */
 struct loop_ctx {
         pid_t child;
@@ -263,6 +276,25 @@ static void changes_need_root(void **state)
         assert_int_equal(calls, 1);
 }
 
+static void client_empty_line(const char *path)
+{
+        char *reply = NULL;
+
+        CHECK(control_call(path, "", &reply) == 0);
+        CHECK(strcmp(reply, "{\"ok\":false,\"error\":\"empty request: expected a JSON object on "
+                            "one line, such as {\\\"cmd\\\":\\\"status\\\"}\"}\n") == 0);
+        free(reply);
+}
+
+static void empty_line_gets_an_error_reply(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while(client_empty_line, &calls), 0);
+        assert_int_equal(calls, 0);
+}
+
 static void no_daemon_is_a_clear_error(void **state)
 {
         char *reply = NULL;
@@ -276,9 +308,11 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(request_parse_accepts_a_request),
     cmocka_unit_test(request_parse_names_what_is_wrong),
     cmocka_unit_test(request_parse_bounds_the_size),
+    cmocka_unit_test(request_parse_refuses_an_empty_line),
     cmocka_unit_test(good_and_malformed_requests),
     cmocka_unit_test(oversized_request_is_refused),
     cmocka_unit_test(changes_need_root),
+    cmocka_unit_test(empty_line_gets_an_error_reply),
     cmocka_unit_test(no_daemon_is_a_clear_error),
 };
 PCTL_TEST_MAIN(tests)

@@ -150,6 +150,7 @@ int control_request_parse(const char *buf, size_t len, struct control_request *r
         enum json_tokener_error jerr;
         char what[160];
         size_t end;
+        int r;
 
         if (len > CONTROL_MAX_REQUEST) {
                 snprintf(err, err_size, "request larger than %d bytes", CONTROL_MAX_REQUEST);
@@ -197,8 +198,12 @@ int control_request_parse(const char *buf, size_t len, struct control_request *r
                 control_request_free(req);
                 return -EINVAL;
         }
-        if (control_request_string(req, "cmd", &req->cmd, what, sizeof(what)) < 0) {
-                snprintf(err, err_size, "malformed request: no \"cmd\" string");
+        r = control_request_string(req, "cmd", &req->cmd, what, sizeof(what));
+        if (r < 0) {
+                if (r == -ENOENT)
+                        snprintf(err, err_size, "malformed request: no \"cmd\" string");
+                else
+                        snprintf(err, err_size, "malformed request: %s", what);
                 control_request_free(req);
                 return -EINVAL;
         }

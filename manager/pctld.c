@@ -210,27 +210,44 @@ static int cmd_status(void *userdata, const struct control_request *req, struct 
 static int request_pid(const struct control_request *req, pid_t *pid, char *error, size_t size)
 {
         int64_t v;
+        int r = control_request_int(req, "pid", 1, 4194304, &v, error, size);
 
-        if (control_request_int(req, "pid", 1, 4194304, &v, error, size) < 0) {
+        /* 4194304 is the kernel's PID_MAX_LIMIT. */
+        if (r == -ENOENT || r == -ERANGE)
                 snprintf(error, size, "\"pid\" must be a process id (1..4194304)");
+        if (r < 0)
                 return -EINVAL;
-        }
         *pid = (pid_t)v;
         return 0;
+}
+
+/* "policy" is optional; when given it must be a string. */
+static int request_policy(const struct control_request *req, const char **policy, char *error,
+                          size_t size)
+{
+        int r = control_request_string(req, "policy", policy, error, size);
+
+        if (r == -ENOENT) {
+                *policy = NULL;
+                return 0;
+        }
+        return r;
 }
 
 static int cmd_adopt(void *userdata, const struct control_request *req, struct json_object *reply,
                      char *error, size_t error_size)
 {
         struct daemon *d = userdata;
-        const char *policy = NULL;
+        const char *policy;
         pid_t pid;
         int r;
 
         r = request_pid(req, &pid, error, error_size);
         if (r < 0)
                 return r;
-        (void)control_request_string(req, "policy", &policy, error, error_size);
+        r = request_policy(req, &policy, error, error_size);
+        if (r < 0)
+                return r;
         r = manager_adopt(d->mgr, pid, policy, error, error_size);
         if (r < 0)
                 return r;

@@ -87,6 +87,11 @@ static void request_parse_names_what_is_wrong(void **state)
             {"7", -EINVAL, "malformed request: no \"cmd\" string (a number, not an object)"},
             {"{\"pid\":1}", -EINVAL, "malformed request: no \"cmd\" string"},
             {"{\"cmd\":null}", -EINVAL, "malformed request: no \"cmd\" string"},
+            {"{\"cmd\":5}", -EINVAL, "malformed request: \"cmd\" must be a string, not a number"},
+            {"{\"cmd\":[\"status\"]}", -EINVAL,
+             "malformed request: \"cmd\" must be a string, not an array"},
+            {"{\"cmd\":\"status\\u0000x\"}", -EINVAL,
+             "malformed request: \"cmd\" must be a string without NUL bytes"},
         };
         struct control_request req = {0};
         char err[256];
@@ -136,6 +141,39 @@ static void request_parse_refuses_an_empty_line(void **state)
 }
 
 /* A member of the wrong type is refused by name, never read as "not given". */
+static void request_members_are_typed(void **state)
+{
+        static const char line[] =
+            "{\"cmd\":\"adopt\",\"pid\":\"12\",\"policy\":5,\"n\":5.0,\"f\":5.5,"
+            "\"none\":null,"
+            "\"huge\":99999999999999999999,\"nul\":\"a\\u0000b\",\"b\":true}";
+        struct control_request req;
+        const char *str = NULL;
+        char err[256];
+        int64_t v = 0;
+
+        (void)state;
+        assert_int_equal(control_request_parse(line, strlen(line), &req, err, sizeof(err)), 0);
+        assert_int_equal(control_request_int(&req, "pid", 1, 4194304, &v, err, sizeof(err)),
+                         -EINVAL);
+        assert_string_equal(err, "\"pid\" must be an integer, not a string");
+        assert_int_equal(control_request_string(&req, "policy", &str, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"policy\" must be a string, not a number");
+        assert_int_equal(control_request_string(&req, "b", &str, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"b\" must be a string, not a boolean");
+        assert_int_equal(control_request_string(&req, "nul", &str, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"nul\" must be a string without NUL bytes");
+        assert_null(str);
+        assert_int_equal(control_request_int(&req, "n", 0, 10, &v, err, sizeof(err)), 0);
+        assert_int_equal(v, 5);
+        assert_int_equal(control_request_int(&req, "f", 0, 10, &v, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"f\" must be an integer, not a number");
+        assert_int_equal(control_request_int(&req, "huge", 0, 10, &v, err, sizeof(err)), -ERANGE);
+        assert_int_equal(control_request_int(&req, "none", 0, 10, &v, err, sizeof(err)), -ENOENT);
+        assert_int_equal(control_request_string(&req, "none", &str, err, sizeof(err)), -ENOENT);
+        control_request_free(&req);
+}
+
 struct loop_ctx {
         pid_t child;
         int status;
@@ -309,6 +347,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(request_parse_names_what_is_wrong),
     cmocka_unit_test(request_parse_bounds_the_size),
     cmocka_unit_test(request_parse_refuses_an_empty_line),
+    cmocka_unit_test(request_members_are_typed),
     cmocka_unit_test(good_and_malformed_requests),
     cmocka_unit_test(oversized_request_is_refused),
     cmocka_unit_test(changes_need_root),

@@ -39,6 +39,28 @@ struct control_conn {
         char buf[CONTROL_MAX_REQUEST + 1];
 };
 
+void control_escape(const char *s, size_t len, char *out, size_t size)
+{
+        size_t n = 0;
+
+        if (!size)
+                return;
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)s[i];
+
+                if (c >= 0x20 && c < 0x7f && c != '\\') {
+                        if (n + 1 >= size)
+                                break;
+                        out[n++] = (char)c;
+                } else {
+                        if (n + 4 >= size)
+                                break;
+                        n += (size_t)snprintf(out + n, size - n, c == '\\' ? "\\\\" : "\\x%02x", c);
+                }
+        }
+        out[n] = '\0';
+}
+
 static const char *type_article(struct json_object *v)
 {
         switch (json_object_get_type(v)) {
@@ -285,7 +307,7 @@ static void conn_handle(struct control_conn *c)
         struct control_request req = {0};
         const struct control_command *cmd;
         struct json_object *reply;
-        char err[512] = "";
+        char err[512] = "", what[320];
         int r;
 
         if (control_request_parse(c->buf, c->len, &req, err, sizeof(err)) < 0) {
@@ -296,7 +318,8 @@ static void conn_handle(struct control_conn *c)
         req.pid = c->pid;
         cmd = find_command(s, req.cmd);
         if (!cmd) {
-                snprintf(err, sizeof(err), "unknown command \"%.64s\"", req.cmd);
+                control_escape(req.cmd, strlen(req.cmd), what, 64 + 1);
+                snprintf(err, sizeof(err), "unknown command \"%s\"", what);
                 reply_error(c->fd, err);
                 goto out;
         }

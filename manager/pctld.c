@@ -221,17 +221,25 @@ static int request_pid(const struct control_request *req, pid_t *pid, char *erro
         return 0;
 }
 
-/* "policy" is optional; when given it must be a string. */
+/* "policy" is optional; when given it must be a policy name, as `pctl --policy` checks. */
 static int request_policy(const struct control_request *req, const char **policy, char *error,
                           size_t size)
 {
+        char shown[4 * 64 + 1];
         int r = control_request_string(req, "policy", policy, error, size);
 
         if (r == -ENOENT) {
                 *policy = NULL;
                 return 0;
         }
-        return r;
+        if (r < 0)
+                return r;
+        if (!config_name_valid(*policy)) {
+                control_escape(*policy, strlen(*policy), shown, sizeof(shown));
+                snprintf(error, size, "\"policy\": '%s' is not a policy name", shown);
+                return -EINVAL;
+        }
+        return 0;
 }
 
 static int cmd_adopt(void *userdata, const struct control_request *req, struct json_object *reply,

@@ -174,6 +174,23 @@ static void request_members_are_typed(void **state)
         control_request_free(&req);
 }
 
+static void escape_writes_no_raw_bytes(void **state)
+{
+        char out[64];
+
+        (void)state;
+        control_escape("re\x01"
+                       "boot\x7f\xff\\\n",
+                       11, out, sizeof(out));
+        assert_string_equal(out, "re\\x01boot\\x7f\\xff\\\\\\x0a");
+        /* NUL bytes inside the length are shown too. */
+        control_escape("a\0b", 3, out, sizeof(out));
+        assert_string_equal(out, "a\\x00b");
+        /* Truncation never cuts an escape in half. */
+        control_escape("ab\x01", 3, out, 5);
+        assert_string_equal(out, "ab");
+}
+
 struct loop_ctx {
         pid_t child;
         int status;
@@ -333,6 +350,27 @@ static void empty_line_gets_an_error_reply(void **state)
         assert_int_equal(calls, 0);
 }
 
+/* Bytes of a request come back escaped: no control character, DEL or non-ASCII
+ * byte. */
+static void client_unprintable_command(const char *path)
+{
+        char *reply = NULL;
+
+        CHECK(control_call(path, "{\"cmd\":\"re\\u0001boot\\u007f\\u00e9\\u001b[2J\"}", &reply) ==
+              0);
+        CHECK(strcmp(reply, "{\"ok\":false,\"error\":\"unknown command "
+                            "\\\"re\\\\x01boot\\\\x7f\\\\xc3\\\\xa9\\\\x1b[2J\\\"\"}\n") == 0);
+        free(reply);
+}
+
+static void unprintable_bytes_are_escaped_in_replies(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while(client_unprintable_command, &calls), 0);
+}
+
 static void no_daemon_is_a_clear_error(void **state)
 {
         char *reply = NULL;
@@ -348,10 +386,12 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(request_parse_bounds_the_size),
     cmocka_unit_test(request_parse_refuses_an_empty_line),
     cmocka_unit_test(request_members_are_typed),
+    cmocka_unit_test(escape_writes_no_raw_bytes),
     cmocka_unit_test(good_and_malformed_requests),
     cmocka_unit_test(oversized_request_is_refused),
     cmocka_unit_test(changes_need_root),
     cmocka_unit_test(empty_line_gets_an_error_reply),
+    cmocka_unit_test(unprintable_bytes_are_escaped_in_replies),
     cmocka_unit_test(no_daemon_is_a_clear_error),
 };
 PCTL_TEST_MAIN(tests)

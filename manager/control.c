@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <malloc.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 #include "pctl/log.h"
 #include "pctl/util.h"
 
+struct control_conn;
+
 struct control_server {
         sd_event *event;
         sd_event_source *listen_source;
@@ -27,16 +30,23 @@ struct control_server {
         bool owns_path;
         const struct control_command *commands;
         void *userdata;
+        struct control_conn *conns; /* open connections, newest first */
+        unsigned n_conns, peak_conns;
+        unsigned refused; /* connections refused in the current burst */
 };
+
+/* A connection's buffer starts small and grows with the request, up to the limit. */
+#define CONN_BUF_INITIAL 512
 
 struct control_conn {
         struct control_server *server;
+        struct control_conn *prev, *next;
         sd_event_source *io, *timer;
         int fd;
         uid_t uid;
         pid_t pid;
-        size_t len;
-        char buf[CONTROL_MAX_REQUEST + 1];
+        size_t len, cap;
+        char *buf;
 };
 
 void control_escape(const char *s, size_t len, char *out, size_t size)
@@ -126,8 +136,7 @@ int control_request_int(const struct control_request *req, const char *key, int6
         d = json_object_get_double(v);
         if (json_object_is_type(v, json_type_int)) {
                 i = json_object_get_int64(v);
-                /* json-c reads integers above INT64_MAX as unsigned; they are out of range.
-                 */
+                /* json-c reads integers above INT64_MAX as unsigned; they are out of range. */
                 if (i == INT64_MAX && json_object_get_uint64(v) > (uint64_t)INT64_MAX)
                         i = max < INT64_MAX ? max + 1 : INT64_MAX;
         } else if (json_object_is_type(v, json_type_double) && d == floor(d) && d >= -9.2e18 &&
@@ -189,15 +198,13 @@ int control_request_parse(const char *buf, size_t len, struct control_request *r
                 snprintf(err, err_size, "out of memory");
                 return -ENOMEM;
         }
-        /* Strict: no comments, single quotes or trailing commas; strings must be
-         * UTF-8. */
+        /* Strict: no comments, single quotes or trailing commas; strings must be UTF-8. */
         json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
         msg = json_tokener_parse_ex(tok, buf, (int)len);
         jerr = json_tokener_get_error(tok);
         end = json_tokener_get_parse_end(tok);
         if (!msg && jerr == json_tokener_continue) {
-                /* The line ended inside a value: a NUL tells the tokener there is no more.
-                 */
+                /* The line ended inside a value: a NUL tells the tokener there is no more. */
                 msg = json_tokener_parse_ex(tok, "", 1);
                 jerr = json_tokener_get_error(tok);
                 end = len;
@@ -234,15 +241,36 @@ int control_request_parse(const char *buf, size_t len, struct control_request *r
 
 static void conn_free(struct control_conn *c)
 {
+        struct control_server *s = c->server;
+
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         if (c->fd >= 0)
                 close(c->fd);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                s->conns = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        s->n_conns--;
+        free(c->buf);
         free(c);
+        if (s->n_conns > 0)
+                return;
+        if (s->refused) {
+                log_info("control: all connections closed; %u were refused while too many were "
+                         "open",
+                         s->refused);
+                s->refused = 0;
+        }
+        /* A burst's buffers went back to malloc; give the pages back to the system. */
+        if (s->peak_conns > CONTROL_MAX_CONNECTIONS_PER_UID / 2)
+                malloc_trim(0);
+        s->peak_conns = 0;
 }
 
-/* Replies are small; a peer that does not read them within the timeout loses
- * them. */
+/* Replies are small; a peer that does not read them within the timeout loses them. */
 static void conn_send(int fd, const char *text, size_t len)
 {
         size_t off = 0;
@@ -330,8 +358,7 @@ static void conn_handle(struct control_conn *c)
                 reply_error(c->fd, err);
                 goto out;
         }
-        /* The reply is built in memory: on failure it is thrown away for an error
-         * reply. */
+        /* The reply is built in memory: on failure it is thrown away for an error reply. */
         reply = json_object_new_object();
         if (!reply) {
                 reply_error(c->fd, "out of memory");
@@ -349,15 +376,41 @@ out:
         control_request_free(&req);
 }
 
+/* Room for at least one more byte: the buffer doubles up to the limit + 1 (a line that
+ * fills it is too large). */
+static int conn_grow(struct control_conn *c)
+{
+        size_t cap;
+        char *buf;
+
+        if (c->len < c->cap)
+                return 0;
+        cap = c->cap ? c->cap * 2 : CONN_BUF_INITIAL;
+        if (cap > CONTROL_MAX_REQUEST + 1)
+                cap = CONTROL_MAX_REQUEST + 1;
+        buf = realloc(c->buf, cap);
+        if (!buf)
+                return -ENOMEM;
+        c->buf = buf;
+        c->cap = cap;
+        return 0;
+}
+
 static int conn_on_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
         struct control_conn *c = userdata;
+        size_t start = c->len;
         ssize_t n;
         char *nl;
 
         (void)src;
         (void)revents;
-        n = recv(fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, MSG_DONTWAIT);
+        if (conn_grow(c) < 0) {
+                reply_error(c->fd, "out of memory");
+                conn_free(c);
+                return 0;
+        }
+        n = recv(fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return 0;
         if (n < 0) {
@@ -365,18 +418,18 @@ static int conn_on_io(sd_event_source *src, int fd, uint32_t revents, void *user
                 return 0;
         }
         c->len += (size_t)n;
-        nl = memchr(c->buf, '\n', c->len);
-        if (nl) {
+        nl = memchr(c->buf + start, '\n', c->len - start);
+        if (nl)
                 c->len = (size_t)(nl - c->buf);
-        } else if (c->len == sizeof(c->buf) - 1) {
+        else if (n > 0 && c->len <= CONTROL_MAX_REQUEST)
+                return 0; /* wait for the rest of the line */
+        if (c->len > CONTROL_MAX_REQUEST) {
                 char what[96];
 
                 snprintf(what, sizeof(what), "request larger than %d bytes", CONTROL_MAX_REQUEST);
                 reply_error(c->fd, what);
                 conn_free(c);
                 return 0;
-        } else if (n > 0) {
-                return 0; /* wait for the rest of the line */
         }
         /* A line, even an empty one, or EOF after some bytes without a newline. */
         if (nl || c->len > 0)
@@ -394,6 +447,39 @@ static int conn_on_timeout(sd_event_source *src, uint64_t usec, void *userdata)
         reply_error(c->fd, "request not completed in time");
         conn_free(c);
         return 0;
+}
+
+static unsigned conns_of_uid(const struct control_server *s, uid_t uid)
+{
+        unsigned n = 0;
+
+        for (const struct control_conn *c = s->conns; c; c = c->next)
+                n += c->uid == uid;
+        return n;
+}
+
+/* Over a limit, the peer gets one line saying so (the socket is fresh: it fits without
+ * waiting) and is closed; the log says it once per burst, not once per connection. */
+static bool server_refuse(struct control_server *s, int fd, uid_t uid)
+{
+        char what[160];
+        unsigned mine;
+
+        if (s->n_conns >= CONTROL_MAX_CONNECTIONS)
+                snprintf(what, sizeof(what),
+                         "too many connections: %u open, the limit; try again later",
+                         CONTROL_MAX_CONNECTIONS);
+        else if ((mine = conns_of_uid(s, uid)) >= CONTROL_MAX_CONNECTIONS_PER_UID)
+                snprintf(what, sizeof(what),
+                         "too many connections: uid %u has %u open, the limit per user; try "
+                         "again later",
+                         (unsigned)uid, mine);
+        else
+                return false;
+        if (s->refused++ == 0)
+                log_warning("control: refusing connections: %s", what);
+        reply_error(fd, what);
+        return true;
 }
 
 static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata)
@@ -418,15 +504,23 @@ static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void
                 close(cfd);
                 return 0;
         }
+        if (server_refuse(s, cfd, cred.uid)) {
+                close(cfd);
+                return 0;
+        }
         c = calloc(1, sizeof(*c));
         if (!c) {
                 close(cfd);
                 return 0;
         }
-        c->server = s;
-        c->fd = cfd;
-        c->uid = cred.uid;
-        c->pid = cred.pid;
+        *c = (struct control_conn){
+            .server = s, .next = s->conns, .fd = cfd, .uid = cred.uid, .pid = cred.pid};
+        if (s->conns)
+                s->conns->prev = c;
+        s->conns = c;
+        s->n_conns++;
+        if (s->n_conns > s->peak_conns)
+                s->peak_conns = s->n_conns;
         r = sd_event_add_io(s->event, &c->io, cfd, EPOLLIN, conn_on_io, c);
         if (r >= 0)
                 r = sd_event_add_time_relative(s->event, &c->timer, CLOCK_MONOTONIC,
@@ -451,8 +545,7 @@ static int listen_on(const char *path, int *out)
                 return -errno;
         /* A socket file left by a daemon that died is stale: nobody listens on it. */
         (void)unlink(path);
-        old = umask(0111); /* 0666: anyone may ask for status; changes are checked per
-                              request */
+        old = umask(0111); /* 0666: anyone may ask for status; changes are checked per request */
         r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
         umask(old);
         if (r < 0 || listen(fd, 16) < 0) {
@@ -502,6 +595,8 @@ void control_server_free(struct control_server *s)
 {
         if (!s)
                 return;
+        while (s->conns)
+                conn_free(s->conns);
         sd_event_source_disable_unref(s->listen_source);
         if (s->listen_fd >= 0)
                 close(s->listen_fd);

@@ -1,5 +1,5 @@
-/* The control socket against a real Unix socket: a child process is the client,
- * the test runs the server's event loop until the child is done. */
+/* The control socket against a real Unix socket: a child process is the client, the test
+ * runs the server's event loop until the child is done. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pctl/control.h"
 #include "pctl_test.h"
+#include "pctl/control.h"
 
 static int handle_echo(void *userdata, const struct control_request *req, struct json_object *reply,
                        char *error, size_t error_size)
@@ -125,8 +125,7 @@ static void request_parse_bounds_the_size(void **state)
         free(big);
 }
 
-/* pctld(8): an empty line is a request too, and gets an error naming the
- * problem. */
+/* pctld(8): an empty line is a request too, and gets an error naming the problem. */
 static void request_parse_refuses_an_empty_line(void **state)
 {
         struct control_request req = {0};
@@ -144,8 +143,7 @@ static void request_parse_refuses_an_empty_line(void **state)
 static void request_members_are_typed(void **state)
 {
         static const char line[] =
-            "{\"cmd\":\"adopt\",\"pid\":\"12\",\"policy\":5,\"n\":5.0,\"f\":5.5,"
-            "\"none\":null,"
+            "{\"cmd\":\"adopt\",\"pid\":\"12\",\"policy\":5,\"n\":5.0,\"f\":5.5,\"none\":null,"
             "\"huge\":99999999999999999999,\"nul\":\"a\\u0000b\",\"b\":true}";
         struct control_request req;
         const char *str = NULL;
@@ -204,8 +202,7 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
-/* Runs `client` in a child while the server serves; returns the child's exit
- * status. */
+/* Runs `client` in a child while the server serves; returns the child's exit status. */
 static int serve_while(void (*client)(const char *path), int *calls)
 {
         char dir[] = "/tmp/pctl-control-XXXXXX", path[128];
@@ -350,8 +347,7 @@ static void empty_line_gets_an_error_reply(void **state)
         assert_int_equal(calls, 0);
 }
 
-/* Bytes of a request come back escaped: no control character, DEL or non-ASCII
- * byte. */
+/* Bytes of a request come back escaped: no control character, DEL or non-ASCII byte. */
 static void client_unprintable_command(const char *path)
 {
         char *reply = NULL;
@@ -369,6 +365,140 @@ static void unprintable_bytes_are_escaped_in_replies(void **state)
 
         (void)state;
         assert_int_equal(serve_while(client_unprintable_command, &calls), 0);
+}
+
+/* A connection that has sent half a request and waits. */
+static int open_half_written(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        CHECK(fd >= 0);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+        CHECK(send(fd, "{\"cmd\":", 7, MSG_NOSIGNAL) == 7);
+        return fd;
+}
+
+/* What the server says to a connection that has sent nothing (up to 4 KiB, 3 s). */
+static void read_unasked(int fd, char *buf, size_t size)
+{
+        struct timeval tv = {.tv_sec = 3};
+        size_t len = 0;
+        ssize_t n;
+
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        while (len + 1 < size && (n = recv(fd, buf + len, size - 1 - len, 0)) > 0)
+                len += (size_t)n;
+        buf[len] = '\0';
+}
+
+/* After a burst closes, a request is served again (the server may see the new connection
+ * before the old ones' EOF: retry for up to 2 s). */
+static void served_again(const char *path)
+{
+        char *reply = NULL;
+
+        for (int i = 0; i < 20; i++) {
+                /* A refused connection may be closed before the request is sent (EPIPE). */
+                if (control_call(path, "{\"cmd\":\"echo\",\"n\":4}", &reply) == 0 &&
+                    strstr(reply, "\"ok\":true"))
+                        break;
+                free(reply);
+                reply = NULL;
+                usleep(100000);
+        }
+        CHECK(reply && strstr(reply, "\"ok\":true"));
+        free(reply);
+}
+
+static void client_flood_one_uid(const char *path)
+{
+        int fds[CONTROL_MAX_CONNECTIONS_PER_UID], extra;
+        char buf[4096], want[256];
+
+        for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
+                fds[i] = open_half_written(path);
+        /* The server accepts in order: by the time it sees this one, it holds the others. */
+        extra = open_half_written(path);
+        read_unasked(extra, buf, sizeof(buf));
+        snprintf(want, sizeof(want),
+                 "{\"ok\":false,\"error\":\"too many connections: uid %u has %d open, the limit "
+                 "per user; try again later\"}\n",
+                 (unsigned)getuid(), CONTROL_MAX_CONNECTIONS_PER_UID);
+        if (strcmp(buf, want) != 0)
+                fprintf(stderr, "got '%s'\n", buf);
+        CHECK(strcmp(buf, want) == 0);
+        close(extra);
+        for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
+                close(fds[i]);
+        served_again(path);
+}
+
+static void connections_are_limited_per_uid(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while(client_flood_one_uid, &calls), 0);
+        assert_int_equal(calls, 1);
+}
+
+/* Four users fill every slot; a fifth (root here) is refused by the limit in all. */
+static void client_flood_all(const char *path)
+{
+        enum { USERS = CONTROL_MAX_CONNECTIONS / CONTROL_MAX_CONNECTIONS_PER_UID };
+        int ready[2], hold[2], extra, status;
+        pid_t kids[USERS];
+        char buf[4096], want[256], byte;
+
+        CHECK(pipe(ready) == 0 && pipe(hold) == 0);
+        for (int u = 0; u < USERS; u++) {
+                kids[u] = fork();
+                CHECK(kids[u] >= 0);
+                if (kids[u] == 0) {
+                        int fds[CONTROL_MAX_CONNECTIONS_PER_UID];
+
+                        close(hold[1]);
+                        CHECK(setgid(65534) == 0 && setuid(60001 + u) == 0);
+                        for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
+                                fds[i] = open_half_written(path);
+                        CHECK(write(ready[1], "x", 1) == 1);
+                        CHECK(read(hold[0], &byte, 1) == 0); /* until the parent closes hold */
+                        for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
+                                close(fds[i]);
+                        _exit(0);
+                }
+        }
+        close(hold[0]);
+        for (int u = 0; u < USERS; u++)
+                CHECK(read(ready[0], &byte, 1) == 1);
+        extra = open_half_written(path);
+        read_unasked(extra, buf, sizeof(buf));
+        snprintf(want, sizeof(want),
+                 "{\"ok\":false,\"error\":\"too many connections: %d open, the limit; try again "
+                 "later\"}\n",
+                 CONTROL_MAX_CONNECTIONS);
+        if (strcmp(buf, want) != 0)
+                fprintf(stderr, "got '%s'\n", buf);
+        CHECK(strcmp(buf, want) == 0);
+        close(extra);
+        close(hold[1]);
+        for (int u = 0; u < USERS; u++)
+                CHECK(waitpid(kids[u], &status, 0) == kids[u] && WIFEXITED(status) &&
+                      WEXITSTATUS(status) == 0);
+        served_again(path);
+}
+
+static void connections_are_limited_in_all(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        if (geteuid() != 0)
+                skip(); /* needs several users */
+        assert_int_equal(serve_while(client_flood_all, &calls), 0);
+        assert_int_equal(calls, 1);
 }
 
 static void no_daemon_is_a_clear_error(void **state)
@@ -392,6 +522,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(changes_need_root),
     cmocka_unit_test(empty_line_gets_an_error_reply),
     cmocka_unit_test(unprintable_bytes_are_escaped_in_replies),
+    cmocka_unit_test(connections_are_limited_per_uid),
+    cmocka_unit_test(connections_are_limited_in_all),
     cmocka_unit_test(no_daemon_is_a_clear_error),
 };
 PCTL_TEST_MAIN(tests)

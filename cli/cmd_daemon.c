@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,8 +15,6 @@
 #include "commands.h"
 #include "pctl/config.h"
 #include "pctl/control.h"
-#include "pctl/json.h"
-#include "pctl/jsonv.h"
 #include "pctl/util.h"
 
 struct client_args {
@@ -114,12 +113,34 @@ static int client_socket(const struct client_args *a, const char *cmd, char *buf
         return strscpy(buf, conf.socket, size);
 }
 
+/* A member of the reply: NULL or false when absent, null, or of another type. */
+static const char *reply_string(struct json_object *o, const char *key)
+{
+        struct json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+static bool reply_number(struct json_object *o, const char *key, double *out)
+{
+        struct json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) ||
+            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+                return false;
+        *out = json_object_get_double(v);
+        return true;
+}
+
 /* Sends the request; on success *reply holds the parsed {"ok":true,...} object. */
 static int client_call(const struct client_args *a, const char *cmd, const char *request,
-                       struct jsonv **reply, char **text)
+                       struct json_object **reply, char **text)
 {
-        char path[CONFIG_PATH_MAX], err[160];
-        const struct jsonv *ok;
+        char path[CONFIG_PATH_MAX];
+        struct json_object *ok;
+        enum json_tokener_error jerr;
         char *raw = NULL;
         int r;
 
@@ -137,17 +158,19 @@ static int client_call(const struct client_args *a, const char *cmd, const char 
                         strerror(-r));
                 return EXIT_FAILURE_RUN;
         }
-        if (jsonv_parse(raw, strlen(raw), reply, err, sizeof(err)) < 0) {
-                fprintf(stderr, "pctl %s: pctld sent a reply we cannot read: %s\n", cmd, err);
+        *reply = json_tokener_parse_verbose(raw, &jerr);
+        if (!*reply) {
+                fprintf(stderr, "pctl %s: pctld sent a reply we cannot read: %s\n", cmd,
+                        json_tokener_error_desc(jerr));
                 free(raw);
                 return EXIT_FAILURE_RUN;
         }
-        ok = jsonv_get(*reply, "ok");
-        if (!ok || ok->type != JSONV_BOOL || !ok->b) {
-                const char *e = jsonv_get_string(*reply, "error");
+        if (!json_object_object_get_ex(*reply, "ok", &ok) ||
+            !json_object_is_type(ok, json_type_boolean) || !json_object_get_boolean(ok)) {
+                const char *e = reply_string(*reply, "error");
 
                 fprintf(stderr, "pctl %s: %s\n", cmd, e ? e : "pctld refused the request");
-                jsonv_free(*reply);
+                json_object_put(*reply);
                 *reply = NULL; /* the caller frees what it is handed back */
                 free(raw);
                 return EXIT_FAILURE_RUN;
@@ -159,33 +182,39 @@ static int client_call(const struct client_args *a, const char *cmd, const char 
         return EXIT_OK;
 }
 
-static void print_num(const struct jsonv *o, const char *key, const char *fmt, int width)
+static void print_num(struct json_object *o, const char *key, const char *fmt, int width)
 {
         double v;
 
-        if (jsonv_get_number(o, key, &v) == 0)
+        if (reply_number(o, key, &v))
                 printf(fmt, width, v);
         else
                 printf("%*s", width, "-");
 }
 
-static void status_human(const struct jsonv *s)
+static void status_human(struct json_object *s)
 {
-        const struct jsonv *apps = jsonv_get(s, "apps");
-        const char *src = jsonv_get_string(s, "energy_source");
-        const char *why = jsonv_get_string(s, "dvfs_why");
+        struct json_object *apps = NULL, *dvfs = NULL;
+        const char *src = reply_string(s, "energy_source");
+        const char *why = reply_string(s, "dvfs_why");
         double energy, power;
+        size_t n_apps = 0;
 
-        printf("platform  %s (sensor %s: %s)\n", jsonv_get_string(s, "platform"),
-               jsonv_get_string(s, "sensor"), jsonv_get_string(s, "sensor_why"));
-        printf("cpusets   %s, CPUs %s; DVFS %s%s%s\n", jsonv_get_string(s, "cpuset_mode"),
-               jsonv_get_string(s, "managed_cpus"),
-               jsonv_get(s, "dvfs") && jsonv_get(s, "dvfs")->b ? "on" : "off", why ? ": " : "",
-               why ? why : "");
-        if (jsonv_get_string(s, "calibration"))
-                printf("calibr.   %s\n", jsonv_get_string(s, "calibration"));
-        if (src && jsonv_get_number(s, "energy_j", &energy) == 0) {
-                if (jsonv_get_number(s, "power_w", &power) == 0)
+        if (json_object_object_get_ex(s, "apps", &apps) &&
+            json_object_is_type(apps, json_type_array))
+                n_apps = json_object_array_length(apps);
+
+        printf("platform  %s (sensor %s: %s)\n", reply_string(s, "platform"),
+               reply_string(s, "sensor"), reply_string(s, "sensor_why"));
+        printf("cpusets   %s, CPUs %s; DVFS %s%s%s\n", reply_string(s, "cpuset_mode"),
+               reply_string(s, "managed_cpus"),
+               json_object_object_get_ex(s, "dvfs", &dvfs) && json_object_get_boolean(dvfs) ? "on"
+                                                                                            : "off",
+               why ? ": " : "", why ? why : "");
+        if (reply_string(s, "calibration"))
+                printf("calibr.   %s\n", reply_string(s, "calibration"));
+        if (src && reply_number(s, "energy_j", &energy)) {
+                if (reply_number(s, "power_w", &power))
                         printf("power     %.1f W, %.1f J since start (%s)\n", power, energy, src);
                 else
                         printf("power     %.1f J since start (%s)\n", energy, src);
@@ -195,21 +224,21 @@ static void status_human(const struct jsonv *s)
         printf("\n%-15s %7s %-12s %5s %-9s %6s %7s %6s %13s %8s %10s %7s\n", "NAME", "PID",
                "POLICY", "CORES", "CPUS", "MHZ", "IPC", "SPEEDUP", "P", "POWER_W", "EDP_RATE",
                "GAIN%");
-        for (size_t i = 0; apps && i < apps->n; i++) {
-                const struct jsonv *a = &apps->items[i];
-                double p, conf, pid, cores;
+        for (size_t i = 0; i < n_apps; i++) {
+                struct json_object *a = json_object_array_get_idx(apps, i);
+                double p, conf, pid = 0, cores = 0;
                 char pbuf[32] = "-";
 
-                if (jsonv_get_number(a, "p_est", &p) == 0) {
-                        if (jsonv_get_number(a, "p_confidence", &conf) == 0)
+                if (reply_number(a, "p_est", &p)) {
+                        if (reply_number(a, "p_confidence", &conf))
                                 snprintf(pbuf, sizeof(pbuf), "%.3f±%.3f", p, conf);
                         else
                                 snprintf(pbuf, sizeof(pbuf), "%.3f", p);
                 }
-                jsonv_get_number(a, "pid", &pid);
-                jsonv_get_number(a, "cores", &cores);
-                printf("%-15s %7.0f %-12s %5.0f %-9s", jsonv_get_string(a, "name"), pid,
-                       jsonv_get_string(a, "policy"), cores, jsonv_get_string(a, "cpus"));
+                reply_number(a, "pid", &pid);
+                reply_number(a, "cores", &cores);
+                printf("%-15s %7.0f %-12s %5.0f %-9s", reply_string(a, "name"), pid,
+                       reply_string(a, "policy"), cores, reply_string(a, "cpus"));
                 print_num(a, "freq_mhz", " %*.0f", 6);
                 print_num(a, "ipc", " %*.2f", 7);
                 print_num(a, "speedup", " %*.3f", 7);
@@ -217,15 +246,15 @@ static void status_human(const struct jsonv *s)
                 print_num(a, "power_w", " %*.1f", 8);
                 print_num(a, "edp_rate", " %*.3g", 10);
                 print_num(a, "gain_pct", " %*.1f", 7);
-                printf("\n%-15s %s\n", "", jsonv_get_string(a, "reason"));
+                printf("\n%-15s %s\n", "", reply_string(a, "reason"));
         }
-        if (!apps || apps->n == 0)
+        if (n_apps == 0)
                 printf("(no managed apps)\n");
 }
 
 static int status_cmd(struct client_args *a, int argc, char **argv)
 {
-        struct jsonv *reply = NULL;
+        struct json_object *reply = NULL;
         char *text = NULL;
         int r;
 
@@ -240,7 +269,7 @@ static int status_cmd(struct client_args *a, int argc, char **argv)
                 fputs(text, stdout);
         else
                 status_human(reply);
-        jsonv_free(reply);
+        json_object_put(reply);
         free(text);
         return EXIT_OK;
 }
@@ -269,7 +298,7 @@ static int pid_request(struct client_args *a, const char *cmd, int argc, char **
 static int send_pid(struct client_args *a, const char *cmd, pid_t pid)
 {
         char request[256];
-        struct jsonv *reply = NULL;
+        struct json_object *reply = NULL;
         int r;
 
         if (a->policy)
@@ -278,7 +307,7 @@ static int send_pid(struct client_args *a, const char *cmd, pid_t pid)
         else
                 snprintf(request, sizeof(request), "{\"cmd\":\"%s\",\"pid\":%d}", cmd, (int)pid);
         r = client_call(a, cmd, request, &reply, NULL);
-        jsonv_free(reply);
+        json_object_put(reply);
         return r;
 }
 
@@ -359,7 +388,7 @@ static int run_cmd(struct client_args *a, int argc, char **argv)
 
 static int reload_cmd(struct client_args *a, int argc, char **argv)
 {
-        struct jsonv *reply = NULL;
+        struct json_object *reply = NULL;
         int r;
 
         if (a->first_arg < argc || a->policy || a->json) {
@@ -372,7 +401,7 @@ static int reload_cmd(struct client_args *a, int argc, char **argv)
         r = client_call(a, "policy reload", "{\"cmd\":\"reload\"}", &reply, NULL);
         if (r == EXIT_OK)
                 printf("pctld reloaded its configuration and policies\n");
-        jsonv_free(reply);
+        json_object_put(reply);
         return r;
 }
 

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
@@ -16,7 +17,6 @@
 
 #include "calibrate_internal.h"
 #include "pctl/cpufreq.h"
-#include "pctl/jsonv.h"
 #include "pctl/sensor.h"
 #include "pctl/state.h"
 #include "pctl/util.h"
@@ -111,35 +111,48 @@ struct pbench_out {
         double units_per_s, work_units, wall_s, busy_sum_s, busy_max_s;
 };
 
+/* A member that is a number (json-c keeps integers and doubles apart). */
+static bool pbench_number(struct json_object *o, const char *key, double *out)
+{
+        struct json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) ||
+            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+                return false;
+        *out = json_object_get_double(v);
+        return true;
+}
+
 static int pbench_parse(const char *text, struct pbench_out *o, char *err, size_t err_size)
 {
-        struct jsonv *v = NULL;
-        const struct jsonv *busy;
-        char why[160];
-        int r = jsonv_parse(text, strlen(text), &v, why, sizeof(why));
+        enum json_tokener_error jerr;
+        struct json_object *v = json_tokener_parse_verbose(text, &jerr), *busy;
+        size_t n;
 
-        if (r < 0) {
-                snprintf(err, err_size, "pbench printed no JSON we can read: %s", why);
-                return r;
-        }
         *o = (struct pbench_out){0};
-        busy = jsonv_get(v, "thread_busy_s");
-        if (jsonv_get_number(v, "units_per_s", &o->units_per_s) < 0 ||
-            jsonv_get_number(v, "work_units", &o->work_units) < 0 ||
-            jsonv_get_number(v, "wall_s", &o->wall_s) < 0 || !busy || busy->type != JSONV_ARRAY ||
-            busy->n == 0) {
+        if (!v) {
+                snprintf(err, err_size, "pbench printed no JSON we can read: %s",
+                         json_tokener_error_desc(jerr));
+                return -EINVAL;
+        }
+        if (!pbench_number(v, "units_per_s", &o->units_per_s) ||
+            !pbench_number(v, "work_units", &o->work_units) ||
+            !pbench_number(v, "wall_s", &o->wall_s) ||
+            !json_object_object_get_ex(v, "thread_busy_s", &busy) ||
+            !json_object_is_type(busy, json_type_array) ||
+            (n = json_object_array_length(busy)) == 0) {
                 snprintf(err, err_size,
                          "pbench's JSON lacks units_per_s, work_units, wall_s or thread_busy_s");
-                jsonv_free(v);
+                json_object_put(v);
                 return -EBADMSG;
         }
-        for (size_t i = 0; i < busy->n; i++) {
-                double b = busy->items[i].num;
+        for (size_t i = 0; i < n; i++) {
+                double b = json_object_get_double(json_object_array_get_idx(busy, i));
 
                 o->busy_sum_s += b;
                 o->busy_max_s = fmax(o->busy_max_s, b);
         }
-        jsonv_free(v);
+        json_object_put(v);
         return 0;
 }
 
@@ -387,7 +400,7 @@ int calibrate_run_real(const struct calibrate_config *cfg, struct calibrate_resu
                                         struct calibrate_run *run = &res.runs[res.n_runs];
                                         struct calibrate_counts whole = CALIBRATE_COUNTS_INIT,
                                                                 steady = CALIBRATE_COUNTS_INIT;
-                                        struct pbench_out po;
+                                        struct pbench_out po = {0};
                                         struct cpumask used;
                                         char p_s[32], n_s[16], cpus_s[CPUMASK_LIST_MAX], size_s[48];
                                         char *argv[] = {(char *)cfg->pbench,

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "pctl/calibrate.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/util.h"
 
 static void put_num(FILE *f, const char *fmt, double v, int width)
@@ -134,92 +135,98 @@ int calibrate_write_csv(FILE *f, const struct calibrate_result *res)
         return ferror(f) ? -EIO : 0;
 }
 
-void calibrate_write_json(struct json *j, const struct calibrate_result *res)
+struct json_object *calibrate_to_json(const struct calibrate_result *res)
 {
         const struct platform_profile *p = &res->profile;
+        struct json_object *j = json_object_new_object(), *list, *pf, *freqs, *power = NULL;
 
-        json_object_begin(j);
-        json_key(j, "validation");
-        json_array_begin(j);
+        if (!j)
+                return NULL;
+        list = json_object_new_array();
         for (unsigned i = 0; i < res->n_rows; i++) {
                 const struct calibrate_row *r = &res->rows[i];
+                struct json_object *row = json_object_new_object();
                 double p_est = NAN;
 
                 for (unsigned k = 0; k < res->n_prows; k++)
                         if (fabs(res->prows[k].p - r->p) < 1e-9)
                                 p_est = res->prows[k].p_estimated;
-                json_object_begin(j);
-                json_kv_double(j, "p_programmed", r->p);
-                json_kv_uint(j, "cores", r->cores);
-                json_kv_double(j, "time_measured_s", r->time_measured_s);
-                json_kv_double(j, "time_predicted_s", r->time_predicted_s);
-                json_kv_double(j, "time_error_pct", r->time_error_pct);
-                json_kv_double(j, "speedup_measured", r->speedup_measured);
-                json_kv_double(j, "speedup_predicted", r->speedup_predicted);
-                json_kv_double(j, "speedup_error_pct", r->speedup_error_pct);
-                json_kv_double(j, "speedup_counters", r->speedup_counters);
-                json_kv_double(j, "p_eq10_time", r->p_eq10_time);
-                json_kv_double(j, "p_eq10_counters", r->p_eq10_counters);
-                json_kv_double(j, "p_estimated", p_est);
-                json_object_end(j);
+                json_object_object_add(row, "p_programmed", jsonfmt_double(r->p));
+                json_object_object_add(row, "cores", json_object_new_uint64(r->cores));
+                json_object_object_add(row, "time_measured_s", jsonfmt_double(r->time_measured_s));
+                json_object_object_add(row, "time_predicted_s",
+                                       jsonfmt_double(r->time_predicted_s));
+                json_object_object_add(row, "time_error_pct", jsonfmt_double(r->time_error_pct));
+                json_object_object_add(row, "speedup_measured",
+                                       jsonfmt_double(r->speedup_measured));
+                json_object_object_add(row, "speedup_predicted",
+                                       jsonfmt_double(r->speedup_predicted));
+                json_object_object_add(row, "speedup_error_pct",
+                                       jsonfmt_double(r->speedup_error_pct));
+                json_object_object_add(row, "speedup_counters",
+                                       jsonfmt_double(r->speedup_counters));
+                json_object_object_add(row, "p_eq10_time", jsonfmt_double(r->p_eq10_time));
+                json_object_object_add(row, "p_eq10_counters", jsonfmt_double(r->p_eq10_counters));
+                json_object_object_add(row, "p_estimated", jsonfmt_double(p_est));
+                json_object_array_add(list, row);
         }
-        json_array_end(j);
-        json_key(j, "p");
-        json_array_begin(j);
+        json_object_object_add(j, "validation", list);
+        list = json_object_new_array();
         for (unsigned i = 0; i < res->n_prows; i++) {
                 const struct calibrate_prow *r = &res->prows[i];
+                struct json_object *row = json_object_new_object();
 
-                json_object_begin(j);
-                json_kv_double(j, "p_programmed", r->p);
-                json_kv_double(j, "p_eq10_time", r->p_eq10_time);
-                json_kv_double(j, "p_ls_time", r->p_ls_time);
-                json_kv_double(j, "p_eq10_counters", r->p_eq10_counters);
-                json_kv_double(j, "p_ls_counters", r->p_ls_counters);
-                json_kv_double(j, "p_estimated", r->p_estimated);
-                json_kv_double(j, "error", r->error);
-                json_object_end(j);
+                json_object_object_add(row, "p_programmed", jsonfmt_double(r->p));
+                json_object_object_add(row, "p_eq10_time", jsonfmt_double(r->p_eq10_time));
+                json_object_object_add(row, "p_ls_time", jsonfmt_double(r->p_ls_time));
+                json_object_object_add(row, "p_eq10_counters", jsonfmt_double(r->p_eq10_counters));
+                json_object_object_add(row, "p_ls_counters", jsonfmt_double(r->p_ls_counters));
+                json_object_object_add(row, "p_estimated", jsonfmt_double(r->p_estimated));
+                json_object_object_add(row, "error", jsonfmt_double(r->error));
+                json_object_array_add(list, row);
         }
-        json_array_end(j);
-        json_key(j, "platform");
-        json_object_begin(j);
-        json_kv_string(j, "backend", p->backend);
-        json_kv_string(j, "date", p->date);
-        json_kv_string(j, "hostname", p->hostname);
-        json_kv_string(j, "cpu_model", p->cpu_model);
-        json_kv_uint(j, "n_cpus", p->n_cpus);
-        json_kv_double(j, "ipc1", p->ipc1 > 0 ? p->ipc1 : NAN);
-        json_kv_double(j, "delta_i_rate", p->delta_i_rate);
-        json_key(j, "freqs_mhz");
-        json_array_begin(j);
+        json_object_object_add(j, "p", list);
+        pf = json_object_new_object();
+        json_object_object_add(pf, "backend", jsonfmt_string(p->backend));
+        json_object_object_add(pf, "date", jsonfmt_string(p->date));
+        json_object_object_add(pf, "hostname", jsonfmt_string(p->hostname));
+        json_object_object_add(pf, "cpu_model", jsonfmt_string(p->cpu_model));
+        json_object_object_add(pf, "n_cpus", json_object_new_uint64(p->n_cpus));
+        json_object_object_add(pf, "ipc1", jsonfmt_double(p->ipc1 > 0 ? p->ipc1 : NAN));
+        json_object_object_add(pf, "delta_i_rate", jsonfmt_double(p->delta_i_rate));
+        freqs = json_object_new_array();
         for (unsigned i = 0; i < res->n_freqs; i++)
                 if (res->freqs_khz[i])
-                        json_uint(j, res->freqs_khz[i] / 1000);
-        json_array_end(j);
+                        json_object_array_add(freqs,
+                                              json_object_new_uint64(res->freqs_khz[i] / 1000));
+        json_object_object_add(pf, "freqs_mhz", freqs);
         if (res->freq_note[0])
-                json_kv_string(j, "freq_note", res->freq_note);
-        json_key(j, "power");
+                json_object_object_add(pf, "freq_note", jsonfmt_string(res->freq_note));
         if (p->power.n_points) {
-                json_object_begin(j);
-                json_kv_double(j, "static_w", p->power.static_w);
-                json_kv_double(j, "residual_w", p->power_residual_w);
-                json_key(j, "points");
-                json_array_begin(j);
+                power = json_object_new_object();
+                json_object_object_add(power, "static_w", jsonfmt_double(p->power.static_w));
+                json_object_object_add(power, "residual_w", jsonfmt_double(p->power_residual_w));
+                list = json_object_new_array();
                 for (unsigned i = 0; i < p->power.n_points; i++) {
-                        json_object_begin(j);
-                        json_kv_uint(j, "freq_mhz", p->power.points[i].freq_khz / 1000);
-                        json_kv_double(j, "core_w", p->power.points[i].core_w);
-                        json_kv_double(j, "idle_w", p->power.points[i].idle_w);
-                        json_object_end(j);
+                        struct json_object *pt = json_object_new_object();
+
+                        json_object_object_add(
+                            pt, "freq_mhz",
+                            json_object_new_uint64(p->power.points[i].freq_khz / 1000));
+                        json_object_object_add(pt, "core_w",
+                                               jsonfmt_double(p->power.points[i].core_w));
+                        json_object_object_add(pt, "idle_w",
+                                               jsonfmt_double(p->power.points[i].idle_w));
+                        json_object_array_add(list, pt);
                 }
-                json_array_end(j);
-                json_object_end(j);
-        } else {
-                json_null(j);
+                json_object_object_add(power, "points", list);
         }
-        json_kv_double(j, "max_p_error", p->max_p_error);
-        json_kv_double(j, "max_speedup_error_pct", p->max_speedup_error_pct);
-        json_object_end(j);
-        json_object_end(j);
+        json_object_object_add(pf, "power", power);
+        json_object_object_add(pf, "max_p_error", jsonfmt_double(p->max_p_error));
+        json_object_object_add(pf, "max_speedup_error_pct",
+                               jsonfmt_double(p->max_speedup_error_pct));
+        json_object_object_add(j, "platform", pf);
+        return j;
 }
 
 /* The gnuplot terminal this gnuplot has: pngcairo, else png. */

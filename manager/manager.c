@@ -9,6 +9,7 @@
 #include "pctl/fsio.h"
 #include "pctl/log.h"
 #include "pctl/powerfit.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/procguard.h"
 #include "pctl/util.h"
 
@@ -799,88 +800,102 @@ static double app_gain(const struct manager *m, unsigned i)
         return 100.0 * (s_base - s_now) / fabs(s_base);
 }
 
-static void status_app(const struct manager *m, unsigned i, struct json *j)
+static struct json_object *status_app(const struct manager *m, unsigned i)
 {
         const struct mapp *a = &m->apps[i];
+        struct json_object *j = json_object_new_object();
         const struct estimate *e = estimator_get(m->est, a->id);
         char list[256];
         bool has_p;
         double p;
 
         cpumask_format(&a->cpus, list, sizeof(list));
-        json_object_begin(j);
-        json_kv_string(j, "name", a->name);
-        json_kv_int(j, "pid", a->pid);
-        json_kv_string(j, "policy", a->policy.name);
-        json_kv_string(j, "objective", objective_to_string(a->policy.objective));
-        json_kv_string(j, "effective_objective", objective_to_string(m->alloc[i].effective));
-        json_kv_uint(j, "cores", cpumask_count(&a->cpus));
-        json_kv_string(j, "cpus", list);
-        if (a->freq_khz)
-                json_kv_uint(j, "freq_mhz", a->freq_khz / 1000);
-        else
-                json_kv_string(j, "freq_mhz", NULL);
+        json_object_object_add(j, "name", jsonfmt_string(a->name));
+        json_object_object_add(j, "pid", json_object_new_int64(a->pid));
+        json_object_object_add(j, "policy", jsonfmt_string(a->policy.name));
+        json_object_object_add(j, "objective",
+                               jsonfmt_string(objective_to_string(a->policy.objective)));
+        json_object_object_add(j, "effective_objective",
+                               jsonfmt_string(objective_to_string(m->alloc[i].effective)));
+        json_object_object_add(j, "cores", json_object_new_uint64(cpumask_count(&a->cpus)));
+        json_object_object_add(j, "cpus", jsonfmt_string(list));
+        json_object_object_add(j, "freq_mhz",
+                               a->freq_khz ? json_object_new_uint64(a->freq_khz / 1000) : NULL);
         has_p = e && (e->known & (ESTIMATE_P_LS | ESTIMATE_P_EQ10));
         p = !has_p ? NAN : (e->known & ESTIMATE_P_LS) ? e->p_ls : e->p_eq10;
-        json_kv_double(j, "ipc", e && (e->known & ESTIMATE_IPC) ? e->ipc : NAN);
-        json_kv_double(j, "speedup", e && (e->known & ESTIMATE_SPEEDUP) ? e->speedup : NAN);
-        json_kv_string(j, "speedup_source",
-                       e ? estimate_speedup_source_name(e->speedup_source) : NULL);
-        json_kv_double(j, "p_est", p);
-        json_kv_double(j, "p_confidence", has_p && (e->known & ESTIMATE_P_LS) ? e->p_stderr : NAN);
-        json_kv_double(j, "power_w", e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN);
-        json_kv_string(
+        json_object_object_add(j, "ipc",
+                               jsonfmt_double(e && (e->known & ESTIMATE_IPC) ? e->ipc : NAN));
+        json_object_object_add(
+            j, "speedup", jsonfmt_double(e && (e->known & ESTIMATE_SPEEDUP) ? e->speedup : NAN));
+        json_object_object_add(
+            j, "speedup_source",
+            jsonfmt_string(e ? estimate_speedup_source_name(e->speedup_source) : NULL));
+        json_object_object_add(j, "p_est", jsonfmt_double(p));
+        json_object_object_add(
+            j, "p_confidence",
+            jsonfmt_double(has_p && (e->known & ESTIMATE_P_LS) ? e->p_stderr : NAN));
+        json_object_object_add(j, "power_w",
+                               jsonfmt_double(e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN));
+        json_object_object_add(
             j, "power_source",
-            e && (e->known & ESTIMATE_POWER)
-                ? (e->power_declared ? "declared" : estimate_power_source_name(e->power_source))
-                : NULL);
-        json_kv_double(j, "edp_rate", e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN);
-        json_kv_double(j, "gain_pct", app_gain(m, i));
-        json_kv_string(j, "reason", m->alloc[i].reason[0] ? m->alloc[i].reason : "starting");
-        json_kv_double(j, "managed_s", (platform_now_ns(m->pf) - a->since_ns) / 1e9);
-        json_object_end(j);
+            jsonfmt_string(
+                e && (e->known & ESTIMATE_POWER)
+                    ? (e->power_declared ? "declared" : estimate_power_source_name(e->power_source))
+                    : NULL));
+        json_object_object_add(
+            j, "edp_rate", jsonfmt_double(e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN));
+        json_object_object_add(j, "gain_pct", jsonfmt_double(app_gain(m, i)));
+        json_object_object_add(
+            j, "reason", jsonfmt_string(m->alloc[i].reason[0] ? m->alloc[i].reason : "starting"));
+        json_object_object_add(j, "managed_s",
+                               jsonfmt_double((platform_now_ns(m->pf) - a->since_ns) / 1e9));
+        return j;
 }
 
-void manager_status(const struct manager *m, struct json *j)
+void manager_status(const struct manager *m, struct json_object *j)
 {
         const struct estimator_platform *pl = estimator_platform(m->est);
         const char *energy_source, *power_model = NULL;
+        struct json_object *apps;
         double energy_j;
         char list[256];
 
         energy_source = manager_energy(m, &energy_j);
-        json_kv_string(j, "platform", m->pf->name);
-        json_kv_string(j, "sensor", m->pf->sensor_ops->name);
-        json_kv_string(j, "sensor_why", m->pf->sensor_why);
-        json_kv_string(j, "calibration", m->opt.calibration[0] ? m->opt.calibration : NULL);
-        json_kv_string(
-            j, "cpuset_mode",
-            (const char *[]){"auto", "cgroup-v2", "cgroup-v1", "affinity"}[m->pf->actuator->mode]);
-        json_kv_bool(j, "dvfs", m->opt.dvfs && m->pf->actuator->can_set_freq);
-        json_kv_string(j, "dvfs_why",
-                       !m->opt.dvfs                    ? m->opt.dvfs_why
-                       : m->pf->actuator->can_set_freq ? NULL
-                                                       : m->pf->actuator->freq_reason);
+        json_object_object_add(j, "platform", jsonfmt_string(m->pf->name));
+        json_object_object_add(j, "sensor", jsonfmt_string(m->pf->sensor_ops->name));
+        json_object_object_add(j, "sensor_why", jsonfmt_string(m->pf->sensor_why));
+        json_object_object_add(j, "calibration",
+                               jsonfmt_string(m->opt.calibration[0] ? m->opt.calibration : NULL));
+        json_object_object_add(j, "cpuset_mode",
+                               jsonfmt_string((const char *[]){"auto", "cgroup-v2", "cgroup-v1",
+                                                               "affinity"}[m->pf->actuator->mode]));
+        json_object_object_add(
+            j, "dvfs", json_object_new_boolean(m->opt.dvfs && m->pf->actuator->can_set_freq));
+        json_object_object_add(j, "dvfs_why",
+                               jsonfmt_string(!m->opt.dvfs ? m->opt.dvfs_why
+                                              : m->pf->actuator->can_set_freq
+                                                  ? NULL
+                                                  : m->pf->actuator->freq_reason));
         cpumask_format(&m->managed_cpus, list, sizeof(list));
-        json_kv_string(j, "managed_cpus", list);
-        json_kv_double(j, "uptime_s", (platform_now_ns(m->pf) - m->start_ns) / 1e9);
-        json_kv_double(j, "power_w",
-                       !energy_source              ? NAN
-                       : pl && pl->energy_measured ? pl->power_w
-                                                   : m->model_power_w);
-        json_kv_double(j, "energy_j", energy_j);
-        json_kv_string(j, "energy_source", energy_source);
+        json_object_object_add(j, "managed_cpus", jsonfmt_string(list));
+        json_object_object_add(j, "uptime_s",
+                               jsonfmt_double((platform_now_ns(m->pf) - m->start_ns) / 1e9));
+        json_object_object_add(j, "power_w",
+                               jsonfmt_double(!energy_source              ? NAN
+                                              : pl && pl->energy_measured ? pl->power_w
+                                                                          : m->model_power_w));
+        json_object_object_add(j, "energy_j", jsonfmt_double(energy_j));
+        json_object_object_add(j, "energy_source", jsonfmt_string(energy_source));
         /* Where predictions' power comes from: "declared", "calibrated", "fitted" (learned
          * online from RAPL and busy time), or null. */
         manager_power_model(m, &power_model);
-        json_kv_string(j, "power_model", power_model);
-        json_kv_uint(j, "decisions", m->decisions);
-        json_kv_uint(j, "changes", m->changes);
-        json_key(j, "apps");
-        json_array_begin(j);
+        json_object_object_add(j, "power_model", jsonfmt_string(power_model));
+        json_object_object_add(j, "decisions", json_object_new_uint64(m->decisions));
+        json_object_object_add(j, "changes", json_object_new_uint64(m->changes));
+        apps = json_object_new_array();
         for (unsigned i = 0; i < m->n_apps; i++)
-                status_app(m, i, j);
-        json_array_end(j);
+                json_object_array_add(apps, status_app(m, i));
+        json_object_object_add(j, "apps", apps);
 }
 
 void manager_summary(const struct manager *m, char *buf, size_t size)

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
@@ -243,7 +244,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
         return 0;
 }
 
-static int cmd_status(void *userdata, const struct control_request *req, struct json *reply,
+static int cmd_status(void *userdata, const struct control_request *req, struct json_object *reply,
                       char *error, size_t error_size)
 {
         struct daemon *d = userdata;
@@ -258,34 +259,60 @@ static int cmd_status(void *userdata, const struct control_request *req, struct 
 static int request_pid(const struct control_request *req, pid_t *pid, char *error, size_t size)
 {
         int64_t v;
+        int r = control_request_int(req, "pid", 1, 4194304, &v, error, size);
 
-        if (jsonv_get_int(req->msg, "pid", 1, 4194304, &v) < 0) {
+        /* 4194304 is the kernel's PID_MAX_LIMIT. */
+        if (r == -ENOENT || r == -ERANGE)
                 snprintf(error, size, "\"pid\" must be a process id (1..4194304)");
+        if (r < 0)
                 return -EINVAL;
-        }
         *pid = (pid_t)v;
         return 0;
 }
 
-static int cmd_adopt(void *userdata, const struct control_request *req, struct json *reply,
+/* "policy" is optional; when given it must be a policy name, as `pctl --policy` checks. */
+static int request_policy(const struct control_request *req, const char **policy, char *error,
+                          size_t size)
+{
+        char shown[4 * 64 + 1];
+        int r = control_request_string(req, "policy", policy, error, size);
+
+        if (r == -ENOENT) {
+                *policy = NULL;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (!config_name_valid(*policy)) {
+                control_escape(*policy, strlen(*policy), shown, sizeof(shown));
+                snprintf(error, size, "\"policy\": '%s' is not a policy name", shown);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int cmd_adopt(void *userdata, const struct control_request *req, struct json_object *reply,
                      char *error, size_t error_size)
 {
         struct daemon *d = userdata;
-        const char *policy = jsonv_get_string(req->msg, "policy");
+        const char *policy;
         pid_t pid;
         int r;
 
         r = request_pid(req, &pid, error, error_size);
         if (r < 0)
                 return r;
+        r = request_policy(req, &policy, error, error_size);
+        if (r < 0)
+                return r;
         r = manager_adopt(d->mgr, pid, policy, error, error_size);
         if (r < 0)
                 return r;
-        json_kv_int(reply, "pid", pid);
+        json_object_object_add(reply, "pid", json_object_new_int64(pid));
         return 0;
 }
 
-static int cmd_release(void *userdata, const struct control_request *req, struct json *reply,
+static int cmd_release(void *userdata, const struct control_request *req, struct json_object *reply,
                        char *error, size_t error_size)
 {
         struct daemon *d = userdata;
@@ -298,11 +325,11 @@ static int cmd_release(void *userdata, const struct control_request *req, struct
         r = manager_release(d->mgr, pid, error, error_size);
         if (r < 0)
                 return r;
-        json_kv_int(reply, "pid", pid);
+        json_object_object_add(reply, "pid", json_object_new_int64(pid));
         return 0;
 }
 
-static int cmd_reload(void *userdata, const struct control_request *req, struct json *reply,
+static int cmd_reload(void *userdata, const struct control_request *req, struct json_object *reply,
                       char *error, size_t error_size)
 {
         (void)req;

@@ -9,6 +9,7 @@ packages=(
         libcpupower-dev   # cpufreq.h, -lcpupower
         libsystemd-dev    # sd-event, sd-daemon, sd-journal
         libinih-dev       # INI parsing
+        libjson-c-dev     # JSON: every --json output, the control protocol, sample files
         libcmocka-dev     # unit tests
         procps util-linux # pgrep, setpriv, taskset in the integration tests
         python3           # the tests and the demo read JSON with it

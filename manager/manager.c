@@ -429,7 +429,7 @@ static void refresh_names(struct manager *m)
                 if (strcmp(comm, "?") == 0 || strcmp(comm, a->name) == 0)
                         continue;
                 log_info("pid %d now runs %s (was %s)", (int)a->pid, comm, a->name);
-                memcpy(a->name, comm, sizeof(comm));
+                (void)strscpy(a->name, comm, sizeof(a->name));
         }
 }
 

@@ -91,19 +91,12 @@ static void usage_takers(FILE *f, unsigned bit)
         for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
                 const struct command *c = &commands[i];
 
-                if (!c->subs) {
-                        if (c->globals & bit) {
-                                fprintf(f, "%s%s", sep, c->name);
-                                sep = ", ";
-                        }
-                        continue;
-                }
-                if (subs_all_take(c->subs, bit)) {
+                if (c->subs ? subs_all_take(c->subs, bit) : (c->globals & bit) != 0) {
                         fprintf(f, "%s%s", sep, c->name);
                         sep = ", ";
                         continue;
                 }
-                for (const struct subcommand *s = c->subs; s->name; s++)
+                for (const struct subcommand *s = c->subs; s && s->name; s++)
                         if (s->globals & bit) {
                                 fprintf(f, "%s%s %s", sep, c->name, s->name);
                                 sep = ", ";

@@ -19,6 +19,13 @@ render "$MAN/pctl.1" >"$out/pctl.txt"
 [ -s "$out/pctl.txt" ] || fail "man -l $MAN/pctl.1 rendered nothing"
 sed -n '/^COMMANDS$/,/^OPTIONS$/p' "$out/pctl.txt" >"$out/commands.txt"
 
+# pctl's own usage lines are its SYNOPSIS.
+"$PCTL" --help | sed -nE 's/^(Usage:)? +(pctl .*)/\2/p' | sed -E 's/ +/ /g; s/ ?\| ?/|/g' >"$out/entries"
+[ "$(wc -l <"$out/entries")" -eq 2 ] || fail "pctl --help: $(cat "$out/entries")"
+while IFS= read -r entry; do
+        grep -Fxq -- "$entry" "$out/pctl.txt" || fail "pctl.1 does not show the usage line: $entry"
+done <"$out/entries"
+
 commands=$("$PCTL" --help | awk '/^Commands:/ { f = 1; next } /^$/ { f = 0 } f { print $1 }')
 [ "$(wc -w <<<"$commands")" -ge 10 ] || fail "pctl --help lists too few commands: $commands"
 n=0

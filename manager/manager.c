@@ -465,6 +465,22 @@ static const struct model_power *manager_power_model(const struct manager *m, co
 static bool observe_all(struct manager *m);
 static int decide_apply(struct manager *m);
 
+/* `pctl run` hands its child over before exec, so an app is adopted under the name "pctl":
+ * take the name it has now, and say so once when it changes. */
+static void refresh_names(struct manager *m)
+{
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct mapp *a = &m->apps[i];
+                char comm[sizeof(a->name)];
+
+                platform_proc_comm(m->pf, a->pid, comm, sizeof(comm));
+                if (strcmp(comm, "?") == 0 || strcmp(comm, a->name) == 0)
+                        continue;
+                log_info("pid %d now runs %s (was %s)", (int)a->pid, comm, a->name);
+                (void)strscpy(a->name, comm, sizeof(a->name));
+        }
+}
+
 int manager_sample(struct manager *m)
 {
         struct estimator_app_view *views;
@@ -475,6 +491,7 @@ int manager_sample(struct manager *m)
         for (unsigned i = m->n_apps; i-- > 0;)
                 if (!platform_proc_alive(m->pf, m->apps[i].pid))
                         release_app(m, i, "it exited");
+        refresh_names(m);
         r = sensor_read(m->pf->sensor, &m->sample);
         if (r < 0)
                 return r;
@@ -658,14 +675,6 @@ static int decide_apply(struct manager *m)
         m->decisions++;
         if (m->n_apps == 0)
                 return 0;
-        for (unsigned i = 0; i < m->n_apps; i++) {
-                /* `pctl run` hands its child over before exec: learn the command's name. */
-                char comm[16];
-
-                platform_proc_comm(m->pf, m->apps[i].pid, comm, sizeof(comm));
-                if (strcmp(comm, "?") != 0)
-                        memcpy(m->apps[i].name, comm, sizeof(comm));
-        }
         observe_all(m);
         log_debug("decision %llu at %.1f s", (unsigned long long)m->decisions,
                   (platform_now_ns(m->pf) - m->start_ns) / 1e9);

@@ -13,6 +13,7 @@ packages=(
         libcmocka-dev     # unit tests
         procps util-linux # pgrep, setpriv, taskset in the integration tests
         python3           # the tests and the demo read JSON with it
+        bash-completion   # its helpers, which etc/bash-completion/pctl is tested with
 )
 
 missing=()

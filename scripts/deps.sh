@@ -12,6 +12,8 @@ packages=(
         libcmocka-dev     # unit tests
         procps util-linux # pgrep, setpriv, taskset in the integration tests
         python3           # the tests and the demo read JSON with it
+        clang             # the fuzz harnesses (scripts/fuzz.sh, docs/fuzzing.md)
+        libclang-rt-14-dev # libFuzzer and the sanitizer runtimes clang links them with
 )
 
 missing=()

@@ -33,6 +33,10 @@ if ! (cd "$build" && ctest -L fuzz --output-on-failure) >>"$log" 2>&1; then
         exit 1
 fi
 
+if [ ! -s "$build/fuzz/harnesses.txt" ]; then
+        echo "fuzz: no harness list in $build/fuzz/harnesses.txt" >&2
+        exit 1
+fi
 rc=0
 while read -r name; do
         [ -n "$name" ] || continue

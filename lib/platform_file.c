@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ini.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -127,8 +128,13 @@ static int pf_handler(void *user, const char *section, const char *key, const ch
 
         if (strcmp(section, "platform") == 0) {
                 if (strcmp(key, "backend") == 0) {
-                        if (!value[0])
-                                return pf_fail(c, -EINVAL, "%s is empty%s", key, "");
+                        /* A sensor backend's name (likwid, perf, ...): a word, which the
+                         * writer writes back as it is; it blanks ';', so ";;" would not be. */
+                        if (!value[0] || value[strspn(value, "abcdefghijklmnopqrstuvwxyz"
+                                                             "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789_-")])
+                                return pf_fail(c, -EINVAL, "%s = '%s' is not a sensor backend name",
+                                               key, value);
                         c->seen_backend = true;
                         return pf_string(p->backend, sizeof(p->backend), value);
                 }
@@ -260,13 +266,24 @@ int platform_file_load_string(const char *text, const char *name, struct platfor
 /* INI values cannot hold newlines or a leading/trailing space; cpu model strings can. */
 static void pf_put_string(FILE *f, const char *key, const char *value)
 {
+        /* The reader refuses a line longer than inih's buffer, "key = value" included. */
+        size_t room = (size_t)ini_max_line - 3 - strlen(key) - 3;
         char buf[256];
+        char *v;
 
         strscpy(buf, value, sizeof(buf));
         for (char *s = buf; *s; s++)
                 if (*s == '\n' || *s == '\r' || *s == ';')
                         *s = ' ';
-        fprintf(f, "%s = %s\n", key, strstrip(buf));
+        v = strstrip(buf);
+        if (strlen(v) > room) {
+                v[room] = '\0';
+                v = strstrip(v);
+        }
+        /* Nothing left (it was blanks and ';'): absent, like an empty string, so that the
+         * file reads back as the profile it was written from. */
+        if (v[0])
+                fprintf(f, "%s = %s\n", key, v);
 }
 
 int platform_file_format(FILE *f, const struct platform_profile *p)

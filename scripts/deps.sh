@@ -14,6 +14,8 @@ packages=(
         procps util-linux # pgrep, setpriv, taskset in the integration tests
         python3           # the tests and the demo read JSON with it
         bash-completion   # its helpers, which etc/bash-completion/pctl is tested with
+        clang             # the fuzz harnesses (scripts/fuzz.sh, docs/fuzzing.md)
+        libclang-rt-14-dev # libFuzzer and the sanitizer runtimes clang links them with
 )
 
 missing=()

@@ -61,7 +61,7 @@ for h in "${modes[@]}"; do
         check "$h" "check list reload " policy ""
         check "$h" "--config --dir --help --json " policy list --
         check "$h" "--config --help --socket " policy reload --
-        check "$h" "--config --help --json --socket " status --
+        check "$h" "--config --count --help --json --socket --watch " status --
         check "$h" "--help --json --source " sensors --
         check "$h" "$D/trace.csv " sensors --source "$D/tr"
         check "$h" "$D/trace.csv " sensors --source = "$D/tr"

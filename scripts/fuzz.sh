@@ -46,12 +46,14 @@ while read -r name; do
         artifacts="$build/fuzz/artifacts/$name"
         run_log="$build/fuzz/$name.log"
         dict=()
+        # -print_funcs=0: libFuzzer would symbolize NEW_FUNC lines through llvm-symbolizer,
+        # whose pipe stays open and looks like a descriptor the parser leaked.
         # A harness's keywords (section and key names) let mutations reach past "unknown key".
         [ -f "$src/tests/fuzz/$name.dict" ] && dict=(-dict="$src/tests/fuzz/$name.dict")
         mkdir -p "$work" "$artifacts"
         rm -f "$artifacts"/*
         "$build/fuzz/fuzz-$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-                -max_len=8192 -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" \
+                -max_len=8192 -print_funcs=0 -print_final_stats=1 -artifact_prefix="$artifacts/" "${dict[@]}" \
                 "$work" "$seeds" >"$run_log" 2>&1
         run_rc=$?
         execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$run_log")

@@ -32,7 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         if (r_file == 0 && c_file.has_power)
                 (void)power_decl_to_model(&c_file.power, 3000000, &pm);
-        if (config_detect(path, &is_config) < 0)
+        /* The file reader refuses what is no text (a NUL byte), which the string never sees. */
+        r_text = config_detect(path, &is_config);
+        if (r_text < 0 && !(r_text == -EINVAL && memchr(data, '\0', size)))
                 abort();
         config_problems_clear(&from_file);
         config_problems_clear(&from_text);

@@ -237,13 +237,14 @@ static void status_human(struct json_object *s)
         if (json_object_object_get_ex(s, "apps", &apps) &&
             json_object_is_type(apps, json_type_array))
                 n_apps = json_object_array_length(apps);
-
         printf("platform  %s (sensor %s: %s)\n", reply_string(s, "platform"),
                reply_string(s, "sensor"), reply_string(s, "sensor_why"));
         printf("cpusets   %s, CPUs %s; DVFS %s%s%s\n", reply_string(s, "cpuset_mode"),
                reply_string(s, "managed_cpus"),
-               json_object_object_get_ex(s, "dvfs", &dvfs) && json_object_get_boolean(dvfs) ? "on"
-                                                                                            : "off",
+               json_object_object_get_ex(s, "dvfs", &dvfs) &&
+                       json_object_is_type(dvfs, json_type_boolean) && json_object_get_boolean(dvfs)
+                   ? "on"
+                   : "off",
                why ? ": " : "", why ? why : "");
         if (reply_string(s, "calibration"))
                 printf("calibr.   %s\n", reply_string(s, "calibration"));

@@ -486,7 +486,7 @@ int policy_set_load_dir(const char *dir, struct policy_set *out, struct config_p
                 n++;
         }
         closedir(d);
-        if (r == 0)
+        if (r == 0 && n > 0) /* an empty directory leaves names NULL, which qsort must not get */
                 qsort(names, n, sizeof(*names), str_cmp);
         for (size_t i = 0; r == 0 && i < n; i++) {
                 char path[CONFIG_PATH_MAX];

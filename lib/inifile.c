@@ -143,8 +143,8 @@ static char *inifile_scan_find(char *s, const char *chars)
         return s;
 }
 
-static int inifile_scan_line(struct inifile_scan *out, struct config_problems *problems, const char *name,
-                     char *line, int lineno, bool *have_key)
+static int inifile_scan_line(struct inifile_scan *out, struct config_problems *problems,
+                             const char *name, char *line, int lineno, bool *have_key)
 {
         char *start = line, *end;
         size_t len = strlen(line);
@@ -190,7 +190,7 @@ static int inifile_scan_line(struct inifile_scan *out, struct config_problems *p
 }
 
 int inifile_scan(const char *path, const char *text, const char *name, struct inifile_scan *out,
-              struct config_problems *problems)
+                 struct config_problems *problems)
 {
         struct inifile_scan s = {};
         FILE *f = NULL;

@@ -41,8 +41,7 @@ static bool has_glob(const char *s)
         return strpbrk(s, "*?[") != NULL;
 }
 
-static int policy_set_comm(void *field, const char *value, void *ctx, char *why,
-                           size_t why_size)
+static int policy_set_comm(void *field, const char *value, void *ctx, char *why, size_t why_size)
 {
         (void)ctx;
         if (!value[0]) {
@@ -59,8 +58,7 @@ static int policy_set_comm(void *field, const char *value, void *ctx, char *why,
         return policy_pattern_add(field, value);
 }
 
-static int policy_set_path(void *field, const char *value, void *ctx, char *why,
-                           size_t why_size)
+static int policy_set_path(void *field, const char *value, void *ctx, char *why, size_t why_size)
 {
         (void)ctx;
         if (value[0] != '/' && value[0] != '*') {
@@ -73,8 +71,7 @@ static int policy_set_path(void *field, const char *value, void *ctx, char *why,
         return policy_pattern_add(field, value);
 }
 
-static int policy_set_user(void *field, const char *value, void *ctx, char *why,
-                           size_t why_size)
+static int policy_set_user(void *field, const char *value, void *ctx, char *why, size_t why_size)
 {
         (void)ctx;
         if (!value[0]) {

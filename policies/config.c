@@ -107,27 +107,20 @@ static const struct inikey daemon_keys[] = {
      .doc = "auto: leave frequencies alone when another manager runs; on: take over; off"},
 };
 
-/* [power] is parsed by power_decl_key; listed here for documentation only. */
-static const struct config_key_info power_keys[] = {
-    {"power", "static_w", "", "W of the package with every core idle"},
-    {"power", "core_w", "", "W per busy core at freq_mhz"},
-    {"power", "idle_w", "", "W of a held, idle core (default core_w)"},
-    {"power", "freq_mhz", "", "frequency core_w holds at (default the top one)"},
-};
-
 bool config_key_info(size_t i, struct config_key_info *out)
 {
+        const char *key, *doc;
+
         if (i < ARRAY_SIZE(daemon_keys)) {
                 *out = (struct config_key_info){"daemon", daemon_keys[i].key, daemon_keys[i].def,
                                                 daemon_keys[i].doc};
                 return true;
         }
-        i -= ARRAY_SIZE(daemon_keys);
-        if (i < ARRAY_SIZE(power_keys)) {
-                *out = power_keys[i];
-                return true;
-        }
-        return false;
+        /* [power] is the one dialect of lib/power_decl.c. */
+        if (!power_decl_key_info(i - ARRAY_SIZE(daemon_keys), &key, &doc))
+                return false;
+        *out = (struct config_key_info){"power", key, "", doc};
+        return true;
 }
 
 void config_init(struct config *c)
@@ -143,7 +136,6 @@ struct config_ctx {
         struct config_problems *problems;
         struct inifile_scan scan;
         int key_line[ARRAY_SIZE(daemon_keys)];
-        int power_line[4]; /* static_w, core_w, idle_w, freq_mhz */
         int power_section_line;
         size_t first_problem;
 };
@@ -194,32 +186,10 @@ static int config_handler(void *user, const char *section, const char *key, cons
                 return 0;
         }
         if (strcmp(sec, "power") == 0) {
-                static const char *const names[] = {"static_w", "core_w", "idle_w", "freq_mhz"};
-                size_t ki = 0;
-
-                while (ki < ARRAY_SIZE(names) && strcmp(names[ki], key) != 0)
-                        ki++;
-                if (ki < ARRAY_SIZE(names) && c->power_line[ki]) {
-                        config_problems_add(c->problems, c->name, lineno,
-                                            "[power] %s: set twice (first at line %d)", key,
-                                            abs(c->power_line[ki]));
-                        return -EINVAL;
-                }
-                r = power_decl_key(&c->cfg.power, key, value);
-                if (r == -ENOENT)
-                        config_problems_add(c->problems, c->name, lineno,
-                                            "[power] %s: unknown key (known: static_w, core_w, "
-                                            "idle_w, freq_mhz)",
-                                            key);
-                else if (r < 0) {
-                        config_problems_add(c->problems, c->name, lineno,
-                                            "[power] %s: '%s' is not %s", key, value,
-                                            ki == 3 ? "a frequency in MHz (1-100000)"
-                                                    : "a non-negative number of watts");
-                        /* Refused, not missing: one problem is enough. */
-                        c->power_line[ki] = -lineno;
-                } else
-                        c->power_line[ki] = lineno;
+                r = power_decl_set(&c->cfg.power, key, value, lineno, why, sizeof(why));
+                if (r < 0)
+                        config_problems_add(c->problems, c->name, lineno, "[power] %s: %s", key,
+                                            why);
                 return r;
         }
         /* The section itself was reported at its header line. */
@@ -263,15 +233,14 @@ static void config_check_cross(struct config_ctx *c)
                                             c->cfg.interval_ms, c->cfg.decision_ms);
         }
         if (c->power_section_line) {
+                char why[200];
+                int lineno;
+
                 c->cfg.has_power = true;
-                if ((!c->power_line[0] || !c->power_line[1]) && c->power_line[0] >= 0 &&
-                    c->power_line[1] >= 0)
-                        config_problems_add(c->problems, c->name, c->power_section_line,
-                                            "[power]: a declared model needs both static_w and "
-                                            "core_w (%s missing)",
-                                            !c->power_line[0] && !c->power_line[1] ? "both"
-                                            : !c->power_line[0]                    ? "static_w"
-                                                                                   : "core_w");
+                if (power_decl_check(&c->cfg.power, &lineno, why, sizeof(why)) < 0 && why[0])
+                        config_problems_add(c->problems, c->name,
+                                            lineno > 0 ? lineno : c->power_section_line,
+                                            "[power]: %s", why);
         }
 }
 

@@ -592,6 +592,23 @@ static int build_grid(struct parse_ctx *c, struct sim_app_spec *a)
         return 0;
 }
 
+/* The voltage at mhz on a preset's V/f curve: linear between its points, its end segments
+ * extended beyond them, and kept within the volts key's bounds. */
+static double preset_volts_at(const struct sim_machine_spec *preset, unsigned mhz)
+{
+        const unsigned *f = preset->freqs_mhz;
+        const double *v = preset->volts;
+        unsigned n = preset->n_freqs, i = 0;
+        double volts;
+
+        if (n == 1)
+                return v[0];
+        while (i + 2 < n && mhz > f[i + 1])
+                i++;
+        volts = v[i] + (v[i + 1] - v[i]) * ((double)mhz - f[i]) / (double)(f[i + 1] - f[i]);
+        return fmin(fmax(volts, volt_item.min), volt_item.max);
+}
+
 static void finish_machine(struct parse_ctx *c, struct sim_machine_spec *out)
 {
         struct sim_machine_spec m = {0};
@@ -633,6 +650,18 @@ static void finish_machine(struct parse_ctx *c, struct sim_machine_spec *out)
                         *(double *)((char *)&m + off) = *(double *)((char *)&c->mach + off);
                 }
         }
+        /* New P-states without voltages sit on the preset's V/f curve; volts overrides. */
+        if (c->mach.preset[0] && (c->mach_seen & (1u << M_FREQS)) &&
+            !(c->mach_seen & (1u << M_VOLTS))) {
+                const struct sim_machine_spec *preset = NULL;
+
+                for (size_t p = 0; p < ARRAY_SIZE(presets); p++)
+                        if (strcmp(c->mach.preset, presets[p].preset) == 0)
+                                preset = &presets[p];
+                for (unsigned i = 0; i < m.n_freqs; i++)
+                        m.volts[i] = preset_volts_at(preset, m.freqs_mhz[i]);
+                volts_n = m.n_freqs;
+        }
         if (volts_n != m.n_freqs)
                 report(c,
                        c->mach_lineno[M_VOLTS] ? c->mach_lineno[M_VOLTS] : c->mach_lineno[M_FREQS],
@@ -643,12 +672,23 @@ static void finish_machine(struct parse_ctx *c, struct sim_machine_spec *out)
         *out = m;
 }
 
+/* The rows define time and energy; instructions only scale the counters. Without the key,
+ * the app retires one instruction per cycle on the first CPU of its fewest-cores row at the
+ * grid's top frequency (IPC 1 on one core, when the grid has a one-core row). */
+static double rows_default_instructions(const struct sim_app_spec *a)
+{
+        double time_s = a->gt[0 * a->n_gf + a->n_gf - 1];
+
+        return fmin(fmax(time_s * a->gf[a->n_gf - 1] * 1e6, app_keys[A_INSTR].min),
+                    app_keys[A_INSTR].max);
+}
+
 static void finish_apps(struct parse_ctx *c, const struct sim_machine_spec *m)
 {
         for (unsigned i = 0; i < c->n_apps; i++) {
                 struct sim_app_spec *a = &c->apps[i];
 
-                if (!(a->seen & (1u << A_INSTR)))
+                if (!(a->seen & (1u << A_INSTR)) && a->n_rows == 0)
                         report(c, a->lineno, "[app %s]: instructions is required", a->name);
                 if (a->n_rows > 0) {
                         if (a->seen & A_AMDAHL_ONLY)
@@ -667,8 +707,8 @@ static void finish_apps(struct parse_ctx *c, const struct sim_machine_spec *m)
                                                "freqs_mhz",
                                                a->rows[r].freq_mhz);
                         }
-                        if (!c->failed)
-                                build_grid(c, a);
+                        if (!c->failed && build_grid(c, a) == 0 && !(a->seen & (1u << A_INSTR)))
+                                a->instructions = rows_default_instructions(a);
                 } else if (!(a->seen & (1u << A_P))) {
                         report(c, a->lineno,
                                "[app %s]: p is required (or measured rows instead of Amdahl keys)",

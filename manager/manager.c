@@ -8,7 +8,6 @@
 
 #include "pctl/fsio.h"
 #include "pctl/log.h"
-#include "pctl/powerfit.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/procguard.h"
 #include "pctl/util.h"
@@ -61,14 +60,8 @@ struct manager {
         /* Decision ticks (decision_ms): the allocator's clock, so that how long a measurement
          * stays fresh does not shrink when early decisions (probes measured) come often. */
         uint64_t ticks;
-        /* Without RAPL, the machine's power from the power model over the samples. */
-        double model_power_w, model_energy_j;
-        /* With RAPL but no declared or calibrated model: the model fitted from the sensor. */
-        struct powerfit *fit;
         unsigned *cpu_freq_khz; /* scratch, per CPU of the sample */
         unsigned n_cpu_freq;
-        bool have_fitted;
-        struct model_power fitted;
 };
 
 static int pid_cmp(const void *a, const void *b)
@@ -122,6 +115,7 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
             .delta_i_rate = opt->delta_i_rate,
             .ipc1_calibrated = opt->ipc1,
             .power = opt->have_power ? &opt->power : NULL,
+            .fit_power = !opt->have_power,
         };
         struct manager *m = calloc(1, sizeof(*m));
 
@@ -141,17 +135,6 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
                 *policies = (struct policy_set){0};
         }
         m->rules = policies_have_rules(&m->policies);
-        if (!opt->have_power) {
-                m->fit = powerfit_new(0);
-                if (!m->fit) {
-                        int r = -errno;
-
-                        estimator_free(m->est);
-                        policy_set_free(&m->policies);
-                        free(m);
-                        return r ? r : -ENOMEM;
-                }
-        }
         cpumask_andnot(&m->managed_cpus, &m->pf->topo.online, &opt->conf.reserved_cpus);
         m->start_ns = platform_now_ns(m->pf);
         *out = m;
@@ -209,7 +192,6 @@ void manager_free(struct manager *m)
         while (m->n_apps)
                 release_app(m, m->n_apps - 1, "pctld is stopping");
         estimator_free(m->est);
-        powerfit_free(m->fit);
         free(m->cpu_freq_khz);
         policy_set_free(&m->policies);
         sensor_sample_free(&m->sample);
@@ -388,51 +370,36 @@ int manager_reconfigure(struct manager *m, const struct config *conf, struct pol
         return 0;
 }
 
-/* The machine's power by the model when nothing measures it: static power, every busy core
- * at its frequency, and the idle share of the cores apps hold. */
-static void model_energy(struct manager *m)
+/* The power model predictions use: declared or calibrated, else the one the estimator fitted,
+ * else none. */
+static const struct model_power *manager_power_model(const struct manager *m, const char **src)
 {
-        const struct sensor_sample *s = &m->sample;
-        struct cpumask held;
-        double busy = 0, w;
-        unsigned freq_khz = 0;
+        bool fitted;
+        const struct model_power *pm = estimator_power_model(m->est, &fitted);
 
-        m->model_power_w = NAN;
-        if (s->energy_measured || !m->opt.have_power || s->interval_ns == 0)
-                return;
-        cpumask_zero(&held);
-        for (unsigned i = 0; i < m->n_apps; i++) {
-                cpumask_or(&held, &held, &m->apps[i].cpus);
-                if (m->apps[i].freq_khz > freq_khz)
-                        freq_khz = m->apps[i].freq_khz;
-        }
-        for (unsigned c = 0; c < s->n_cpus; c++)
-                if (s->cpu[c].measured & SENSOR_BUSY)
-                        busy += (double)s->cpu[c].busy_ns / s->interval_ns;
-        if (!freq_khz)
-                freq_khz = model_power_max_freq(&m->opt.power);
-        if (model_power_at(&m->opt.power, freq_khz, busy, fmax(0, cpumask_count(&held) - busy),
-                           &w) < 0)
-                return;
-        m->model_power_w = w;
-        m->model_energy_j += w * s->interval_ns / 1e9;
+        if (src)
+                *src = !pm ? NULL : fitted ? "fitted" : m->opt.power_source;
+        return pm;
 }
 
-/* With RAPL and no power model, learn one from this interval: the frequency of every CPU
- * (its domain's), its busy time, the CPUs apps hold, and the package energy. */
-static void fit_power(struct manager *m)
+/* What the estimator is told of the machine beside the sample: each CPU's frequency (its
+ * domain's), the CPUs apps hold and the top frequency they run at. */
+static void machine_view(struct manager *m, struct estimator_machine *mach)
 {
         const struct actuator *act = m->pf->actuator;
         const struct sensor_sample *s = &m->sample;
-        struct cpumask held;
 
-        if (!m->fit || !s->energy_measured)
-                return;
+        *mach = (struct estimator_machine){.n_managed = m->n_apps};
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                cpumask_or(&mach->held, &mach->held, &m->apps[i].cpus);
+                if (m->apps[i].freq_khz > mach->top_app_freq_khz)
+                        mach->top_app_freq_khz = m->apps[i].freq_khz;
+        }
         if (m->n_cpu_freq < s->n_cpus) {
                 unsigned *v = realloc(m->cpu_freq_khz, s->n_cpus * sizeof(*v));
 
                 if (!v)
-                        return;
+                        return; /* the online fit skips this interval */
                 m->cpu_freq_khz = v;
                 m->n_cpu_freq = s->n_cpus;
         }
@@ -442,24 +409,26 @@ static void fit_power(struct manager *m)
                         if (cpumask_test(&act->domains[d].cpus, c))
                                 m->cpu_freq_khz[c] = act->domains[d].cur_khz;
         }
-        cpumask_zero(&held);
-        for (unsigned i = 0; i < m->n_apps; i++)
-                cpumask_or(&held, &held, &m->apps[i].cpus);
-        if (powerfit_add(m->fit, s, m->cpu_freq_khz, &held) == 0)
-                m->have_fitted = powerfit_model(m->fit, &m->fitted) == 0;
+        mach->cpu_freq_khz = m->cpu_freq_khz;
 }
 
-/* The power model predictions use: declared or calibrated, else the fitted one, else none. */
-static const struct model_power *manager_power_model(const struct manager *m, const char **src)
+/* The apps the estimator hears about: those past their start-up, with CPUs. */
+static unsigned app_views(const struct manager *m, struct estimator_app_view *views)
 {
-        if (m->opt.have_power) {
-                if (src)
-                        *src = m->opt.power_source;
-                return &m->opt.power;
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                if (cpumask_empty(&m->apps[i].cpus) ||
+                    m->sample.timestamp_ns < m->apps[i].since_ns + MANAGER_WARMUP_NS)
+                        continue;
+                views[n++] = (struct estimator_app_view){
+                    .id = m->apps[i].id,
+                    .cpus = m->apps[i].cpus,
+                    .freq_khz = m->apps[i].freq_khz,
+                    .target = m->targets_ok && i < m->sample.n_targets ? (int)i : -1,
+                };
         }
-        if (src)
-                *src = m->have_fitted ? "fitted" : NULL;
-        return m->have_fitted ? &m->fitted : NULL;
+        return n;
 }
 
 static bool observe_all(struct manager *m);
@@ -481,10 +450,13 @@ static void refresh_names(struct manager *m)
         }
 }
 
+/* The tick: one sample from counters to cpusets. Sensor read -> estimator (the apps'
+ * estimates and the machine's power) -> allocator -> actuators, when a measurement the
+ * allocator waits for is complete. */
 int manager_sample(struct manager *m)
 {
         struct estimator_app_view *views;
-        unsigned n = 0;
+        struct estimator_machine mach;
         int r;
 
         /* Apps that exited are not an error: they are simply no longer managed. */
@@ -495,30 +467,18 @@ int manager_sample(struct manager *m)
         r = sensor_read(m->pf->sensor, &m->sample);
         if (r < 0)
                 return r;
-        model_energy(m);
-        fit_power(m);
-        if (m->n_apps == 0)
-                return 0;
-        views = calloc(m->n_apps, sizeof(*views));
+
+        views = calloc(m->n_apps ? m->n_apps : 1, sizeof(*views));
         if (!views)
                 return -ENOMEM;
-        for (unsigned i = 0; i < m->n_apps; i++) {
-                if (cpumask_empty(&m->apps[i].cpus) ||
-                    m->sample.timestamp_ns < m->apps[i].since_ns + MANAGER_WARMUP_NS)
-                        continue;
-                views[n++] = (struct estimator_app_view){
-                    .id = m->apps[i].id,
-                    .cpus = m->apps[i].cpus,
-                    .freq_khz = m->apps[i].freq_khz,
-                    .target = m->targets_ok && i < m->sample.n_targets ? (int)i : -1,
-                };
-        }
-        r = estimator_update(m->est, &m->sample, views, n);
+        machine_view(m, &mach);
+        r = estimator_interval(m->est, &m->sample, &mach, views, app_views(m, views));
         free(views);
         if (r < 0) {
                 log_debug_errno(r, "estimator: interval skipped: %m");
                 return 0;
         }
+
         /* A probe whose measurement is complete is left now, not at the next decision tick:
          * an app may run only a few seconds. */
         if (observe_all(m))
@@ -773,7 +733,7 @@ const char *manager_energy(const struct manager *m, double *energy_j)
         }
         if (!m->opt.have_power)
                 return NULL;
-        *energy_j = m->model_energy_j;
+        *energy_j = pl->model_energy_j;
         return m->opt.power_source;
 }
 
@@ -891,8 +851,8 @@ void manager_status(const struct manager *m, struct json_object *j)
                                jsonfmt_double((platform_now_ns(m->pf) - m->start_ns) / 1e9));
         json_object_object_add(j, "power_w",
                                jsonfmt_double(!energy_source              ? NAN
-                                              : pl && pl->energy_measured ? pl->power_w
-                                                                          : m->model_power_w));
+                                              : pl->energy_measured ? pl->power_w
+                                                                    : pl->model_w));
         json_object_object_add(j, "energy_j", jsonfmt_double(energy_j));
         json_object_object_add(j, "energy_source", jsonfmt_string(energy_source));
         /* Where predictions' power comes from: "declared", "calibrated", "fitted" (learned

@@ -169,7 +169,7 @@ static const struct restart_key {
 #define KEY(k, str) {#k, offsetof(struct config, k), sizeof(((struct config *)0)->k), str}
     KEY(platform, true),      KEY(socket, true),       KEY(cgroup_root, true),
     KEY(cgroup_group, true),  KEY(state_dir, true),    KEY(platform_file, true),
-    KEY(dvfs, false),         KEY(has_power, false),   KEY(power, false),
+    KEY(dvfs, false),
 #undef KEY
 };
 
@@ -179,6 +179,25 @@ static bool restart_key_changed(const struct restart_key *k, const struct config
         const char *x = (const char *)a + k->offset, *y = (const char *)b + k->offset;
 
         return k->string ? strcmp(x, y) != 0 : memcmp(x, y, k->size) != 0;
+}
+
+/* The names of the keys that changed and need a restart, comma-separated, into buf. */
+static size_t restart_keys_changed(const struct config *a, const struct config *b, char *buf,
+                                   size_t size)
+{
+        size_t off = 0;
+
+        for (size_t i = 0; i < ARRAY_SIZE(restart_keys) + 1 && off < size; i++) {
+                bool changed = i < ARRAY_SIZE(restart_keys)
+                                   ? restart_key_changed(&restart_keys[i], a, b)
+                                   : !power_decl_same(&a->power, &b->power);
+                const char *name = i < ARRAY_SIZE(restart_keys) ? restart_keys[i].name : "[power]";
+
+                if (changed)
+                        off += (size_t)snprintf(buf + off, size - off, "%s%s", off ? ", " : "",
+                                                name);
+        }
+        return off;
 }
 
 /* Every key of pctl.conf is applied or the reload is refused with the reason: interval_ms,
@@ -199,10 +218,7 @@ static int daemon_reload(struct daemon *d, char *err, size_t err_size)
         }
         if (d->platform_override)
                 (void)strscpy(conf.platform, d->platform_override, sizeof(conf.platform));
-        for (size_t i = 0; i < ARRAY_SIZE(restart_keys); i++)
-                if (restart_key_changed(&restart_keys[i], &d->conf, &conf) && off < err_size)
-                        off += (size_t)snprintf(err + off, err_size - off, "%s%s",
-                                                off ? ", " : "", restart_keys[i].name);
+        off = restart_keys_changed(&d->conf, &conf, err, err_size);
         if (off) {
                 if (off < err_size)
                         snprintf(err + off, err_size - off,

@@ -6,6 +6,11 @@
 
 #include "pctl/calibrate.h"
 #include "pctl/util.h"
+#include "pctl/wls.h"
+
+/* Below this a pivot of the normal equations counts as zero: the runs cannot tell the
+ * unknowns apart, and the fit is refused rather than made up. */
+#define CALIBRATE_MIN_PIVOT 1e-12
 
 unsigned calibrate_plan_p(bool quick, double *p, unsigned max)
 {
@@ -59,58 +64,6 @@ unsigned calibrate_plan_cores(bool quick, unsigned n_cpus, unsigned *cores, unsi
         return n;
 }
 
-/* Solves the normal equations A^T A x = A^T b (n unknowns, rows of A given one at a time
- * through ata/atb) by Gaussian elimination with partial pivoting. -EDOM when singular. */
-static int solve(double *ata, double *atb, unsigned n, double *x)
-{
-        for (unsigned c = 0; c < n; c++) {
-                unsigned piv = c;
-
-                for (unsigned r = c + 1; r < n; r++)
-                        if (fabs(ata[r * n + c]) > fabs(ata[piv * n + c]))
-                                piv = r;
-                if (!(fabs(ata[piv * n + c]) > 1e-12))
-                        return -EDOM;
-                if (piv != c) {
-                        for (unsigned k = 0; k < n; k++) {
-                                double t = ata[c * n + k];
-
-                                ata[c * n + k] = ata[piv * n + k];
-                                ata[piv * n + k] = t;
-                        }
-                        double t = atb[c];
-                        atb[c] = atb[piv];
-                        atb[piv] = t;
-                }
-                for (unsigned r = c + 1; r < n; r++) {
-                        double f = ata[r * n + c] / ata[c * n + c];
-
-                        for (unsigned k = c; k < n; k++)
-                                ata[r * n + k] -= f * ata[c * n + k];
-                        atb[r] -= f * atb[c];
-                }
-        }
-        for (unsigned c = n; c-- > 0;) {
-                double s = atb[c];
-
-                for (unsigned k = c + 1; k < n; k++)
-                        s -= ata[c * n + k] * x[k];
-                x[c] = s / ata[c * n + c];
-        }
-        return 0;
-}
-
-static void accumulate(double *ata, double *atb, unsigned n, const double *row, double y)
-{
-        for (unsigned i = 0; i < n; i++) {
-                if (row[i] == 0)
-                        continue;
-                for (unsigned k = 0; k < n; k++)
-                        ata[i * n + k] += row[i] * row[k];
-                atb[i] += row[i] * y;
-        }
-}
-
 /* ΔI rate: total instructions = I0_per_unit * units + ΔI_rate * busy time, least squares
  * over every run (pbench's I0 per unit is constant). */
 static int fit_delta_i(const struct calibrate_result *res, double *rate)
@@ -124,10 +77,10 @@ static int fit_delta_i(const struct calibrate_result *res, double *rate)
 
                 if (!isfinite(r->instr) || !isfinite(r->cpu_busy_s) || !(r->work_units > 0))
                         continue;
-                accumulate(ata, atb, 2, row, r->instr);
+                wls_add(ata, atb, 2, row, r->instr);
                 used++;
         }
-        if (used < 2 || solve(ata, atb, 2, x) < 0 || !isfinite(x[1]))
+        if (used < 2 || wls_solve(ata, atb, 2, 2, 0, CALIBRATE_MIN_PIVOT, x) < 0 || !isfinite(x[1]))
                 return -ENODATA;
         /* A negative rate is noise around zero: there is no system work to account. */
         *rate = fmax(x[1], 0);
@@ -174,7 +127,7 @@ static int fit_power(struct calibrate_result *res)
                                 row[0] = 1;
                                 row[1 + 2 * fi] = busy;
                                 row[2 + 2 * fi] = idle;
-                                accumulate(ata, atb, n, row, w);
+                                wls_add(ata, atb, n, row, w);
                                 used++;
                         } else {
                                 double pred;
@@ -187,7 +140,7 @@ static int fit_power(struct calibrate_result *res)
                         break;
                 if (used < n)
                         return -ENODATA;
-                r = solve(ata, atb, n, x);
+                r = wls_solve(ata, atb, n, n, 0, CALIBRATE_MIN_PIVOT, x);
                 if (r < 0)
                         return r;
                 pm.static_w = x[0];

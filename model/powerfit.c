@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/wls.h"
+
 #define POWERFIT_DEFAULT_HALF_LIFE_S 60.0
 /* Unknowns: static_w, then core_w and idle_w per frequency. */
 #define POWERFIT_DIM (1 + 2 * POWERFIT_MAX_FREQS)
@@ -108,11 +110,8 @@ int powerfit_add(struct powerfit *pf, const struct sensor_sample *s, const unsig
                 decay = exp2(-(double)(s->timestamp_ns - pf->last_ts_ns) * 1e-9 / pf->half_life_s);
         pf->have_ts = true;
         pf->last_ts_ns = s->timestamp_ns;
-        for (unsigned i = 0; i < POWERFIT_DIM; i++) {
-                for (unsigned j = 0; j < POWERFIT_DIM; j++)
-                        pf->xx[i][j] = pf->xx[i][j] * decay + x[i] * x[j];
-                pf->xy[i] = pf->xy[i] * decay + x[i] * energy_j / dt_s;
-        }
+        wls_scale(&pf->xx[0][0], pf->xy, POWERFIT_DIM, decay);
+        wls_add(&pf->xx[0][0], pf->xy, POWERFIT_DIM, x, energy_j / dt_s);
         pf->weight = pf->weight * decay + 1;
         for (unsigned k = 0; k < pf->n_freqs; k++)
                 pf->count[k] = pf->count[k] * decay + (seen[k] ? 1 : 0);
@@ -122,54 +121,9 @@ unusable:
         return -ENODATA;
 }
 
-/* Solves (A + ridge) θ = b for the first n unknowns by Gaussian elimination with partial
- * pivoting. The small ridge keeps directions the data cannot tell apart (static power and
- * the idle power of cores that were always held) finite instead of failing the solve. */
-static int powerfit_solve(const struct powerfit *pf, unsigned n, double *theta)
-{
-        double a[POWERFIT_DIM][POWERFIT_DIM + 1], top = 0;
-
-        for (unsigned i = 0; i < n; i++)
-                top = fmax(top, pf->xx[i][i]);
-        if (!(top > 0))
-                return -ENODATA;
-        for (unsigned i = 0; i < n; i++) {
-                for (unsigned j = 0; j < n; j++)
-                        a[i][j] = pf->xx[i][j];
-                a[i][i] += 1e-9 * top;
-                a[i][n] = pf->xy[i];
-        }
-        for (unsigned col = 0; col < n; col++) {
-                unsigned piv = col;
-
-                for (unsigned r = col + 1; r < n; r++)
-                        if (fabs(a[r][col]) > fabs(a[piv][col]))
-                                piv = r;
-                if (!(fabs(a[piv][col]) > 0))
-                        return -ENODATA;
-                if (piv != col)
-                        for (unsigned j = 0; j <= n; j++) {
-                                double t = a[col][j];
-
-                                a[col][j] = a[piv][j];
-                                a[piv][j] = t;
-                        }
-                for (unsigned r = col + 1; r < n; r++) {
-                        double f = a[r][col] / a[col][col];
-
-                        for (unsigned j = col; j <= n; j++)
-                                a[r][j] -= f * a[col][j];
-                }
-        }
-        for (unsigned i = n; i-- > 0;) {
-                double v = a[i][n];
-
-                for (unsigned j = i + 1; j < n; j++)
-                        v -= a[i][j] * theta[j];
-                theta[i] = v / a[i][i];
-        }
-        return 0;
-}
+/* A small ridge keeps directions the data cannot tell apart (static power and the idle power
+ * of cores that were always held) finite instead of failing the solve. */
+#define POWERFIT_RIDGE 1e-9
 
 int powerfit_model(const struct powerfit *pf, struct model_power *out)
 {
@@ -180,7 +134,9 @@ int powerfit_model(const struct powerfit *pf, struct model_power *out)
 
         if (pf->n_freqs == 0)
                 return -ENODATA;
-        r = powerfit_solve(pf, n, theta);
+        r = wls_solve(&pf->xx[0][0], pf->xy, n, POWERFIT_DIM, POWERFIT_RIDGE, 0, theta);
+        if (r == -EDOM)
+                return -ENODATA;
         if (r < 0)
                 return r;
         m.static_w = fmax(theta[0], 0);

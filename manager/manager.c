@@ -393,6 +393,7 @@ int manager_sample(struct manager *m)
 {
         struct estimator_app_view *views;
         struct estimator_machine mach;
+        unsigned n_views;
         int r;
 
         /* Apps that exited are not an error: they are simply no longer managed. */
@@ -407,7 +408,8 @@ int manager_sample(struct manager *m)
         if (!views)
                 return -ENOMEM;
         machine_view(m, &mach);
-        r = estimator_interval(m->est, &m->sample, &mach, views, app_views(m, views));
+        n_views = app_views(m, views);
+        r = estimator_interval(m->est, &m->sample, &mach, views, n_views);
         free(views);
         if (r < 0) {
                 log_debug_errno(r, "estimator: interval skipped: %m");

@@ -382,8 +382,8 @@ static const struct model_power *manager_power_model(const struct manager *m, co
         return pm;
 }
 
-/* What the estimator is told of the machine beside the sample: each CPU's frequency (its
- * domain's), the CPUs apps hold and the top frequency they run at. */
+/* What the estimator is told of the machine beside the sample: the CPUs apps hold, the top
+ * frequency they run at and, for the online power fit, each CPU's frequency (its domain's). */
 static void machine_view(struct manager *m, struct estimator_machine *mach)
 {
         const struct actuator *act = m->pf->actuator;
@@ -395,6 +395,9 @@ static void machine_view(struct manager *m, struct estimator_machine *mach)
                 if (m->apps[i].freq_khz > mach->top_app_freq_khz)
                         mach->top_app_freq_khz = m->apps[i].freq_khz;
         }
+        /* Only the online power fit needs them, and it runs without a configured model. */
+        if (m->opt.have_power || !s->energy_measured)
+                return;
         if (m->n_cpu_freq < s->n_cpus) {
                 unsigned *v = realloc(m->cpu_freq_khz, s->n_cpus * sizeof(*v));
 
@@ -457,6 +460,7 @@ int manager_sample(struct manager *m)
 {
         struct estimator_app_view *views;
         struct estimator_machine mach;
+        unsigned n_views;
         int r;
 
         /* Apps that exited are not an error: they are simply no longer managed. */
@@ -472,7 +476,8 @@ int manager_sample(struct manager *m)
         if (!views)
                 return -ENOMEM;
         machine_view(m, &mach);
-        r = estimator_interval(m->est, &m->sample, &mach, views, app_views(m, views));
+        n_views = app_views(m, views);
+        r = estimator_interval(m->est, &m->sample, &mach, views, n_views);
         free(views);
         if (r < 0) {
                 log_debug_errno(r, "estimator: interval skipped: %m");

@@ -380,10 +380,11 @@ static int open_half_written(const char *path)
         return fd;
 }
 
-/* What the server says to a connection that has sent nothing (up to 4 KiB, 3 s). */
+/* What the server says to a connection that has sent nothing (up to 4 KiB, 10 s: a loaded
+ * machine may take seconds to schedule the server). */
 static void read_unasked(int fd, char *buf, size_t size)
 {
-        struct timeval tv = {.tv_sec = 3};
+        struct timeval tv = {.tv_sec = 10};
         size_t len = 0;
         ssize_t n;
 

@@ -98,14 +98,6 @@ json_get "$T/status.json" "len(d['apps'])" | grep -qx 0 || fail "a refused adopt
 ! grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$T/pctld.log" || fail "raw control bytes in pctld's log"
 # Every refusal exits 1 with the daemon's message (a double free once aborted the client
 # with 134 after printing it); a bad command line exits 2.
-expect_exit() { # CODE PATTERN CMD...
-        local code=$1 pat=$2 out rc
-        shift 2
-        out=$("$@" 2>&1)
-        rc=$?
-        [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, not $code: $out"
-        echo "$out" | grep -q "$pat" || fail "'$*' did not say '$pat': $out"
-}
 expect_exit 2 "not a process id" "$PCTL" adopt 999999999 --socket "$T/pctl.sock"
 expect_exit 1 "no process with pid 4000000" "$PCTL" adopt 4000000 --socket "$T/pctl.sock"
 expect_exit 1 "not managed" "$PCTL" release 1 --socket "$T/pctl.sock"

@@ -12,15 +12,6 @@ trap pctld_cleanup EXIT
 S="--socket $T/pctl.sock"
 cp "$T/pctl.conf" "$T/pctl.conf.orig"
 
-expect_exit() { # CODE PATTERN CMD...
-        local code=$1 pat=$2 out rc
-        shift 2
-        out=$("$@" 2>&1)
-        rc=$?
-        [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, not $code: $out"
-        echo "$out" | grep -q -- "$pat" || fail "'$*' did not say '$pat': $out"
-        echo "ok: $*: $out"
-}
 # conf "KEY = VALUE"...: the original configuration with these keys of [daemon] set.
 conf() {
         local drop=(-e '') kv

@@ -7,7 +7,7 @@ FUZZ_TEST_SECONDS ?= 3
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run test test-asan fuzz bench clean
+.PHONY: all deps configure build run test test-asan fuzz bench package clean
 
 all: build
 
@@ -35,6 +35,10 @@ test-asan: deps
 
 fuzz: deps
 	@bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The Debian package, built from the working tree in a copy: $(BUILD)/pctl_*.deb.
+package: deps
+	@bash scripts/package.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

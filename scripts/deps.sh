@@ -16,6 +16,8 @@ packages=(
         bash-completion   # its helpers, which etc/bash-completion/pctl is tested with
         clang             # the fuzz harnesses (scripts/fuzz.sh, docs/fuzzing.md)
         libclang-rt-14-dev # libFuzzer and the sanitizer runtimes clang links them with
+        dpkg-dev debhelper lintian # make package (debian/, scripts/package.sh)
+        debootstrap systemd-container # the system test: a booted Debian container (tests/system)
 )
 
 missing=()

@@ -17,6 +17,8 @@ done
 for bad in "ProtectKernelTunables=yes" "ProtectControlGroups=yes" "ProtectSystem=strict"; do
         ! grep -q "^$bad" "$unit" || fail "$bad would block pctld's cgroup and cpufreq writes"
 done
+! grep -q "^MemoryDenyWriteExecute=yes" "$unit" ||
+        fail "MemoryDenyWriteExecute=yes: liblikwid needs an executable stack, pctld would not load"
 # Every page the unit documents ships in man/.
 for page in $(sed -n 's/^Documentation=//p' "$unit"); do
         name=${page#man:}

@@ -204,6 +204,10 @@ static int thread_start(struct run_thread *rt, int cpu)
         if (r == 0)
                 r = pthread_create(&rt->tid, &attr, run_thread_main, rt);
         pthread_attr_destroy(&attr);
+        /* EINVAL: the CPU left our cpuset after we read it — a manager such as pctld moved us
+         * while we started. Run where we are allowed now: the manager owns placement anyway. */
+        if (r == EINVAL)
+                r = pthread_create(&rt->tid, NULL, run_thread_main, rt);
         return -r;
 }
 

@@ -24,14 +24,16 @@ run: build
 	@bash scripts/demo.sh $(BUILD)
 
 test: build
-	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -LE bench
+	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -LE 'bench|system'
 	@bash scripts/bench.sh $(BUILD)
 	@bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS)
+	@DEB_BUILD_OPTIONS=nocheck $(MAKE) --no-print-directory package # the unit tests just ran
+	@bash scripts/system-test.sh $(BUILD)
 
 test-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DPCTL_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	@cd $(ASAN_BUILD) && ctest -j $(JOBS) --output-on-failure -LE bench
+	@cd $(ASAN_BUILD) && ctest -j $(JOBS) --output-on-failure -LE 'bench|system'
 
 fuzz: deps
 	@bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)

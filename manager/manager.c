@@ -12,9 +12,6 @@
 #include "pctl/procguard.h"
 #include "pctl/util.h"
 
-/* Wait this many decisions after a change before measuring: the estimator's window must see
- * only the new configuration. */
-#define MANAGER_SETTLE_DECISIONS 2
 /* Intervals a configuration is measured over (after the one that straddles the change). */
 #define MANAGER_PROBE_SAMPLES 3
 #define MANAGER_HYSTERESIS 0.05
@@ -601,7 +598,6 @@ static struct allocator_ctx decision_ctx(struct manager *m)
             .power_measured = m->sample.energy_measured,
             .n_cpus = cpumask_count(&m->managed_cpus),
             .hysteresis = MANAGER_HYSTERESIS,
-            .settle_decisions = MANAGER_SETTLE_DECISIONS,
             .decision = m->ticks,
             .n_apps = m->n_apps,
             .probe_samples = MANAGER_PROBE_SAMPLES,

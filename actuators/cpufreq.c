@@ -157,8 +157,8 @@ static int domain_read(unsigned cpu, struct freq_domain *d, struct cpufreq_domai
         d->max_khz = (unsigned)max_khz;
         /* intel_pstate and amd-pstate offer no list, only the hardware limits. */
         freqs = cpufreq_get_available_frequencies(cpu);
-        for (struct cpufreq_available_frequencies *f = freqs;
-             f && d->n_freqs < ACTUATOR_MAX_FREQS; f = f->next)
+        for (struct cpufreq_available_frequencies *f = freqs; f && d->n_freqs < ACTUATOR_MAX_FREQS;
+             f = f->next)
                 if (f->frequency > 0 && f->frequency <= UINT32_MAX)
                         d->freqs_khz[d->n_freqs++] = (unsigned)f->frequency;
         cpufreq_put_available_frequencies(freqs);
@@ -224,8 +224,8 @@ int cpufreq_open(struct state_record *rec, struct cpufreq **out, char *why, size
                 err = domain_read((unsigned)cpu, &cf->domains[cf->n], &cf->priv[cf->n], reason,
                                   sizeof(reason));
                 if (err < 0) {
-                        snprintf(why, why_size, "cpufreq: cannot read the policy of cpu%d: %s",
-                                 cpu, reason);
+                        snprintf(why, why_size, "cpufreq: cannot read the policy of cpu%d: %s", cpu,
+                                 reason);
                         cpufreq_close(cf);
                         return err;
                 }
@@ -388,8 +388,7 @@ static int restore_one(const struct state_entry *e, char *why, size_t why_size)
 
         cpu = cpu_of_policy(e->path, &err);
         if (err < 0) {
-                snprintf(why, why_size, "%s is not a cpufreq policy of %s", e->path,
-                         CPUFREQ_SYSFS);
+                snprintf(why, why_size, "%s is not a cpufreq policy of %s", e->path, CPUFREQ_SYSFS);
                 return err;
         }
         err = policy_now(cpu, &now, why, why_size);

@@ -28,8 +28,10 @@ static char fake_mounted[256]; /* the real path a fake directory is mounted over
 static inline void fake_ns_enter(void)
 {
         if (unshare(CLONE_NEWNS) < 0) {
-                fprintf(stderr, "SKIP: unshare(CLONE_NEWNS): %s (a private mount namespace "
-                                "needs root)\n", strerror(errno));
+                fprintf(stderr,
+                        "SKIP: unshare(CLONE_NEWNS): %s (a private mount namespace "
+                        "needs root)\n",
+                        strerror(errno));
                 exit(77);
         }
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {

@@ -10,7 +10,7 @@
 
 #include "pbench.h"
 #include "pctl/cpumask.h"
-#include "pctl/json.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/model.h"
 #include "pctl/util.h"
 
@@ -368,7 +368,7 @@ static double busy_speedup(const struct pbench_config *cfg, const struct pbench_
 static void print_json(const struct pbench_config *cfg, const char *cpus_text, double units_per_s,
                        const struct pbench_result *res)
 {
-        struct json j;
+        struct json_object *j = json_object_new_object(), *list;
         double sp = busy_speedup(cfg, res), p_est = NAN;
 
         /* eq. 10: the P the measured CPU-time speedup implies (Amdahl runs only) */
@@ -376,53 +376,53 @@ static void print_json(const struct pbench_config *cfg, const char *cpus_text, d
             model_p_from_speedup(cfg->threads, sp, &p_est) < 0)
                 p_est = NAN;
 
-        json_init(&j, stdout, true);
-        json_object_begin(&j);
-        json_kv_double(&j, "p", cfg->p);
-        json_kv_uint(&j, "threads", cfg->threads);
-        json_kv_string(&j, "cpus", cpus_text);
-        json_key(&j, "thread_cpus");
-        json_array_begin(&j);
+        json_object_object_add(j, "p", jsonfmt_double(cfg->p));
+        json_object_object_add(j, "threads", json_object_new_uint64(cfg->threads));
+        json_object_object_add(j, "cpus", jsonfmt_string(cpus_text));
+        list = json_object_new_array();
         for (unsigned i = 0; i < cfg->threads; i++)
-                json_int(&j, cfg->thread_cpu[i]);
-        json_array_end(&j);
-        json_kv_string(&j, "scaling", pbench_scaling_name(cfg->scaling));
-        json_kv_string(&j, "kernel", pbench_kernel_name(cfg->kernel));
+                json_object_array_add(list, json_object_new_int64(cfg->thread_cpu[i]));
+        json_object_object_add(j, "thread_cpus", list);
+        json_object_object_add(j, "scaling", jsonfmt_string(pbench_scaling_name(cfg->scaling)));
+        json_object_object_add(j, "kernel", jsonfmt_string(pbench_kernel_name(cfg->kernel)));
         if (cfg->kernel == PBENCH_KERNEL_MEM)
-                json_kv_uint(&j, "mem_array_bytes", cfg->mem_array_bytes);
-        json_kv_double(&j, "units_per_s", units_per_s);
-        json_kv_double(&j, "work_units", (double)res->work_iters / PBENCH_ITERS_PER_UNIT);
-        json_kv_uint(&j, "iterations", res->iterations);
-        json_kv_double(&j, "wall_s", res->wall_s);
-        json_kv_double(&j, "sequential_s", res->sequential_s);
-        json_kv_double(&j, "parallel_s", res->parallel_s);
-        json_key(&j, "thread_busy_s");
-        json_array_begin(&j);
+                json_object_object_add(j, "mem_array_bytes",
+                                       json_object_new_uint64(cfg->mem_array_bytes));
+        json_object_object_add(j, "units_per_s", jsonfmt_double(units_per_s));
+        json_object_object_add(j, "work_units",
+                               jsonfmt_double((double)res->work_iters / PBENCH_ITERS_PER_UNIT));
+        json_object_object_add(j, "iterations", json_object_new_uint64(res->iterations));
+        json_object_object_add(j, "wall_s", jsonfmt_double(res->wall_s));
+        json_object_object_add(j, "sequential_s", jsonfmt_double(res->sequential_s));
+        json_object_object_add(j, "parallel_s", jsonfmt_double(res->parallel_s));
+        list = json_object_new_array();
         for (unsigned i = 0; i < cfg->threads; i++)
-                json_double(&j, res->thread_busy_s[i]);
-        json_array_end(&j);
-        json_kv_double(&j, "busy_speedup", sp);
-        json_kv_double(&j, "expected_busy_speedup", expected_busy_speedup(cfg));
-        json_kv_double(&j, "p_from_busy", p_est);
+                json_object_array_add(list, jsonfmt_double(res->thread_busy_s[i]));
+        json_object_object_add(j, "thread_busy_s", list);
+        json_object_object_add(j, "busy_speedup", jsonfmt_double(sp));
+        json_object_object_add(j, "expected_busy_speedup",
+                               jsonfmt_double(expected_busy_speedup(cfg)));
+        json_object_object_add(j, "p_from_busy", jsonfmt_double(p_est));
         if (cfg->n_phases > 0) {
-                json_key(&j, "phases");
-                json_array_begin(&j);
+                list = json_object_new_array();
                 for (unsigned i = 0; i < cfg->n_phases; i++) {
                         const struct pbench_phase *ph = &cfg->phases[i];
+                        struct json_object *o = json_object_new_object();
 
-                        json_object_begin(&j);
-                        json_kv_double(&j, "p", ph->p);
-                        json_kv_double(&j, "seconds", ph->seconds);
-                        json_kv_double(&j, "wall_s", ph->wall_s);
-                        json_kv_uint(&j, "iterations", ph->iterations);
-                        json_kv_double(&j, "work_units",
-                                       (double)ph->work_iters / PBENCH_ITERS_PER_UNIT);
-                        json_object_end(&j);
+                        json_object_object_add(o, "p", jsonfmt_double(ph->p));
+                        json_object_object_add(o, "seconds", jsonfmt_double(ph->seconds));
+                        json_object_object_add(o, "wall_s", jsonfmt_double(ph->wall_s));
+                        json_object_object_add(o, "iterations",
+                                               json_object_new_uint64(ph->iterations));
+                        json_object_object_add(
+                            o, "work_units",
+                            jsonfmt_double((double)ph->work_iters / PBENCH_ITERS_PER_UNIT));
+                        json_object_array_add(list, o);
                 }
-                json_array_end(&j);
+                json_object_object_add(j, "phases", list);
         }
-        json_object_end(&j);
-        json_finish(&j);
+        jsonfmt_print(stdout, j, true);
+        json_object_put(j);
 }
 
 static void print_table(const struct pbench_config *cfg, const char *cpus_text, double units_per_s,

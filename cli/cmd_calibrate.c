@@ -10,7 +10,7 @@
 
 #include "commands.h"
 #include "pctl/calibrate.h"
-#include "pctl/json.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/platform_file.h"
 #include "pctl/util.h"
 
@@ -283,11 +283,11 @@ int cmd_calibrate(int argc, char **argv)
         }
         r = write_outputs(&a, &res);
         if (a.json) {
-                struct json j;
+                struct json_object *j = calibrate_to_json(&res);
 
-                json_init(&j, stdout, true);
-                calibrate_write_json(&j, &res);
-                json_finish(&j);
+                if (!j || jsonfmt_print(stdout, j, true) < 0)
+                        r = -EIO;
+                json_object_put(j);
         } else {
                 calibrate_print_table(stdout, &res);
         }

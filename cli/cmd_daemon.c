@@ -3,19 +3,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "pctl/config.h"
 #include "pctl/control.h"
-#include "pctl/json.h"
-#include "pctl/jsonv.h"
+#include "pctl/cpumask.h"
 #include "pctl/util.h"
 
 struct client_args {
@@ -23,13 +24,18 @@ struct client_args {
         const char *config;
         const char *policy;
         bool json;
-        int first_arg; /* optind after the options */
+        bool watch;      /* status: redraw every watch_s */
+        double watch_s;  /* 0: not given */
+        unsigned count;  /* status --watch: frames, 0 for until interrupted */
+        int first_arg;   /* optind after the options */
 };
 
 static void client_usage(const char *cmd, FILE *f)
 {
         if (strcmp(cmd, "status") == 0)
-                fputs("Usage: pctl status [--json] [--socket PATH | --config FILE]\n", f);
+                fputs("Usage: pctl status [--watch [SECONDS]] [--count N] [--json] "
+                      "[--socket PATH | --config FILE]\n",
+                      f);
         else if (strcmp(cmd, "run") == 0)
                 fputs("Usage: pctl run [--policy NAME] [--socket PATH | --config FILE] -- CMD "
                       "[ARG...]\n",
@@ -47,9 +53,11 @@ static int client_parse(int argc, char **argv, struct client_args *a)
         static const struct option opts[] = {
             {"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
             {"policy", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
-            {"help", no_argument, NULL, 'h'},         {},
+            {"help", no_argument, NULL, 'h'},         {"watch", optional_argument, NULL, 'w'},
+            {"count", required_argument, NULL, 'n'},  {},
         };
         const char *cmd = argv[0];
+        bool is_status = strcmp(cmd, "status") == 0;
         int c;
 
         *a = (struct client_args){0};
@@ -76,6 +84,31 @@ static int client_parse(int argc, char **argv, struct client_args *a)
                         break;
                 case 'j':
                         a->json = true;
+                        break;
+                case 'w':
+                case 'n':
+                        if (!is_status) {
+                                fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n",
+                                        cmd, argv[optind - 1]);
+                                return -EINVAL;
+                        }
+                        if (c == 'w') {
+                                a->watch = true;
+                                if (optarg && (parse_double(optarg, &a->watch_s) < 0 ||
+                                               !(a->watch_s >= 0.1 && a->watch_s <= 3600))) {
+                                        fprintf(stderr,
+                                                "pctl status: --watch takes seconds from 0.1 "
+                                                "to 3600 (got '%s')\n",
+                                                optarg);
+                                        return -EINVAL;
+                                }
+                        } else if (parse_uint(optarg, &a->count) < 0 || a->count == 0) {
+                                fprintf(stderr,
+                                        "pctl status: --count takes a whole number above 0 "
+                                        "(got '%s')\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
                         break;
                 case 'h':
                         client_usage(cmd, stdout);
@@ -114,12 +147,34 @@ static int client_socket(const struct client_args *a, const char *cmd, char *buf
         return strscpy(buf, conf.socket, size);
 }
 
+/* A member of the reply: NULL or false when absent, null, or of another type. */
+static const char *reply_string(struct json_object *o, const char *key)
+{
+        struct json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+static bool reply_number(struct json_object *o, const char *key, double *out)
+{
+        struct json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v) ||
+            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+                return false;
+        *out = json_object_get_double(v);
+        return true;
+}
+
 /* Sends the request; on success *reply holds the parsed {"ok":true,...} object. */
 static int client_call(const struct client_args *a, const char *cmd, const char *request,
-                       struct jsonv **reply, char **text)
+                       struct json_object **reply, char **text)
 {
-        char path[CONFIG_PATH_MAX], err[160];
-        const struct jsonv *ok;
+        char path[CONFIG_PATH_MAX];
+        struct json_object *ok;
+        enum json_tokener_error jerr;
         char *raw = NULL;
         int r;
 
@@ -137,17 +192,19 @@ static int client_call(const struct client_args *a, const char *cmd, const char 
                         strerror(-r));
                 return EXIT_FAILURE_RUN;
         }
-        if (jsonv_parse(raw, strlen(raw), reply, err, sizeof(err)) < 0) {
-                fprintf(stderr, "pctl %s: pctld sent a reply we cannot read: %s\n", cmd, err);
+        *reply = json_tokener_parse_verbose(raw, &jerr);
+        if (!*reply) {
+                fprintf(stderr, "pctl %s: pctld sent a reply we cannot read: %s\n", cmd,
+                        json_tokener_error_desc(jerr));
                 free(raw);
                 return EXIT_FAILURE_RUN;
         }
-        ok = jsonv_get(*reply, "ok");
-        if (!ok || ok->type != JSONV_BOOL || !ok->b) {
-                const char *e = jsonv_get_string(*reply, "error");
+        if (!json_object_object_get_ex(*reply, "ok", &ok) ||
+            !json_object_is_type(ok, json_type_boolean) || !json_object_get_boolean(ok)) {
+                const char *e = reply_string(*reply, "error");
 
                 fprintf(stderr, "pctl %s: %s\n", cmd, e ? e : "pctld refused the request");
-                jsonv_free(*reply);
+                json_object_put(*reply);
                 *reply = NULL; /* the caller frees what it is handed back */
                 free(raw);
                 return EXIT_FAILURE_RUN;
@@ -159,80 +216,266 @@ static int client_call(const struct client_args *a, const char *cmd, const char 
         return EXIT_OK;
 }
 
-static void print_num(const struct jsonv *o, const char *key, const char *fmt, int width)
+static void print_num(struct json_object *o, const char *key, const char *fmt, int width)
 {
         double v;
 
-        if (jsonv_get_number(o, key, &v) == 0)
+        if (reply_number(o, key, &v))
                 printf(fmt, width, v);
         else
                 printf("%*s", width, "-");
 }
 
-static void status_human(const struct jsonv *s)
+static void status_human(struct json_object *s)
 {
-        const struct jsonv *apps = jsonv_get(s, "apps");
-        const char *src = jsonv_get_string(s, "energy_source");
-        const char *why = jsonv_get_string(s, "dvfs_why");
+        struct json_object *apps = NULL, *dvfs = NULL;
+        const char *src = reply_string(s, "energy_source");
+        const char *why = reply_string(s, "dvfs_why");
         double energy, power;
+        size_t n_apps = 0;
 
-        printf("platform  %s (sensor %s: %s)\n", jsonv_get_string(s, "platform"),
-               jsonv_get_string(s, "sensor"), jsonv_get_string(s, "sensor_why"));
-        printf("cpusets   %s, CPUs %s; DVFS %s%s%s\n", jsonv_get_string(s, "cpuset_mode"),
-               jsonv_get_string(s, "managed_cpus"),
-               jsonv_get(s, "dvfs") && jsonv_get(s, "dvfs")->b ? "on" : "off", why ? ": " : "",
-               why ? why : "");
-        if (jsonv_get_string(s, "calibration"))
-                printf("calibr.   %s\n", jsonv_get_string(s, "calibration"));
-        if (src && jsonv_get_number(s, "energy_j", &energy) == 0) {
-                if (jsonv_get_number(s, "power_w", &power) == 0)
+        if (json_object_object_get_ex(s, "apps", &apps) &&
+            json_object_is_type(apps, json_type_array))
+                n_apps = json_object_array_length(apps);
+        printf("platform  %s (sensor %s: %s)\n", reply_string(s, "platform"),
+               reply_string(s, "sensor"), reply_string(s, "sensor_why"));
+        printf("cpusets   %s, CPUs %s; DVFS %s%s%s\n", reply_string(s, "cpuset_mode"),
+               reply_string(s, "managed_cpus"),
+               json_object_object_get_ex(s, "dvfs", &dvfs) &&
+                       json_object_is_type(dvfs, json_type_boolean) && json_object_get_boolean(dvfs)
+                   ? "on"
+                   : "off",
+               why ? ": " : "", why ? why : "");
+        if (reply_string(s, "calibration"))
+                printf("calibr.   %s\n", reply_string(s, "calibration"));
+        if (src && reply_number(s, "energy_j", &energy)) {
+                if (reply_number(s, "power_w", &power))
                         printf("power     %.1f W, %.1f J since start (%s)\n", power, energy, src);
                 else
                         printf("power     %.1f J since start (%s)\n", energy, src);
         } else {
                 printf("power     unknown (no RAPL, no calibrated or declared model)\n");
         }
-        printf("\n%-15s %7s %-12s %5s %-9s %6s %7s %6s %13s %8s %10s %7s\n", "NAME", "PID",
+        printf("\n%-15s %7s %-12s %5s %-9s %6s %7s %6s %13s %8s %10s %10s\n", "NAME", "PID",
                "POLICY", "CORES", "CPUS", "MHZ", "IPC", "SPEEDUP", "P", "POWER_W", "EDP_RATE",
-               "GAIN%");
-        for (size_t i = 0; apps && i < apps->n; i++) {
-                const struct jsonv *a = &apps->items[i];
-                double p, conf, pid, cores;
+               "PRED_GAIN%");
+        for (size_t i = 0; i < n_apps; i++) {
+                struct json_object *a = json_object_array_get_idx(apps, i);
+                double p, conf, pid = 0, cores = 0;
                 char pbuf[32] = "-";
 
-                if (jsonv_get_number(a, "p_est", &p) == 0) {
-                        if (jsonv_get_number(a, "p_confidence", &conf) == 0)
+                if (reply_number(a, "p_est", &p)) {
+                        if (reply_number(a, "p_confidence", &conf))
                                 snprintf(pbuf, sizeof(pbuf), "%.3f±%.3f", p, conf);
                         else
                                 snprintf(pbuf, sizeof(pbuf), "%.3f", p);
                 }
-                jsonv_get_number(a, "pid", &pid);
-                jsonv_get_number(a, "cores", &cores);
-                printf("%-15s %7.0f %-12s %5.0f %-9s", jsonv_get_string(a, "name"), pid,
-                       jsonv_get_string(a, "policy"), cores, jsonv_get_string(a, "cpus"));
+                reply_number(a, "pid", &pid);
+                reply_number(a, "cores", &cores);
+                printf("%-15s %7.0f %-12s %5.0f %-9s", reply_string(a, "name"), pid,
+                       reply_string(a, "policy"), cores, reply_string(a, "cpus"));
                 print_num(a, "freq_mhz", " %*.0f", 6);
                 print_num(a, "ipc", " %*.2f", 7);
                 print_num(a, "speedup", " %*.3f", 7);
                 printf(" %13s", pbuf);
                 print_num(a, "power_w", " %*.1f", 8);
                 print_num(a, "edp_rate", " %*.3g", 10);
-                print_num(a, "gain_pct", " %*.1f", 7);
-                printf("\n%-15s %s\n", "", jsonv_get_string(a, "reason"));
+                print_num(a, "gain_pct", " %*.1f", 10);
+                printf("\n%-15s %s\n", "", reply_string(a, "reason"));
         }
-        if (!apps || apps->n == 0)
+        if (n_apps == 0)
                 printf("(no managed apps)\n");
+        else
+                printf("PRED_GAIN%%: the model's predicted gain of the objective against all the "
+                       "app's allowed cores at the top frequency (a prediction, not a "
+                       "measurement)\n");
+}
+
+/* --watch: the last frames' cores and P̂ of each app, drawn as one line of eighth blocks. */
+#define WATCH_HISTORY 32
+#define WATCH_MAX_APPS 64
+
+struct watch_app {
+        int pid;
+        unsigned n;                    /* frames recorded, up to WATCH_HISTORY */
+        double cores[WATCH_HISTORY];   /* oldest first */
+        double p[WATCH_HISTORY];       /* NaN: no estimate at that frame */
+};
+
+struct watch {
+        struct watch_app apps[WATCH_MAX_APPS];
+        unsigned n_apps;
+};
+
+static volatile sig_atomic_t watch_stop;
+
+static void watch_on_signal(int sig)
+{
+        (void)sig;
+        watch_stop = 1;
+}
+
+static void watch_push(struct watch_app *a, double cores, double p)
+{
+        if (a->n == WATCH_HISTORY) {
+                memmove(a->cores, a->cores + 1, (WATCH_HISTORY - 1) * sizeof(*a->cores));
+                memmove(a->p, a->p + 1, (WATCH_HISTORY - 1) * sizeof(*a->p));
+                a->n--;
+        }
+        a->cores[a->n] = cores;
+        a->p[a->n] = p;
+        a->n++;
+}
+
+/* Keeps the history of the apps in this frame only: an app that left is forgotten. */
+static void watch_record(struct watch *w, struct json_object *apps)
+{
+        struct watch next = {0};
+        size_t n = apps ? json_object_array_length(apps) : 0;
+
+        for (size_t i = 0; i < n && next.n_apps < WATCH_MAX_APPS; i++) {
+                struct json_object *a = json_object_array_get_idx(apps, i);
+                struct watch_app *dst = &next.apps[next.n_apps++];
+                double pid = 0, cores = 0, p = NAN;
+
+                reply_number(a, "pid", &pid);
+                reply_number(a, "cores", &cores);
+                reply_number(a, "p_est", &p);
+                for (unsigned k = 0; k < w->n_apps; k++)
+                        if (w->apps[k].pid == (int)pid)
+                                *dst = w->apps[k];
+                dst->pid = (int)pid;
+                watch_push(dst, cores, p);
+        }
+        *w = next;
+}
+
+/* One eighth block per frame: ▁ for the least, █ for full scale, space for unknown. */
+static void watch_spark(const double *v, unsigned n, double full)
+{
+        static const char *const blocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+
+        for (unsigned i = 0; i < n; i++) {
+                int level;
+
+                if (!isfinite(v[i]) || full <= 0) {
+                        fputc(' ', stdout);
+                        continue;
+                }
+                level = (int)lround(fmin(fmax(v[i] / full, 0), 1) * 7);
+                fputs(blocks[level], stdout);
+        }
+}
+
+static void watch_history(const struct watch *w, struct json_object *reply)
+{
+        const char *list = reply_string(reply, "managed_cpus");
+        struct cpumask managed;
+        double full = 1;
+
+        if (list && cpumask_parse(list, &managed) == 0 && cpumask_count(&managed))
+                full = cpumask_count(&managed);
+        if (!w->n_apps)
+                return;
+        printf("\nhistory, oldest first (cores of %.0f, P\u0302 of 1):\n", full);
+        for (unsigned i = 0; i < w->n_apps; i++) {
+                const struct watch_app *a = &w->apps[i];
+
+                printf("%7d  cores ", a->pid);
+                watch_spark(a->cores, a->n, full);
+                printf("%*s  P\u0302 ", (int)(WATCH_HISTORY - a->n), "");
+                watch_spark(a->p, a->n, 1);
+                printf("\n");
+        }
+}
+
+/* Redraws in place on a terminal (like top); one frame after another, plain, into a pipe or
+ * file; with --json, one document per line. Ends on SIGINT/SIGTERM (exit 0) or after
+ * --count frames. */
+static int status_watch(struct client_args *a)
+{
+        struct sigaction sa = {.sa_handler = watch_on_signal};
+        bool tty = !a->json && isatty(STDOUT_FILENO);
+        double period_s = a->watch_s > 0 ? a->watch_s : 2;
+        struct watch *w = calloc(1, sizeof(*w));
+        unsigned frames = 0;
+        int r = EXIT_OK;
+
+        if (!w)
+                return EXIT_FAILURE_RUN;
+        /* No SA_RESTART: the signal ends the sleep at once. */
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        while (!watch_stop) {
+                struct json_object *reply = NULL;
+                char *text = NULL;
+                struct timespec ts = {(time_t)period_s,
+                                      (long)((period_s - floor(period_s)) * 1e9)};
+
+                r = client_call(a, "status", "{\"cmd\":\"status\"}", &reply, &text);
+                if (r != EXIT_OK)
+                        break;
+                if (a->json) {
+                        fputs(text, stdout);
+                } else {
+                        struct json_object *apps = NULL;
+                        char when[32];
+                        time_t now = time(NULL);
+
+                        if (json_object_object_get_ex(reply, "apps", &apps) &&
+                            !json_object_is_type(apps, json_type_array))
+                                apps = NULL;
+                        watch_record(w, apps);
+                        strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+                        /* Home and clear below: the frame replaces the last one. */
+                        if (tty)
+                                fputs("\033[H\033[J", stdout);
+                        else if (frames)
+                                fputc('\n', stdout);
+                        printf("pctl status --watch: every %.1f s, %s%s\n", period_s, when,
+                               tty ? " (Ctrl-C ends)" : "");
+                        status_human(reply);
+                        watch_history(w, reply);
+                }
+                fflush(stdout);
+                json_object_put(reply);
+                free(text);
+                if (a->count && ++frames >= a->count)
+                        break;
+                while (!watch_stop && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                        ;
+        }
+        free(w);
+        return r;
 }
 
 static int status_cmd(struct client_args *a, int argc, char **argv)
 {
-        struct jsonv *reply = NULL;
+        struct json_object *reply = NULL;
         char *text = NULL;
         int r;
 
+        /* `--watch 5` as well as `--watch=5`: the seconds may follow as the next word. */
+        if (a->watch && a->watch_s == 0 && a->first_arg < argc &&
+            parse_double(argv[a->first_arg], &a->watch_s) == 0) {
+                if (!(a->watch_s >= 0.1 && a->watch_s <= 3600)) {
+                        fprintf(stderr,
+                                "pctl status: --watch takes seconds from 0.1 to 3600 (got '%s')\n",
+                                argv[a->first_arg]);
+                        return EXIT_USAGE;
+                }
+                a->first_arg++;
+        }
         if (a->first_arg < argc) {
                 fprintf(stderr, "pctl status: unexpected argument '%s'\n", argv[a->first_arg]);
                 return EXIT_USAGE;
         }
+        if (a->count && !a->watch) {
+                fprintf(stderr, "pctl status: --count goes with --watch\n");
+                return EXIT_USAGE;
+        }
+        if (a->watch)
+                return status_watch(a);
         r = client_call(a, "status", "{\"cmd\":\"status\"}", &reply, &text);
         if (r != EXIT_OK)
                 return r;
@@ -240,7 +483,7 @@ static int status_cmd(struct client_args *a, int argc, char **argv)
                 fputs(text, stdout);
         else
                 status_human(reply);
-        jsonv_free(reply);
+        json_object_put(reply);
         free(text);
         return EXIT_OK;
 }
@@ -269,7 +512,7 @@ static int pid_request(struct client_args *a, const char *cmd, int argc, char **
 static int send_pid(struct client_args *a, const char *cmd, pid_t pid)
 {
         char request[256];
-        struct jsonv *reply = NULL;
+        struct json_object *reply = NULL;
         int r;
 
         if (a->policy)
@@ -278,7 +521,7 @@ static int send_pid(struct client_args *a, const char *cmd, pid_t pid)
         else
                 snprintf(request, sizeof(request), "{\"cmd\":\"%s\",\"pid\":%d}", cmd, (int)pid);
         r = client_call(a, cmd, request, &reply, NULL);
-        jsonv_free(reply);
+        json_object_put(reply);
         return r;
 }
 
@@ -359,7 +602,7 @@ static int run_cmd(struct client_args *a, int argc, char **argv)
 
 static int reload_cmd(struct client_args *a, int argc, char **argv)
 {
-        struct jsonv *reply = NULL;
+        struct json_object *reply = NULL;
         int r;
 
         if (a->first_arg < argc || a->policy || a->json) {
@@ -372,7 +615,7 @@ static int reload_cmd(struct client_args *a, int argc, char **argv)
         r = client_call(a, "policy reload", "{\"cmd\":\"reload\"}", &reply, NULL);
         if (r == EXIT_OK)
                 printf("pctld reloaded its configuration and policies\n");
-        jsonv_free(reply);
+        json_object_put(reply);
         return r;
 }
 

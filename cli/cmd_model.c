@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "pctl/cpumask.h"
-#include "pctl/json.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/model.h"
 #include "pctl/power_decl.h"
 #include "pctl/util.h"
@@ -134,13 +134,11 @@ static int need(bool has, const char *sub, const char *opt)
 static void print_scalar(const char *key, double v, bool json)
 {
         if (json) {
-                struct json j;
+                struct json_object *j = json_object_new_object();
 
-                json_init(&j, stdout, false);
-                json_object_begin(&j);
-                json_kv_double(&j, key, v);
-                json_object_end(&j);
-                json_finish(&j);
+                json_object_object_add(j, key, jsonfmt_double(v));
+                jsonfmt_print(stdout, j, false);
+                json_object_put(j);
         } else {
                 printf("%.4f\n", v);
         }
@@ -194,7 +192,8 @@ static int model_table_cmd(const struct model_args *a)
         struct model_app app = {.p = a->p, .t1_s = a->t1_s, .instructions = a->instructions};
         bool have_power = false;
         unsigned freq_khz;
-        struct json j;
+        struct json_object *j = NULL, *rows = NULL;
+        int r;
 
         if (need(a->has_p, "table", "--p") < 0 || need(a->has_cores, "table", "--cores") < 0)
                 return EXIT_USAGE;
@@ -215,14 +214,13 @@ static int model_table_cmd(const struct model_args *a)
         app.freq_ref_khz = freq_khz;
 
         if (a->json) {
-                json_init(&j, stdout, true);
-                json_object_begin(&j);
-                json_kv_double(&j, "p", a->p);
-                json_kv_double(&j, "t1_s", a->t1_s);
-                json_kv_double(&j, "instructions", a->instructions);
-                json_kv_bool(&j, "power_declared", have_power);
-                json_key(&j, "rows");
-                json_array_begin(&j);
+                j = json_object_new_object();
+                json_object_object_add(j, "p", jsonfmt_double(a->p));
+                json_object_object_add(j, "t1_s", jsonfmt_double(a->t1_s));
+                json_object_object_add(j, "instructions", jsonfmt_double(a->instructions));
+                json_object_object_add(j, "power_declared", json_object_new_boolean(have_power));
+                rows = json_object_new_array();
+                json_object_object_add(j, "rows", rows);
         } else {
                 printf("P = %.4f, T(1) = %g s, I0 = %g instructions%s\n", a->p, a->t1_s,
                        a->instructions, have_power ? ", power declared" : "");
@@ -236,19 +234,22 @@ static int model_table_cmd(const struct model_args *a)
 
                 if (model_predict(&app, have_power ? &pm : NULL, (unsigned)n, freq_khz, &pr) < 0) {
                         fprintf(stderr, "pctl model table: no prediction for %d cores\n", n);
+                        json_object_put(j);
                         return EXIT_USAGE;
                 }
                 if (a->json) {
-                        json_object_begin(&j);
-                        json_kv_uint(&j, "cores", (unsigned)n);
-                        json_kv_double(&j, "time_ratio", pr.time_s / a->t1_s);
-                        json_kv_double(&j, "time_s", pr.time_s);
-                        json_kv_double(&j, "speedup", pr.speedup);
-                        json_kv_double(&j, "power_w", pr.power_w);
-                        json_kv_double(&j, "perf_per_w", pr.perf_per_w);
-                        json_kv_double(&j, "epi_j", pr.epi_j);
-                        json_kv_double(&j, "edp", pr.edp_js);
-                        json_object_end(&j);
+                        struct json_object *row = json_object_new_object();
+
+                        json_object_object_add(row, "cores", json_object_new_uint64((unsigned)n));
+                        json_object_object_add(row, "time_ratio",
+                                               jsonfmt_double(pr.time_s / a->t1_s));
+                        json_object_object_add(row, "time_s", jsonfmt_double(pr.time_s));
+                        json_object_object_add(row, "speedup", jsonfmt_double(pr.speedup));
+                        json_object_object_add(row, "power_w", jsonfmt_double(pr.power_w));
+                        json_object_object_add(row, "perf_per_w", jsonfmt_double(pr.perf_per_w));
+                        json_object_object_add(row, "epi_j", jsonfmt_double(pr.epi_j));
+                        json_object_object_add(row, "edp", jsonfmt_double(pr.edp_js));
+                        json_object_array_add(rows, row);
                 } else {
                         printf("%5d %10.4f %8.4f", n, pr.time_s / a->t1_s, pr.speedup);
                         if (have_power)
@@ -258,9 +259,10 @@ static int model_table_cmd(const struct model_args *a)
                 }
         }
         if (a->json) {
-                json_array_end(&j);
-                json_object_end(&j);
-                json_finish(&j);
+                r = jsonfmt_print(stdout, j, true);
+                json_object_put(j);
+                if (r < 0)
+                        return EXIT_FAILURE_RUN;
         }
         return EXIT_OK;
 }

@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "pctl/config.h"
-#include "pctl/json.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/policy.h"
 #include "pctl/util.h"
 
@@ -80,39 +80,40 @@ static void format_bound(char *buf, size_t size, unsigned lo, unsigned hi, const
         snprintf(buf, size, "%s-%s", lo ? l : lo_none, hi ? h : hi_none);
 }
 
-static void list_json_policy(struct json *j, const struct policy *p)
+/* 0 = no limit: null says "none" without inventing a number. */
+static struct json_object *limit_json(unsigned v)
 {
-        json_object_begin(j);
-        json_kv_string(j, "name", p->name);
-        json_kv_string(j, "objective", objective_to_string(p->objective));
-        json_kv_uint(j, "min_cores", p->min_cores);
-        /* 0 = no limit: null says "none" without inventing a number. */
-        json_key(j, "max_cores");
-        p->max_cores ? json_uint(j, p->max_cores) : json_null(j);
-        json_key(j, "min_freq_mhz");
-        p->min_freq_mhz ? json_uint(j, p->min_freq_mhz) : json_null(j);
-        json_key(j, "max_freq_mhz");
-        p->max_freq_mhz ? json_uint(j, p->max_freq_mhz) : json_null(j);
-        json_kv_double(j, "max_slowdown", p->max_slowdown); /* INFINITY -> null */
-        json_kv_double(j, "weight", p->weight);
-        json_key(j, "match");
-        json_object_begin(j);
+        return v ? json_object_new_uint64(v) : NULL;
+}
+
+static struct json_object *list_json_policy(const struct policy *p)
+{
+        struct json_object *j = json_object_new_object(), *match = json_object_new_object();
+
+        json_object_object_add(j, "name", jsonfmt_string(p->name));
+        json_object_object_add(j, "objective", jsonfmt_string(objective_to_string(p->objective)));
+        json_object_object_add(j, "min_cores", json_object_new_uint64(p->min_cores));
+        json_object_object_add(j, "max_cores", limit_json(p->max_cores));
+        json_object_object_add(j, "min_freq_mhz", limit_json(p->min_freq_mhz));
+        json_object_object_add(j, "max_freq_mhz", limit_json(p->max_freq_mhz));
+        json_object_object_add(j, "max_slowdown",
+                               jsonfmt_double(p->max_slowdown)); /* INFINITY -> null */
+        json_object_object_add(j, "weight", jsonfmt_double(p->weight));
         for (unsigned k = 0; k < POLICY_MATCH_KINDS; k++) {
-                json_key(j, match_keys[k] + 6);
-                json_array_begin(j);
+                struct json_object *values = json_object_new_array();
+
                 for (size_t i = 0; i < p->match[k].n; i++)
-                        json_string(j, p->match[k].v[i]);
-                json_array_end(j);
+                        json_object_array_add(values, json_object_new_string(p->match[k].v[i]));
+                json_object_object_add(match, match_keys[k] + 6, values);
         }
-        json_object_end(j);
+        json_object_object_add(j, "match", match);
         if (p->file[0]) {
-                json_kv_string(j, "file", p->file);
-                json_kv_int(j, "line", p->lineno);
+                json_object_object_add(j, "file", jsonfmt_string(p->file));
+                json_object_object_add(j, "line", json_object_new_int64(p->lineno));
         } else {
-                json_key(j, "file");
-                json_null(j);
+                json_object_object_add(j, "file", NULL);
         }
-        json_object_end(j);
+        return j;
 }
 
 static void list_text_policy(const struct policy *p)
@@ -173,25 +174,20 @@ static int policy_list_cmd(const struct policy_args *a)
                 return EXIT_USAGE;
         }
         if (a->json) {
-                struct json j;
+                struct json_object *j = json_object_new_object(), *list = json_object_new_array();
 
-                json_init(&j, stdout, true);
-                json_object_begin(&j);
-                json_kv_string(&j, "dir", dir);
-                json_key(&j, "policies");
-                json_array_begin(&j);
+                json_object_object_add(j, "dir", jsonfmt_string(dir));
                 for (size_t i = 0; i < set.n; i++)
-                        list_json_policy(&j, &set.v[i]);
-                json_array_end(&j);
+                        json_object_array_add(list, list_json_policy(&set.v[i]));
+                json_object_object_add(j, "policies", list);
                 /* Bare objective names no file overrides. */
-                json_key(&j, "builtin");
-                json_array_begin(&j);
+                list = json_object_new_array();
                 for (unsigned o = 0; o < OBJECTIVE_COUNT; o++)
                         if (policy_lookup(&set, objective_to_string(o)) == policy_builtin(o))
-                                list_json_policy(&j, policy_builtin(o));
-                json_array_end(&j);
-                json_object_end(&j);
-                json_finish(&j);
+                                json_object_array_add(list, list_json_policy(policy_builtin(o)));
+                json_object_object_add(j, "builtin", list);
+                r = jsonfmt_print(stdout, j, true);
+                json_object_put(j);
         } else {
                 printf("%-16s %-11s %-9s %-11s %-8s %6s  %s\n", "NAME", "OBJECTIVE", "CORES",
                        "FREQ(MHz)", "SLOWDOWN", "WEIGHT", "FILE:LINE");
@@ -204,7 +200,7 @@ static int policy_list_cmd(const struct policy_args *a)
                 printf("\n");
         }
         policy_set_free(&set);
-        return EXIT_OK;
+        return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
 }
 
 static int policy_check_one(const char *path)

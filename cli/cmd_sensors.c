@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "pctl/json.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/sensor.h"
 
 static void sensors_usage(FILE *f)
@@ -24,7 +24,7 @@ int cmd_sensors(int argc, char **argv)
         const struct sensor_ops *best = NULL;
         char why[1024];
         bool json = false;
-        struct json j;
+        struct json_object *j = NULL, *backends = NULL;
         int c;
 
         optind = 1;
@@ -50,10 +50,9 @@ int cmd_sensors(int argc, char **argv)
                 return EXIT_USAGE;
         }
         if (json) {
-                json_init(&j, stdout, true);
-                json_object_begin(&j);
-                json_key(&j, "backends");
-                json_array_begin(&j);
+                j = json_object_new_object();
+                backends = json_object_new_array();
+                json_object_object_add(j, "backends", backends);
         } else {
                 printf("%-9s %-9s %s\n", "BACKEND", "AVAILABLE", "REASON");
         }
@@ -64,13 +63,16 @@ int cmd_sensors(int argc, char **argv)
                 if (ops->probe(&cfg, &p) < 0 && !p.reason[0])
                         snprintf(p.reason, sizeof(p.reason), "%s: probe failed", ops->name);
                 if (json) {
-                        json_object_begin(&j);
-                        json_kv_string(&j, "name", ops->name);
-                        json_kv_string(&j, "description", ops->description);
-                        json_kv_bool(&j, "available", p.available);
-                        json_kv_int(&j, "errno", p.err < 0 ? -p.err : 0);
-                        json_kv_string(&j, "reason", p.reason);
-                        json_object_end(&j);
+                        struct json_object *b = json_object_new_object();
+
+                        json_object_object_add(b, "name", jsonfmt_string(ops->name));
+                        json_object_object_add(b, "description", jsonfmt_string(ops->description));
+                        json_object_object_add(b, "available",
+                                               json_object_new_boolean(p.available));
+                        json_object_object_add(b, "errno",
+                                               json_object_new_int64(p.err < 0 ? -p.err : 0));
+                        json_object_object_add(b, "reason", jsonfmt_string(p.reason));
+                        json_object_array_add(backends, b);
                 } else {
                         printf("%-9s %-9s %s\n", ops->name, p.available ? "yes" : "no", p.reason);
                 }
@@ -78,17 +80,12 @@ int cmd_sensors(int argc, char **argv)
         /* auto probes again; the probes are cheap next to LIKWID's forked one. */
         int r = sensor_pick_auto(&cfg, &best, why, sizeof(why));
         if (json) {
-                json_array_end(&j);
-                json_key(&j, "auto");
-                if (r == 0)
-                        json_string(&j, best->name);
-                else
-                        json_null(&j);
-                json_kv_string(&j, "auto_why", why);
-                json_object_end(&j);
-                json_finish(&j);
-        } else {
-                printf("\nauto: %s\n", why);
+                json_object_object_add(j, "auto", jsonfmt_string(r == 0 ? best->name : NULL));
+                json_object_object_add(j, "auto_why", jsonfmt_string(why));
+                r = jsonfmt_print(stdout, j, true);
+                json_object_put(j);
+                return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
         }
+        printf("\nauto: %s\n", why);
         return EXIT_OK;
 }

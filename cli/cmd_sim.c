@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
-#include "pctl/json.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/sample_io.h"
 #include "pctl/config.h"
 #include "pctl/policy.h"
@@ -229,27 +229,30 @@ static void table_row(const struct row *r)
                r->time_s, r->energy_j, r->energy_j / r->time_s, r->energy_j * r->time_s, r->p_true);
 }
 
-static void json_row(struct json *j, const struct row *r)
+static struct json_object *row_json(const struct row *r)
 {
-        json_kv_string(j, "name", r->name);
-        json_kv_uint(j, "cores", r->cores);
-        json_kv_uint(j, "freq_mhz", r->freq_mhz);
-        json_kv_double(j, "time_s", r->time_s);
-        json_kv_double(j, "energy_j", r->energy_j);
-        json_kv_double(j, "power_w", r->energy_j / r->time_s);
-        json_kv_double(j, "edp", r->energy_j * r->time_s); /* eq. 13 */
-        json_kv_double(j, "p_true", r->p_true);
+        struct json_object *j = json_object_new_object();
+
+        json_object_object_add(j, "name", jsonfmt_string(r->name));
+        json_object_object_add(j, "cores", json_object_new_uint64(r->cores));
+        json_object_object_add(j, "freq_mhz", json_object_new_uint64(r->freq_mhz));
+        json_object_object_add(j, "time_s", jsonfmt_double(r->time_s));
+        json_object_object_add(j, "energy_j", jsonfmt_double(r->energy_j));
+        json_object_object_add(j, "power_w", jsonfmt_double(r->energy_j / r->time_s));
+        json_object_object_add(j, "edp", jsonfmt_double(r->energy_j * r->time_s)); /* eq. 13 */
+        json_object_object_add(j, "p_true", jsonfmt_double(r->p_true));
+        return j;
 }
 
-static void json_total(struct json *j, double time_s, double energy_j)
+static void total_json(struct json_object *j, double time_s, double energy_j)
 {
-        json_key(j, "total");
-        json_object_begin(j);
-        json_kv_double(j, "time_s", time_s);
-        json_kv_double(j, "energy_j", energy_j);
-        json_kv_double(j, "power_w", energy_j / time_s);
-        json_kv_double(j, "edp", energy_j * time_s);
-        json_object_end(j);
+        struct json_object *t = json_object_new_object();
+
+        json_object_object_add(t, "time_s", jsonfmt_double(time_s));
+        json_object_object_add(t, "energy_j", jsonfmt_double(energy_j));
+        json_object_object_add(t, "power_w", jsonfmt_double(energy_j / time_s));
+        json_object_object_add(t, "edp", jsonfmt_double(energy_j * time_s));
+        json_object_object_add(j, "total", t);
 }
 
 struct trace {
@@ -412,12 +415,10 @@ static int sim_run_cmd(const struct sim_args *a)
                 goto out;
         }
 
-        struct json j;
+        struct json_object *j = NULL, *apps = NULL;
         if (a->json) {
-                json_init(&j, stdout, true);
-                json_object_begin(&j);
-                json_key(&j, "apps");
-                json_array_begin(&j);
+                j = json_object_new_object();
+                apps = json_object_new_array();
         } else {
                 printf("scenario %s: %u CPUs%s%s, static %u cores at %u MHz\n", a->scenario,
                        info.n_cpus, info.preset[0] ? ", preset " : "", info.preset, a->cores,
@@ -430,19 +431,18 @@ static int sim_run_cmd(const struct sim_args *a)
                 /* The app's end is its start plus its run time: exact, not to the step. */
                 end_s = fmax(end_s, t.start_s + t.time_s);
                 struct row row = {t.name, t.cores, t.freq_mhz, t.time_s, t.energy_j, t.p_true};
-                if (a->json) {
-                        json_object_begin(&j);
-                        json_row(&j, &row);
-                        json_object_end(&j);
-                } else {
+                if (a->json)
+                        json_object_array_add(apps, row_json(&row));
+                else
                         table_row(&row);
-                }
         }
         if (a->json) {
-                json_array_end(&j);
-                json_total(&j, end_s, sim_truth_energy_j(m));
-                json_object_end(&j);
-                json_finish(&j);
+                json_object_object_add(j, "apps", apps);
+                total_json(j, end_s, sim_truth_energy_j(m));
+                r = jsonfmt_print(stdout, j, true);
+                json_object_put(j);
+                if (r < 0)
+                        goto out;
         } else {
                 printf("%-16s %5s %8s %10.3f %11.3f %8.2f %12.5g\n", "total", "", "", end_s,
                        sim_truth_energy_j(m), sim_truth_energy_j(m) / end_s,
@@ -469,7 +469,7 @@ static int sim_run_policy_cmd(const struct sim_args *a)
         struct config_problems problems = {0};
         struct simrun_result res;
         char err[512];
-        struct json j;
+        struct json_object *j = NULL, *apps = NULL;
         int r;
 
         if (a->policies_dir) {
@@ -491,11 +491,9 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                 return r == -ENOENT || r == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
         }
         if (a->json) {
-                json_init(&j, stdout, true);
-                json_object_begin(&j);
-                json_kv_string(&j, "policy", a->policy);
-                json_key(&j, "apps");
-                json_array_begin(&j);
+                j = json_object_new_object();
+                json_object_object_add(j, "policy", jsonfmt_string(a->policy));
+                apps = json_object_new_array();
         } else {
                 printf("scenario %s under policy %s: %lu decisions, %lu changes\n", a->scenario,
                        a->policy, res.decisions, res.changes);
@@ -508,10 +506,10 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                                   ap->time_s, ap->energy_j, ap->p_true};
 
                 if (a->json) {
-                        json_object_begin(&j);
-                        json_row(&j, &row);
-                        json_kv_double(&j, "p_est", ap->p_est);
-                        json_object_end(&j);
+                        struct json_object *o = row_json(&row);
+
+                        json_object_object_add(o, "p_est", jsonfmt_double(ap->p_est));
+                        json_object_array_add(apps, o);
                 } else {
                         printf("%-16s %5u %8u %10.3f %11.3f %8.2f %12.5g %6.3f %6.3f\n", row.name,
                                row.cores, row.freq_mhz, row.time_s, row.energy_j,
@@ -519,37 +517,37 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                                ap->p_est);
                 }
         }
+        r = 0;
         if (a->json) {
-                json_array_end(&j);
-                json_total(&j, res.time_s, res.energy_j);
-                json_kv_uint(&j, "decisions", res.decisions);
-                json_kv_uint(&j, "changes", res.changes);
-                json_object_end(&j);
-                json_finish(&j);
+                json_object_object_add(j, "apps", apps);
+                total_json(j, res.time_s, res.energy_j);
+                json_object_object_add(j, "decisions", json_object_new_uint64(res.decisions));
+                json_object_object_add(j, "changes", json_object_new_uint64(res.changes));
+                r = jsonfmt_print(stdout, j, true);
+                json_object_put(j);
         } else {
                 printf("%-16s %5s %8s %10.3f %11.3f %8.2f %12.5g\n", "total", "", "", res.time_s,
                        res.energy_j, res.energy_j / res.time_s, res.energy_j * res.time_s);
         }
         simrun_result_free(&res);
-        return EXIT_OK;
+        return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
 }
 
 static int sim_oracle_cmd(const struct sim_args *a)
 {
         struct sim_machine *m;
         struct sim_machine_info info;
-        struct json j;
+        struct json_object *j = NULL, *apps = NULL;
         double sum_t = 0, sum_e = 0;
         int ret = EXIT_OK;
 
         if (load(a, &m, &info) < 0)
                 return EXIT_USAGE;
         if (a->json) {
-                json_init(&j, stdout, true);
-                json_object_begin(&j);
-                json_kv_string(&j, "objective", sim_objective_name(a->objective));
-                json_key(&j, "apps");
-                json_array_begin(&j);
+                j = json_object_new_object();
+                json_object_object_add(j, "objective",
+                                       jsonfmt_string(sim_objective_name(a->objective)));
+                apps = json_object_new_array();
         } else {
                 printf("scenario %s: %u CPUs%s%s; best static setting by %s, each app alone\n",
                        a->scenario, info.n_cpus, info.preset[0] ? ", preset " : "", info.preset,
@@ -574,24 +572,24 @@ static int sim_oracle_cmd(const struct sim_args *a)
                 sum_t += best.time_s;
                 sum_e += best.energy_j;
                 if (a->json) {
-                        json_object_begin(&j);
-                        json_row(&j, &row);
+                        struct json_object *o = row_json(&row), *cands;
+
                         if (a->all) {
-                                json_key(&j, "candidates");
-                                json_array_begin(&j);
+                                cands = json_object_new_array();
                                 for (unsigned k = 0; k < n_all; k++) {
                                         struct row c = {t.name,          all[k].cores,
                                                         all[k].freq_mhz, all[k].time_s,
                                                         all[k].energy_j, all[k].p_true};
-                                        json_object_begin(&j);
-                                        json_row(&j, &c);
-                                        json_kv_double(&j, "ppw",
-                                                       all[k].instructions / all[k].energy_j);
-                                        json_object_end(&j);
+                                        struct json_object *co = row_json(&c);
+
+                                        json_object_object_add(
+                                            co, "ppw",
+                                            jsonfmt_double(all[k].instructions / all[k].energy_j));
+                                        json_object_array_add(cands, co);
                                 }
-                                json_array_end(&j);
+                                json_object_object_add(o, "candidates", cands);
                         }
-                        json_object_end(&j);
+                        json_object_array_add(apps, o);
                 } else {
                         table_row(&row);
                         for (unsigned k = 0; a->all && k < n_all; k++) {
@@ -603,11 +601,12 @@ static int sim_oracle_cmd(const struct sim_args *a)
                 free(all);
         }
         if (a->json) {
-                json_array_end(&j);
+                json_object_object_add(j, "apps", apps);
                 /* As if the apps ran one after another, each at its best. */
-                json_total(&j, sum_t, sum_e);
-                json_object_end(&j);
-                json_finish(&j);
+                total_json(j, sum_t, sum_e);
+                if (jsonfmt_print(stdout, j, true) < 0)
+                        ret = EXIT_FAILURE_RUN;
+                json_object_put(j);
         }
         sim_free(m);
         return ret;

@@ -1,9 +1,10 @@
 #include "pctl/inifile.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdbool.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,4 +189,134 @@ int inifile_parse_string(const char *text, inifile_handler h, void *user, struct
         struct inifile_ctx c = {.text = text, .h = h, .user = user, .err = err};
 
         return inifile_run(&c);
+}
+
+/* inih's find_chars_or_comment: the first char of `chars`, or an inline comment. */
+static char *inifile_scan_find(char *s, const char *chars)
+{
+        bool was_space = true;
+
+        while (*s && !strchr(chars, *s)) {
+                if (ini_allow_inline_comments && was_space &&
+                    strchr(ini_inline_comment_prefixes, *s))
+                        break;
+                was_space = isspace((unsigned char)*s);
+                s++;
+        }
+        return s;
+}
+
+static int inifile_scan_line(struct inifile_scan *out, struct config_problems *problems,
+                             const char *name, char *line, int lineno, bool *have_key)
+{
+        char *start = line, *end;
+        size_t len = strlen(line);
+
+        if (lineno == 1 && ini_allow_bom && (unsigned char)start[0] == 0xEF &&
+            (unsigned char)start[1] == 0xBB && (unsigned char)start[2] == 0xBF)
+                start += 3;
+        while (len > 0 && isspace((unsigned char)line[len - 1]))
+                line[--len] = '\0';
+        while (*start && isspace((unsigned char)*start))
+                start++;
+
+        if (*start == '\0' || strchr(ini_start_comment_prefixes, *start))
+                return 0;
+        /* An indented line after a key continues its value, as inih reads it. */
+        if (ini_allow_multiline && *have_key && start > line)
+                return 0;
+        if (*start == '[') {
+                struct inifile_section *v;
+
+                end = inifile_scan_find(start + 1, "]");
+                if (*end != ']')
+                        return config_problems_add(problems, name, lineno,
+                                                   "'%s': a section header needs a closing ]",
+                                                   start);
+                *end = '\0';
+                v = realloc(out->v, (out->n + 1) * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                out->v = v;
+                v[out->n].lineno = lineno;
+                strscpy(v[out->n].name, strstrip(start + 1), sizeof(v[out->n].name));
+                out->n++;
+                *have_key = false;
+                return 0;
+        }
+        end = inifile_scan_find(start, "=:");
+        if (*end != '=' && *end != ':')
+                return config_problems_add(problems, name, lineno,
+                                           "'%s': not a [section], key = value, or comment", start);
+        *have_key = true;
+        return 0;
+}
+
+int inifile_scan(const char *path, const char *text, const char *name, struct inifile_scan *out,
+                 struct config_problems *problems)
+{
+        struct inifile_scan s = {};
+        _cleanup_free_ char *loaded = NULL;
+        FILE *f = NULL;
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        int lineno = 0, r = 0;
+        bool have_key = false;
+
+        if (path) {
+                struct inifile_error err;
+
+                r = inifile_load(path, &loaded, &err);
+                /* Unreadable is the caller's to word; not a text file is said here. */
+                if (r < 0 && r != -ENOENT && r != -EACCES && r != -ENOMEM)
+                        config_problems_add(problems, name, err.lineno, "%s", err.what);
+                if (r < 0)
+                        return r;
+                text = loaded;
+        }
+        f = fmemopen((void *)text, strlen(text), "r");
+        if (!f)
+                return -errno;
+        while ((n = getline(&line, &cap, f)) >= 0) {
+                size_t len = (size_t)n;
+
+                lineno++;
+                if (len > 0 && line[len - 1] == '\n')
+                        len--;
+                /* inifile's reader keeps max_line - 2 chars and a newline. */
+                if (len > (size_t)ini_max_line - 2) {
+                        r = config_problems_add(problems, name, lineno, "line longer than %d bytes",
+                                                ini_max_line - 3);
+                        if (r < 0)
+                                break;
+                        continue;
+                }
+                r = inifile_scan_line(&s, problems, name, line, lineno, &have_key);
+                if (r < 0)
+                        break;
+        }
+        free(line);
+        fclose(f);
+        if (r < 0) {
+                inifile_scan_free(&s);
+                return r;
+        }
+        *out = s;
+        return 0;
+}
+
+void inifile_scan_free(struct inifile_scan *s)
+{
+        free(s->v);
+        *s = (struct inifile_scan){};
+}
+
+int inifile_scan_section_at(const struct inifile_scan *s, int lineno)
+{
+        int idx = -1;
+
+        for (size_t i = 0; i < s->n && s->v[i].lineno < lineno; i++)
+                idx = (int)i;
+        return idx;
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ini.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,9 +12,9 @@
 
 #include "pctl/fsio.h"
 #include "pctl/inifile.h"
+#include "pctl/inikey.h"
+#include "pctl/power_decl.h"
 #include "pctl/util.h"
-
-#define PF_MAX_MHZ 100000
 
 void platform_profile_init(struct platform_profile *p)
 {
@@ -25,22 +26,83 @@ void platform_profile_init(struct platform_profile *p)
         };
 }
 
-/* Per-frequency halves of the [power] pairs, joined when the file has been read. */
-struct pf_freq {
-        unsigned mhz;
-        double core_w, idle_w;
-        int core_line, idle_line; /* 0: not seen */
+static int pf_set_backend(void *field, const char *value, void *ctx, char *why, size_t why_size)
+{
+        (void)ctx;
+        /* A sensor backend's name (likwid, perf, ...): a word, which the writer writes back
+         * as it is; it blanks ';', so ";;" would not be. */
+        if (!value[0] || value[strspn(value, "abcdefghijklmnopqrstuvwxyz"
+                                             "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                             "0123456789_-")]) {
+                snprintf(why, why_size, "backend = '%s' is not a sensor backend name", value);
+                return -EINVAL;
+        }
+        if (strscpy(field, value, sizeof(((struct platform_profile *)0)->backend)) < 0) {
+                snprintf(why, why_size, "backend = '%s' is longer than %zu bytes", value,
+                         sizeof(((struct platform_profile *)0)->backend) - 1);
+                return -ERANGE;
+        }
+        return 0;
+}
+
+#define PF_STR(field)                                                                              \
+        .type = INIKEY_STRING, .offset = offsetof(struct platform_profile, field),                 \
+        .size = sizeof(((struct platform_profile *)0)->field)
+#define PF_DOUBLE(field, what_)                                                                    \
+        .type = INIKEY_DOUBLE, .offset = offsetof(struct platform_profile, field),                 \
+        .max = INFINITY, .what = what_
+
+static const struct inikey pf_platform_keys[] = {
+    {.key = "backend",
+     .type = INIKEY_CUSTOM,
+     .offset = offsetof(struct platform_profile, backend),
+     .custom = pf_set_backend,
+     .doc = "sensor backend the calibration measured with"},
+    {.key = "date", PF_STR(date), .doc = "when, ISO 8601"},
+    {.key = "hostname", PF_STR(hostname), .doc = "machine"},
+    {.key = "cpu_model", PF_STR(cpu_model), .doc = "from /proc/cpuinfo"},
+    {.key = "n_cpus",
+     .type = INIKEY_UINT,
+     .offset = offsetof(struct platform_profile, n_cpus),
+     .max = UINT32_MAX,
+     .what = "a count",
+     .doc = "CPUs online"},
+};
+
+static const struct inikey pf_estimator_keys[] = {
+    {.key = "ipc1",
+     PF_DOUBLE(ipc1, "an IPC > 0"),
+     .min_exclusive = true,
+     .doc = "single-core IPC of pbench's kernel"},
+    {.key = "delta_i_rate",
+     PF_DOUBLE(delta_i_rate, "a rate >= 0 (instructions/s)"),
+     .doc = "system instructions per second per busy core"},
+};
+
+static const struct inikey pf_validation_keys[] = {
+    {.key = "max_p_error", PF_DOUBLE(max_p_error, "a number >= 0"), .doc = "max |P^ - P|"},
+    {.key = "max_speedup_error_pct",
+     PF_DOUBLE(max_speedup_error_pct, "a number >= 0"),
+     .doc = "max speedup error, %"},
+};
+
+/* [power] is not here: it is the one dialect of lib/power_decl.c. */
+static const struct {
+        const char *name;
+        const struct inikey *keys;
+        size_t n;
+} pf_sections[] = {
+    {"platform", pf_platform_keys, ARRAY_SIZE(pf_platform_keys)},
+    {"estimator", pf_estimator_keys, ARRAY_SIZE(pf_estimator_keys)},
+    {"validation", pf_validation_keys, ARRAY_SIZE(pf_validation_keys)},
 };
 
 struct pf_ctx {
         struct platform_profile p;
         struct inifile_error *err;
         bool seen_backend;
-        bool seen_power;
-        int power_line;
-        bool seen_static;
-        unsigned n_freqs;
-        struct pf_freq freqs[MODEL_MAX_FREQS];
+        int power_line; /* 0: no [power] */
+        struct power_decl power;
 };
 
 static int pf_fail(struct pf_ctx *c, int r, const char *fmt, const char *a, const char *b)
@@ -50,170 +112,67 @@ static int pf_fail(struct pf_ctx *c, int r, const char *fmt, const char *a, cons
         return r;
 }
 
-/* A non-negative finite number. */
-static int pf_number(const char *value, double *out)
-{
-        double v;
-        int r = parse_double(value, &v);
-
-        if (r < 0)
-                return r;
-        if (!isfinite(v) || v < 0)
-                return -ERANGE;
-        *out = v;
-        return 0;
-}
-
-static int pf_string(char *dst, size_t size, const char *value)
-{
-        return strscpy(dst, value, size) < 0 ? -ENAMETOOLONG : 0;
-}
-
-static int pf_power_key(struct pf_ctx *c, const char *key, const char *value, int lineno)
-{
-        bool core = strncmp(key, "core_w_", 7) == 0;
-        bool idle = strncmp(key, "idle_w_", 7) == 0;
-        struct pf_freq *fq = NULL;
-        unsigned mhz;
-        double v;
-
-        if (strcmp(key, "static_w") == 0) {
-                if (pf_number(value, &c->p.power.static_w) < 0)
-                        return pf_fail(c, -EINVAL, "%s = '%s' is not a number of watts >= 0", key,
-                                       value);
-                c->seen_static = true;
-                return 0;
-        }
-        if (strcmp(key, "residual_w") == 0) {
-                if (pf_number(value, &c->p.power_residual_w) < 0)
-                        return pf_fail(c, -EINVAL, "%s = '%s' is not a number of watts >= 0", key,
-                                       value);
-                return 0;
-        }
-        if (!core && !idle)
-                return pf_fail(c, -EINVAL, "unknown key '%s' in [%s]", key, "power");
-        if (parse_uint(key + 7, &mhz) < 0 || mhz == 0 || mhz > PF_MAX_MHZ)
-                return pf_fail(c, -EINVAL, "'%s': the frequency after '%.7s' is not in MHz", key,
-                               key);
-        if (pf_number(value, &v) < 0)
-                return pf_fail(c, -EINVAL, "%s = '%s' is not a number of watts >= 0", key, value);
-        for (unsigned i = 0; i < c->n_freqs; i++)
-                if (c->freqs[i].mhz == mhz)
-                        fq = &c->freqs[i];
-        if (!fq) {
-                if (c->n_freqs == MODEL_MAX_FREQS)
-                        return pf_fail(c, -EINVAL, "%s: more frequencies than %s", key, "64");
-                fq = &c->freqs[c->n_freqs++];
-                *fq = (struct pf_freq){.mhz = mhz};
-        }
-        if ((core && fq->core_line) || (idle && fq->idle_line))
-                return pf_fail(c, -EINVAL, "'%s' is given twice%s", key, "");
-        if (core) {
-                fq->core_w = v;
-                fq->core_line = lineno;
-        } else {
-                fq->idle_w = v;
-                fq->idle_line = lineno;
-        }
-        return 0;
-}
-
 static int pf_handler(void *user, const char *section, const char *key, const char *value,
                       int lineno)
 {
         struct pf_ctx *c = user;
-        struct platform_profile *p = &c->p;
-        double v;
+        const struct inikey *k = NULL;
+        char why[200];
+        int r;
 
-        if (strcmp(section, "platform") == 0) {
-                if (strcmp(key, "backend") == 0) {
-                        if (!value[0])
-                                return pf_fail(c, -EINVAL, "%s is empty%s", key, "");
-                        c->seen_backend = true;
-                        return pf_string(p->backend, sizeof(p->backend), value);
-                }
-                if (strcmp(key, "date") == 0)
-                        return pf_string(p->date, sizeof(p->date), value);
-                if (strcmp(key, "hostname") == 0)
-                        return pf_string(p->hostname, sizeof(p->hostname), value);
-                if (strcmp(key, "cpu_model") == 0)
-                        return pf_string(p->cpu_model, sizeof(p->cpu_model), value);
-                if (strcmp(key, "n_cpus") == 0) {
-                        if (parse_uint(value, &p->n_cpus) < 0)
-                                return pf_fail(c, -EINVAL, "%s = '%s' is not a count", key, value);
-                        return 0;
-                }
-                return pf_fail(c, -EINVAL, "unknown key '%s' in [%s]", key, section);
-        }
-        if (strcmp(section, "estimator") == 0) {
-                if (strcmp(key, "ipc1") == 0) {
-                        if (pf_number(value, &v) < 0 || v == 0)
-                                return pf_fail(c, -EINVAL, "%s = '%s' is not an IPC > 0", key,
-                                               value);
-                        p->ipc1 = v;
-                        return 0;
-                }
-                if (strcmp(key, "delta_i_rate") == 0) {
-                        if (pf_number(value, &v) < 0)
-                                return pf_fail(c, -EINVAL,
-                                               "%s = '%s' is not a rate >= 0 (instructions/s)", key,
-                                               value);
-                        p->delta_i_rate = v;
-                        return 0;
-                }
-                return pf_fail(c, -EINVAL, "unknown key '%s' in [%s]", key, section);
-        }
         if (strcmp(section, "power") == 0) {
-                if (!c->seen_power)
+                if (!c->power_line)
                         c->power_line = lineno;
-                c->seen_power = true;
-                return pf_power_key(c, key, value, lineno);
+                r = power_decl_set(&c->power, key, value, lineno, why, sizeof(why));
+                return r < 0 ? pf_fail(c, r, "[power] %s: %.140s", key, why) : 0;
         }
-        if (strcmp(section, "validation") == 0) {
-                double *dst = strcmp(key, "max_p_error") == 0 ? &p->max_p_error
-                              : strcmp(key, "max_speedup_error_pct") == 0
-                                  ? &p->max_speedup_error_pct
-                                  : NULL;
-
-                if (!dst)
+        for (size_t i = 0; i < ARRAY_SIZE(pf_sections); i++) {
+                if (strcmp(section, pf_sections[i].name) != 0)
+                        continue;
+                k = inikey_find(pf_sections[i].keys, pf_sections[i].n, key);
+                if (!k)
                         return pf_fail(c, -EINVAL, "unknown key '%s' in [%s]", key, section);
-                if (pf_number(value, dst) < 0)
-                        return pf_fail(c, -EINVAL, "%s = '%s' is not a number >= 0", key, value);
-                return 0;
+                break;
         }
-        return pf_fail(c, -EINVAL, "unknown section [%s] (key '%s')", section, key);
+        if (!k)
+                return pf_fail(c, -EINVAL, "unknown section [%s] (key '%s')", section, key);
+        r = inikey_set(k, &c->p, value, NULL, why, sizeof(why));
+        if (r < 0 && k->type == INIKEY_CUSTOM)
+                return pf_fail(c, r, "%.150s%s", why, "");
+        if (r < 0)
+                return pf_fail(c, r, "%s = %.150s", key, why);
+        c->seen_backend = c->seen_backend || k == &pf_platform_keys[0];
+        return 0;
 }
 
 /* Checks what only the whole file can tell, and builds the power model. */
 static int pf_finish(struct pf_ctx *c, struct inifile_error *err)
 {
         struct platform_profile *p = &c->p;
+        char why[200];
+        int lineno;
 
         if (!c->seen_backend) {
                 err->lineno = 0;
                 snprintf(err->what, sizeof(err->what), "no 'backend' in [platform]");
                 return -EINVAL;
         }
-        if (!c->seen_power)
+        if (!c->power_line)
                 return 0;
-        if (!c->seen_static || c->n_freqs == 0) {
-                err->lineno = c->power_line;
-                snprintf(err->what, sizeof(err->what),
-                         "[power] needs static_w and at least one core_w_MHZ/idle_w_MHZ pair");
+        if (power_decl_check(&c->power, &lineno, why, sizeof(why)) < 0) {
+                err->lineno = lineno > 0 ? lineno : c->power_line;
+                snprintf(err->what, sizeof(err->what), "[power]: %.140s", why);
                 return -EINVAL;
         }
-        for (unsigned i = 0; i < c->n_freqs; i++) {
-                const struct pf_freq *fq = &c->freqs[i];
-
-                if (!fq->core_line || !fq->idle_line) {
-                        err->lineno = fq->core_line ? fq->core_line : fq->idle_line;
-                        snprintf(err->what, sizeof(err->what), "%s_%u has no %s_%u to pair with",
-                                 fq->core_line ? "core_w" : "idle_w", fq->mhz,
-                                 fq->core_line ? "idle_w" : "core_w", fq->mhz);
-                        return -EINVAL;
-                }
-                model_power_set_point(&p->power, fq->mhz * 1000, fq->core_w, fq->idle_w);
+        /* A profile has no top frequency to hold a lone core_w at. */
+        if (power_decl_to_model(&c->power, 0, &p->power) < 0) {
+                err->lineno = c->power_line;
+                snprintf(err->what, sizeof(err->what), "[power]: core_w needs freq_mhz here");
+                return -EINVAL;
         }
+        p->power.declared = false; /* measured by calibration */
+        if (c->power.seen & POWER_DECL_RESIDUAL)
+                p->power_residual_w = c->power.residual_w;
         return 0;
 }
 
@@ -260,13 +219,24 @@ int platform_file_load_string(const char *text, const char *name, struct platfor
 /* INI values cannot hold newlines or a leading/trailing space; cpu model strings can. */
 static void pf_put_string(FILE *f, const char *key, const char *value)
 {
+        /* The reader refuses a line longer than inih's buffer, "key = value" included. */
+        size_t room = (size_t)ini_max_line - 3 - strlen(key) - 3;
         char buf[256];
+        char *v;
 
         strscpy(buf, value, sizeof(buf));
         for (char *s = buf; *s; s++)
                 if (*s == '\n' || *s == '\r' || *s == ';')
                         *s = ' ';
-        fprintf(f, "%s = %s\n", key, strstrip(buf));
+        v = strstrip(buf);
+        if (strlen(v) > room) {
+                v[room] = '\0';
+                v = strstrip(v);
+        }
+        /* Nothing left (it was blanks and ';'): absent, like an empty string, so that the
+         * file reads back as the profile it was written from. */
+        if (v[0])
+                fprintf(f, "%s = %s\n", key, v);
 }
 
 int platform_file_format(FILE *f, const struct platform_profile *p)

@@ -8,7 +8,7 @@
 
 #include "pctl/fsio.h"
 #include "pctl/log.h"
-#include "pctl/powerfit.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/procguard.h"
 #include "pctl/util.h"
 
@@ -60,14 +60,8 @@ struct manager {
         /* Decision ticks (decision_ms): the allocator's clock, so that how long a measurement
          * stays fresh does not shrink when early decisions (probes measured) come often. */
         uint64_t ticks;
-        /* Without RAPL, the machine's power from the power model over the samples. */
-        double model_power_w, model_energy_j;
-        /* With RAPL but no declared or calibrated model: the model fitted from the sensor. */
-        struct powerfit *fit;
         unsigned *cpu_freq_khz; /* scratch, per CPU of the sample */
         unsigned n_cpu_freq;
-        bool have_fitted;
-        struct model_power fitted;
 };
 
 static int pid_cmp(const void *a, const void *b)
@@ -121,6 +115,7 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
             .delta_i_rate = opt->delta_i_rate,
             .ipc1_calibrated = opt->ipc1,
             .power = opt->have_power ? &opt->power : NULL,
+            .fit_power = !opt->have_power,
         };
         struct manager *m = calloc(1, sizeof(*m));
 
@@ -140,17 +135,6 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
                 *policies = (struct policy_set){0};
         }
         m->rules = policies_have_rules(&m->policies);
-        if (!opt->have_power) {
-                m->fit = powerfit_new(0);
-                if (!m->fit) {
-                        int r = -errno;
-
-                        estimator_free(m->est);
-                        policy_set_free(&m->policies);
-                        free(m);
-                        return r ? r : -ENOMEM;
-                }
-        }
         cpumask_andnot(&m->managed_cpus, &m->pf->topo.online, &opt->conf.reserved_cpus);
         m->start_ns = platform_now_ns(m->pf);
         *out = m;
@@ -208,7 +192,6 @@ void manager_free(struct manager *m)
         while (m->n_apps)
                 release_app(m, m->n_apps - 1, "pctld is stopping");
         estimator_free(m->est);
-        powerfit_free(m->fit);
         free(m->cpu_freq_khz);
         policy_set_free(&m->policies);
         sensor_sample_free(&m->sample);
@@ -387,51 +370,39 @@ int manager_reconfigure(struct manager *m, const struct config *conf, struct pol
         return 0;
 }
 
-/* The machine's power by the model when nothing measures it: static power, every busy core
- * at its frequency, and the idle share of the cores apps hold. */
-static void model_energy(struct manager *m)
+/* The power model predictions use: declared or calibrated, else the one the estimator fitted,
+ * else none. */
+static const struct model_power *manager_power_model(const struct manager *m, const char **src)
 {
-        const struct sensor_sample *s = &m->sample;
-        struct cpumask held;
-        double busy = 0, w;
-        unsigned freq_khz = 0;
+        bool fitted;
+        const struct model_power *pm = estimator_power_model(m->est, &fitted);
 
-        m->model_power_w = NAN;
-        if (s->energy_measured || !m->opt.have_power || s->interval_ns == 0)
-                return;
-        cpumask_zero(&held);
-        for (unsigned i = 0; i < m->n_apps; i++) {
-                cpumask_or(&held, &held, &m->apps[i].cpus);
-                if (m->apps[i].freq_khz > freq_khz)
-                        freq_khz = m->apps[i].freq_khz;
-        }
-        for (unsigned c = 0; c < s->n_cpus; c++)
-                if (s->cpu[c].measured & SENSOR_BUSY)
-                        busy += (double)s->cpu[c].busy_ns / s->interval_ns;
-        if (!freq_khz)
-                freq_khz = model_power_max_freq(&m->opt.power);
-        if (model_power_at(&m->opt.power, freq_khz, busy, fmax(0, cpumask_count(&held) - busy),
-                           &w) < 0)
-                return;
-        m->model_power_w = w;
-        m->model_energy_j += w * s->interval_ns / 1e9;
+        if (src)
+                *src = !pm ? NULL : fitted ? "fitted" : m->opt.power_source;
+        return pm;
 }
 
-/* With RAPL and no power model, learn one from this interval: the frequency of every CPU
- * (its domain's), its busy time, the CPUs apps hold, and the package energy. */
-static void fit_power(struct manager *m)
+/* What the estimator is told of the machine beside the sample: the CPUs apps hold, the top
+ * frequency they run at and, for the online power fit, each CPU's frequency (its domain's). */
+static void machine_view(struct manager *m, struct estimator_machine *mach)
 {
         const struct actuator *act = m->pf->actuator;
         const struct sensor_sample *s = &m->sample;
-        struct cpumask held;
 
-        if (!m->fit || !s->energy_measured)
+        *mach = (struct estimator_machine){.n_managed = m->n_apps};
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                cpumask_or(&mach->held, &mach->held, &m->apps[i].cpus);
+                if (m->apps[i].freq_khz > mach->top_app_freq_khz)
+                        mach->top_app_freq_khz = m->apps[i].freq_khz;
+        }
+        /* Only the online power fit needs them, and it runs without a configured model. */
+        if (m->opt.have_power || !s->energy_measured)
                 return;
         if (m->n_cpu_freq < s->n_cpus) {
                 unsigned *v = realloc(m->cpu_freq_khz, s->n_cpus * sizeof(*v));
 
                 if (!v)
-                        return;
+                        return; /* the online fit skips this interval */
                 m->cpu_freq_khz = v;
                 m->n_cpu_freq = s->n_cpus;
         }
@@ -441,49 +412,14 @@ static void fit_power(struct manager *m)
                         if (cpumask_test(&act->domains[d].cpus, c))
                                 m->cpu_freq_khz[c] = act->domains[d].cur_khz;
         }
-        cpumask_zero(&held);
-        for (unsigned i = 0; i < m->n_apps; i++)
-                cpumask_or(&held, &held, &m->apps[i].cpus);
-        if (powerfit_add(m->fit, s, m->cpu_freq_khz, &held) == 0)
-                m->have_fitted = powerfit_model(m->fit, &m->fitted) == 0;
+        mach->cpu_freq_khz = m->cpu_freq_khz;
 }
 
-/* The power model predictions use: declared or calibrated, else the fitted one, else none. */
-static const struct model_power *manager_power_model(const struct manager *m, const char **src)
+/* The apps the estimator hears about: those past their start-up, with CPUs. */
+static unsigned app_views(const struct manager *m, struct estimator_app_view *views)
 {
-        if (m->opt.have_power) {
-                if (src)
-                        *src = m->opt.power_source;
-                return &m->opt.power;
-        }
-        if (src)
-                *src = m->have_fitted ? "fitted" : NULL;
-        return m->have_fitted ? &m->fitted : NULL;
-}
-
-static bool observe_all(struct manager *m);
-static int decide_apply(struct manager *m);
-
-int manager_sample(struct manager *m)
-{
-        struct estimator_app_view *views;
         unsigned n = 0;
-        int r;
 
-        /* Apps that exited are not an error: they are simply no longer managed. */
-        for (unsigned i = m->n_apps; i-- > 0;)
-                if (!platform_proc_alive(m->pf, m->apps[i].pid))
-                        release_app(m, i, "it exited");
-        r = sensor_read(m->pf->sensor, &m->sample);
-        if (r < 0)
-                return r;
-        model_energy(m);
-        fit_power(m);
-        if (m->n_apps == 0)
-                return 0;
-        views = calloc(m->n_apps, sizeof(*views));
-        if (!views)
-                return -ENOMEM;
         for (unsigned i = 0; i < m->n_apps; i++) {
                 if (cpumask_empty(&m->apps[i].cpus) ||
                     m->sample.timestamp_ns < m->apps[i].since_ns + MANAGER_WARMUP_NS)
@@ -495,12 +431,59 @@ int manager_sample(struct manager *m)
                     .target = m->targets_ok && i < m->sample.n_targets ? (int)i : -1,
                 };
         }
-        r = estimator_update(m->est, &m->sample, views, n);
+        return n;
+}
+
+static bool observe_all(struct manager *m);
+static int decide_apply(struct manager *m);
+
+/* `pctl run` hands its child over before exec, so an app is adopted under the name "pctl":
+ * take the name it has now, and say so once when it changes. */
+static void refresh_names(struct manager *m)
+{
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct mapp *a = &m->apps[i];
+                char comm[sizeof(a->name)];
+
+                platform_proc_comm(m->pf, a->pid, comm, sizeof(comm));
+                if (strcmp(comm, "?") == 0 || strcmp(comm, a->name) == 0)
+                        continue;
+                log_info("pid %d now runs %s (was %s)", (int)a->pid, comm, a->name);
+                (void)strscpy(a->name, comm, sizeof(a->name));
+        }
+}
+
+/* The tick: one sample from counters to cpusets. Sensor read -> estimator (the apps'
+ * estimates and the machine's power) -> allocator -> actuators, when a measurement the
+ * allocator waits for is complete. */
+int manager_sample(struct manager *m)
+{
+        struct estimator_app_view *views;
+        struct estimator_machine mach;
+        unsigned n_views;
+        int r;
+
+        /* Apps that exited are not an error: they are simply no longer managed. */
+        for (unsigned i = m->n_apps; i-- > 0;)
+                if (!platform_proc_alive(m->pf, m->apps[i].pid))
+                        release_app(m, i, "it exited");
+        refresh_names(m);
+        r = sensor_read(m->pf->sensor, &m->sample);
+        if (r < 0)
+                return r;
+
+        views = calloc(m->n_apps ? m->n_apps : 1, sizeof(*views));
+        if (!views)
+                return -ENOMEM;
+        machine_view(m, &mach);
+        n_views = app_views(m, views);
+        r = estimator_interval(m->est, &m->sample, &mach, views, n_views);
         free(views);
         if (r < 0) {
                 log_debug_errno(r, "estimator: interval skipped: %m");
                 return 0;
         }
+
         /* A probe whose measurement is complete is left now, not at the next decision tick:
          * an app may run only a few seconds. */
         if (observe_all(m))
@@ -657,14 +640,6 @@ static int decide_apply(struct manager *m)
         m->decisions++;
         if (m->n_apps == 0)
                 return 0;
-        for (unsigned i = 0; i < m->n_apps; i++) {
-                /* `pctl run` hands its child over before exec: learn the command's name. */
-                char comm[16];
-
-                platform_proc_comm(m->pf, m->apps[i].pid, comm, sizeof(comm));
-                if (strcmp(comm, "?") != 0)
-                        memcpy(m->apps[i].name, comm, sizeof(comm));
-        }
         observe_all(m);
         log_debug("decision %llu at %.1f s", (unsigned long long)m->decisions,
                   (platform_now_ns(m->pf) - m->start_ns) / 1e9);
@@ -763,7 +738,7 @@ const char *manager_energy(const struct manager *m, double *energy_j)
         }
         if (!m->opt.have_power)
                 return NULL;
-        *energy_j = m->model_energy_j;
+        *energy_j = pl->model_energy_j;
         return m->opt.power_source;
 }
 
@@ -799,88 +774,102 @@ static double app_gain(const struct manager *m, unsigned i)
         return 100.0 * (s_base - s_now) / fabs(s_base);
 }
 
-static void status_app(const struct manager *m, unsigned i, struct json *j)
+static struct json_object *status_app(const struct manager *m, unsigned i)
 {
         const struct mapp *a = &m->apps[i];
+        struct json_object *j = json_object_new_object();
         const struct estimate *e = estimator_get(m->est, a->id);
         char list[256];
         bool has_p;
         double p;
 
         cpumask_format(&a->cpus, list, sizeof(list));
-        json_object_begin(j);
-        json_kv_string(j, "name", a->name);
-        json_kv_int(j, "pid", a->pid);
-        json_kv_string(j, "policy", a->policy.name);
-        json_kv_string(j, "objective", objective_to_string(a->policy.objective));
-        json_kv_string(j, "effective_objective", objective_to_string(m->alloc[i].effective));
-        json_kv_uint(j, "cores", cpumask_count(&a->cpus));
-        json_kv_string(j, "cpus", list);
-        if (a->freq_khz)
-                json_kv_uint(j, "freq_mhz", a->freq_khz / 1000);
-        else
-                json_kv_string(j, "freq_mhz", NULL);
+        json_object_object_add(j, "name", jsonfmt_string(a->name));
+        json_object_object_add(j, "pid", json_object_new_int64(a->pid));
+        json_object_object_add(j, "policy", jsonfmt_string(a->policy.name));
+        json_object_object_add(j, "objective",
+                               jsonfmt_string(objective_to_string(a->policy.objective)));
+        json_object_object_add(j, "effective_objective",
+                               jsonfmt_string(objective_to_string(m->alloc[i].effective)));
+        json_object_object_add(j, "cores", json_object_new_uint64(cpumask_count(&a->cpus)));
+        json_object_object_add(j, "cpus", jsonfmt_string(list));
+        json_object_object_add(j, "freq_mhz",
+                               a->freq_khz ? json_object_new_uint64(a->freq_khz / 1000) : NULL);
         has_p = e && (e->known & (ESTIMATE_P_LS | ESTIMATE_P_EQ10));
         p = !has_p ? NAN : (e->known & ESTIMATE_P_LS) ? e->p_ls : e->p_eq10;
-        json_kv_double(j, "ipc", e && (e->known & ESTIMATE_IPC) ? e->ipc : NAN);
-        json_kv_double(j, "speedup", e && (e->known & ESTIMATE_SPEEDUP) ? e->speedup : NAN);
-        json_kv_string(j, "speedup_source",
-                       e ? estimate_speedup_source_name(e->speedup_source) : NULL);
-        json_kv_double(j, "p_est", p);
-        json_kv_double(j, "p_confidence", has_p && (e->known & ESTIMATE_P_LS) ? e->p_stderr : NAN);
-        json_kv_double(j, "power_w", e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN);
-        json_kv_string(
+        json_object_object_add(j, "ipc",
+                               jsonfmt_double(e && (e->known & ESTIMATE_IPC) ? e->ipc : NAN));
+        json_object_object_add(
+            j, "speedup", jsonfmt_double(e && (e->known & ESTIMATE_SPEEDUP) ? e->speedup : NAN));
+        json_object_object_add(
+            j, "speedup_source",
+            jsonfmt_string(e ? estimate_speedup_source_name(e->speedup_source) : NULL));
+        json_object_object_add(j, "p_est", jsonfmt_double(p));
+        json_object_object_add(
+            j, "p_confidence",
+            jsonfmt_double(has_p && (e->known & ESTIMATE_P_LS) ? e->p_stderr : NAN));
+        json_object_object_add(j, "power_w",
+                               jsonfmt_double(e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN));
+        json_object_object_add(
             j, "power_source",
-            e && (e->known & ESTIMATE_POWER)
-                ? (e->power_declared ? "declared" : estimate_power_source_name(e->power_source))
-                : NULL);
-        json_kv_double(j, "edp_rate", e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN);
-        json_kv_double(j, "gain_pct", app_gain(m, i));
-        json_kv_string(j, "reason", m->alloc[i].reason[0] ? m->alloc[i].reason : "starting");
-        json_kv_double(j, "managed_s", (platform_now_ns(m->pf) - a->since_ns) / 1e9);
-        json_object_end(j);
+            jsonfmt_string(
+                e && (e->known & ESTIMATE_POWER)
+                    ? (e->power_declared ? "declared" : estimate_power_source_name(e->power_source))
+                    : NULL));
+        json_object_object_add(
+            j, "edp_rate", jsonfmt_double(e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN));
+        json_object_object_add(j, "gain_pct", jsonfmt_double(app_gain(m, i)));
+        json_object_object_add(
+            j, "reason", jsonfmt_string(m->alloc[i].reason[0] ? m->alloc[i].reason : "starting"));
+        json_object_object_add(j, "managed_s",
+                               jsonfmt_double((platform_now_ns(m->pf) - a->since_ns) / 1e9));
+        return j;
 }
 
-void manager_status(const struct manager *m, struct json *j)
+void manager_status(const struct manager *m, struct json_object *j)
 {
         const struct estimator_platform *pl = estimator_platform(m->est);
         const char *energy_source, *power_model = NULL;
+        struct json_object *apps;
         double energy_j;
         char list[256];
 
         energy_source = manager_energy(m, &energy_j);
-        json_kv_string(j, "platform", m->pf->name);
-        json_kv_string(j, "sensor", m->pf->sensor_ops->name);
-        json_kv_string(j, "sensor_why", m->pf->sensor_why);
-        json_kv_string(j, "calibration", m->opt.calibration[0] ? m->opt.calibration : NULL);
-        json_kv_string(
-            j, "cpuset_mode",
-            (const char *[]){"auto", "cgroup-v2", "cgroup-v1", "affinity"}[m->pf->actuator->mode]);
-        json_kv_bool(j, "dvfs", m->opt.dvfs && m->pf->actuator->can_set_freq);
-        json_kv_string(j, "dvfs_why",
-                       !m->opt.dvfs                    ? m->opt.dvfs_why
-                       : m->pf->actuator->can_set_freq ? NULL
-                                                       : m->pf->actuator->freq_reason);
+        json_object_object_add(j, "platform", jsonfmt_string(m->pf->name));
+        json_object_object_add(j, "sensor", jsonfmt_string(m->pf->sensor_ops->name));
+        json_object_object_add(j, "sensor_why", jsonfmt_string(m->pf->sensor_why));
+        json_object_object_add(j, "calibration",
+                               jsonfmt_string(m->opt.calibration[0] ? m->opt.calibration : NULL));
+        json_object_object_add(j, "cpuset_mode",
+                               jsonfmt_string((const char *[]){"auto", "cgroup-v2", "cgroup-v1",
+                                                               "affinity"}[m->pf->actuator->mode]));
+        json_object_object_add(
+            j, "dvfs", json_object_new_boolean(m->opt.dvfs && m->pf->actuator->can_set_freq));
+        json_object_object_add(j, "dvfs_why",
+                               jsonfmt_string(!m->opt.dvfs ? m->opt.dvfs_why
+                                              : m->pf->actuator->can_set_freq
+                                                  ? NULL
+                                                  : m->pf->actuator->freq_reason));
         cpumask_format(&m->managed_cpus, list, sizeof(list));
-        json_kv_string(j, "managed_cpus", list);
-        json_kv_double(j, "uptime_s", (platform_now_ns(m->pf) - m->start_ns) / 1e9);
-        json_kv_double(j, "power_w",
-                       !energy_source              ? NAN
-                       : pl && pl->energy_measured ? pl->power_w
-                                                   : m->model_power_w);
-        json_kv_double(j, "energy_j", energy_j);
-        json_kv_string(j, "energy_source", energy_source);
+        json_object_object_add(j, "managed_cpus", jsonfmt_string(list));
+        json_object_object_add(j, "uptime_s",
+                               jsonfmt_double((platform_now_ns(m->pf) - m->start_ns) / 1e9));
+        json_object_object_add(j, "power_w",
+                               jsonfmt_double(!energy_source              ? NAN
+                                              : pl->energy_measured ? pl->power_w
+                                                                    : pl->model_w));
+        json_object_object_add(j, "energy_j", jsonfmt_double(energy_j));
+        json_object_object_add(j, "energy_source", jsonfmt_string(energy_source));
         /* Where predictions' power comes from: "declared", "calibrated", "fitted" (learned
          * online from RAPL and busy time), or null. */
         manager_power_model(m, &power_model);
-        json_kv_string(j, "power_model", power_model);
-        json_kv_uint(j, "decisions", m->decisions);
-        json_kv_uint(j, "changes", m->changes);
-        json_key(j, "apps");
-        json_array_begin(j);
+        json_object_object_add(j, "power_model", jsonfmt_string(power_model));
+        json_object_object_add(j, "decisions", json_object_new_uint64(m->decisions));
+        json_object_object_add(j, "changes", json_object_new_uint64(m->changes));
+        apps = json_object_new_array();
         for (unsigned i = 0; i < m->n_apps; i++)
-                status_app(m, i, j);
-        json_array_end(j);
+                json_object_array_add(apps, status_app(m, i));
+        json_object_object_add(j, "apps", apps);
 }
 
 void manager_summary(const struct manager *m, char *buf, size_t size)

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
@@ -168,7 +169,7 @@ static const struct restart_key {
 #define KEY(k, str) {#k, offsetof(struct config, k), sizeof(((struct config *)0)->k), str}
     KEY(platform, true),      KEY(socket, true),       KEY(cgroup_root, true),
     KEY(cgroup_group, true),  KEY(state_dir, true),    KEY(platform_file, true),
-    KEY(dvfs, false),         KEY(has_power, false),   KEY(power, false),
+    KEY(dvfs, false),
 #undef KEY
 };
 
@@ -178,6 +179,25 @@ static bool restart_key_changed(const struct restart_key *k, const struct config
         const char *x = (const char *)a + k->offset, *y = (const char *)b + k->offset;
 
         return k->string ? strcmp(x, y) != 0 : memcmp(x, y, k->size) != 0;
+}
+
+/* The names of the keys that changed and need a restart, comma-separated, into buf. */
+static size_t restart_keys_changed(const struct config *a, const struct config *b, char *buf,
+                                   size_t size)
+{
+        size_t off = 0;
+
+        for (size_t i = 0; i < ARRAY_SIZE(restart_keys) + 1 && off < size; i++) {
+                bool changed = i < ARRAY_SIZE(restart_keys)
+                                   ? restart_key_changed(&restart_keys[i], a, b)
+                                   : !power_decl_same(&a->power, &b->power);
+                const char *name = i < ARRAY_SIZE(restart_keys) ? restart_keys[i].name : "[power]";
+
+                if (changed)
+                        off += (size_t)snprintf(buf + off, size - off, "%s%s", off ? ", " : "",
+                                                name);
+        }
+        return off;
 }
 
 /* Every key of pctl.conf is applied or the reload is refused with the reason: interval_ms,
@@ -198,10 +218,7 @@ static int daemon_reload(struct daemon *d, char *err, size_t err_size)
         }
         if (d->platform_override)
                 (void)strscpy(conf.platform, d->platform_override, sizeof(conf.platform));
-        for (size_t i = 0; i < ARRAY_SIZE(restart_keys); i++)
-                if (restart_key_changed(&restart_keys[i], &d->conf, &conf) && off < err_size)
-                        off += (size_t)snprintf(err + off, err_size - off, "%s%s",
-                                                off ? ", " : "", restart_keys[i].name);
+        off = restart_keys_changed(&d->conf, &conf, err, err_size);
         if (off) {
                 if (off < err_size)
                         snprintf(err + off, err_size - off,
@@ -243,7 +260,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *u
         return 0;
 }
 
-static int cmd_status(void *userdata, const struct control_request *req, struct json *reply,
+static int cmd_status(void *userdata, const struct control_request *req, struct json_object *reply,
                       char *error, size_t error_size)
 {
         struct daemon *d = userdata;
@@ -258,34 +275,60 @@ static int cmd_status(void *userdata, const struct control_request *req, struct 
 static int request_pid(const struct control_request *req, pid_t *pid, char *error, size_t size)
 {
         int64_t v;
+        int r = control_request_int(req, "pid", 1, 4194304, &v, error, size);
 
-        if (jsonv_get_int(req->msg, "pid", 1, 4194304, &v) < 0) {
+        /* 4194304 is the kernel's PID_MAX_LIMIT. */
+        if (r == -ENOENT || r == -ERANGE)
                 snprintf(error, size, "\"pid\" must be a process id (1..4194304)");
+        if (r < 0)
                 return -EINVAL;
-        }
         *pid = (pid_t)v;
         return 0;
 }
 
-static int cmd_adopt(void *userdata, const struct control_request *req, struct json *reply,
+/* "policy" is optional; when given it must be a policy name, as `pctl --policy` checks. */
+static int request_policy(const struct control_request *req, const char **policy, char *error,
+                          size_t size)
+{
+        char shown[4 * 64 + 1];
+        int r = control_request_string(req, "policy", policy, error, size);
+
+        if (r == -ENOENT) {
+                *policy = NULL;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (!config_name_valid(*policy)) {
+                control_escape(*policy, strlen(*policy), shown, sizeof(shown));
+                snprintf(error, size, "\"policy\": '%s' is not a policy name", shown);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int cmd_adopt(void *userdata, const struct control_request *req, struct json_object *reply,
                      char *error, size_t error_size)
 {
         struct daemon *d = userdata;
-        const char *policy = jsonv_get_string(req->msg, "policy");
+        const char *policy;
         pid_t pid;
         int r;
 
         r = request_pid(req, &pid, error, error_size);
         if (r < 0)
                 return r;
+        r = request_policy(req, &policy, error, error_size);
+        if (r < 0)
+                return r;
         r = manager_adopt(d->mgr, pid, policy, error, error_size);
         if (r < 0)
                 return r;
-        json_kv_int(reply, "pid", pid);
+        json_object_object_add(reply, "pid", json_object_new_int64(pid));
         return 0;
 }
 
-static int cmd_release(void *userdata, const struct control_request *req, struct json *reply,
+static int cmd_release(void *userdata, const struct control_request *req, struct json_object *reply,
                        char *error, size_t error_size)
 {
         struct daemon *d = userdata;
@@ -298,11 +341,11 @@ static int cmd_release(void *userdata, const struct control_request *req, struct
         r = manager_release(d->mgr, pid, error, error_size);
         if (r < 0)
                 return r;
-        json_kv_int(reply, "pid", pid);
+        json_object_object_add(reply, "pid", json_object_new_int64(pid));
         return 0;
 }
 
-static int cmd_reload(void *userdata, const struct control_request *req, struct json *reply,
+static int cmd_reload(void *userdata, const struct control_request *req, struct json_object *reply,
                       char *error, size_t error_size)
 {
         (void)req;

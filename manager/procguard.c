@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memrchr */
 #include "pctl/procguard.h"
 
 #include <errno.h>
@@ -54,6 +55,23 @@ static int status_tgid(pid_t pid, pid_t *tgid)
         return 0;
 }
 
+/* Another pctld: our own executable, or any named pctld (another build, another version).
+ * An executable replaced while it runs reads "PATH (deleted)". */
+static bool exe_is_pctld(const char *exe, const char *self_exe)
+{
+        static const char deleted[] = " (deleted)";
+        size_t len = strlen(exe), n = sizeof(deleted) - 1;
+        const char *base;
+
+        if (*self_exe && strcmp(exe, self_exe) == 0)
+                return true;
+        if (len >= n && strcmp(exe + len - n, deleted) == 0)
+                len -= n;
+        base = memrchr(exe, '/', len);
+        base = base ? base + 1 : exe;
+        return (size_t)(exe + len - base) == 5 && strncmp(base, "pctld", 5) == 0;
+}
+
 int proc_facts_read(pid_t pid, const char *self_exe, struct proc_facts *out)
 {
         struct proc_facts f = {.pid = pid};
@@ -79,14 +97,14 @@ int proc_facts_read(pid_t pid, const char *self_exe, struct proc_facts *out)
                 return -ESRCH;
         strescape(f.comm, sizeof(f.comm), comm, (size_t)n);
 
-        if (self_exe && *self_exe) {
+        if (self_exe) {
                 char link[300];
 
                 if (fs_path(link, sizeof(link), "/proc/%d/exe", (int)pid) == 0) {
                         n = readlink(link, exe, sizeof(exe) - 1);
                         if (n > 0) {
                                 exe[n] = '\0';
-                                f.same_exe = strcmp(exe, self_exe) == 0;
+                                f.runs_pctld = exe_is_pctld(exe, self_exe);
                         }
                 }
         }
@@ -145,9 +163,9 @@ int procguard_judge(const struct proc_facts *f, pid_t self, char *why, size_t wh
                         return -EPERM;
                 }
         }
-        if (f->same_exe) {
+        if (f->runs_pctld) {
                 snprintf(why, why_size,
-                         "pid %d (%s) runs pctld's own executable (another pctld): not managed",
+                         "pid %d (%s) is another pctld: not managed",
                          (int)f->pid, f->comm);
                 return -EPERM;
         }

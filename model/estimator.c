@@ -73,6 +73,10 @@ struct estimator {
         struct est_app *apps;
         unsigned n_apps, cap_apps;
         struct estimator_platform platform;
+        /* With RAPL but no configured model: the model fitted from the sensor. */
+        struct powerfit *fit;
+        bool have_fitted;
+        struct model_power fitted;
         unsigned stamp;
         /* Per CPU of the sample: index of the view that holds it, or -1. */
         int *owner;
@@ -153,11 +157,20 @@ struct estimator *estimator_new(const struct estimator_config *cfg)
         if (c.power) {
                 est->power = *c.power;
                 est->have_power = true;
+        } else if (c.fit_power) {
+                est->fit = powerfit_new(0);
+                if (!est->fit) {
+                        free(est);
+                        errno = ENOMEM;
+                        return NULL;
+                }
         }
         c.power = NULL; /* the copy above is what is used */
         est->cfg = c;
         est->platform = (struct estimator_platform){
             .power_w = NAN, .static_w = NAN, .idle_w = NAN, .unattributed_w = NAN};
+        /* pctld has always shown 0 W here before the first interval. */
+        est->platform.model_w = 0;
         return est;
 }
 
@@ -165,6 +178,7 @@ void estimator_free(struct estimator *est)
 {
         if (!est)
                 return;
+        powerfit_free(est->fit);
         free(est->apps);
         free(est->owner);
         free(est->share);
@@ -870,6 +884,63 @@ int estimator_update(struct estimator *est, const struct sensor_sample *s,
                 est_app_interval(est, est_find(est, apps[i].id, i), s, &apps[i]);
         est_power_share(est, s, apps, n_apps);
         return 0;
+}
+
+/* The machine's power by the model when nothing measures it: static power, every busy core
+ * at its frequency, and the idle share of the cores apps hold. */
+static void est_model_energy(struct estimator *est, const struct sensor_sample *s,
+                             const struct estimator_machine *mach)
+{
+        struct estimator_platform *pf = &est->platform;
+        unsigned freq_khz = mach->top_app_freq_khz;
+        double busy = 0, w;
+
+        pf->model_w = NAN;
+        if (s->energy_measured || !est->have_power || s->interval_ns == 0)
+                return;
+        for (unsigned c = 0; c < s->n_cpus; c++)
+                if (s->cpu[c].measured & SENSOR_BUSY)
+                        busy += (double)s->cpu[c].busy_ns / s->interval_ns;
+        if (!freq_khz)
+                freq_khz = model_power_max_freq(&est->power);
+        if (model_power_at(&est->power, freq_khz, busy, fmax(0, cpumask_count(&mach->held) - busy),
+                           &w) < 0)
+                return;
+        pf->model_w = w;
+        pf->model_energy_j += w * s->interval_ns / 1e9;
+}
+
+/* With RAPL and no power model, learn one from this interval: the frequency of every CPU,
+ * its busy time, the CPUs apps hold, and the package energy. */
+static void est_fit_power(struct estimator *est, const struct sensor_sample *s,
+                          const struct estimator_machine *mach)
+{
+        if (!est->fit || !s->energy_measured || !mach->cpu_freq_khz)
+                return;
+        if (powerfit_add(est->fit, s, mach->cpu_freq_khz, &mach->held) == 0)
+                est->have_fitted = powerfit_model(est->fit, &est->fitted) == 0;
+}
+
+int estimator_interval(struct estimator *est, const struct sensor_sample *s,
+                       const struct estimator_machine *mach, const struct estimator_app_view *apps,
+                       unsigned n_apps)
+{
+        if (!s || !mach)
+                return -EINVAL;
+        est_model_energy(est, s, mach);
+        est_fit_power(est, s, mach);
+        if (mach->n_managed == 0)
+                return 0;
+        return estimator_update(est, s, apps, n_apps);
+}
+
+const struct model_power *estimator_power_model(const struct estimator *est, bool *fitted)
+{
+        if (fitted)
+                *fitted = !est->have_power && est->have_fitted;
+        if (est->have_power)
+                return &est->power;
+        return est->have_fitted ? &est->fitted : NULL;
 }
 
 int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, unsigned freq_khz,

@@ -1,75 +1,25 @@
-/* pctl.conf: one table row per key, the problem list every loader fills, and the loader. */
+/* pctl.conf: one table row per key (lib/inikey.c checks them) and the loader. */
 #include "pctl/config.h"
 
-#include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf_internal.h"
 #include "pctl/inifile.h"
+#include "pctl/inikey.h"
 #include "pctl/util.h"
-
-int config_problems_add(struct config_problems *p, const char *file, int lineno, const char *fmt,
-                        ...)
-{
-        struct config_problem *e;
-        char what[sizeof(e->what)];
-        va_list ap;
-
-        if (p->n == p->cap) {
-                size_t cap = p->cap ? p->cap * 2 : 16;
-                struct config_problem *v = realloc(p->v, cap * sizeof(*v));
-
-                if (!v)
-                        return -ENOMEM;
-                p->v = v;
-                p->cap = cap;
-        }
-        e = &p->v[p->n++];
-        strscpy(e->file, file ? file : "", sizeof(e->file));
-        e->lineno = lineno;
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof(what), fmt, ap);
-        va_end(ap);
-        /* Messages quote what the file said: its bytes must not reach a terminal raw. */
-        strescape(e->what, sizeof(e->what), what, strlen(what));
-        return 0;
-}
-
-void config_problems_print(const struct config_problems *p, FILE *f)
-{
-        for (size_t i = 0; i < p->n; i++) {
-                if (p->v[i].lineno > 0)
-                        fprintf(f, "%s:%d: %s\n", p->v[i].file, p->v[i].lineno, p->v[i].what);
-                else
-                        fprintf(f, "%s: %s\n", p->v[i].file, p->v[i].what);
-        }
-}
-
-void config_problems_clear(struct config_problems *p)
-{
-        free(p->v);
-        *p = (struct config_problems){};
-}
 
 bool config_name_valid(const char *name)
 {
-        size_t len = strlen(name);
-
-        if (len == 0 || len >= CONFIG_NAME_MAX || name[0] == '.' || name[0] == '-')
-                return false;
-        for (const char *c = name; *c; c++)
-                if (!isalnum((unsigned char)*c) && !strchr("_.-", *c))
-                        return false;
-        return true;
+        return inikey_name_valid(name, CONFIG_NAME_MAX);
 }
 
-static int config_set_platform(void *field, const char *value, char *why, size_t why_size)
+static int config_set_platform(void *field, const char *value, void *ctx, char *why,
+                               size_t why_size)
 {
         static const char *const names[] = {"auto", "likwid", "perf", "software"};
 
+        (void)ctx;
         for (size_t i = 0; i < ARRAY_SIZE(names); i++)
                 if (strcmp(value, names[i]) == 0)
                         return strscpy(field, value, CONFIG_PATH_MAX);
@@ -88,112 +38,104 @@ static int config_set_platform(void *field, const char *value, char *why, size_t
 
 /* [daemon]: one row per key. A new setting is one line here, one in etc/pctl.conf and one in
  * pctl.conf(5). */
-static const struct conf_key daemon_keys[] = {
+static const struct inikey daemon_keys[] = {
     {.key = "interval_ms",
-     .type = CONF_UINT,
+     .type = INIKEY_UINT,
      .offset = offsetof(struct config, interval_ms),
      .min = 10,
      .max = 60000,
      .def = "100",
      .doc = "sampling interval, ms"},
     {.key = "decision_ms",
-     .type = CONF_UINT,
+     .type = INIKEY_UINT,
      .offset = offsetof(struct config, decision_ms),
      .min = 10,
      .max = 3600000,
      .def = "1000",
      .doc = "allocator decision interval, ms; at least interval_ms"},
     {.key = "platform",
-     .type = CONF_CUSTOM,
+     .type = INIKEY_CUSTOM,
      .offset = offsetof(struct config, platform),
      .custom = config_set_platform,
      .def = "auto",
      .doc = "auto, likwid, perf, software, or sim:SCENARIO"},
     {.key = "socket",
-     .type = CONF_PATH,
+     .type = INIKEY_PATH,
      STR(socket),
      .def = PCTL_STATEDIR "/pctl.sock",
      .doc = "control socket"},
     {.key = "reserved_cpus",
-     .type = CONF_CPULIST,
+     .type = INIKEY_CPULIST,
      .offset = offsetof(struct config, reserved_cpus),
      .def = "",
      .doc = "CPU list never given to a managed app"},
     {.key = "default_policy",
-     .type = CONF_NAME,
+     .type = INIKEY_NAME,
      STR(default_policy),
      .def = "edp",
      .doc = "policy of `pctl run` and `pctl adopt` without --policy"},
     {.key = "policies_dir",
-     .type = CONF_PATH,
+     .type = INIKEY_PATH,
      STR(policies_dir),
      .def = PCTL_SYSCONFDIR "/policies.d",
      .doc = "directory of *.conf policy files"},
     {.key = "cgroup_root",
-     .type = CONF_PATH,
+     .type = INIKEY_PATH,
      STR(cgroup_root),
      .def = "/sys/fs/cgroup",
      .doc = "cgroup file system mount"},
     {.key = "cgroup_group",
-     .type = CONF_NAME,
+     .type = INIKEY_NAME,
      STR(cgroup_group),
      .def = "pctl",
      .doc = "name of pctld's own subtree under the cgroup root"},
     {.key = "state_dir",
-     .type = CONF_PATH,
+     .type = INIKEY_PATH,
      STR(state_dir),
      .def = PCTL_STATEDIR,
      .doc = "runtime state: the record of every change, for restore"},
     {.key = "platform_file",
-     .type = CONF_PATH,
+     .type = INIKEY_PATH,
      STR(platform_file),
      .def = PCTL_LIBDIR_STATE "/platform.ini",
      .doc = "calibration result"},
     {.key = "dvfs",
-     .type = CONF_CHOICE,
+     .type = INIKEY_CHOICE,
      .offset = offsetof(struct config, dvfs),
      .choices = "auto|on|off",
      .def = "auto",
      .doc = "auto: leave frequencies alone when another manager runs; on: take over; off"},
 };
 
-/* [power] is parsed by power_decl_key; listed here for documentation only. */
-static const struct config_key_info power_keys[] = {
-    {"power", "static_w", "", "W of the package with every core idle"},
-    {"power", "core_w", "", "W per busy core at freq_mhz"},
-    {"power", "idle_w", "", "W of a held, idle core (default core_w)"},
-    {"power", "freq_mhz", "", "frequency core_w holds at (default the top one)"},
-};
-
 bool config_key_info(size_t i, struct config_key_info *out)
 {
+        const char *key, *doc;
+
         if (i < ARRAY_SIZE(daemon_keys)) {
                 *out = (struct config_key_info){"daemon", daemon_keys[i].key, daemon_keys[i].def,
                                                 daemon_keys[i].doc};
                 return true;
         }
-        i -= ARRAY_SIZE(daemon_keys);
-        if (i < ARRAY_SIZE(power_keys)) {
-                *out = power_keys[i];
-                return true;
-        }
-        return false;
+        /* [power] is the one dialect of lib/power_decl.c. */
+        if (!power_decl_key_info(i - ARRAY_SIZE(daemon_keys), &key, &doc))
+                return false;
+        *out = (struct config_key_info){"power", key, "", doc};
+        return true;
 }
 
 void config_init(struct config *c)
 {
         *c = (struct config){};
         /* The defaults are checked by a unit test; they cannot fail. */
-        conf_defaults(daemon_keys, ARRAY_SIZE(daemon_keys), c);
+        inikey_defaults(daemon_keys, ARRAY_SIZE(daemon_keys), c);
 }
 
 struct config_ctx {
         struct config cfg;
         const char *name;
         struct config_problems *problems;
-        struct conf_scan scan;
+        struct inifile_scan scan;
         int key_line[ARRAY_SIZE(daemon_keys)];
-        int power_line[4]; /* static_w, core_w, idle_w, freq_mhz */
         int power_section_line;
         size_t first_problem;
 };
@@ -202,7 +144,7 @@ static int config_handler(void *user, const char *section, const char *key, cons
                           int lineno)
 {
         struct config_ctx *c = user;
-        int idx = conf_scan_section_at(&c->scan, lineno);
+        int idx = inifile_scan_section_at(&c->scan, lineno);
         const char *sec;
         char why[200] = "";
         int r;
@@ -214,13 +156,13 @@ static int config_handler(void *user, const char *section, const char *key, cons
                            ?: -EINVAL;
         sec = c->scan.v[idx].name;
         if (strcmp(sec, "daemon") == 0) {
-                const struct conf_key *k = conf_key_find(daemon_keys, ARRAY_SIZE(daemon_keys), key);
+                const struct inikey *k = inikey_find(daemon_keys, ARRAY_SIZE(daemon_keys), key);
                 size_t ki;
 
                 if (!k) {
                         char names[400];
 
-                        conf_key_names(daemon_keys, ARRAY_SIZE(daemon_keys), names, sizeof(names));
+                        inikey_names(daemon_keys, ARRAY_SIZE(daemon_keys), names, sizeof(names));
                         config_problems_add(c->problems, c->name, lineno,
                                             "[daemon] %s: unknown key (known: %s)", key, names);
                         return -EINVAL;
@@ -233,7 +175,7 @@ static int config_handler(void *user, const char *section, const char *key, cons
                         return -EINVAL;
                 }
                 c->key_line[ki] = lineno;
-                r = conf_key_set(k, &c->cfg, value, why, sizeof(why));
+                r = inikey_set(k, &c->cfg, value, NULL, why, sizeof(why));
                 if (r < 0) {
                         config_problems_add(c->problems, c->name, lineno, "[daemon] %s: %s", key,
                                             why);
@@ -244,32 +186,10 @@ static int config_handler(void *user, const char *section, const char *key, cons
                 return 0;
         }
         if (strcmp(sec, "power") == 0) {
-                static const char *const names[] = {"static_w", "core_w", "idle_w", "freq_mhz"};
-                size_t ki = 0;
-
-                while (ki < ARRAY_SIZE(names) && strcmp(names[ki], key) != 0)
-                        ki++;
-                if (ki < ARRAY_SIZE(names) && c->power_line[ki]) {
-                        config_problems_add(c->problems, c->name, lineno,
-                                            "[power] %s: set twice (first at line %d)", key,
-                                            abs(c->power_line[ki]));
-                        return -EINVAL;
-                }
-                r = power_decl_key(&c->cfg.power, key, value);
-                if (r == -ENOENT)
-                        config_problems_add(c->problems, c->name, lineno,
-                                            "[power] %s: unknown key (known: static_w, core_w, "
-                                            "idle_w, freq_mhz)",
-                                            key);
-                else if (r < 0) {
-                        config_problems_add(c->problems, c->name, lineno,
-                                            "[power] %s: '%s' is not %s", key, value,
-                                            ki == 3 ? "a frequency in MHz (1-100000)"
-                                                    : "a non-negative number of watts");
-                        /* Refused, not missing: one problem is enough. */
-                        c->power_line[ki] = -lineno;
-                } else
-                        c->power_line[ki] = lineno;
+                r = power_decl_set(&c->cfg.power, key, value, lineno, why, sizeof(why));
+                if (r < 0)
+                        config_problems_add(c->problems, c->name, lineno, "[power] %s: %s", key,
+                                            why);
                 return r;
         }
         /* The section itself was reported at its header line. */
@@ -313,15 +233,14 @@ static void config_check_cross(struct config_ctx *c)
                                             c->cfg.interval_ms, c->cfg.decision_ms);
         }
         if (c->power_section_line) {
+                char why[200];
+                int lineno;
+
                 c->cfg.has_power = true;
-                if ((!c->power_line[0] || !c->power_line[1]) && c->power_line[0] >= 0 &&
-                    c->power_line[1] >= 0)
-                        config_problems_add(c->problems, c->name, c->power_section_line,
-                                            "[power]: a declared model needs both static_w and "
-                                            "core_w (%s missing)",
-                                            !c->power_line[0] && !c->power_line[1] ? "both"
-                                            : !c->power_line[0]                    ? "static_w"
-                                                                                   : "core_w");
+                if (power_decl_check(&c->cfg.power, &lineno, why, sizeof(why)) < 0 && why[0])
+                        config_problems_add(c->problems, c->name,
+                                            lineno > 0 ? lineno : c->power_section_line,
+                                            "[power]: %s", why);
         }
 }
 
@@ -333,7 +252,7 @@ static int config_load_any(const char *path, const char *text, const char *name,
         int r;
 
         config_init(&c.cfg);
-        r = conf_scan(path, text, name, &c.scan, problems);
+        r = inifile_scan(path, text, name, &c.scan, problems);
         if (r < 0) {
                 if (problems->n == c.first_problem)
                         config_problems_add(problems, name, 0, "cannot read: %s", strerror(-r));
@@ -344,7 +263,7 @@ static int config_load_any(const char *path, const char *text, const char *name,
                  : inifile_parse_string(text, config_handler, &c, &err);
         if (r < 0 && r != -EINVAL) {
                 config_problems_add(problems, name, 0, "cannot read: %s", strerror(-r));
-                conf_scan_free(&c.scan);
+                inifile_scan_free(&c.scan);
                 return r;
         }
         config_check_cross(&c);
@@ -357,8 +276,8 @@ static int config_load_any(const char *path, const char *text, const char *name,
                 if (!known)
                         config_problems_add(problems, name, err.lineno, "%s", err.what);
         }
-        conf_scan_free(&c.scan);
-        conf_problems_sort_from(problems, c.first_problem);
+        inifile_scan_free(&c.scan);
+        config_problems_sort_from(problems, c.first_problem);
         if (problems->n > c.first_problem)
                 return -EINVAL;
         *out = c.cfg;
@@ -379,9 +298,9 @@ int config_load_string(const char *text, const char *name, struct config *out,
 int config_detect(const char *path, bool *is_config)
 {
         struct config_problems ignored = {};
-        struct conf_scan scan;
+        struct inifile_scan scan;
         bool found = false;
-        int r = conf_scan(path, NULL, path, &scan, &ignored);
+        int r = inifile_scan(path, NULL, path, &scan, &ignored);
 
         config_problems_clear(&ignored);
         if (r < 0)
@@ -389,7 +308,7 @@ int config_detect(const char *path, bool *is_config)
         for (size_t i = 0; i < scan.n; i++)
                 found = found || strcmp(scan.v[i].name, "daemon") == 0 ||
                         strcmp(scan.v[i].name, "power") == 0;
-        conf_scan_free(&scan);
+        inifile_scan_free(&scan);
         *is_config = found;
         return 0;
 }

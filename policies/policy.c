@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conf_internal.h"
 #include "pctl/cpumask.h"
 #include "pctl/fsio.h"
 #include "pctl/inifile.h"
+#include "pctl/inikey.h"
 #include "pctl/util.h"
 
 #define TASK_COMM_MAX 15 /* the kernel keeps 15 chars of a command name */
@@ -41,8 +41,9 @@ static bool has_glob(const char *s)
         return strpbrk(s, "*?[") != NULL;
 }
 
-static int policy_set_comm(void *field, const char *value, char *why, size_t why_size)
+static int policy_set_comm(void *field, const char *value, void *ctx, char *why, size_t why_size)
 {
+        (void)ctx;
         if (!value[0]) {
                 snprintf(why, why_size, "empty pattern");
                 return -EINVAL;
@@ -57,8 +58,9 @@ static int policy_set_comm(void *field, const char *value, char *why, size_t why
         return policy_pattern_add(field, value);
 }
 
-static int policy_set_path(void *field, const char *value, char *why, size_t why_size)
+static int policy_set_path(void *field, const char *value, void *ctx, char *why, size_t why_size)
 {
+        (void)ctx;
         if (value[0] != '/' && value[0] != '*') {
                 snprintf(why, why_size,
                          "'%s' is not an absolute path or a pattern starting "
@@ -69,8 +71,9 @@ static int policy_set_path(void *field, const char *value, char *why, size_t why
         return policy_pattern_add(field, value);
 }
 
-static int policy_set_user(void *field, const char *value, char *why, size_t why_size)
+static int policy_set_user(void *field, const char *value, void *ctx, char *why, size_t why_size)
 {
+        (void)ctx;
         if (!value[0]) {
                 snprintf(why, why_size, "empty user name");
                 return -EINVAL;
@@ -81,46 +84,46 @@ static int policy_set_user(void *field, const char *value, char *why, size_t why
 #define MATCH_FIELD(kind) offsetof(struct policy, match) + (kind) * sizeof(struct policy_patterns)
 
 /* One row per key: a new setting is one line here, and one in pctl-policy(5). */
-static const struct conf_key policy_keys[] = {
+static const struct inikey policy_keys[] = {
     {.key = "match_comm",
-     .type = CONF_CUSTOM,
+     .type = INIKEY_CUSTOM,
      .offset = MATCH_FIELD(POLICY_MATCH_COMM),
      .repeats = true,
      .custom = policy_set_comm,
      .doc = "command name glob (/proc/PID/comm); repeat = any of"},
     {.key = "match_exe",
-     .type = CONF_CUSTOM,
+     .type = INIKEY_CUSTOM,
      .offset = MATCH_FIELD(POLICY_MATCH_EXE),
      .repeats = true,
      .custom = policy_set_path,
      .doc = "executable path glob; repeat = any of"},
     {.key = "match_user",
-     .type = CONF_CUSTOM,
+     .type = INIKEY_CUSTOM,
      .offset = MATCH_FIELD(POLICY_MATCH_USER),
      .repeats = true,
      .custom = policy_set_user,
      .doc = "user name or uid glob; repeat = any of"},
     {.key = "match_cgroup",
-     .type = CONF_CUSTOM,
+     .type = INIKEY_CUSTOM,
      .offset = MATCH_FIELD(POLICY_MATCH_CGROUP),
      .repeats = true,
      .custom = policy_set_path,
      .doc = "cgroup path glob, matching below it too; repeat = any of"},
     {.key = "objective",
-     .type = CONF_CHOICE,
+     .type = INIKEY_CHOICE,
      .offset = offsetof(struct policy, objective),
      .choices = "edp|ppw|energy|performance|monitor",
      .def = "edp",
      .doc = "edp, ppw, energy, performance or monitor"},
     {.key = "min_cores",
-     .type = CONF_UINT,
+     .type = INIKEY_UINT,
      .offset = offsetof(struct policy, min_cores),
      .min = 1,
      .max = CPUMASK_MAX,
      .def = "1",
      .doc = "fewest cores"},
     {.key = "max_cores",
-     .type = CONF_UINT,
+     .type = INIKEY_UINT,
      .offset = offsetof(struct policy, max_cores),
      .min = 1,
      .max = CPUMASK_MAX,
@@ -128,7 +131,7 @@ static const struct conf_key policy_keys[] = {
      .def = "none",
      .doc = "most cores; none = every allowed core"},
     {.key = "min_freq",
-     .type = CONF_UINT,
+     .type = INIKEY_UINT,
      .offset = offsetof(struct policy, min_freq_mhz),
      .min = 1,
      .max = 100000,
@@ -136,7 +139,7 @@ static const struct conf_key policy_keys[] = {
      .def = "none",
      .doc = "lowest frequency, MHz; none = the lowest available"},
     {.key = "max_freq",
-     .type = CONF_UINT,
+     .type = INIKEY_UINT,
      .offset = offsetof(struct policy, max_freq_mhz),
      .min = 1,
      .max = 100000,
@@ -144,7 +147,7 @@ static const struct conf_key policy_keys[] = {
      .def = "none",
      .doc = "highest frequency, MHz; none = the highest available"},
     {.key = "max_slowdown",
-     .type = CONF_DOUBLE,
+     .type = INIKEY_DOUBLE,
      .offset = offsetof(struct policy, max_slowdown),
      .min = 0,
      .max = 100,
@@ -152,7 +155,7 @@ static const struct conf_key policy_keys[] = {
      .def = "none",
      .doc = "0.1 = at most 10% slower than alone on all allowed cores at top frequency"},
     {.key = "weight",
-     .type = CONF_DOUBLE,
+     .type = INIKEY_DOUBLE,
      .offset = offsetof(struct policy, weight),
      .min = 0,
      .min_exclusive = true,
@@ -178,7 +181,7 @@ static void policy_init(struct policy *p, const char *name)
         *p = (struct policy){};
         strscpy(p->name, name, sizeof(p->name));
         /* The table's defaults; a unit test checks that each one parses. */
-        conf_defaults(policy_keys, ARRAY_SIZE(policy_keys), p);
+        inikey_defaults(policy_keys, ARRAY_SIZE(policy_keys), p);
 }
 
 static void policy_free(struct policy *p)
@@ -235,7 +238,7 @@ struct policy_ctx {
         struct policy_set *set;
         const char *file;
         struct config_problems *problems;
-        struct conf_scan scan;
+        struct inifile_scan scan;
         ssize_t *section_policy; /* per scanned section: index in set, or -1 */
         int (*key_line)[ARRAY_SIZE(policy_keys)];
 };
@@ -244,8 +247,8 @@ static int policy_handler(void *user, const char *section, const char *key, cons
                           int lineno)
 {
         struct policy_ctx *c = user;
-        int idx = conf_scan_section_at(&c->scan, lineno);
-        const struct conf_key *k;
+        int idx = inifile_scan_section_at(&c->scan, lineno);
+        const struct inikey *k;
         struct policy *p;
         size_t ki;
         char why[240] = "";
@@ -260,11 +263,11 @@ static int policy_handler(void *user, const char *section, const char *key, cons
         if (c->section_policy[idx] < 0)
                 return 0; /* the section header was reported */
         p = &c->set->v[c->section_policy[idx]];
-        k = conf_key_find(policy_keys, ARRAY_SIZE(policy_keys), key);
+        k = inikey_find(policy_keys, ARRAY_SIZE(policy_keys), key);
         if (!k) {
                 char names[400];
 
-                conf_key_names(policy_keys, ARRAY_SIZE(policy_keys), names, sizeof(names));
+                inikey_names(policy_keys, ARRAY_SIZE(policy_keys), names, sizeof(names));
                 config_problems_add(c->problems, c->file, lineno,
                                     "[policy %s] %s: unknown key (known: %s)", p->name, key, names);
                 return -EINVAL;
@@ -276,7 +279,7 @@ static int policy_handler(void *user, const char *section, const char *key, cons
                                     abs(c->key_line[idx][ki]));
                 return -EINVAL;
         }
-        r = conf_key_set(k, p, value, why, sizeof(why));
+        r = inikey_set(k, p, value, NULL, why, sizeof(why));
         if (r == -ENOMEM)
                 snprintf(why, sizeof(why), "out of memory");
         if (r < 0) {
@@ -295,7 +298,7 @@ static int policy_handler(void *user, const char *section, const char *key, cons
 static int policy_sections(struct policy_ctx *c)
 {
         for (size_t i = 0; i < c->scan.n; i++) {
-                const struct conf_section *sec = &c->scan.v[i];
+                const struct inifile_section *sec = &c->scan.v[i];
                 char buf[sizeof(sec->name)];
                 char *name;
                 struct policy *v;
@@ -374,7 +377,7 @@ static int policy_load_one(const char *path, struct policy_set *set,
         size_t first = problems->n;
         int r;
 
-        r = conf_scan(path, NULL, path, &c.scan, problems);
+        r = inifile_scan(path, NULL, path, &c.scan, problems);
         if (r < 0) {
                 if (problems->n == first)
                         config_problems_add(problems, path, 0, "cannot read: %s", strerror(-r));
@@ -417,10 +420,10 @@ static int policy_load_one(const char *path, struct policy_set *set,
 out:
         if (r == -ENOMEM)
                 config_problems_add(problems, path, 0, "out of memory");
-        conf_problems_sort_from(problems, first);
+        config_problems_sort_from(problems, first);
         free(c.section_policy);
         free(c.key_line);
-        conf_scan_free(&c.scan);
+        inifile_scan_free(&c.scan);
         if (r < 0)
                 return r;
         return problems->n > first ? -EINVAL : 0;
@@ -486,7 +489,7 @@ int policy_set_load_dir(const char *dir, struct policy_set *out, struct config_p
                 n++;
         }
         closedir(d);
-        if (r == 0)
+        if (r == 0 && n > 0) /* an empty directory leaves names NULL, which qsort must not get */
                 qsort(names, n, sizeof(*names), str_cmp);
         for (size_t i = 0; r == 0 && i < n; i++) {
                 char path[CONFIG_PATH_MAX];

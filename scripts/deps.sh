@@ -9,9 +9,13 @@ packages=(
         libcpupower-dev   # cpufreq.h, -lcpupower
         libsystemd-dev    # sd-event, sd-daemon, sd-journal
         libinih-dev       # INI parsing
+        libjson-c-dev     # JSON: every --json output, the control protocol, sample files
         libcmocka-dev     # unit tests
         procps util-linux # pgrep, setpriv, taskset in the integration tests
         python3           # the tests and the demo read JSON with it
+        bash-completion   # its helpers, which etc/bash-completion/pctl is tested with
+        clang             # the fuzz harnesses (scripts/fuzz.sh, docs/fuzzing.md)
+        libclang-rt-14-dev # libFuzzer and the sanitizer runtimes clang links them with
 )
 
 missing=()

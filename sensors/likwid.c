@@ -40,6 +40,7 @@ static const struct {
 
 enum likwid_stage {
         STAGE_TOPOLOGY = 1,
+        STAGE_MSR_OPEN,
         STAGE_PERFMON_INIT,
         STAGE_ADD_EVENTS,
         STAGE_SETUP,
@@ -49,9 +50,10 @@ enum likwid_stage {
 /* What the probe child sends back. */
 struct likwid_answer {
         int stage; /* the stage reached: STAGE_OK, or the one that failed */
-        int ret;   /* LIKWID's return there */
+        int ret;   /* LIKWID's return there (STAGE_MSR_OPEN: -errno of the open) */
         int n_events;
-        char events[160]; /* the events that survived setup, comma separated */
+        char events[160];  /* the events that survived setup, comma separated */
+        char msr_path[32]; /* STAGE_MSR_OPEN: the device that would not open */
 };
 
 /* Keeps LIKWID's chatter out of our output: fds 1 and 2 point at /dev/null until restored. */
@@ -109,6 +111,26 @@ static int likwid_cpu_list(const struct cpumask *want, int *cpus, int max)
         return n > 0 ? n : -ENODEV;
 }
 
+/* Direct mode opens each CPU's MSR device in perfmon_init, as /dev/msrN or /dev/cpu/N/msr, but
+ * only after timer_init has spent a second calibrating the TSC. Opening the first CPU's device
+ * the same way tells in a few ms whether perfmon_init can succeed at all. These are the paths
+ * LIKWID opens, so they do not go through the root prefix. */
+static int likwid_msr_check(int cpu, char *path, size_t size)
+{
+        int fd;
+
+        snprintf(path, size, "/dev/msr%d", cpu);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        if (fd < 0) {
+                snprintf(path, size, "/dev/cpu/%d/msr", cpu);
+                fd = open(path, O_RDWR | O_CLOEXEC);
+        }
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        return 0;
+}
+
 /* Runs in the probe child only: may be killed or exit() inside LIKWID at any point. */
 static void likwid_probe_child(int fd, const struct cpumask *want)
 {
@@ -123,8 +145,13 @@ static void likwid_probe_child(int fd, const struct cpumask *want)
                 a.ret = n;
                 goto out;
         }
-        if (geteuid() == 0)
+        if (geteuid() == 0) {
+                a.stage = STAGE_MSR_OPEN;
+                a.ret = likwid_msr_check(cpus[0], a.msr_path, sizeof(a.msr_path));
+                if (a.ret < 0)
+                        goto out;
                 HPMmode(ACCESSMODE_DIRECT);
+        }
         a.stage = STAGE_PERFMON_INIT;
         a.ret = perfmon_init(n, cpus);
         if (a.ret < 0)
@@ -254,6 +281,13 @@ static void likwid_reason(const struct likwid_answer *a, int r, struct sensor_pr
                 snprintf(out->reason, sizeof(out->reason),
                          "likwid: topology_init failed (%d): the CPU is not supported by LIKWID",
                          a->ret);
+                break;
+        case STAGE_MSR_OPEN:
+                out->err = a->ret;
+                snprintf(out->reason, sizeof(out->reason),
+                         "likwid: cannot access MSRs (open %s: %s): load the msr module "
+                         "(modprobe msr); in a VM the hypervisor must expose the PMU",
+                         a->msr_path, strerror(-a->ret));
                 break;
         case STAGE_PERFMON_INIT:
                 if (fs_path(path, sizeof(path), "/dev/cpu/0/msr") == 0 && access(path, F_OK) != 0)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pctl/json.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/util.h"
 
 #define SAMPLE_IO_COLUMNS "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j"
@@ -106,85 +106,75 @@ static void text_row(FILE *f, const struct sensor_sample *s, const char *kind, u
         fprintf(f, " %12s\n", "-");
 }
 
-static void json_counts(struct json *j, const struct sensor_counts *c, unsigned cpu)
+/* A counter that was not measured is null, not 0. */
+static struct json_object *counter_json(bool measured, uint64_t v)
 {
-        json_object_begin(j);
-        json_kv_uint(j, "cpu", cpu);
-        json_key(j, "instr");
-        if (c->measured & SENSOR_INSTR)
-                json_uint(j, c->instr);
-        else
-                json_null(j);
-        json_key(j, "cycles");
-        if (c->measured & SENSOR_CYCLES)
-                json_uint(j, c->cycles);
-        else
-                json_null(j);
-        json_key(j, "ref_cycles");
-        if (c->measured & SENSOR_REF_CYCLES)
-                json_uint(j, c->ref_cycles);
-        else
-                json_null(j);
-        json_key(j, "busy_ns");
-        if (c->measured & SENSOR_BUSY)
-                json_uint(j, c->busy_ns);
-        else
-                json_null(j);
-        json_object_end(j);
+        return measured ? json_object_new_uint64(v) : NULL;
 }
 
-static void sample_io_write_json(FILE *f, const struct sensor_sample *s)
+static struct json_object *counts_json(const struct sensor_counts *c, unsigned cpu)
 {
-        struct json j;
+        struct json_object *o = json_object_new_object();
 
-        json_init(&j, f, false);
-        json_object_begin(&j);
-        json_kv_double(&j, "time_s", (double)s->timestamp_ns / 1e9);
-        json_kv_double(&j, "interval_s", (double)s->interval_ns / 1e9);
-        json_key(&j, "cpus");
-        json_array_begin(&j);
+        json_object_object_add(o, "cpu", json_object_new_uint64(cpu));
+        json_object_object_add(o, "instr", counter_json(c->measured & SENSOR_INSTR, c->instr));
+        json_object_object_add(o, "cycles", counter_json(c->measured & SENSOR_CYCLES, c->cycles));
+        json_object_object_add(o, "ref_cycles",
+                               counter_json(c->measured & SENSOR_REF_CYCLES, c->ref_cycles));
+        json_object_object_add(o, "busy_ns", counter_json(c->measured & SENSOR_BUSY, c->busy_ns));
+        return o;
+}
+
+static int sample_io_write_json(FILE *f, const struct sensor_sample *s)
+{
+        struct json_object *o = json_object_new_object(), *cpus, *packages, *targets;
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        json_object_object_add(o, "time_s", jsonfmt_double((double)s->timestamp_ns / 1e9));
+        json_object_object_add(o, "interval_s", jsonfmt_double((double)s->interval_ns / 1e9));
+        cpus = json_object_new_array();
         for (unsigned c = 0; c < s->n_cpus; c++)
                 if (s->cpu[c].measured)
-                        json_counts(&j, &s->cpu[c], c);
-        json_array_end(&j);
-        json_key(&j, "packages");
-        json_array_begin(&j);
+                        json_object_array_add(cpus, counts_json(&s->cpu[c], c));
+        json_object_object_add(o, "cpus", cpus);
+        packages = json_object_new_array();
         for (unsigned p = 0; s->energy_measured && p < s->n_packages; p++) {
-                json_object_begin(&j);
-                json_kv_uint(&j, "package", p);
-                json_kv_double(&j, "energy_j", s->energy_j[p]);
-                json_object_end(&j);
+                struct json_object *pkg = json_object_new_object();
+
+                json_object_object_add(pkg, "package", json_object_new_uint64(p));
+                json_object_object_add(pkg, "energy_j", jsonfmt_double(s->energy_j[p]));
+                json_object_array_add(packages, pkg);
         }
-        json_array_end(&j);
-        json_key(&j, "targets");
-        json_array_begin(&j);
+        json_object_object_add(o, "packages", packages);
+        targets = json_object_new_array();
         for (unsigned t = 0; t < s->n_targets; t++) {
-                json_object_begin(&j);
-                json_kv_uint(&j, "target", t);
-                json_key(&j, "cpus");
-                json_array_begin(&j);
+                struct json_object *target = json_object_new_object(),
+                                   *tcpus = json_object_new_array();
+
+                json_object_object_add(target, "target", json_object_new_uint64(t));
                 for (unsigned c = 0; c < s->n_cpus; c++) {
                         const struct sensor_counts *tc = sensor_target_cpu(s, t, c);
 
                         if (tc->measured)
-                                json_counts(&j, tc, c);
+                                json_object_array_add(tcpus, counts_json(tc, c));
                 }
-                json_array_end(&j);
-                json_object_end(&j);
+                json_object_object_add(target, "cpus", tcpus);
+                json_object_array_add(targets, target);
         }
-        json_array_end(&j);
-        json_object_end(&j);
-        json_finish(&j);
+        json_object_object_add(o, "targets", targets);
+        r = jsonfmt_print(f, o, false);
+        json_object_put(o);
+        return r;
 }
 
 int sample_io_write(FILE *f, const struct sensor_sample *s, enum sample_io_format fmt)
 {
         char id[16];
 
-        if (fmt == SAMPLE_IO_JSON) {
-                sample_io_write_json(f, s);
-                return write_status(f);
-        }
+        if (fmt == SAMPLE_IO_JSON)
+                return sample_io_write_json(f, s);
         for (unsigned c = 0; c < s->n_cpus; c++) {
                 if (!s->cpu[c].measured)
                         continue;

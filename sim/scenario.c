@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pctl/inifile.h"
+#include "pctl/inikey.h"
 #include "pctl/model.h"
 #include "pctl/util.h"
 #include "sim_internal.h"
@@ -77,29 +78,68 @@ static const struct sim_machine_spec presets[] = {
     },
 };
 
-enum key_type { K_UINT, K_DOUBLE, K_U64, K_FREQS, K_VOLTS, K_PRESET };
+struct parse_ctx;
 
-/* Machine keys: the bit marks it set by the file, so the preset is applied under it. */
-static const struct {
-        const char *key;
-        enum key_type type;
-        size_t offset;
-        double min, max;
-} machine_keys[] = {
-    {"preset", K_PRESET, offsetof(struct sim_machine_spec, preset), 0, 0},
-    {"sockets", K_UINT, offsetof(struct sim_machine_spec, sockets), 1, SENSOR_MAX_PACKAGES},
-    {"cores_per_socket", K_UINT, offsetof(struct sim_machine_spec, cores_per_socket), 1,
-     CPUMASK_MAX},
-    {"threads_per_core", K_UINT, offsetof(struct sim_machine_spec, threads_per_core), 1, 8},
-    {"freqs_mhz", K_FREQS, offsetof(struct sim_machine_spec, freqs_mhz), 1, 100000},
-    {"volts", K_VOLTS, offsetof(struct sim_machine_spec, volts), 0.1, 5},
-    {"uncore_w", K_DOUBLE, offsetof(struct sim_machine_spec, uncore_w), 0, 10000},
-    {"core_idle_w", K_DOUBLE, offsetof(struct sim_machine_spec, core_idle_w), 0, 1000},
-    {"core_static_w", K_DOUBLE, offsetof(struct sim_machine_spec, core_static_w), 0, 1000},
-    {"core_dyn_w", K_DOUBLE, offsetof(struct sim_machine_spec, core_dyn_w), 0, 1000},
-    {"os_ips", K_DOUBLE, offsetof(struct sim_machine_spec, os_ips), 0, 1e12},
-    {"counter_noise", K_DOUBLE, offsetof(struct sim_machine_spec, counter_noise), 0, 1},
-    {"seed", K_U64, offsetof(struct sim_machine_spec, seed), 0, 0},
+static int machine_preset(void *field, const char *value, void *ctx, char *why, size_t why_size);
+static int machine_freqs(void *field, const char *value, void *ctx, char *why, size_t why_size);
+static int machine_volts(void *field, const char *value, void *ctx, char *why, size_t why_size);
+static int app_phases(void *field, const char *value, void *ctx, char *why, size_t why_size);
+static int app_measured(void *field, const char *value, void *ctx, char *why, size_t why_size);
+
+/* A number of a scenario: out of bounds reads "KEY: 5 is outside [1, 8]". */
+#define SC_NUM(type_, struct_, field, lo, hi)                                                      \
+        .type = type_, .offset = offsetof(struct struct_, field), .min = lo, .max = hi,            \
+        .wording = INIKEY_SAY_OUTSIDE
+
+/* Machine keys, indexed: the bit of a key set by the file puts it over the preset. */
+enum machine_key {
+        M_PRESET,
+        M_SOCKETS,
+        M_CORES_PER_SOCKET,
+        M_THREADS_PER_CORE,
+        M_FREQS,
+        M_VOLTS,
+        M_UNCORE,
+        M_CORE_IDLE,
+        M_CORE_STATIC,
+        M_CORE_DYN,
+        M_OS_IPS,
+        M_NOISE,
+        M_SEED,
+        M_KEYS
+};
+
+static const struct inikey machine_keys[] = {
+    [M_PRESET] = {.key = "preset",
+                  .type = INIKEY_CUSTOM,
+                  .offset = offsetof(struct sim_machine_spec, preset),
+                  .custom = machine_preset},
+    [M_SOCKETS] = {.key = "sockets",
+                   SC_NUM(INIKEY_UINT, sim_machine_spec, sockets, 1, SENSOR_MAX_PACKAGES)},
+    [M_CORES_PER_SOCKET] = {.key = "cores_per_socket",
+                            SC_NUM(INIKEY_UINT, sim_machine_spec, cores_per_socket, 1,
+                                   CPUMASK_MAX)},
+    [M_THREADS_PER_CORE] = {.key = "threads_per_core",
+                            SC_NUM(INIKEY_UINT, sim_machine_spec, threads_per_core, 1, 8)},
+    [M_FREQS] = {.key = "freqs_mhz",
+                 .type = INIKEY_CUSTOM,
+                 .offset = offsetof(struct sim_machine_spec, freqs_mhz),
+                 .custom = machine_freqs},
+    [M_VOLTS] = {.key = "volts",
+                 .type = INIKEY_CUSTOM,
+                 .offset = offsetof(struct sim_machine_spec, volts),
+                 .custom = machine_volts},
+    [M_UNCORE] = {.key = "uncore_w", SC_NUM(INIKEY_DOUBLE, sim_machine_spec, uncore_w, 0, 10000)},
+    [M_CORE_IDLE] = {.key = "core_idle_w",
+                     SC_NUM(INIKEY_DOUBLE, sim_machine_spec, core_idle_w, 0, 1000)},
+    [M_CORE_STATIC] = {.key = "core_static_w",
+                       SC_NUM(INIKEY_DOUBLE, sim_machine_spec, core_static_w, 0, 1000)},
+    [M_CORE_DYN] = {.key = "core_dyn_w",
+                    SC_NUM(INIKEY_DOUBLE, sim_machine_spec, core_dyn_w, 0, 1000)},
+    [M_OS_IPS] = {.key = "os_ips", SC_NUM(INIKEY_DOUBLE, sim_machine_spec, os_ips, 0, 1e12)},
+    [M_NOISE] = {.key = "counter_noise",
+                 SC_NUM(INIKEY_DOUBLE, sim_machine_spec, counter_noise, 0, 1)},
+    [M_SEED] = {.key = "seed", SC_NUM(INIKEY_U64, sim_machine_spec, seed, 0, 0)},
 };
 
 enum app_key { A_START, A_INSTR, A_P, A_IPC, A_MEM, A_THREADS, A_SPIN, A_PHASES, A_MEASURED };
@@ -107,29 +147,50 @@ enum app_key { A_START, A_INSTR, A_P, A_IPC, A_MEM, A_THREADS, A_SPIN, A_PHASES,
         ((1u << A_P) | (1u << A_IPC) | (1u << A_MEM) | (1u << A_THREADS) | (1u << A_SPIN) |        \
          (1u << A_PHASES))
 
-static const struct {
-        const char *key;
-        enum key_type type;
-        size_t offset;
-        double min, max;
-} app_keys[] = {
-    [A_START] = {"start_s", K_DOUBLE, offsetof(struct sim_app_spec, start_s), 0, 1e9},
-    [A_INSTR] = {"instructions", K_DOUBLE, offsetof(struct sim_app_spec, instructions), 1, 1e20},
-    [A_P] = {"p", K_DOUBLE, offsetof(struct sim_app_spec, p), 0, 1},
-    [A_IPC] = {"ipc", K_DOUBLE, offsetof(struct sim_app_spec, ipc), 0.001, 64},
-    [A_MEM] = {"mem_fraction", K_DOUBLE, offsetof(struct sim_app_spec, mem_fraction), 0, 1},
-    [A_THREADS] = {"threads", K_UINT, offsetof(struct sim_app_spec, threads), 1, 100000},
-    [A_SPIN] = {"spin", K_DOUBLE, offsetof(struct sim_app_spec, spin), 0, 1},
-    [A_PHASES] = {"phases", K_PRESET, 0, 0, 0},
-    [A_MEASURED] = {"measured", K_PRESET, 0, 0, 0},
+static const struct inikey app_keys[] = {
+    [A_START] = {.key = "start_s", SC_NUM(INIKEY_DOUBLE, sim_app_spec, start_s, 0, 1e9)},
+    [A_INSTR] = {.key = "instructions", SC_NUM(INIKEY_DOUBLE, sim_app_spec, instructions, 1, 1e20)},
+    [A_P] = {.key = "p", SC_NUM(INIKEY_DOUBLE, sim_app_spec, p, 0, 1)},
+    [A_IPC] = {.key = "ipc", SC_NUM(INIKEY_DOUBLE, sim_app_spec, ipc, 0.001, 64)},
+    [A_MEM] = {.key = "mem_fraction", SC_NUM(INIKEY_DOUBLE, sim_app_spec, mem_fraction, 0, 1)},
+    [A_THREADS] = {.key = "threads", SC_NUM(INIKEY_UINT, sim_app_spec, threads, 1, 100000)},
+    [A_SPIN] = {.key = "spin", SC_NUM(INIKEY_DOUBLE, sim_app_spec, spin, 0, 1)},
+    [A_PHASES] = {.key = "phases", .type = INIKEY_CUSTOM, .custom = app_phases},
+    [A_MEASURED] = {.key = "measured",
+                    .type = INIKEY_CUSTOM,
+                    .repeats = true,
+                    .custom = app_measured},
 };
+
+/* The parts of list and row values, each checked as a key of its own. */
+static const struct inikey freq_item = {.key = "freqs_mhz",
+                                        .type = INIKEY_UINT,
+                                        .min = 1,
+                                        .max = 100000,
+                                        .wording = INIKEY_SAY_OUTSIDE};
+static const struct inikey volt_item = {
+    .key = "volts", .type = INIKEY_DOUBLE, .min = 0.1, .max = 5, .wording = INIKEY_SAY_OUTSIDE};
+static const struct inikey phase_p = {.key = "phases P", SC_NUM(INIKEY_DOUBLE, sim_phase, p, 0, 1)};
+static const struct inikey phase_s = {.key = "phases SECONDS",
+                                      SC_NUM(INIKEY_DOUBLE, sim_phase, at_s, 0, 1e9)};
+static const struct inikey phase_ipc = {.key = "phases IPC",
+                                        SC_NUM(INIKEY_DOUBLE, sim_phase, ipc, 0.001, 64)};
+static const struct inikey row_cores = {.key = "measured CORES",
+                                        SC_NUM(INIKEY_UINT, sim_row, cores, 1, CPUMASK_MAX)};
+static const struct inikey row_freq = {.key = "measured FREQ_MHZ",
+                                       SC_NUM(INIKEY_UINT, sim_row, freq_mhz, 1, 100000)};
+static const struct inikey row_time = {.key = "measured TIME_S",
+                                       SC_NUM(INIKEY_DOUBLE, sim_row, time_s, 1e-9, 1e9)};
+static const struct inikey row_energy = {.key = "measured ENERGY_J",
+                                         SC_NUM(INIKEY_DOUBLE, sim_row, energy_j, 1e-9, 1e15)};
 
 struct parse_ctx {
         const char *file;
         struct sim_error *err;
+        int lineno; /* of the key being parsed */
         struct sim_machine_spec mach;
         unsigned mach_seen; /* bit i = machine_keys[i] */
-        int mach_lineno[ARRAY_SIZE(machine_keys)];
+        int mach_lineno[M_KEYS];
         unsigned n_volts;
         bool preset_given; /* even a bad one: then the keys it would give are not missing */
         struct sim_app_spec *apps;
@@ -164,80 +225,53 @@ static void report(struct parse_ctx *c, int lineno, const char *fmt, ...)
                 snprintf(c->err->all + used, sizeof(c->err->all) - used, "%s: %s\n", c->file, what);
 }
 
-static int parse_num(struct parse_ctx *c, int lineno, const char *key, enum key_type type,
-                     const char *value, double min, double max, void *dst)
+/* One key's value (or one part of a list or row) into base; a refusal is reported. */
+static int parse_key(struct parse_ctx *c, const struct inikey *k, void *base, const char *value)
 {
-        double d;
-        unsigned u;
-        uint64_t u64;
+        char why[160];
+        int r = inikey_set(k, base, value, c, why, sizeof(why));
 
-        switch (type) {
-        case K_UINT:
-                if (parse_uint(value, &u) < 0) {
-                        report(c, lineno, "%s: '%s' is not a whole number", key, value);
-                        return -EINVAL;
-                }
-                if (u < min || u > max) {
-                        report(c, lineno, "%s: %u is outside [%g, %g]", key, u, min, max);
-                        return -ERANGE;
-                }
-                *(unsigned *)dst = u;
-                return 0;
-        case K_U64:
-                if (parse_u64(value, &u64) < 0) {
-                        report(c, lineno, "%s: '%s' is not a whole number", key, value);
-                        return -EINVAL;
-                }
-                *(uint64_t *)dst = u64;
-                return 0;
-        case K_DOUBLE:
-                if (parse_double(value, &d) < 0 || !isfinite(d)) {
-                        report(c, lineno, "%s: '%s' is not a number", key, value);
-                        return -EINVAL;
-                }
-                if (d < min || d > max) {
-                        report(c, lineno, "%s: %g is outside [%g, %g]", key, d, min, max);
-                        return -ERANGE;
-                }
-                *(double *)dst = d;
-                return 0;
-        default:
-                return -EINVAL;
-        }
+        /* A custom key reports its own problems: it knows which part was wrong. */
+        if (r < 0 && k->type != INIKEY_CUSTOM)
+                report(c, c->lineno, "%s: %s", k->key, why);
+        return r;
 }
 
-/* Space-separated numbers into dst (unsigned or double), at most ACTUATOR_MAX_FREQS. */
-static int parse_list(struct parse_ctx *c, int lineno, const char *key, const char *value,
-                      bool as_uint, double min, double max, void *dst, unsigned *n_out)
+/* Space-separated numbers, each checked by item, into dst (unsigned or double), at most
+ * ACTUATOR_MAX_FREQS. */
+static int parse_list(struct parse_ctx *c, const struct inikey *item, const char *value, void *dst,
+                      unsigned *n_out)
 {
         char buf[512], *save = NULL;
         unsigned n = 0;
         unsigned uv[ACTUATOR_MAX_FREQS];
         double dv[ACTUATOR_MAX_FREQS];
+        bool as_uint = item->type == INIKEY_UINT;
+        const char *key = item->key;
 
         if (strscpy(buf, value, sizeof(buf)) < 0) {
-                report(c, lineno, "%s: list too long", key);
+                report(c, c->lineno, "%s: list too long", key);
                 return -EINVAL;
         }
         for (char *tok = strtok_r(buf, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
                 if (n == ACTUATOR_MAX_FREQS) {
-                        report(c, lineno, "%s: more than %d values", key, ACTUATOR_MAX_FREQS);
+                        report(c, c->lineno, "%s: more than %d values", key, ACTUATOR_MAX_FREQS);
                         return -E2BIG;
                 }
-                int r = parse_num(c, lineno, key, as_uint ? K_UINT : K_DOUBLE, tok, min, max,
-                                  as_uint ? (void *)&uv[n] : (void *)&dv[n]);
+                /* The item rows sit at offset 0: each checks one number. */
+                int r = parse_key(c, item, as_uint ? (void *)&uv[n] : (void *)&dv[n], tok);
                 if (r < 0)
                         return r;
                 n++;
         }
         if (n == 0) {
-                report(c, lineno, "%s: empty list", key);
+                report(c, c->lineno, "%s: empty list", key);
                 return -EINVAL;
         }
         if (as_uint) {
                 for (unsigned i = 1; i < n; i++)
                         if (uv[i] <= uv[i - 1]) {
-                                report(c, lineno, "%s: frequencies must be ascending", key);
+                                report(c, c->lineno, "%s: frequencies must be ascending", key);
                                 return -EINVAL;
                         }
                 memcpy(dst, uv, n * sizeof(uv[0]));
@@ -248,61 +282,77 @@ static int parse_list(struct parse_ctx *c, int lineno, const char *key, const ch
         return 0;
 }
 
-static int machine_key(struct parse_ctx *c, const char *key, const char *value, int lineno)
+static int machine_preset(void *field, const char *value, void *ctx, char *why, size_t why_size)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(machine_keys); i++) {
-                void *dst = (char *)&c->mach + machine_keys[i].offset;
-                int r;
+        struct parse_ctx *c = ctx;
+        bool found = false;
 
-                if (strcmp(key, machine_keys[i].key) != 0)
-                        continue;
-                switch (machine_keys[i].type) {
-                case K_PRESET: {
-                        bool found = false;
-
-                        c->preset_given = true;
-                        for (size_t p = 0; p < ARRAY_SIZE(presets); p++)
-                                found |= strcmp(value, presets[p].preset) == 0;
-                        if (!found) {
-                                report(c, lineno,
-                                       "preset: unknown machine '%s' (i7-4820k, "
-                                       "xeon-e5-2630v2x2, xeon-phi-7120x, server-64)",
-                                       value);
-                                return -EINVAL;
-                        }
-                        strscpy(c->mach.preset, value, sizeof(c->mach.preset));
-                        r = 0;
-                        break;
-                }
-                case K_FREQS:
-                        r = parse_list(c, lineno, key, value, true, machine_keys[i].min,
-                                       machine_keys[i].max, dst, &c->mach.n_freqs);
-                        break;
-                case K_VOLTS:
-                        /* The count is checked against freqs_mhz once both are known. */
-                        r = parse_list(c, lineno, key, value, false, machine_keys[i].min,
-                                       machine_keys[i].max, dst, &c->n_volts);
-                        break;
-                default:
-                        r = parse_num(c, lineno, key, machine_keys[i].type, value,
-                                      machine_keys[i].min, machine_keys[i].max, dst);
-                }
-                if (r < 0)
-                        return r;
-                c->mach_seen |= 1u << i;
-                c->mach_lineno[i] = lineno;
-                return 0;
+        (void)why;
+        (void)why_size;
+        c->preset_given = true;
+        for (size_t p = 0; p < ARRAY_SIZE(presets); p++)
+                found |= strcmp(value, presets[p].preset) == 0;
+        if (!found) {
+                report(c, c->lineno,
+                       "preset: unknown machine '%s' (i7-4820k, xeon-e5-2630v2x2, "
+                       "xeon-phi-7120x, server-64)",
+                       value);
+                return -EINVAL;
         }
-        report(c, lineno, "unknown key '%s' in [machine]", key);
-        return -ENOENT;
+        strscpy(field, value, sizeof(c->mach.preset));
+        return 0;
 }
 
-static int app_phases(struct parse_ctx *c, struct sim_app_spec *a, const char *value, int lineno)
+static int machine_freqs(void *field, const char *value, void *ctx, char *why, size_t why_size)
 {
+        struct parse_ctx *c = ctx;
+
+        (void)why;
+        (void)why_size;
+        return parse_list(c, &freq_item, value, field, &c->mach.n_freqs);
+}
+
+static int machine_volts(void *field, const char *value, void *ctx, char *why, size_t why_size)
+{
+        struct parse_ctx *c = ctx;
+
+        (void)why;
+        (void)why_size;
+        /* The count is checked against freqs_mhz once both are known. */
+        return parse_list(c, &volt_item, value, field, &c->n_volts);
+}
+
+static int machine_key(struct parse_ctx *c, const char *key, const char *value, int lineno)
+{
+        const struct inikey *k = inikey_find(machine_keys, ARRAY_SIZE(machine_keys), key);
+        size_t i;
+        int r;
+
+        if (!k) {
+                report(c, lineno, "unknown key '%s' in [machine]", key);
+                return -ENOENT;
+        }
+        i = (size_t)(k - machine_keys);
+        c->lineno = lineno;
+        r = parse_key(c, k, &c->mach, value);
+        if (r < 0)
+                return r;
+        c->mach_seen |= 1u << i;
+        c->mach_lineno[i] = lineno;
+        return 0;
+}
+
+static int app_phases(void *field, const char *value, void *ctx, char *why, size_t why_size)
+{
+        struct parse_ctx *c = ctx;
+        struct sim_app_spec *a = field;
+        int lineno = c->lineno;
         char buf[512], *save = NULL;
         struct sim_phase ph[64];
         unsigned n = 0;
 
+        (void)why;
+        (void)why_size;
         if (strscpy(buf, value, sizeof(buf)) < 0) {
                 report(c, lineno, "phases: list too long");
                 return -EINVAL;
@@ -322,11 +372,9 @@ static int app_phases(struct parse_ctx *c, struct sim_app_spec *a, const char *v
                         return -EINVAL;
                 }
                 ph[n] = (struct sim_phase){0};
-                if (parse_num(c, lineno, "phases P", K_DOUBLE, f[0], 0, 1, &ph[n].p) < 0 ||
-                    parse_num(c, lineno, "phases SECONDS", K_DOUBLE, f[1], 0, 1e9, &ph[n].at_s) <
-                        0 ||
-                    (nf == 3 &&
-                     parse_num(c, lineno, "phases IPC", K_DOUBLE, f[2], 0.001, 64, &ph[n].ipc) < 0))
+                if (parse_key(c, &phase_p, &ph[n], f[0]) < 0 ||
+                    parse_key(c, &phase_s, &ph[n], f[1]) < 0 ||
+                    (nf == 3 && parse_key(c, &phase_ipc, &ph[n], f[2]) < 0))
                         return -EINVAL;
                 if (n > 0 && ph[n].at_s <= ph[n - 1].at_s) {
                         report(c, lineno, "phases: offsets must be ascending (%g after %g)",
@@ -348,13 +396,18 @@ static int app_phases(struct parse_ctx *c, struct sim_app_spec *a, const char *v
         return 0;
 }
 
-static int app_measured(struct parse_ctx *c, struct sim_app_spec *a, const char *value, int lineno)
+static int app_measured(void *field, const char *value, void *ctx, char *why, size_t why_size)
 {
+        struct parse_ctx *c = ctx;
+        struct sim_app_spec *a = field;
+        int lineno = c->lineno;
         char buf[256], *save = NULL, *f[5];
         unsigned nf = 0;
         struct sim_row row = {.lineno = lineno};
         struct sim_row *rows;
 
+        (void)why;
+        (void)why_size;
         strscpy(buf, value, sizeof(buf));
         for (char *t = strtok_r(buf, " \t", &save); t && nf < 5; t = strtok_r(NULL, " \t", &save))
                 f[nf++] = t;
@@ -363,11 +416,8 @@ static int app_measured(struct parse_ctx *c, struct sim_app_spec *a, const char 
                        nf);
                 return -EINVAL;
         }
-        if (parse_num(c, lineno, "measured CORES", K_UINT, f[0], 1, CPUMASK_MAX, &row.cores) < 0 ||
-            parse_num(c, lineno, "measured FREQ_MHZ", K_UINT, f[1], 1, 100000, &row.freq_mhz) < 0 ||
-            parse_num(c, lineno, "measured TIME_S", K_DOUBLE, f[2], 1e-9, 1e9, &row.time_s) < 0 ||
-            parse_num(c, lineno, "measured ENERGY_J", K_DOUBLE, f[3], 1e-9, 1e15, &row.energy_j) <
-                0)
+        if (parse_key(c, &row_cores, &row, f[0]) < 0 || parse_key(c, &row_freq, &row, f[1]) < 0 ||
+            parse_key(c, &row_time, &row, f[2]) < 0 || parse_key(c, &row_energy, &row, f[3]) < 0)
                 return -EINVAL;
         for (unsigned i = 0; i < a->n_rows; i++)
                 if (a->rows[i].cores == row.cores && a->rows[i].freq_mhz == row.freq_mhz) {
@@ -386,29 +436,25 @@ static int app_measured(struct parse_ctx *c, struct sim_app_spec *a, const char 
 static int app_key(struct parse_ctx *c, struct sim_app_spec *a, const char *key, const char *value,
                    int lineno)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(app_keys); i++) {
-                int r;
+        const struct inikey *k = inikey_find(app_keys, ARRAY_SIZE(app_keys), key);
+        unsigned bit;
+        int r;
 
-                if (strcmp(key, app_keys[i].key) != 0)
-                        continue;
-                if (i != A_MEASURED && (a->seen & (1u << i))) {
-                        report(c, lineno, "%s given twice in [app %s]", key, a->name);
-                        return -EINVAL;
-                }
-                if (i == A_PHASES)
-                        r = app_phases(c, a, value, lineno);
-                else if (i == A_MEASURED)
-                        r = app_measured(c, a, value, lineno);
-                else
-                        r = parse_num(c, lineno, key, app_keys[i].type, value, app_keys[i].min,
-                                      app_keys[i].max, (char *)a + app_keys[i].offset);
-                if (r < 0)
-                        return r;
-                a->seen |= 1u << i;
-                return 0;
+        if (!k) {
+                report(c, lineno, "unknown key '%s' in [app %s]", key, a->name);
+                return -ENOENT;
         }
-        report(c, lineno, "unknown key '%s' in [app %s]", key, a->name);
-        return -ENOENT;
+        bit = 1u << (k - app_keys);
+        if (!k->repeats && (a->seen & bit)) {
+                report(c, lineno, "%s given twice in [app %s]", key, a->name);
+                return -EINVAL;
+        }
+        c->lineno = lineno;
+        r = parse_key(c, k, a, value);
+        if (r < 0)
+                return r;
+        a->seen |= bit;
+        return 0;
 }
 
 static int section_app(struct parse_ctx *c, const char *section, int lineno)
@@ -546,6 +592,23 @@ static int build_grid(struct parse_ctx *c, struct sim_app_spec *a)
         return 0;
 }
 
+/* The voltage at mhz on a preset's V/f curve: linear between its points, its end segments
+ * extended beyond them, and kept within the volts key's bounds. */
+static double preset_volts_at(const struct sim_machine_spec *preset, unsigned mhz)
+{
+        const unsigned *f = preset->freqs_mhz;
+        const double *v = preset->volts;
+        unsigned n = preset->n_freqs, i = 0;
+        double volts;
+
+        if (n == 1)
+                return v[0];
+        while (i + 2 < n && mhz > f[i + 1])
+                i++;
+        volts = v[i] + (v[i + 1] - v[i]) * ((double)mhz - f[i]) / (double)(f[i + 1] - f[i]);
+        return fmin(fmax(volts, volt_item.min), volt_item.max);
+}
+
 static void finish_machine(struct parse_ctx *c, struct sim_machine_spec *out)
 {
         struct sim_machine_spec m = {0};
@@ -571,24 +634,37 @@ static void finish_machine(struct parse_ctx *c, struct sim_machine_spec *out)
         for (size_t i = 0; i < ARRAY_SIZE(machine_keys); i++) {
                 size_t off = machine_keys[i].offset;
 
-                if (!(c->mach_seen & (1u << i)) || machine_keys[i].type == K_PRESET)
+                if (!(c->mach_seen & (1u << i)) || i == M_PRESET)
                         continue;
-                if (machine_keys[i].type == K_FREQS) {
+                if (i == M_FREQS) {
                         memcpy(m.freqs_mhz, c->mach.freqs_mhz, sizeof(m.freqs_mhz));
                         m.n_freqs = c->mach.n_freqs;
-                } else if (machine_keys[i].type == K_VOLTS) {
+                } else if (i == M_VOLTS) {
                         memcpy(m.volts, c->mach.volts, sizeof(m.volts));
                         volts_n = c->n_volts;
-                } else if (machine_keys[i].type == K_UINT) {
+                } else if (machine_keys[i].type == INIKEY_UINT) {
                         *(unsigned *)((char *)&m + off) = *(unsigned *)((char *)&c->mach + off);
-                } else if (machine_keys[i].type == K_U64) {
+                } else if (machine_keys[i].type == INIKEY_U64) {
                         *(uint64_t *)((char *)&m + off) = *(uint64_t *)((char *)&c->mach + off);
                 } else {
                         *(double *)((char *)&m + off) = *(double *)((char *)&c->mach + off);
                 }
         }
+        /* New P-states without voltages sit on the preset's V/f curve; volts overrides. */
+        if (c->mach.preset[0] && (c->mach_seen & (1u << M_FREQS)) &&
+            !(c->mach_seen & (1u << M_VOLTS))) {
+                const struct sim_machine_spec *preset = NULL;
+
+                for (size_t p = 0; p < ARRAY_SIZE(presets); p++)
+                        if (strcmp(c->mach.preset, presets[p].preset) == 0)
+                                preset = &presets[p];
+                for (unsigned i = 0; i < m.n_freqs; i++)
+                        m.volts[i] = preset_volts_at(preset, m.freqs_mhz[i]);
+                volts_n = m.n_freqs;
+        }
         if (volts_n != m.n_freqs)
-                report(c, c->mach_lineno[5] ? c->mach_lineno[5] : c->mach_lineno[4],
+                report(c,
+                       c->mach_lineno[M_VOLTS] ? c->mach_lineno[M_VOLTS] : c->mach_lineno[M_FREQS],
                        "[machine]: %u volts for %u freqs_mhz (one voltage per frequency)", volts_n,
                        m.n_freqs);
         if ((uint64_t)m.sockets * m.cores_per_socket * m.threads_per_core > CPUMASK_MAX)
@@ -596,12 +672,23 @@ static void finish_machine(struct parse_ctx *c, struct sim_machine_spec *out)
         *out = m;
 }
 
+/* The rows define time and energy; instructions only scale the counters. Without the key,
+ * the app retires one instruction per cycle on the first CPU of its fewest-cores row at the
+ * grid's top frequency (IPC 1 on one core, when the grid has a one-core row). */
+static double rows_default_instructions(const struct sim_app_spec *a)
+{
+        double time_s = a->gt[0 * a->n_gf + a->n_gf - 1];
+
+        return fmin(fmax(time_s * a->gf[a->n_gf - 1] * 1e6, app_keys[A_INSTR].min),
+                    app_keys[A_INSTR].max);
+}
+
 static void finish_apps(struct parse_ctx *c, const struct sim_machine_spec *m)
 {
         for (unsigned i = 0; i < c->n_apps; i++) {
                 struct sim_app_spec *a = &c->apps[i];
 
-                if (!(a->seen & (1u << A_INSTR)))
+                if (!(a->seen & (1u << A_INSTR)) && a->n_rows == 0)
                         report(c, a->lineno, "[app %s]: instructions is required", a->name);
                 if (a->n_rows > 0) {
                         if (a->seen & A_AMDAHL_ONLY)
@@ -620,8 +707,8 @@ static void finish_apps(struct parse_ctx *c, const struct sim_machine_spec *m)
                                                "freqs_mhz",
                                                a->rows[r].freq_mhz);
                         }
-                        if (!c->failed)
-                                build_grid(c, a);
+                        if (!c->failed && build_grid(c, a) == 0 && !(a->seen & (1u << A_INSTR)))
+                                a->instructions = rows_default_instructions(a);
                 } else if (!(a->seen & (1u << A_P))) {
                         report(c, a->lineno,
                                "[app %s]: p is required (or measured rows instead of Amdahl keys)",

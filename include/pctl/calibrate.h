@@ -14,9 +14,10 @@
 #include <stdio.h>
 
 #include "pctl/cpumask.h"
-#include "pctl/json.h"
 #include "pctl/model.h"
 #include "pctl/platform_file.h"
+
+struct json_object;
 
 #define CALIBRATE_MAX_P 16
 #define CALIBRATE_MAX_CORES 4096
@@ -128,7 +129,8 @@ void calibrate_result_free(struct calibrate_result *res);
 /* Reports. */
 void calibrate_print_table(FILE *f, const struct calibrate_result *res);
 int calibrate_write_csv(FILE *f, const struct calibrate_result *res);
-void calibrate_write_json(struct json *j, const struct calibrate_result *res);
+/* The result as a new json-c object (NULL when out of memory); the caller puts it. */
+struct json_object *calibrate_to_json(const struct calibrate_result *res);
 /* Writes gnuplot scripts and PNGs next to validation.csv in dir. 0 done, -ENOENT when gnuplot
  * is not installed (msg says so), other -errno on failure; msg says what was written. */
 int calibrate_plot(const char *dir, const struct calibrate_result *res, char *msg, size_t msg_size);

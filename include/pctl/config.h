@@ -7,30 +7,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "pctl/config_problems.h"
 #include "pctl/cpumask.h"
 #include "pctl/power_decl.h"
 
-#define CONFIG_PATH_MAX 256
 #define CONFIG_NAME_MAX 64
-
-/* One problem found in a configuration or policy file. lineno 0: the file as a whole. */
-struct config_problem {
-        char file[CONFIG_PATH_MAX];
-        int lineno;
-        char what[320]; /* "[section] key: reason" */
-};
-
-struct config_problems {
-        struct config_problem *v;
-        size_t n, cap;
-};
-
-/* Appends one problem. -ENOMEM when it cannot (the list then ends with what it had). */
-int config_problems_add(struct config_problems *p, const char *file, int lineno, const char *fmt,
-                        ...) __attribute__((format(printf, 4, 5)));
-/* "file:line: what", one per line. */
-void config_problems_print(const struct config_problems *p, FILE *f);
-void config_problems_clear(struct config_problems *p);
 
 enum config_dvfs {
         CONFIG_DVFS_AUTO, /* change frequencies unless another frequency manager runs */

@@ -6,26 +6,53 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
-#include "pctl/json.h"
-#include "pctl/jsonv.h"
+struct json_object;
 
 #define CONTROL_MAX_REQUEST (64 * 1024)
+#define CONTROL_MAX_DEPTH 16 /* nesting of a request; ours are flat */
 #define CONTROL_TIMEOUT_USEC (5 * 1000000ULL)
+/* Connections open at once, in all and per peer uid: each holds a buffer and a timer, so an
+ * unprivileged flood must not grow the daemon; one user cannot take every slot either. */
+#define CONTROL_MAX_CONNECTIONS 64
+#define CONTROL_MAX_CONNECTIONS_PER_UID 16
 
 struct control_request {
-        const struct jsonv *msg; /* the parsed request object */
-        const char *cmd;         /* msg["cmd"] */
+        struct json_object *msg; /* the parsed request object, owned */
+        const char *cmd;         /* msg["cmd"]: a string without NUL bytes */
         uid_t uid;               /* of the peer, from SO_PEERCRED */
         pid_t pid;
 };
 
-/* Fills the reply object's members (the server adds "ok" and "error"). Returns 0, or a
+/* Parses one request line of len bytes (without its newline; need not be NUL-terminated): a
+ * JSON object, nested at most CONTROL_MAX_DEPTH deep, with a "cmd" string. Pure: no sockets,
+ * no logging. Returns 0 with req->msg and req->cmd set (uid and pid are left 0), or -EINVAL
+ * (empty, malformed, not an object, no "cmd" string) or -EMSGSIZE (over CONTROL_MAX_REQUEST)
+ * with err saying what is wrong; err never holds raw bytes of the request. */
+int control_request_parse(const char *buf, size_t len, struct control_request *req, char *err,
+                          size_t err_size);
+/* Frees what control_request_parse() allocated; accepts a request it refused. */
+void control_request_free(struct control_request *req);
+
+/* Typed members of a request, for handlers. An absent or null member is -ENOENT; a member of
+ * another type or a string with a NUL byte is -EINVAL, an integer out of range -ERANGE, with
+ * error naming the member and what it must be. */
+int control_request_string(const struct control_request *req, const char *key, const char **out,
+                           char *error, size_t error_size);
+int control_request_int(const struct control_request *req, const char *key, int64_t min,
+                        int64_t max, int64_t *out, char *error, size_t error_size);
+
+/* Copies len bytes of s into out (NUL-terminated, truncated to size) with every byte outside
+ * printable ASCII written as \xNN, so text from a peer never reaches a reply or a log raw. */
+void control_escape(const char *s, size_t len, char *out, size_t size);
+
+/* Adds the reply object's members (the server adds "ok" and "error"). Returns 0, or a
  * negative errno with *error set to a message for the user. */
 typedef int (*control_handler_t)(void *userdata, const struct control_request *req,
-                                 struct json *reply, char *error, size_t error_size);
+                                 struct json_object *reply, char *error, size_t error_size);
 
 struct control_command {
         const char *name;

@@ -12,6 +12,7 @@
 
 #include "pctl/cpumask.h"
 #include "pctl/model.h"
+#include "pctl/powerfit.h"
 #include "pctl/sensor.h"
 
 /* The reference paper's measured ΔI/T for its synthetic benchmark on the i7 (mean 6.58e4/s,
@@ -27,6 +28,9 @@ struct estimator_config {
         /* Package power model for idle/static attribution and for power without RAPL; may be
          * NULL. Copied by estimator_new. */
         const struct model_power *power;
+        /* With no power model: learn one online from the sensor's package energy (RAPL),
+         * for predictions (estimator_power_model). */
+        bool fit_power;
         /* Half life of an observation's weight, in sample time (virtual for the model
          * machine). 0: the default (30 s). */
         double half_life_s;
@@ -133,6 +137,21 @@ struct estimator_platform {
         double idle_w;         /* idle cores, from the power model; NaN without one */
         double unattributed_w; /* dynamic power of CPUs held by no app */
         double energy_j;       /* cumulative, all packages */
+        /* Without RAPL, the machine's power by the power model: static power, every busy core
+         * at the top frequency an app runs at, and the idle share of the cores apps hold. NaN
+         * when energy is measured or there is no model. */
+        double model_w;
+        double model_energy_j; /* cumulative model_w over the intervals */
+};
+
+/* The machine around the apps during an interval, as the manager knows it. */
+struct estimator_machine {
+        /* Per CPU of the sample, the frequency of its domain (0: unknown); NULL when none is
+         * known. The online power fit needs it. */
+        const unsigned *cpu_freq_khz;
+        struct cpumask held;       /* CPUs managed apps hold, warming up or not */
+        unsigned top_app_freq_khz; /* highest frequency a managed app runs at; 0: unknown */
+        unsigned n_managed;        /* managed apps, warming up or not */
 };
 
 /* One app's view of an interval. */
@@ -161,6 +180,16 @@ int estimator_app_remove(struct estimator *est, uint64_t id);
 int estimator_update(struct estimator *est, const struct sensor_sample *s,
                      const struct estimator_app_view *apps, unsigned n_apps);
 
+/* One sensor interval of the daemon: first the machine's power (the model's figure without
+ * RAPL, the online fit with RAPL and no model), which goes on whatever the apps are; then,
+ * while any app is managed, estimator_update for the apps in `apps`, whose result it
+ * returns. */
+int estimator_interval(struct estimator *est, const struct sensor_sample *s,
+                       const struct estimator_machine *mach, const struct estimator_app_view *apps,
+                       unsigned n_apps);
+/* The power model predictions use: the configured one (declared or calibrated), else the one
+ * fitted online once it has a point (*fitted true), else NULL. */
+const struct model_power *estimator_power_model(const struct estimator *est, bool *fitted);
 /* NULL if the id is not tracked. Valid until the next call that changes the estimator. */
 const struct estimate *estimator_get(const struct estimator *est, uint64_t id);
 const struct estimator_platform *estimator_platform(const struct estimator *est);

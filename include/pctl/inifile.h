@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "pctl/config_problems.h"
+
 /* Return 0 to accept the line, a negative errno to mark it bad (parsing goes on). */
 typedef int (*inifile_handler)(void *user, const char *section, const char *key, const char *value,
                                int lineno);
@@ -28,3 +30,24 @@ int inifile_parse(const char *path, inifile_handler h, void *user, struct inifil
 /* The same over a string (tests, the control socket). */
 int inifile_parse_string(const char *text, inifile_handler h, void *user,
                          struct inifile_error *err);
+
+/* One [section] header line; its keys follow until the next header. */
+struct inifile_section {
+        int lineno;
+        char name[160];
+};
+
+struct inifile_scan {
+        struct inifile_section *v;
+        size_t n;
+};
+
+/* Reads the file (or text, when path is NULL) line by line as inih does, records every
+ * section header with its line, including sections without keys, which inih never reports,
+ * and appends a problem for every line inih would reject, not only the first. name is the file
+ * name used in problems. -ENOENT/-EACCES when the file cannot be opened, -ENOMEM. */
+int inifile_scan(const char *path, const char *text, const char *name, struct inifile_scan *out,
+                 struct config_problems *problems);
+void inifile_scan_free(struct inifile_scan *s);
+/* Index of the section a line belongs to, or -1 before the first header. */
+int inifile_scan_section_at(const struct inifile_scan *s, int lineno);

@@ -11,10 +11,11 @@
 #include "pctl/allocator.h"
 #include "pctl/config.h"
 #include "pctl/estimator.h"
-#include "pctl/json.h"
 #include "pctl/model.h"
 #include "pctl/platform.h"
 #include "pctl/policy.h"
+
+struct json_object;
 
 struct manager_options {
         struct config conf;        /* pctl.conf as loaded */
@@ -64,8 +65,8 @@ uint64_t manager_changes(const struct manager *m);
 /* Total energy since start (J) and where it comes from: "measured", "declared",
  * "calibrated", or NULL when unknown. */
 const char *manager_energy(const struct manager *m, double *energy_j);
-/* The status object's members, for `pctl status` (writes into an open object). */
-void manager_status(const struct manager *m, struct json *j);
+/* The status object's members, for `pctl status` (added to a json-c object). */
+void manager_status(const struct manager *m, struct json_object *obj);
 /* A one-line summary for systemd's STATUS=. */
 void manager_summary(const struct manager *m, char *buf, size_t size);
 /* The estimate of a managed pid (NULL if not managed), for `pctl sim run` reports. */

@@ -14,7 +14,7 @@ struct proc_facts {
         pid_t pid;
         pid_t tgid;      /* != pid: pid is a thread of tgid */
         bool kthread;    /* PF_KTHREAD in /proc/PID/stat */
-        bool same_exe;   /* runs the same executable as the asking process (another pctld) */
+        bool runs_pctld; /* its executable is the asking process's, or is named pctld */
         char comm[32];   /* printable */
         char cgroup[512]; /* systemd's view: the v2 path, else name=systemd's; "" unknown */
         unsigned n_ancestors;
@@ -22,7 +22,8 @@ struct proc_facts {
 };
 
 /* Reads the facts of pid from /proc through the fsio root; self_exe is the asking process's
- * executable path ("" to skip that check). -ESRCH when the process is gone. */
+ * executable path ("" when unknown; NULL skips reading the executable). -ESRCH when the
+ * process is gone. */
 int proc_facts_read(pid_t pid, const char *self_exe, struct proc_facts *out);
 
 /* Pure: 0 when pid may be managed by the pctld whose PID is self; else -EPERM with why saying

@@ -4,6 +4,17 @@
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 
+# expect_exit CODE PATTERN CMD...: CMD exits with exactly CODE and says PATTERN (grep -e).
+expect_exit() {
+        local code=$1 pat=$2 out rc
+        shift 2
+        out=$("$@" 2>&1)
+        rc=$?
+        [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, not $code: $out"
+        echo "$out" | grep -q -- "$pat" || fail "'$*' did not say '$pat': $out"
+        echo "ok: $*: $out"
+}
+
 # json_get FILE EXPR: evaluates a Python expression over the JSON document `d`.
 json_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 

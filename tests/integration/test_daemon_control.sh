@@ -74,16 +74,30 @@ reply '{"cmd": "format-disk"}' | grep -q 'unknown command' || fail "unknown comm
 reply '{"cmd": "adopt", "pid": "x"}' | grep -q '"pid\\" must be' || fail "bad pid not answered"
 reply "{\"cmd\": \"status\", \"pad\": \"$(head -c 70000 /dev/zero | tr '\0' a)\"}" | grep -q 'larger than' ||
         fail "oversized request not answered"
+# Issue 19: an empty line is answered as pctld(8) says; a member of the wrong type is refused,
+# not replaced by a default (a numeric policy once adopted the shell under the default policy);
+# bytes from the request come back escaped, never raw.
+expect_reply() { # REQUEST EXPECTED-LINE
+        local got
+        got=$(reply "$1")
+        [ "$got" = "$2" ] || fail "request '$1' got '$got', not '$2'"
+}
+expect_reply '' '{"ok":false,"error":"empty request: expected a JSON object on one line, such as {\"cmd\":\"status\"}"}'
+expect_reply "{\"cmd\":\"adopt\",\"pid\":$$,\"policy\":5}" \
+        '{"ok":false,"error":"\"policy\" must be a string, not a number"}'
+expect_reply "{\"cmd\":\"adopt\",\"pid\":$$,\"policy\":[\"edp\"]}" \
+        '{"ok":false,"error":"\"policy\" must be a string, not an array"}'
+expect_reply '{"cmd":"adopt","pid":"1"}' '{"ok":false,"error":"\"pid\" must be an integer, not a string"}'
+expect_reply "{\"cmd\":\"adopt\",\"pid\":$$,\"policy\":\"ed\\u0007p\\u001b[2J\"}" \
+        '{"ok":false,"error":"\"policy\": '"'"'ed\\x07p\\x1b[2J'"'"' is not a policy name"}'
+expect_reply '{"cmd":"st\u0000atus\u007f"}' \
+        '{"ok":false,"error":"malformed request: \"cmd\" must be a string without NUL bytes"}'
+expect_reply '{"cmd":"format\u007f\u0008disk"}' '{"ok":false,"error":"unknown command \"format\\x7f\\x08disk\""}'
+status_json
+json_get "$T/status.json" "len(d['apps'])" | grep -qx 0 || fail "a refused adopt adopted something"
+! grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$T/pctld.log" || fail "raw control bytes in pctld's log"
 # Every refusal exits 1 with the daemon's message (a double free once aborted the client
 # with 134 after printing it); a bad command line exits 2.
-expect_exit() { # CODE PATTERN CMD...
-        local code=$1 pat=$2 out rc
-        shift 2
-        out=$("$@" 2>&1)
-        rc=$?
-        [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, not $code: $out"
-        echo "$out" | grep -q "$pat" || fail "'$*' did not say '$pat': $out"
-}
 expect_exit 2 "not a process id" "$PCTL" adopt 999999999 --socket "$T/pctl.sock"
 expect_exit 1 "no process with pid 4000000" "$PCTL" adopt 4000000 --socket "$T/pctl.sock"
 expect_exit 1 "not managed" "$PCTL" release 1 --socket "$T/pctl.sock"

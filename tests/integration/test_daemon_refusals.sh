@@ -31,15 +31,6 @@ match_comm = pctld
 EOF
 pctld_start
 
-expect_exit() { # CODE PATTERN CMD...
-        local code=$1 pat=$2 out rc
-        shift 2
-        out=$("$@" 2>&1)
-        rc=$?
-        [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, not $code: $out"
-        echo "$out" | grep -q -- "$pat" || fail "'$*' did not say '$pat': $out"
-        echo "ok: $*: $out"
-}
 expect_exit 1 "pid 1 is init" "$PCTL" adopt 1 $S
 kt=$(pgrep -x kthreadd | head -1)
 [ -n "$kt" ] && expect_exit 1 "pid $kt (kthreadd) is a kernel thread" "$PCTL" adopt "$kt" $S

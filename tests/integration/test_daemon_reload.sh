@@ -12,15 +12,6 @@ trap pctld_cleanup EXIT
 S="--socket $T/pctl.sock"
 cp "$T/pctl.conf" "$T/pctl.conf.orig"
 
-expect_exit() { # CODE PATTERN CMD...
-        local code=$1 pat=$2 out rc
-        shift 2
-        out=$("$@" 2>&1)
-        rc=$?
-        [ "$rc" -eq "$code" ] || fail "'$*' exited $rc, not $code: $out"
-        echo "$out" | grep -q -- "$pat" || fail "'$*' did not say '$pat': $out"
-        echo "ok: $*: $out"
-}
 # conf "KEY = VALUE"...: the original configuration with these keys of [daemon] set.
 conf() {
         local drop=(-e '') kv
@@ -75,6 +66,11 @@ expect_exit 1 "'nosuch' is neither a policy" "$PCTL" policy reload $S
 conf "default_policy = ppw" "reserved_cpus = 1" "cgroup_group = other-$$" "socket = $T/other.sock"
 expect_exit 1 "socket, cgroup_group changed in $T/pctl.conf: that needs a restart of pctld" \
         "$PCTL" policy reload $S
+# [power] is compared as a model: moved lines are no change, another figure is.
+conf "default_policy = ppw" "reserved_cpus = 1"
+sed -i 's/^static_w = 20$/static_w = 25/' "$T/pctl.conf"
+expect_exit 1 "^pctl policy reload: \[power\] changed in" "$PCTL" policy reload $S
+conf "default_policy = ppw" "reserved_cpus = 1" "cgroup_group = other-$$" "socket = $T/other.sock"
 # SIGHUP takes the same path and logs the refusal.
 kill -HUP "$PCTLD_PID"
 for _ in $(seq 30); do grep -q "reload refused: socket, cgroup_group changed" "$T/pctld.log" && break; sleep 0.1; done

@@ -51,6 +51,11 @@ assert abs(rows[3]["speedup"] - 1 / (0.05 + 0.95 / 4)) < 1e-6
 PY
 "$PCTL" model table --p 0.5 --cores 1-2 --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["rows"][0]["power_w"] is None' ||
         fail "without a power model, power must be unknown (null)"
+# The one [power] dialect: a platform.ini (per-frequency points) serves as --power FILE.
+printf '[platform]\nbackend = perf\n\n[power]\nstatic_w = 20\ncore_w_2000 = 10\nidle_w_2000 = 1\nresidual_w = 0.5\n' >"$T/platform.ini"
+"$PCTL" model table --p 0.95 --cores 1-2 --freq 2000 --power "$T/platform.ini" --json |
+        python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"]; sp=r[1]["speedup"]; assert abs(r[0]["power_w"] - 30) < 1e-6 and abs(r[1]["power_w"] - (20 + 10 * sp + 1 * (2 - sp))) < 1e-6, r' ||
+        fail "--power with a platform.ini: W is not static_w + core_w_2000 per busy core + idle_w_2000 per idle one"
 printf '[power]\nstatic_w = 20\ncores_w = 10\n' >"$T/bad.ini"
 check_refused "bad.ini:3" model table --p 0.5 --cores 1-2 --power "$T/bad.ini"
 echo "ok: pctl model"

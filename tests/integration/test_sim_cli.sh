@@ -38,6 +38,27 @@ python3 -c "import sys; sys.exit(0 if $managed < $default else 1)" || fail "edp 
 grep -q "decision 1 at 1.0 s" "$T/log" || fail "--log printed no decision line: $(head -3 "$T/log")"
 grep -q "CPUs .*, \(exploring\|model\|measured\)" "$T/log" || fail "--log printed no change with its reason: $(cat "$T/log")"
 
+# Scenario defaults: freqs_mhz without volts takes the preset's V/f curve, which is what
+# the same machine with those voltages written out runs; a rows app needs no instructions.
+sed 's/^freqs_mhz = .*/&\nvolts = 0.825 1.0 1.2/' "$S/defaults-i7.ini" >"$T/volts.ini"
+grep -q "^volts = " "$T/volts.ini" || fail "could not write the volts scenario"
+"$PCTL" sim run "$S/defaults-i7.ini" --static cores=2,freq=1350 --json >"$T/def.json" ||
+        fail "sim run of defaults-i7.ini"
+"$PCTL" sim run "$T/volts.ini" --static cores=2,freq=1350 --json >"$T/volts.json" ||
+        fail "sim run with the volts written out"
+python3 - "$T" <<'PY' || fail "scenario defaults"
+import json, sys
+t = sys.argv[1]
+d, v = (json.load(open(f"{t}/{n}.json")) for n in ("def", "volts"))
+for a, b in zip(d["apps"], v["apps"]):
+    assert abs(a["energy_j"] - b["energy_j"]) <= 1e-6 * b["energy_j"], (a, b)
+    assert abs(a["time_s"] - b["time_s"]) <= 1e-6 * b["time_s"], (a, b)
+rows = [a for a in d["apps"] if a["name"] == "rows"][0]
+# The rows app alone on 2 cores at 1350 MHz would take 11 s; sharing the machine it takes
+# at least that.
+assert rows["time_s"] >= 11 * (1 - 1e-6), rows
+PY
+
 check_refused() {
         local want=$1
         shift

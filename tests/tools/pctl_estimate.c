@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "pctl/estimator.h"
-#include "pctl/json.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/sensor.h"
 #include "pctl/util.h"
 
@@ -113,24 +113,24 @@ static void sleep_ms(unsigned ms)
 static void print_estimate(const struct estimate *e, unsigned fed, bool json)
 {
         if (json) {
-                struct json j;
+                struct json_object *j = json_object_new_object();
 
-                json_init(&j, stdout, false);
-                json_object_begin(&j);
-                json_kv_uint(&j, "intervals", fed);
-                json_kv_uint(&j, "n_cores", e->n_cores);
-                json_kv_double(&j, "p_est", e->p_ls);
-                json_kv_double(&j, "p_eq10", e->p_eq10);
-                json_kv_double(&j, "p_stderr", e->p_stderr);
-                json_kv_double(&j, "p_points", e->p_points);
-                json_kv_uint(&j, "phase_changes", e->phase_changes);
-                json_kv_double(&j, "speedup", e->speedup);
-                json_kv_string(&j, "speedup_source",
-                               estimate_speedup_source_name(e->speedup_source));
-                json_kv_double(&j, "ipc", e->ipc);
-                json_kv_double(&j, "power_w", e->power_w);
-                json_object_end(&j);
-                json_finish(&j);
+                json_object_object_add(j, "intervals", json_object_new_uint64(fed));
+                json_object_object_add(j, "n_cores", json_object_new_uint64(e->n_cores));
+                json_object_object_add(j, "p_est", jsonfmt_double(e->p_ls));
+                json_object_object_add(j, "p_eq10", jsonfmt_double(e->p_eq10));
+                json_object_object_add(j, "p_stderr", jsonfmt_double(e->p_stderr));
+                json_object_object_add(j, "p_points", jsonfmt_double(e->p_points));
+                json_object_object_add(j, "phase_changes",
+                                       json_object_new_uint64(e->phase_changes));
+                json_object_object_add(j, "speedup", jsonfmt_double(e->speedup));
+                json_object_object_add(
+                    j, "speedup_source",
+                    jsonfmt_string(estimate_speedup_source_name(e->speedup_source)));
+                json_object_object_add(j, "ipc", jsonfmt_double(e->ipc));
+                json_object_object_add(j, "power_w", jsonfmt_double(e->power_w));
+                jsonfmt_print(stdout, j, false);
+                json_object_put(j);
                 return;
         }
         printf("intervals %u, N %u: P (least squares) %.4f, P (eq. 10) %.4f, stderr %.4f, "

@@ -12,26 +12,15 @@
 
 #define XEON "[machine]\npreset = xeon-e5-2630v2x2\n"
 
-static const char *write_scenario(char *path, size_t size, const char *text)
-{
-        int fd;
-
-        snprintf(path, size, "/tmp/pctl-cal-XXXXXX");
-        fd = mkstemp(path);
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-        close(fd);
-        return path;
-}
-
 static void calibrate_xeon(struct calibrate_result *res)
 {
         char path[64], err[512] = "";
         struct calibrate_config cfg = {.quick = true,
-                                       .sim_scenario = write_scenario(path, sizeof(path),
-                                                                      XEON "[app ignored]\n"
-                                                                           "instructions = 1e9\n"
-                                                                           "p = 0.5\n")};
+                                       .sim_scenario =
+                                           pctl_test_temp_file(path, sizeof(path),
+                                                               XEON "[app ignored]\n"
+                                                                    "instructions = 1e9\n"
+                                                                    "p = 0.5\n")};
         int r = calibrate_run_sim(&cfg, res, err, sizeof(err));
 
         unlink(path);
@@ -156,7 +145,7 @@ static void bad_scenario_is_reported(void **state)
         char path[64], err[512] = "";
         struct calibrate_config cfg = {
             .quick = true,
-            .sim_scenario = write_scenario(path, sizeof(path), "[machine]\npreset = nope\n"),
+            .sim_scenario = pctl_test_temp_file(path, sizeof(path), "[machine]\npreset = nope\n"),
         };
 
         (void)state;

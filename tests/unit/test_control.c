@@ -1,6 +1,7 @@
 /* The control socket against a real Unix socket: a child process is the client, the test
  * runs the server's event loop until the child is done. */
 #include <errno.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,19 +16,17 @@
 #include "pctl_test.h"
 #include "pctl/control.h"
 
-static int handle_echo(void *userdata, const struct control_request *req, struct json *reply,
+static int handle_echo(void *userdata, const struct control_request *req, struct json_object *reply,
                        char *error, size_t error_size)
 {
         int *calls = userdata;
         int64_t n;
 
         (*calls)++;
-        if (jsonv_get_int(req->msg, "n", 0, 100, &n) < 0) {
-                snprintf(error, error_size, "\"n\" must be an integer 0..100");
+        if (control_request_int(req, "n", 0, 100, &n, error, error_size) < 0)
                 return -EINVAL;
-        }
-        json_kv_int(reply, "n", n);
-        json_kv_uint(reply, "uid", req->uid);
+        json_object_object_add(reply, "n", json_object_new_int64(n));
+        json_object_object_add(reply, "uid", json_object_new_uint64(req->uid));
         return 0;
 }
 
@@ -36,6 +35,159 @@ static const struct control_command commands[] = {
     {"change", true, handle_echo},
     {NULL, false, NULL},
 };
+
+/* The request reader is pure: bytes in, a request or a reason out. */
+static void request_parse_accepts_a_request(void **state)
+{
+        static const char line[] = " {\"cmd\": \"adopt\", \"pid\": 1234, \"policy\": \"edp\","
+                                   " \"x\": [1, 2.5e1, true, null]} \t garbage";
+        struct control_request req;
+        const char *policy = NULL;
+        char err[256] = "";
+        int64_t pid = 0;
+
+        (void)state;
+        /* Only len bytes count: what follows in the buffer is not read. */
+        assert_int_equal(
+            control_request_parse(line, strlen(line) - strlen("garbage"), &req, err, sizeof(err)),
+            0);
+        assert_string_equal(req.cmd, "adopt");
+        assert_int_equal(req.uid, 0);
+        assert_int_equal(control_request_int(&req, "pid", 1, 4194304, &pid, err, sizeof(err)), 0);
+        assert_int_equal(pid, 1234);
+        assert_int_equal(control_request_string(&req, "policy", &policy, err, sizeof(err)), 0);
+        assert_string_equal(policy, "edp");
+        assert_int_equal(control_request_int(&req, "pid", 1, 100, &pid, err, sizeof(err)), -ERANGE);
+        assert_string_equal(err, "\"pid\" must be an integer 1..100");
+        assert_int_equal(control_request_string(&req, "nope", &policy, err, sizeof(err)), -ENOENT);
+        control_request_free(&req);
+        assert_null(req.msg);
+        control_request_free(&req); /* twice is harmless */
+}
+
+static void request_parse_names_what_is_wrong(void **state)
+{
+        static const struct {
+                const char *line;
+                int r;
+                const char *err;
+        } bad[] = {
+            {"{", -EINVAL, "malformed request: unexpected end of data at byte 1"},
+            {"{\"cmd\":", -EINVAL, "malformed request: unexpected end of data at byte 7"},
+            {"{\"cmd\":\"status\"} x", -EINVAL,
+             "malformed request: unexpected character at byte 17"},
+            {"{\"cmd\":\"status\",}", -EINVAL,
+             "malformed request: unexpected character at byte 16"},
+            {"{'cmd':'status'}", -EINVAL, "malformed request: "},
+            {"{\"cmd\":/*x*/\"status\"}", -EINVAL, "malformed request: unexpected character"},
+            {"{\"cmd\":\"st\xff\"}", -EINVAL, "malformed request: invalid utf-8 string"},
+            {"[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]", -EINVAL,
+             "malformed request: nesting too deep"},
+            {"[1,2]", -EINVAL, "malformed request: no \"cmd\" string (an array, not an object)"},
+            {"7", -EINVAL, "malformed request: no \"cmd\" string (a number, not an object)"},
+            {"{\"pid\":1}", -EINVAL, "malformed request: no \"cmd\" string"},
+            {"{\"cmd\":null}", -EINVAL, "malformed request: no \"cmd\" string"},
+            {"{\"cmd\":5}", -EINVAL, "malformed request: \"cmd\" must be a string, not a number"},
+            {"{\"cmd\":[\"status\"]}", -EINVAL,
+             "malformed request: \"cmd\" must be a string, not an array"},
+            {"{\"cmd\":\"status\\u0000x\"}", -EINVAL,
+             "malformed request: \"cmd\" must be a string without NUL bytes"},
+        };
+        struct control_request req = {0};
+        char err[256];
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                err[0] = '\0';
+                if (control_request_parse(bad[i].line, strlen(bad[i].line), &req, err,
+                                          sizeof(err)) != bad[i].r ||
+                    strncmp(err, bad[i].err, strlen(bad[i].err)) != 0)
+                        fail_msg("'%s': got '%s', expected '%s'", bad[i].line, err, bad[i].err);
+                assert_null(req.msg);
+        }
+}
+
+/* An oversized request is refused by its length, before any parsing. */
+static void request_parse_bounds_the_size(void **state)
+{
+        size_t n = CONTROL_MAX_REQUEST + 1;
+        char *big = malloc(n), err[128];
+        struct control_request req = {0};
+
+        (void)state;
+        assert_non_null(big);
+        memset(big, ' ', n);
+        memcpy(big, "{\"cmd\":\"status\"}", 16);
+        assert_int_equal(control_request_parse(big, n, &req, err, sizeof(err)), -EMSGSIZE);
+        assert_string_equal(err, "request larger than 65536 bytes");
+        assert_int_equal(control_request_parse(big, n - 1, &req, err, sizeof(err)), 0);
+        control_request_free(&req);
+        free(big);
+}
+
+/* pctld(8): an empty line is a request too, and gets an error naming the problem. */
+static void request_parse_refuses_an_empty_line(void **state)
+{
+        struct control_request req = {0};
+        char err[256];
+
+        (void)state;
+        assert_int_equal(control_request_parse("", 0, &req, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "empty request: expected a JSON object on one line, such as "
+                                 "{\"cmd\":\"status\"}");
+        assert_int_equal(control_request_parse(" \t\r", 3, &req, err, sizeof(err)), -EINVAL);
+        assert_non_null(strstr(err, "empty request"));
+}
+
+/* A member of the wrong type is refused by name, never read as "not given". */
+static void request_members_are_typed(void **state)
+{
+        static const char line[] =
+            "{\"cmd\":\"adopt\",\"pid\":\"12\",\"policy\":5,\"n\":5.0,\"f\":5.5,\"none\":null,"
+            "\"huge\":99999999999999999999,\"nul\":\"a\\u0000b\",\"b\":true}";
+        struct control_request req;
+        const char *str = NULL;
+        char err[256];
+        int64_t v = 0;
+
+        (void)state;
+        assert_int_equal(control_request_parse(line, strlen(line), &req, err, sizeof(err)), 0);
+        assert_int_equal(control_request_int(&req, "pid", 1, 4194304, &v, err, sizeof(err)),
+                         -EINVAL);
+        assert_string_equal(err, "\"pid\" must be an integer, not a string");
+        assert_int_equal(control_request_string(&req, "policy", &str, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"policy\" must be a string, not a number");
+        assert_int_equal(control_request_string(&req, "b", &str, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"b\" must be a string, not a boolean");
+        assert_int_equal(control_request_string(&req, "nul", &str, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"nul\" must be a string without NUL bytes");
+        assert_null(str);
+        assert_int_equal(control_request_int(&req, "n", 0, 10, &v, err, sizeof(err)), 0);
+        assert_int_equal(v, 5);
+        assert_int_equal(control_request_int(&req, "f", 0, 10, &v, err, sizeof(err)), -EINVAL);
+        assert_string_equal(err, "\"f\" must be an integer, not a number");
+        assert_int_equal(control_request_int(&req, "huge", 0, 10, &v, err, sizeof(err)), -ERANGE);
+        assert_int_equal(control_request_int(&req, "none", 0, 10, &v, err, sizeof(err)), -ENOENT);
+        assert_int_equal(control_request_string(&req, "none", &str, err, sizeof(err)), -ENOENT);
+        control_request_free(&req);
+}
+
+static void escape_writes_no_raw_bytes(void **state)
+{
+        char out[64];
+
+        (void)state;
+        control_escape("re\x01"
+                       "boot\x7f\xff\\\n",
+                       11, out, sizeof(out));
+        assert_string_equal(out, "re\\x01boot\\x7f\\xff\\\\\\x0a");
+        /* NUL bytes inside the length are shown too. */
+        control_escape("a\0b", 3, out, sizeof(out));
+        assert_string_equal(out, "a\\x00b");
+        /* Truncation never cuts an escape in half. */
+        control_escape("ab\x01", 3, out, 5);
+        assert_string_equal(out, "ab");
+}
 
 struct loop_ctx {
         pid_t child;
@@ -176,6 +328,180 @@ static void changes_need_root(void **state)
         assert_int_equal(calls, 1);
 }
 
+static void client_empty_line(const char *path)
+{
+        char *reply = NULL;
+
+        CHECK(control_call(path, "", &reply) == 0);
+        CHECK(strcmp(reply, "{\"ok\":false,\"error\":\"empty request: expected a JSON object on "
+                            "one line, such as {\\\"cmd\\\":\\\"status\\\"}\"}\n") == 0);
+        free(reply);
+}
+
+static void empty_line_gets_an_error_reply(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while(client_empty_line, &calls), 0);
+        assert_int_equal(calls, 0);
+}
+
+/* Bytes of a request come back escaped: no control character, DEL or non-ASCII byte. */
+static void client_unprintable_command(const char *path)
+{
+        char *reply = NULL;
+
+        CHECK(control_call(path, "{\"cmd\":\"re\\u0001boot\\u007f\\u00e9\\u001b[2J\"}", &reply) ==
+              0);
+        CHECK(strcmp(reply, "{\"ok\":false,\"error\":\"unknown command "
+                            "\\\"re\\\\x01boot\\\\x7f\\\\xc3\\\\xa9\\\\x1b[2J\\\"\"}\n") == 0);
+        free(reply);
+}
+
+static void unprintable_bytes_are_escaped_in_replies(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while(client_unprintable_command, &calls), 0);
+}
+
+/* A connection that has sent half a request and waits. */
+static int open_half_written(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        CHECK(fd >= 0);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+        CHECK(send(fd, "{\"cmd\":", 7, MSG_NOSIGNAL) == 7);
+        return fd;
+}
+
+/* What the server says to a connection that has sent nothing (up to 4 KiB, 10 s: a loaded
+ * machine may take seconds to schedule the server). */
+static void read_unasked(int fd, char *buf, size_t size)
+{
+        struct timeval tv = {.tv_sec = 10};
+        size_t len = 0;
+        ssize_t n;
+
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        while (len + 1 < size && (n = recv(fd, buf + len, size - 1 - len, 0)) > 0)
+                len += (size_t)n;
+        buf[len] = '\0';
+}
+
+/* After a burst closes, a request is served again (the server may see the new connection
+ * before the old ones' EOF: retry for up to 2 s). */
+static void served_again(const char *path)
+{
+        char *reply = NULL;
+
+        for (int i = 0; i < 20; i++) {
+                /* A refused connection may be closed before the request is sent (EPIPE). */
+                if (control_call(path, "{\"cmd\":\"echo\",\"n\":4}", &reply) == 0 &&
+                    strstr(reply, "\"ok\":true"))
+                        break;
+                free(reply);
+                reply = NULL;
+                usleep(100000);
+        }
+        CHECK(reply && strstr(reply, "\"ok\":true"));
+        free(reply);
+}
+
+static void client_flood_one_uid(const char *path)
+{
+        int fds[CONTROL_MAX_CONNECTIONS_PER_UID], extra;
+        char buf[4096], want[256];
+
+        for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
+                fds[i] = open_half_written(path);
+        /* The server accepts in order: by the time it sees this one, it holds the others. */
+        extra = open_half_written(path);
+        read_unasked(extra, buf, sizeof(buf));
+        snprintf(want, sizeof(want),
+                 "{\"ok\":false,\"error\":\"too many connections: uid %u has %d open, the limit "
+                 "per user; try again later\"}\n",
+                 (unsigned)getuid(), CONTROL_MAX_CONNECTIONS_PER_UID);
+        if (strcmp(buf, want) != 0)
+                fprintf(stderr, "got '%s'\n", buf);
+        CHECK(strcmp(buf, want) == 0);
+        close(extra);
+        for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
+                close(fds[i]);
+        served_again(path);
+}
+
+static void connections_are_limited_per_uid(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while(client_flood_one_uid, &calls), 0);
+        assert_int_equal(calls, 1);
+}
+
+/* Four users fill every slot; a fifth (root here) is refused by the limit in all. */
+static void client_flood_all(const char *path)
+{
+        enum { USERS = CONTROL_MAX_CONNECTIONS / CONTROL_MAX_CONNECTIONS_PER_UID };
+        int ready[2], hold[2], extra, status;
+        pid_t kids[USERS];
+        char buf[4096], want[256], byte;
+
+        CHECK(pipe(ready) == 0 && pipe(hold) == 0);
+        for (int u = 0; u < USERS; u++) {
+                kids[u] = fork();
+                CHECK(kids[u] >= 0);
+                if (kids[u] == 0) {
+                        int fds[CONTROL_MAX_CONNECTIONS_PER_UID];
+
+                        close(hold[1]);
+                        CHECK(setgid(65534) == 0 && setuid(60001 + u) == 0);
+                        for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
+                                fds[i] = open_half_written(path);
+                        CHECK(write(ready[1], "x", 1) == 1);
+                        CHECK(read(hold[0], &byte, 1) == 0); /* until the parent closes hold */
+                        for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
+                                close(fds[i]);
+                        _exit(0);
+                }
+        }
+        close(hold[0]);
+        for (int u = 0; u < USERS; u++)
+                CHECK(read(ready[0], &byte, 1) == 1);
+        extra = open_half_written(path);
+        read_unasked(extra, buf, sizeof(buf));
+        snprintf(want, sizeof(want),
+                 "{\"ok\":false,\"error\":\"too many connections: %d open, the limit; try again "
+                 "later\"}\n",
+                 CONTROL_MAX_CONNECTIONS);
+        if (strcmp(buf, want) != 0)
+                fprintf(stderr, "got '%s'\n", buf);
+        CHECK(strcmp(buf, want) == 0);
+        close(extra);
+        close(hold[1]);
+        for (int u = 0; u < USERS; u++)
+                CHECK(waitpid(kids[u], &status, 0) == kids[u] && WIFEXITED(status) &&
+                      WEXITSTATUS(status) == 0);
+        served_again(path);
+}
+
+static void connections_are_limited_in_all(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        if (geteuid() != 0)
+                skip(); /* needs several users */
+        assert_int_equal(serve_while(client_flood_all, &calls), 0);
+        assert_int_equal(calls, 1);
+}
+
 static void no_daemon_is_a_clear_error(void **state)
 {
         char *reply = NULL;
@@ -186,9 +512,19 @@ static void no_daemon_is_a_clear_error(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(request_parse_accepts_a_request),
+    cmocka_unit_test(request_parse_names_what_is_wrong),
+    cmocka_unit_test(request_parse_bounds_the_size),
+    cmocka_unit_test(request_parse_refuses_an_empty_line),
+    cmocka_unit_test(request_members_are_typed),
+    cmocka_unit_test(escape_writes_no_raw_bytes),
     cmocka_unit_test(good_and_malformed_requests),
     cmocka_unit_test(oversized_request_is_refused),
     cmocka_unit_test(changes_need_root),
+    cmocka_unit_test(empty_line_gets_an_error_reply),
+    cmocka_unit_test(unprintable_bytes_are_escaped_in_replies),
+    cmocka_unit_test(connections_are_limited_per_uid),
+    cmocka_unit_test(connections_are_limited_in_all),
     cmocka_unit_test(no_daemon_is_a_clear_error),
 };
 PCTL_TEST_MAIN(tests)

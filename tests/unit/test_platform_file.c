@@ -83,6 +83,55 @@ static void unmeasured_figures_stay_absent(void **state)
         free(text);
 }
 
+/* Found by tests/fuzz: a string that the writer's cleaning leaves empty is left out, not
+ * written as "hostname = ", which would read back as a different profile. */
+static void blank_strings_stay_absent(void **state)
+{
+        struct platform_profile in, out;
+        char err[256];
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+
+        (void)state;
+        platform_profile_init(&in);
+        strcpy(in.backend, "software");
+        strcpy(in.hostname, "; \r\n;");
+        strcpy(in.cpu_model, "a;b");
+        assert_int_equal(platform_file_format(f, &in), 0);
+        fclose(f);
+        assert_null(strstr(text, "hostname"));
+        assert_non_null(strstr(text, "cpu_model = a b\n"));
+        assert_int_equal(platform_file_load_string(text, "t.ini", &out, err, sizeof(err)), 0);
+        assert_string_equal(out.hostname, "");
+        assert_string_equal(out.cpu_model, "a b");
+        free(text);
+}
+
+/* Found by tests/fuzz: a string longer than a line the reader accepts is cut to fit, so the
+ * file written can be read back. */
+static void long_strings_fit_a_line(void **state)
+{
+        struct platform_profile in, out;
+        char err[256] = "";
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+
+        (void)state;
+        platform_profile_init(&in);
+        strcpy(in.backend, "software");
+        memset(in.hostname, 'h', sizeof(in.hostname) - 1);
+        in.hostname[sizeof(in.hostname) - 1] = '\0';
+        assert_int_equal(platform_file_format(f, &in), 0);
+        fclose(f);
+        if (platform_file_load_string(text, "t.ini", &out, err, sizeof(err)) != 0)
+                fail_msg("%s", err);
+        assert_true(strlen(out.hostname) > 150);
+        assert_memory_equal(out.hostname, in.hostname, strlen(out.hostname));
+        free(text);
+}
+
 static void missing_file_is_enoent(void **state)
 {
         struct platform_profile out;
@@ -108,6 +157,9 @@ static void corrupt_file_names_the_line(void **state)
             {"[platform]\nbackend = sim\n[power]\nstatic_w = -3\n", "t.ini:4:"},
             {"[estimator]\nipc1 = 1\n", "t.ini: no 'backend'"},
             {"[platform]\nbackend = sim\nthis is not ini\n", "t.ini:3:"},
+            /* Found by tests/fuzz: accepted, then written back as "backend = ". */
+            {"[platform]\nbackend =;;\n", "t.ini:2: backend = ';;' is not"},
+            {"[platform]\nn_cpus = 2\nbackend =\n", "t.ini:3: backend = '' is not"},
         };
         struct platform_profile out;
         char err[256];
@@ -215,6 +267,8 @@ int main(int argc, char **argv);
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(round_trip),
     cmocka_unit_test(unmeasured_figures_stay_absent),
+    cmocka_unit_test(blank_strings_stay_absent),
+    cmocka_unit_test(long_strings_fit_a_line),
     cmocka_unit_test(missing_file_is_enoent),
     cmocka_unit_test(corrupt_file_names_the_line),
     cmocka_unit_test(estimator_uses_calibrated_ipc1),

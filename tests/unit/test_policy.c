@@ -311,6 +311,22 @@ static void duplicates_across_files_and_whole_set_refused(void **state)
         config_problems_clear(&p);
 }
 
+/* An empty policies directory is a set of no policies: the daemon has the built-ins only. */
+static void empty_dir_is_no_policies(void **state)
+{
+        char dir[128];
+        struct config_problems p = {};
+        struct policy_set set = {.n = 4242};
+
+        (void)state;
+        snprintf(dir, sizeof(dir), "%s/empty", tmpdir);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        assert_int_equal(policy_set_load_dir(dir, &set, &p), 0);
+        assert_int_equal(set.n, 0);
+        assert_int_equal(p.n, 0);
+        policy_set_free(&set);
+}
+
 static struct proc_identity ident(const char *comm, const char *exe, unsigned uid, const char *user,
                                   const char *cgroup)
 {
@@ -489,6 +505,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(several_problems_each_reported, setup, teardown),
     cmocka_unit_test_setup_teardown(unknown_keys_and_sections, setup, teardown),
     cmocka_unit_test_setup_teardown(duplicates_across_files_and_whole_set_refused, setup, teardown),
+    cmocka_unit_test_setup_teardown(empty_dir_is_no_policies, setup, teardown),
     cmocka_unit_test_setup_teardown(matching, setup, teardown),
     cmocka_unit_test_setup_teardown(bare_objective_names, setup, teardown),
     cmocka_unit_test_setup_teardown(identity_from_fake_proc, setup, teardown),

@@ -1,5 +1,6 @@
 /* The online package power model: recovers a known model from synthetic intervals, answers
- * -ENODATA at a frequency never seen, and refuses intervals it cannot use without change. */
+ * -ENODATA at a frequency never seen, and refuses intervals it cannot use without change; the
+ * estimator feeds it, and models the machine's power without RAPL, every interval. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -116,9 +117,90 @@ static void unusable_intervals_change_nothing(void **state)
         powerfit_free(pf);
 }
 
+/* The estimator owns the fit: with RAPL and no configured model, estimator_interval feeds it
+ * every interval, apps managed or not, and estimator_power_model hands out what it learned. */
+static void estimator_learns_the_model_between_apps(void **state)
+{
+        struct estimator_config cfg = {.delta_i_rate = NAN, .fit_power = true};
+        struct estimator *est = estimator_new(&cfg);
+        struct sensor_sample s;
+        unsigned freqs[N_CPUS];
+        struct estimator_machine mach = {.cpu_freq_khz = freqs};
+        const struct model_power *pm;
+        bool fitted = false;
+        double w;
+
+        (void)state;
+        assert_non_null(est);
+        assert_int_equal(synth_sample_alloc(&s, N_CPUS, 0), 0);
+        for (unsigned c = 0; c < N_CPUS; c++)
+                freqs[c] = 2400000;
+        assert_null(estimator_power_model(est, &fitted));
+        for (unsigned i = 0; i < 40; i++) {
+                unsigned held = 1 + i % N_CPUS;
+                double busy = 0.3 + 0.1 * (i % 5);
+
+                cpumask_zero(&mach.held);
+                for (unsigned c = 0; c < held; c++)
+                        cpumask_set(&mach.held, c);
+                /* interval() fills the sample; its own fit stands for nothing here. */
+                struct powerfit *scratch = powerfit_new(0);
+                assert_int_equal(interval(scratch, &s, 2400000, held, busy), 0);
+                powerfit_free(scratch);
+                assert_int_equal(estimator_interval(est, &s, &mach, NULL, 0), 0);
+        }
+        pm = estimator_power_model(est, &fitted);
+        assert_non_null(pm);
+        assert_true(fitted);
+        assert_int_equal(model_power_at(pm, 2400000, 3, 5, &w), 0);
+        assert_near(w, truth_w(2400000, 3, 5), 0.01);
+        /* No RAPL figure was modelled: energy was measured. */
+        assert_true(isnan(estimator_platform(est)->model_w));
+        synth_sample_free(&s);
+        estimator_free(est);
+}
+
+/* Without RAPL, a configured model gives the machine's power every interval, with no app
+ * managed too: static, busy cores at the top app frequency, held idle cores. */
+static void estimator_models_the_machine_without_rapl(void **state)
+{
+        struct model_power model = {.static_w = 15};
+        struct estimator_config cfg = {.delta_i_rate = NAN, .power = &model};
+        struct estimator *est;
+        struct sensor_sample s;
+        struct estimator_machine mach = {.top_app_freq_khz = 2400000};
+        const struct estimator_platform *pf;
+        bool fitted = true;
+
+        (void)state;
+        model_power_set_point(&model, 2400000, 12, 1.5);
+        est = estimator_new(&cfg);
+        assert_non_null(est);
+        assert_true(estimator_power_model(est, &fitted) != NULL);
+        assert_false(fitted);
+        assert_int_equal(synth_sample_alloc(&s, N_CPUS, 0), 0);
+        s.interval_ns = INTERVAL_NS;
+        s.energy_measured = false;
+        for (unsigned c = 0; c < N_CPUS; c++)
+                s.cpu[c] = (struct sensor_counts){.measured = SENSOR_BUSY};
+        s.cpu[0].busy_ns = INTERVAL_NS;     /* one busy core */
+        s.cpu[1].busy_ns = INTERVAL_NS / 2; /* half of another */
+        for (unsigned c = 0; c < 4; c++)
+                cpumask_set(&mach.held, c);
+        for (unsigned i = 0; i < 10; i++)
+                assert_int_equal(estimator_interval(est, &s, &mach, NULL, 0), 0);
+        pf = estimator_platform(est);
+        assert_near(pf->model_w, 15 + 12 * 1.5 + 1.5 * (4 - 1.5), 1e-9);
+        assert_near(pf->model_energy_j, 10 * 0.1 * pf->model_w, 1e-9);
+        synth_sample_free(&s);
+        estimator_free(est);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(recovers_the_model_and_invents_nothing),
     cmocka_unit_test(unusable_intervals_change_nothing),
+    cmocka_unit_test(estimator_learns_the_model_between_apps),
+    cmocka_unit_test(estimator_models_the_machine_without_rapl),
 };
 
 PCTL_TEST_MAIN(tests)

@@ -1,7 +1,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -56,7 +59,7 @@ static void judge_refuses_what_must_not_be_managed(void **state)
         assert_non_null(strstr(why, "started by pctld (pid 999)"));
 
         f = plain(4321);
-        f.same_exe = true;
+        f.runs_pctld = true;
         assert_int_equal(procguard_judge(&f, 999, why, sizeof(why)), -EPERM);
         assert_non_null(strstr(why, "another pctld"));
 
@@ -125,6 +128,53 @@ static void facts_from_proc(void **state)
         assert_non_null(strstr(why, "no process with pid"));
 }
 
+/* Another pctld is known by its executable's name, even one replaced while it runs. */
+static void another_pctld_by_its_executable(void **state)
+{
+        char dir[] = "/tmp/pctl-guard-XXXXXX", exe[64], cmd[160], self[4096], why[256];
+        struct proc_facts f;
+        pid_t child;
+        ssize_t n;
+
+        (void)state;
+        assert_non_null(mkdtemp(dir));
+        snprintf(exe, sizeof(exe), "%s/pctld", dir);
+        snprintf(cmd, sizeof(cmd), "cp /bin/sleep %s", exe);
+        assert_int_equal(system(cmd), 0);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                execl(exe, "pctld", "30", (char *)NULL);
+                _exit(127);
+        }
+        for (int i = 0; i < 500; i++) {
+                if (proc_facts_read(child, "", &f) == 0 && f.runs_pctld)
+                        break;
+                usleep(2000);
+        }
+        assert_int_equal(proc_facts_read(child, "", &f), 0);
+        assert_true(f.runs_pctld);
+        /* Judged by a pctld that did not start it (this test did). */
+        assert_int_equal(procguard_judge(&f, 4194305, why, sizeof(why)), -EPERM);
+        assert_non_null(strstr(why, "is another pctld"));
+        /* Replaced while it runs: /proc/PID/exe reads "... (deleted)". */
+        assert_int_equal(unlink(exe), 0);
+        assert_int_equal(proc_facts_read(child, "", &f), 0);
+        assert_true(f.runs_pctld);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        rmdir(dir);
+
+        /* Our own executable, whatever its name; and not any other. */
+        n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        assert_true(n > 0);
+        self[n] = '\0';
+        assert_int_equal(proc_facts_read(getpid(), self, &f), 0);
+        assert_true(f.runs_pctld);
+        assert_int_equal(proc_facts_read(getpid(), "", &f), 0);
+        assert_false(f.runs_pctld);
+}
+
 static void strescape_makes_bytes_printable(void **state)
 {
         char out[64];
@@ -148,6 +198,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(judge_refuses_what_must_not_be_managed),
     cmocka_unit_test(systemd_cgroups_are_only_its_own),
     cmocka_unit_test(facts_from_proc),
+    cmocka_unit_test(another_pctld_by_its_executable),
     cmocka_unit_test(strescape_makes_bytes_printable),
 };
 PCTL_TEST_MAIN(tests)

@@ -379,6 +379,94 @@ static void every_bad_line_is_reported(void **state)
         assert_null(m);
 }
 
+/* Every (cores, frequency) the oracle tries for app 0, as time and energy. */
+static void oracle_grid(struct sim_machine *m, struct sim_result **all, unsigned *n_all)
+{
+        struct sim_result best;
+
+        assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_EDP, STEP_100MS, &best, all, n_all), 0);
+}
+
+static void expect_same_grid(const char *a_text, const char *b_text, bool same)
+{
+        struct sim_machine *a = load(a_text), *b = load(b_text);
+        struct sim_result *ra, *rb;
+        unsigned na, nb;
+        bool equal = true;
+
+        oracle_grid(a, &ra, &na);
+        oracle_grid(b, &rb, &nb);
+        assert_int_equal(na, nb);
+        for (unsigned i = 0; i < na; i++) {
+                assert_int_equal(ra[i].freq_mhz, rb[i].freq_mhz);
+                equal = equal && fabs(ra[i].energy_j - rb[i].energy_j) <= 1e-9 * rb[i].energy_j &&
+                        fabs(ra[i].time_s - rb[i].time_s) <= 1e-9 * rb[i].time_s;
+        }
+        assert_true(equal == same);
+        free(ra);
+        free(rb);
+        sim_free(a);
+        sim_free(b);
+}
+
+#define I7_APP "[app a]\ninstructions = 1e10\np = 0.8\n"
+
+/* freqs_mhz without volts: the voltages of the preset's V/f curve (i7-4820k: 0.80 V at
+ * 1200 MHz ... 1.15 V at 3300, 1.20 V at 3700), linear between its points and along its end
+ * segments beyond them; volts still overrides. */
+static void freqs_without_volts_follow_the_preset_curve(void **state)
+{
+        struct sim_machine *m = NULL;
+        struct sim_error err;
+
+        (void)state;
+        expect_same_grid("[machine]\npreset = i7-4820k\nfreqs_mhz = 1000 1350 2400 3900\n" I7_APP,
+                         "[machine]\npreset = i7-4820k\nfreqs_mhz = 1000 1350 2400 3900\n"
+                         "volts = 0.7666666666666667 0.825 1.0 1.225\n" I7_APP,
+                         true);
+        /* The preset's own points keep their voltages. */
+        expect_same_grid("[machine]\npreset = i7-4820k\nfreqs_mhz = 1200 3700\n" I7_APP,
+                         "[machine]\npreset = i7-4820k\nfreqs_mhz = 1200 3700\n"
+                         "volts = 0.80 1.20\n" I7_APP,
+                         true);
+        /* A flat curve given by volts is not the preset's. */
+        expect_same_grid("[machine]\npreset = i7-4820k\nfreqs_mhz = 1200 3700\n" I7_APP,
+                         "[machine]\npreset = i7-4820k\nfreqs_mhz = 1200 3700\n"
+                         "volts = 1 1\n" I7_APP,
+                         false);
+        /* Without a preset there is no curve: volts stays required. */
+        assert_int_equal(sim_load_string("[machine]\nsockets = 1\ncores_per_socket = 2\n"
+                                         "freqs_mhz = 1000 2000\nuncore_w = 1\ncore_idle_w = 1\n"
+                                         "core_static_w = 1\ncore_dyn_w = 1\n",
+                                         "bad.ini", &m, &err),
+                         -EINVAL);
+        assert_non_null(strstr(err.all, "bad.ini: [machine]: volts is required without a preset"));
+        /* A count of volts that does not match is still refused. */
+        expect_bad("[machine]\npreset = i7-4820k\nfreqs_mhz = 1200 3700\nvolts = 1\n", 4,
+                   "1 volts for 2 freqs_mhz");
+}
+
+/* Measured rows define time and energy: without instructions the app retires one per cycle
+ * of its fewest-cores row at the top frequency (here 9 s at 3700 MHz), and the rows'
+ * figures do not move. An Amdahl app still needs instructions. */
+static void measured_rows_default_their_instructions(void **state)
+{
+        const char *rows = strstr(grid, "measured = 1 1200");
+        char text[1024];
+        struct sim_machine *m;
+        struct sim_app_truth t;
+
+        (void)state;
+        snprintf(text, sizeof(text), "[machine]\npreset = i7-4820k\n[app rows]\n%s", rows);
+        m = load(text);
+        assert_int_equal(sim_truth_app(m, 0, &t), 0);
+        assert_near(t.instructions_total, 9 * 3700e6, 1);
+        sim_free(m);
+        expect_same_grid(text, grid, true);
+        expect_bad("[machine]\npreset = i7-4820k\n[app a]\np = 0.5\n", 4,
+                   "instructions is required");
+}
+
 /* Runs the first app of m with its cpuset and package frequency set through the actuator. */
 static double run_actuated(struct sim_machine *m, unsigned cores, unsigned freq_mhz,
                            double *power_w)
@@ -545,6 +633,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(measured_grid_oracle_finds_interior_row),
     cmocka_unit_test(bad_scenarios_name_file_and_line),
     cmocka_unit_test(every_bad_line_is_reported),
+    cmocka_unit_test(freqs_without_volts_follow_the_preset_curve),
+    cmocka_unit_test(measured_rows_default_their_instructions),
     cmocka_unit_test(set_cpus_slows_as_predicted),
     cmocka_unit_test(set_freq_lowers_power_and_stretches_time),
 };

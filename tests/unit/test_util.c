@@ -5,7 +5,7 @@
 
 #include "pctl_test.h"
 #include "pctl/cpumask.h"
-#include "pctl/json.h"
+#include "pctl/jsonfmt.h"
 #include "pctl/util.h"
 
 static void cpumask_parse_and_format(void **state)
@@ -89,32 +89,66 @@ static void strict_number_parsing(void **state)
         assert_int_equal(parse_bool("maybe", &b), -EINVAL);
 }
 
-static void json_writer_escapes_and_nulls(void **state)
+static char *print_to_string(struct json_object *o, bool pretty)
 {
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
-        struct json j;
+
+        assert_non_null(f);
+        assert_int_equal(jsonfmt_print(f, o, pretty), 0);
+        fclose(f);
+        return buf;
+}
+
+/* The rules pctl adds to json-c: unknown figures are null, numbers are %.10g as they always
+ * were (json-c would print 1 as 1.0 and NaN as NaN), a missing string is null, "/" is not
+ * escaped, plain documents are one line. */
+static void json_numbers_nulls_and_plain_layout(void **state)
+{
+        struct json_object *o = json_object_new_object(), *list = json_object_new_array();
+        char *text;
 
         (void)state;
-        json_init(&j, f, false);
-        json_object_begin(&j);
-        json_kv_string(&j, "name", "a\"b\\c\n");
-        json_kv_double(&j, "power_w", NAN);
-        json_key(&j, "list");
-        json_array_begin(&j);
-        json_int(&j, -1);
-        json_uint(&j, 2);
-        json_bool(&j, true);
-        json_array_end(&j);
-        json_key(&j, "empty");
-        json_object_begin(&j);
-        json_object_end(&j);
-        json_object_end(&j);
-        fclose(f);
-        assert_string_equal(buf, "{\"name\":\"a\\\"b\\\\c\\n\",\"power_w\":null,"
-                                 "\"list\":[-1,2,true],\"empty\":{}}");
-        free(buf);
+        json_object_object_add(o, "name", jsonfmt_string("a\"b\\c\n/d"));
+        json_object_object_add(o, "power_w", jsonfmt_double(NAN));
+        json_object_object_add(o, "energy_j", jsonfmt_double(-INFINITY));
+        json_object_object_add(o, "why", jsonfmt_string(NULL));
+        json_object_array_add(list, jsonfmt_double(1.0));
+        json_object_array_add(list, jsonfmt_double(0.1 + 0.2));
+        json_object_array_add(list, jsonfmt_double(1.0 / 3));
+        json_object_array_add(list, jsonfmt_double(2.5e-7));
+        json_object_array_add(list, jsonfmt_double(6.6e14));
+        json_object_array_add(list, json_object_new_int64(-1));
+        json_object_array_add(list, json_object_new_uint64(UINT64_MAX));
+        json_object_array_add(list, json_object_new_boolean(true));
+        json_object_object_add(o, "list", list);
+        json_object_object_add(o, "empty", json_object_new_object());
+        text = print_to_string(o, false);
+        assert_string_equal(text, "{\"name\":\"a\\\"b\\\\c\\n/d\",\"power_w\":null,"
+                                  "\"energy_j\":null,\"why\":null,"
+                                  "\"list\":[1,0.3,0.3333333333,2.5e-07,6.6e+14,-1,"
+                                  "18446744073709551615,true],\"empty\":{}}\n");
+        free(text);
+        json_object_put(o);
+}
+
+/* Pretty output: two-space indent, "key": value, empty containers stay [] and {}. */
+static void json_pretty_layout(void **state)
+{
+        struct json_object *o = json_object_new_object(), *list = json_object_new_array();
+        char *text;
+
+        (void)state;
+        json_object_array_add(list, jsonfmt_double(1.5));
+        json_object_object_add(o, "rows", list);
+        json_object_object_add(o, "none", json_object_new_array());
+        json_object_object_add(o, "match", json_object_new_object());
+        text = print_to_string(o, true);
+        assert_string_equal(text, "{\n  \"rows\": [\n    1.5\n  ],\n  \"none\": [],\n"
+                                  "  \"match\": {}\n}\n");
+        free(text);
+        json_object_put(o);
 }
 
 static const struct CMUnitTest tests[] = {
@@ -122,6 +156,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(cpumask_rejects_bad_lists),
     cmocka_unit_test(cpumask_set_ops),
     cmocka_unit_test(strict_number_parsing),
-    cmocka_unit_test(json_writer_escapes_and_nulls),
+    cmocka_unit_test(json_numbers_nulls_and_plain_layout),
+    cmocka_unit_test(json_pretty_layout),
 };
 PCTL_TEST_MAIN(tests)

@@ -179,7 +179,8 @@ static void release_app(struct manager *m, unsigned i, const char *why)
         if (r < 0)
                 log_warning_errno(r, "Failed to give %s (pid %d) back as it was: %m", a->name,
                                   (int)a->pid);
-        log_info("released %s (pid %d): %s", a->name, (int)a->pid, why);
+        log_app_info(a->name, (int)a->pid, a->policy.name, "released %s (pid %d): %s", a->name,
+                     (int)a->pid, why);
         remove_app(m, i);
 }
 
@@ -276,8 +277,9 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         }
         m->n_apps++;
         refresh_targets(m);
-        log_info("managing %s (pid %d) with policy %s (%s), %s", a->name, (int)pid, a->policy.name,
-                 objective_to_string(a->policy.objective), how);
+        log_app_info(a->name, (int)pid, a->policy.name,
+                     "managing %s (pid %d) with policy %s (%s), %s", a->name, (int)pid,
+                     a->policy.name, objective_to_string(a->policy.objective), how);
         return 0;
 }
 
@@ -709,8 +711,9 @@ static int decide_apply(struct manager *m)
                 a->cpus = next[i];
                 m->changes++;
                 cpumask_format(&a->cpus, list, sizeof(list));
-                log_info("%s (pid %d): CPUs %s (%u), %s", a->name, (int)a->pid, list,
-                         cpumask_count(&a->cpus), m->alloc[i].reason);
+                log_app_info(a->name, (int)a->pid, a->policy.name, "%s (pid %d): CPUs %s (%u), %s",
+                             a->name, (int)a->pid, list, cpumask_count(&a->cpus),
+                             m->alloc[i].reason);
         }
         apply_freqs(m);
         r = 0;

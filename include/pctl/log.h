@@ -13,6 +13,14 @@ int log_get_max_level(void);
 
 int log_internal(int level, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* An event of one managed app. In the journal it also carries PCTL_APP=, PCTL_PID= and
+ * PCTL_POLICY=, so that `journalctl PCTL_PID=1234` follows one app. */
+int log_app_internal(int level, const char *app, int pid, const char *policy, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+#define log_app_info(app, pid, policy, ...)                                                        \
+        log_app_internal(LOG_INFO, (app), (pid), (policy), __VA_ARGS__)
+
 #define log_error(...) log_internal(LOG_ERR, 0, __VA_ARGS__)
 #define log_warning(...) log_internal(LOG_WARNING, 0, __VA_ARGS__)
 #define log_notice(...) log_internal(LOG_NOTICE, 0, __VA_ARGS__)

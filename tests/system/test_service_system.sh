@@ -3,6 +3,7 @@
 # container (systemd as PID 1), checked with the real systemctl and journalctl:
 #   - `systemctl start` returns only once pctld serves (READY=1), `systemctl status` shows STATUS=;
 #   - `pctl run` of pbench is managed and moved to a smaller cpuset;
+#   - the journal entries of an app carry PCTL_APP=, PCTL_PID=, PCTL_POLICY= (journalctl filters);
 #   - a non-root user can read `pctl status` and cannot `pctl adopt`;
 #   - `systemctl reload` applies a new policy file, and refuses a broken one with file:line in
 #     the journal, keeping the running set;
@@ -167,6 +168,18 @@ run_pbench() {
 
 run_pbench
 echo "ok: pctl run: pbench (PID $PB) managed and moved from $cpus_all to CPU $(allowed "$PB")"
+
+# The app's journal entries carry its name, PID and policy as fields.
+ct journalctl -u pctld PCTL_PID="$PB" --no-pager -o json >"$LOG/app-journal.json"
+python3 - "$LOG/app-journal.json" "$PB" <<'PY' || fail "journalctl PCTL_PID=$PB: $(cat "$LOG/app-journal.json")"
+import json, sys
+entries = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+managing = [e for e in entries if e["MESSAGE"].startswith("managing ")]
+moved = [e for e in entries if ": CPUs " in e["MESSAGE"]]
+ok = managing and moved and all(e["PCTL_PID"] == sys.argv[2] and e["PCTL_APP"] and e["PCTL_POLICY"] for e in entries)
+sys.exit(0 if ok else 1)
+PY
+echo "ok: journalctl PCTL_PID=$PB gives its entries, with PCTL_APP=$(ct journalctl -u pctld PCTL_PID="$PB" -n 1 -o json | python3 -c 'import json,sys; e=json.load(sys.stdin); print(e["PCTL_APP"], "PCTL_POLICY=" + e["PCTL_POLICY"])')"
 
 # Anyone may read; only root may change things.
 user pctl status >/dev/null || fail "non-root pctl status failed: $(user pctl status 2>&1)"

@@ -18,8 +18,10 @@ for d in (run, oracle, mon):
     for a in d["apps"]:
         for k in ("name", "cores", "freq_mhz", "time_s", "energy_j", "edp", "p_true"):
             assert k in a, (k, a)
-    for k in ("time_s", "energy_j", "edp"):
+    for k in ("time_s", "energy_j", "edp", "edp_sum"):
         assert k in d["total"], k
+    s = sum(a["energy_j"] * a["time_s"] for a in d["apps"])
+    assert abs(d["total"]["edp_sum"] - s) <= 1e-6 * s, (d["total"], s)
 # The oracle's EDP-best for P = 0.9 on the i7 is all 4 cores at the top frequency.
 assert oracle["apps"][0]["cores"] == 4 and oracle["apps"][0]["freq_mhz"] == 3700, oracle
 # monitor changes nothing and estimates P.
@@ -73,6 +75,7 @@ import json, sys
 t = sys.argv[1]
 tog, dp, run = (json.load(open(f"{t}/{n}.json")) for n in ("tog", "togdp", "def2"))
 assert tog["together"] is True and tog["method"] == "exhaustive" and tog["runs"] == 54, tog
+assert tog["predicted"] is None and dp["predicted"] > 0, (tog["predicted"], dp["predicted"])
 assert dp["method"] == "dp" and dp["runs"] == 1, dp
 for d in (tog, dp, run):
     s = sum(a["energy_j"] * a["time_s"] for a in d["apps"])

@@ -361,10 +361,28 @@ static unsigned freq_index(const struct dp_ctx *x, unsigned freq_mhz)
         return UINT_MAX;
 }
 
-/* Alone, from time 0, on CPUs 0..cores-1, every package at the frequency: one step covers the
- * run. The app's own energy is exact at any step (leakage and dynamic energy follow its active
- * and busy time); only its pool share is not (the step's idle energy after its end), and the
- * tables do not use it. */
+/* Runs an app alone from time 0 to its end in as few steps as are exact: one to each phase
+ * boundary (a step takes its memory-bandwidth slow-down from the phase it starts in), then one
+ * long step. Alone, its run time is the machine's time, so the boundaries are known; a step
+ * ends at most 2 ns past one. */
+static int table_run(struct sim_machine *a, const struct sim_app_spec *s)
+{
+        int r = 0;
+
+        for (unsigned ph = 0; r == 0 && ph < s->n_phases && !sim_done(a); ph++) {
+                uint64_t at_ns = (uint64_t)ceil(s->phases[ph].at_s * 1e9) + 1;
+
+                if (at_ns > sim_now_ns(a))
+                        r = sim_step(a, at_ns - sim_now_ns(a));
+        }
+        while (r == 0 && !sim_done(a))
+                r = sim_step(a, TABLE_STEP_NS);
+        return r;
+}
+
+/* Alone, from time 0, on CPUs 0..cores-1, every package at the frequency. The app's own energy
+ * is exact at any step (leakage and dynamic energy follow its active and busy time); only its
+ * pool share is not (the step's idle energy after its end), and the tables do not use it. */
 static int table_fill(struct dp_ctx *x)
 {
         const struct sim_machine_spec *ms = &x->m->sc->mach;
@@ -391,8 +409,7 @@ static int table_fill(struct dp_ctx *x)
                                 r = sim_set_cpus(a, 0, &set);
                                 for (unsigned q = 0; r == 0 && q < x->n_pkgs; q++)
                                         r = sim_set_freq(a, q, ms->freqs_mhz[fi]);
-                                while (r == 0 && !sim_done(a))
-                                        r = sim_step(a, TABLE_STEP_NS);
+                                r = r < 0 ? r : table_run(a, s);
                                 if (r == 0)
                                         r = sim_truth_app(a, 0, &t);
                                 if (r == 0)
@@ -730,20 +747,18 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
 
 /* For one frequency assignment: the DP with each app's pool charged at a fixed rate per second
  * of its run, the rate then set to what the evaluator says the app bore, until the partition
- * repeats; then the best of those, improved by single moves. Keeps the best evaluated
- * partition of all assignments in best / *best_score. */
+ * repeats; then the best of those, improved by single moves, in *local and *local_score
+ * (INFINITY when no partition fits). */
 static int dp_assignment(struct dp_ctx *x, const unsigned *fvec, bool shared,
-                         struct sim_partition *best, double *best_score, double *rate_w,
+                         struct sim_partition *local, double *local_score, double *rate_w,
                          double *pool_j)
 {
-        struct sim_partition work = {0}, prev = {0}, local = {0};
-        double local_score = INFINITY;
+        struct sim_partition work = {0}, prev = {0};
         int r = sim_partition_alloc(&work, x->n_apps, x->n_pkgs);
 
+        *local_score = INFINITY;
         if (r == 0)
                 r = sim_partition_alloc(&prev, x->n_apps, x->n_pkgs);
-        if (r == 0)
-                r = sim_partition_alloc(&local, x->n_apps, x->n_pkgs);
         if (r < 0)
                 goto out;
         for (unsigned i = 0; i < x->n_apps; i++)
@@ -760,9 +775,9 @@ static int dp_assignment(struct dp_ctx *x, const unsigned *fvec, bool shared,
                                         (size_t)x->n_apps * x->n_pkgs * sizeof(unsigned)) == 0)
                         break;
                 double s = evaluate(x, &work, pool_j);
-                if (s < local_score) {
-                        local_score = s;
-                        partition_copy(&local, &work);
+                if (s < *local_score) {
+                        *local_score = s;
+                        partition_copy(local, &work);
                 }
                 for (unsigned i = 0; i < x->n_apps; i++) {
                         unsigned c = app_cores(&work, i);
@@ -772,19 +787,30 @@ static int dp_assignment(struct dp_ctx *x, const unsigned *fvec, bool shared,
                 }
                 partition_copy(&prev, &work);
         }
-        if (r == 0 && isfinite(local_score)) {
-                improve(x, &local, &local_score);
-                if (local_score < *best_score) {
-                        *best_score = local_score;
-                        partition_copy(best, &local);
-                }
-        }
+        if (r == 0 && isfinite(*local_score))
+                improve(x, local, local_score);
 out:
         sim_partition_free(&work);
         sim_partition_free(&prev);
-        sim_partition_free(&local);
         return r;
 }
+
+/* Whether apps can slow each other through a package's memory bandwidth, which the tables
+ * (each app alone) and the evaluator do not see. */
+static bool bandwidth_shared(const struct sim_machine *m)
+{
+        if (m->sc->mach.mem_bandwidth_gbs <= 0 || m->n_apps < 2)
+                return false;
+        for (unsigned i = 0; i < m->n_apps; i++)
+                if (m->apps[i].spec->n_rows == 0 && m->apps[i].spec->mem_bytes_per_instr > 0)
+                        return true;
+        return false;
+}
+
+struct dp_cand {
+        struct sim_partition p;
+        double predicted;
+};
 
 static int together_dp(const struct sim_machine *m, enum sim_objective o, uint64_t step_ns,
                        struct sim_together *out)
@@ -801,8 +827,11 @@ static int together_dp(const struct sim_machine *m, enum sim_objective o, uint64
             .pool_w = ms->uncore_w * m->n_packages,
             .idle_cpu_w = ms->core_idle_w / ms->threads_per_core,
         };
-        double best_score = INFINITY, *rate_w = NULL, *pool_j = NULL;
-        unsigned *fvec = NULL, states = 1;
+        struct dp_cand *cands = NULL;
+        struct sim_result *apps = NULL;
+        double *rate_w = NULL, *pool_j = NULL;
+        unsigned *fvec = NULL, states = 1, n_cands = 0, max_cands = 0, ibest = 0;
+        bool verify_all = bandwidth_shared(m);
         int r = -ENOMEM;
 
         x.tab = calloc((size_t)x.n_apps * (x.n_cpus + 1) * x.n_freqs, sizeof(*x.tab));
@@ -814,8 +843,9 @@ static int together_dp(const struct sim_machine *m, enum sim_objective o, uint64
         rate_w = calloc(x.n_apps, sizeof(double));
         pool_j = calloc(x.n_apps, sizeof(double));
         fvec = calloc(x.n_pkgs, sizeof(unsigned));
+        apps = calloc(x.n_apps, sizeof(*apps));
         if (!x.tab || !x.start_s || !x.ev_t || !x.ev_pool || !x.ev_cores || !x.ev_c || !rate_w ||
-            !pool_j || !fvec)
+            !pool_j || !fvec || !apps)
                 goto out;
         for (unsigned i = 0; i < x.n_apps; i++)
                 x.start_s[i] = m->apps[i].start_s;
@@ -824,46 +854,89 @@ static int together_dp(const struct sim_machine *m, enum sim_objective o, uint64
                 goto out;
         for (unsigned q = 0; q < x.n_pkgs && states <= DP_MAX_STATES; q++)
                 states *= x.cpp + 1;
-        /* Every package at one frequency: apps anywhere. */
-        for (unsigned fi = 0; fi < x.n_freqs; fi++) {
-                fvec[0] = fi;
-                r = dp_assignment(&x, fvec, true, &out->best, &best_score, rate_w, pool_j);
-                if (r < 0)
-                        goto out;
-        }
-        /* A frequency per package, non-decreasing (the packages are alike, so an order of
-         * them is as good as any), not all equal (done above): each app in one package. */
-        if (x.n_pkgs > 1 && states <= DP_MAX_STATES) {
-                memset(fvec, 0, x.n_pkgs * sizeof(unsigned));
-                for (;;) {
+        /* First every package at one P-state (apps anywhere), fvec[0] = 0 .. n_freqs - 1;
+         * then, where the state fits, a P-state per package, non-decreasing (the packages are
+         * alike, so one order of a set of P-states stands for all), not all equal (done
+         * already): each app inside one package. */
+        for (unsigned k = 0;; k++) {
+                bool shared = k < x.n_freqs;
+
+                if (shared) {
+                        fvec[0] = k;
+                } else {
+                        if (x.n_pkgs < 2 || states > DP_MAX_STATES)
+                                break;
+                        if (k == x.n_freqs) /* from all at the lowest */
+                                memset(fvec, 0, x.n_pkgs * sizeof(unsigned));
                         unsigned q = x.n_pkgs;
                         while (q-- > 0 && fvec[q] + 1 == x.n_freqs)
                                 ;
                         if (q == UINT_MAX)
                                 break;
                         fvec[q]++;
-                        for (unsigned k = q + 1; k < x.n_pkgs; k++)
-                                fvec[k] = fvec[q];
+                        for (unsigned j = q + 1; j < x.n_pkgs; j++)
+                                fvec[j] = fvec[q];
                         if (fvec[0] == fvec[x.n_pkgs - 1])
                                 continue;
-                        r = dp_assignment(&x, fvec, false, &out->best, &best_score, rate_w,
-                                          pool_j);
+                }
+                if (n_cands == max_cands) {
+                        unsigned nmax = max_cands ? 2 * max_cands : 16;
+                        struct dp_cand *nc = realloc(cands, nmax * sizeof(*cands));
+
+                        if (!nc) {
+                                r = -ENOMEM;
+                                goto out;
+                        }
+                        cands = nc;
+                        max_cands = nmax;
+                }
+                r = sim_partition_alloc(&cands[n_cands].p, x.n_apps, x.n_pkgs);
+                if (r == 0)
+                        r = dp_assignment(&x, fvec, shared, &cands[n_cands].p,
+                                          &cands[n_cands].predicted, rate_w, pool_j);
+                if (r < 0 || !isfinite(cands[n_cands].predicted)) {
+                        sim_partition_free(&cands[n_cands].p);
                         if (r < 0)
                                 goto out;
+                        continue;
                 }
+                n_cands++;
         }
-        if (!isfinite(best_score)) {
+        if (n_cands == 0) {
                 r = -ENODATA;
                 goto out;
         }
-        out->predicted = best_score;
+        for (unsigned c = 1; c < n_cands; c++)
+                if (cands[c].predicted < cands[ibest].predicted)
+                        ibest = c;
         out->evaluated = x.evaluated;
-        r = sim_partition_run(m, &out->best, step_ns, out->apps, &out->time_s, &out->energy_j);
-        if (r == 0) {
-                out->runs = 1;
-                out->score = score_sum(o, out->apps, x.n_apps);
+        out->score = INFINITY;
+        /* Without shared memory bandwidth the evaluator is the run but for the steps: run its
+         * best. With it, apps on one package slow each other, which the evaluator cannot see:
+         * run every assignment's best and keep the best measured. */
+        for (unsigned c = verify_all ? 0 : ibest; c < (verify_all ? n_cands : ibest + 1); c++) {
+                double t_s, e_j, score;
+
+                r = sim_partition_run(m, &cands[c].p, step_ns, apps, &t_s, &e_j);
+                if (r < 0)
+                        goto out;
+                out->runs++;
+                score = score_sum(o, apps, x.n_apps);
+                if (score < out->score) {
+                        out->score = score;
+                        out->time_s = t_s;
+                        out->energy_j = e_j;
+                        out->predicted = cands[c].predicted;
+                        partition_copy(&out->best, &cands[c].p);
+                        memcpy(out->apps, apps, x.n_apps * sizeof(*apps));
+                }
         }
+        r = 0;
 out:
+        for (unsigned c = 0; c < n_cands; c++)
+                sim_partition_free(&cands[c].p);
+        free(cands);
+        free(apps);
         free(x.tab);
         free(x.start_s);
         free(x.ev_t);

@@ -328,7 +328,10 @@ static int together_exhaustive(const struct sim_machine *m, enum sim_objective o
  * apps (dynamic energy of its busy CPUs, leakage of its held ones). */
 struct cand {
         bool ok;
-        double time_s, own_j, instructions, p_true;
+        double time_s, own_j;  /* alone on CPUs 0..N-1, its own memory traffic included */
+        double free_s, own_w;  /* without any bandwidth limit; its own power (stalls included) */
+        double demand_bps;     /* memory traffic at the free rate, bytes/s */
+        double instructions, p_true;
 };
 
 struct dp_ctx {
@@ -338,9 +341,10 @@ struct dp_ctx {
         struct cand *tab; /* [app][cores 0..n_cpus][freq index] */
         double pool_w;    /* uncore of every package */
         double idle_cpu_w;
+        double bw_bps;    /* memory bandwidth per package; 0: unlimited */
         double *start_s;
         /* scratch for the evaluator */
-        double *ev_t, *ev_pool;
+        double *ev_t, *ev_pool, *ev_own, *ev_rem, *ev_busy; /* ev_busy: [app][package] */
         unsigned *ev_cores;
         struct cand **ev_c;
         unsigned long evaluated;
@@ -359,6 +363,48 @@ static unsigned freq_index(const struct dp_ctx *x, unsigned freq_mhz)
                 if (ms->freqs_mhz[fi] == freq_mhz)
                         return fi;
         return UINT_MAX;
+}
+
+/* CPUs an app keeps busy: its threads, at most its CPUs (as the machine counts them). */
+static unsigned busy_cpus(const struct dp_ctx *x, const struct sim_app_spec *s, unsigned cores)
+{
+        unsigned threads = s->threads ? s->threads : x->n_cpus;
+
+        return s->n_rows > 0 || cores < threads ? cores : threads;
+}
+
+/* The share of an app's memory traffic on each package (out[n_pkgs]): its busy CPUs are the
+ * first of its set, which runs package by package. */
+static void busy_split(const struct dp_ctx *x, const struct sim_app_spec *s,
+                       const unsigned *cores_per_pkg, unsigned cores, double *out)
+{
+        unsigned k = busy_cpus(x, s, cores), left = k;
+
+        for (unsigned q = 0; q < x->n_pkgs; q++) {
+                unsigned b = cores_per_pkg[q] < left ? cores_per_pkg[q] : left;
+
+                out[q] = k ? (double)b / k : 0;
+                left -= b;
+        }
+}
+
+/* The machine's slow-down of an app alone on CPUs 0..cores-1 with its traffic at ips
+ * instructions per second: its most loaded package's demand over the bandwidth, at least 1. */
+static double alone_stretch(const struct dp_ctx *x, const struct sim_app_spec *s, unsigned cores,
+                            double ips)
+{
+        unsigned per[SENSOR_MAX_PACKAGES] = {0};
+        double split[SENSOR_MAX_PACKAGES], st = 1;
+
+        if (x->bw_bps <= 0 || s->n_rows > 0 || s->mem_bytes_per_instr <= 0)
+                return 1;
+        for (unsigned c = 0; c < cores; c++)
+                per[x->m->cpu_pkg[c]]++;
+        busy_split(x, s, per, cores, split);
+        for (unsigned q = 0; q < x->n_pkgs; q++)
+                if (split[q] > 0)
+                        st = fmax(st, ips * s->mem_bytes_per_instr * split[q] / x->bw_bps);
+        return st;
 }
 
 /* Runs an app alone from time 0 to its end in as few steps as are exact: one to each phase
@@ -386,7 +432,12 @@ static int table_run(struct sim_machine *a, const struct sim_app_spec *s)
 static int table_fill(struct dp_ctx *x)
 {
         const struct sim_machine_spec *ms = &x->m->sc->mach;
+        /* The same scenario without a bandwidth limit: the free time and the traffic, from which
+         * the evaluator works out the slow-down of apps that share a package. */
+        struct sim_scenario free_sc = *x->m->sc;
         int r = 0;
+
+        free_sc.mach.mem_bandwidth_gbs = 0;
 
         for (unsigned i = 0; r == 0 && i < x->n_apps; i++) {
                 const struct sim_app_spec *s = x->m->apps[i].spec;
@@ -400,7 +451,7 @@ static int table_fill(struct dp_ctx *x)
 
                                 if (!app_allows(s, c, ms->freqs_mhz[fi]))
                                         continue;
-                                r = sim_machine_new_truth(x->m->sc, (int)i, &a);
+                                r = sim_machine_new_truth(&free_sc, (int)i, &a);
                                 if (r < 0)
                                         break;
                                 cpumask_zero(&set);
@@ -412,14 +463,24 @@ static int table_fill(struct dp_ctx *x)
                                 r = r < 0 ? r : table_run(a, s);
                                 if (r == 0)
                                         r = sim_truth_app(a, 0, &t);
-                                if (r == 0)
+                                if (r == 0) {
+                                        double own_j = t.energy_j - t.pool_j;
+                                        /* Alone on CPUs 0..c-1: its busy ones first. */
+                                        double stretch = alone_stretch(x, s, c, t.instructions_total / t.time_s);
+
                                         *k = (struct cand){
                                             .ok = true,
-                                            .time_s = t.time_s,
-                                            .own_j = t.energy_j - t.pool_j,
+                                            .time_s = t.time_s * stretch,
+                                            .own_j = own_j * stretch,
+                                            .free_s = t.time_s,
+                                            .own_w = own_j / t.time_s,
+                                            .demand_bps = s->n_rows > 0 ? 0
+                                                          : t.instructions_total / t.time_s *
+                                                                s->mem_bytes_per_instr,
                                             .instructions = t.instructions_total,
                                             .p_true = t.p_true,
                                         };
+                                }
                                 sim_free(a);
                         }
         }
@@ -434,22 +495,38 @@ static double cand_score(const struct dp_ctx *x, const struct cand *k, double po
         return sim_objective_score(x->o, &res);
 }
 
-/* The partition's score in continuous time from the tables: each app's own energy plus its
- * share of the pool (uncore, and idle power of CPUs no running app holds), split evenly among
- * the apps running at each moment, as sim_step splits it. pool_out (may be NULL) gets each
- * app's pool energy. INFINITY when an app has no CPUs, spans packages at different
- * frequencies, or sits where its rows do not reach. */
+/* An app's slow-down now: its most contended package's demand over the bandwidth, for apps with
+ * memory traffic (the others do not wait on memory). */
+static double app_stretch(const struct dp_ctx *x, unsigned i, const double *demand)
+{
+        double st = 1;
+
+        if (x->bw_bps <= 0 || x->ev_c[i]->demand_bps <= 0)
+                return 1;
+        for (unsigned q = 0; q < x->n_pkgs; q++)
+                if (x->ev_busy[i * x->n_pkgs + q] > 0)
+                        st = fmax(st, demand[q] / x->bw_bps);
+        return st;
+}
+
+/* The partition's score in continuous time from the tables, event by event (starts and ends):
+ * each app progresses at its free rate, slowed, if it has memory traffic, by the demand of the
+ * apps running on its packages over their bandwidth (as sim_step slows it); its own energy
+ * runs at its own power; the pool (uncore, and idle power of CPUs no running app holds) is
+ * split evenly among the apps running, as sim_step splits it. pool_out (may be NULL) gets each
+ * app's pool energy, x->ev_t each app's time. INFINITY when an app has no CPUs, spans packages
+ * at different frequencies, or sits where its rows do not reach. */
 static double evaluate(struct dp_ctx *x, const struct sim_partition *p, double *pool_out)
 {
-        double ev[2 * 64], *evs = ev, total = 0;
-        unsigned n = x->n_apps, n_ev = 0;
+        unsigned n = x->n_apps, P = x->n_pkgs, left = n;
+        double total = 0, t_s = INFINITY, demand[SENSOR_MAX_PACKAGES];
 
         x->evaluated++;
         for (unsigned i = 0; i < n; i++) {
                 unsigned f = 0, c = 0, fi;
 
-                for (unsigned q = 0; q < x->n_pkgs; q++) {
-                        unsigned k = p->cores[i * x->n_pkgs + q];
+                for (unsigned q = 0; q < P; q++) {
+                        unsigned k = p->cores[i * P + q];
 
                         if (k == 0)
                                 continue;
@@ -463,48 +540,69 @@ static double evaluate(struct dp_ctx *x, const struct sim_partition *p, double *
                         return INFINITY;
                 x->ev_c[i] = cand_at(x, i, c, fi);
                 x->ev_cores[i] = c;
-                x->ev_t[i] = x->ev_c[i]->time_s;
-                x->ev_pool[i] = 0;
+                x->ev_rem[i] = 1;
+                x->ev_own[i] = x->ev_pool[i] = 0;
+                x->ev_t[i] = NAN;
+                busy_split(x, x->m->apps[i].spec, &p->cores[i * P], c, &x->ev_busy[i * P]);
+                t_s = fmin(t_s, x->start_s[i]);
         }
-        if (2 * n > ARRAY_SIZE(ev)) {
-                evs = malloc(2 * n * sizeof(double));
-                if (!evs)
-                        return INFINITY;
-        }
-        for (unsigned i = 0; i < n; i++) {
-                evs[n_ev++] = x->start_s[i];
-                evs[n_ev++] = x->start_s[i] + x->ev_t[i];
-        }
-        /* Insertion sort: at most a few dozen events. */
-        for (unsigned a = 1; a < n_ev; a++)
-                for (unsigned b = a; b > 0 && evs[b - 1] > evs[b]; b--) {
-                        double tmp = evs[b];
-                        evs[b] = evs[b - 1];
-                        evs[b - 1] = tmp;
-                }
-        for (unsigned k = 0; k + 1 < n_ev; k++) {
-                double t0 = evs[k], t1 = evs[k + 1];
+        /* At most one event per start and per end. */
+        for (unsigned ev = 0; left > 0 && ev <= 2 * n; ev++) {
                 unsigned running = 0, held = 0;
+                double next_s = INFINITY;
 
-                if (t1 <= t0)
-                        continue;
+                for (unsigned q = 0; q < P; q++)
+                        demand[q] = 0;
                 for (unsigned i = 0; i < n; i++)
-                        if (x->start_s[i] <= t0 && x->start_s[i] + x->ev_t[i] >= t1) {
+                        if (x->start_s[i] <= t_s && isnan(x->ev_t[i])) {
                                 running++;
                                 held += x->ev_cores[i];
+                                for (unsigned q = 0; q < P; q++)
+                                        demand[q] += x->ev_c[i]->demand_bps * x->ev_busy[i * P + q];
                         }
-                if (running == 0)
-                        continue;
+                /* The next start or end. */
+                for (unsigned i = 0; i < n; i++) {
+                        if (!isnan(x->ev_t[i]))
+                                continue;
+                        if (x->start_s[i] > t_s) {
+                                next_s = fmin(next_s, x->start_s[i]);
+                                continue;
+                        }
+                        next_s = fmin(next_s, t_s + x->ev_rem[i] * x->ev_c[i]->free_s *
+                                                        app_stretch(x, i, demand));
+                }
+                if (!isfinite(next_s))
+                        break;
+                double dt_s = next_s - t_s;
                 double share_j =
-                    (x->pool_w + x->idle_cpu_w * (double)(x->n_cpus - held)) * (t1 - t0) / running;
-                for (unsigned i = 0; i < n; i++)
-                        if (x->start_s[i] <= t0 && x->start_s[i] + x->ev_t[i] >= t1)
-                                x->ev_pool[i] += share_j;
+                    running ? (x->pool_w + x->idle_cpu_w * (double)(x->n_cpus - held)) * dt_s /
+                                  running
+                            : 0;
+                for (unsigned i = 0; i < n; i++) {
+                        if (x->start_s[i] > t_s || !isnan(x->ev_t[i]))
+                                continue;
+                        double st = app_stretch(x, i, demand);
+                        double end_s = t_s + x->ev_rem[i] * x->ev_c[i]->free_s * st;
+
+                        x->ev_own[i] += x->ev_c[i]->own_w * dt_s;
+                        x->ev_pool[i] += share_j;
+                        if (end_s <= next_s) {
+                                x->ev_t[i] = next_s - x->start_s[i];
+                                left--;
+                        } else {
+                                x->ev_rem[i] -= dt_s / (x->ev_c[i]->free_s * st);
+                        }
+                }
+                t_s = next_s;
         }
-        if (evs != ev)
-                free(evs);
         for (unsigned i = 0; i < n; i++) {
-                total += cand_score(x, x->ev_c[i], x->ev_pool[i]);
+                struct sim_result res = {.time_s = x->ev_t[i],
+                                         .energy_j = x->ev_own[i] + x->ev_pool[i],
+                                         .instructions = x->ev_c[i]->instructions};
+
+                if (isnan(x->ev_t[i]))
+                        return INFINITY;
+                total += sim_objective_score(x->o, &res);
                 if (pool_out)
                         pool_out[i] = x->ev_pool[i];
         }
@@ -775,16 +873,14 @@ static int dp_assignment(struct dp_ctx *x, const unsigned *fvec, bool shared,
                                         (size_t)x->n_apps * x->n_pkgs * sizeof(unsigned)) == 0)
                         break;
                 double s = evaluate(x, &work, pool_j);
+                if (!isfinite(s))
+                        break;
                 if (s < *local_score) {
                         *local_score = s;
                         partition_copy(local, &work);
                 }
-                for (unsigned i = 0; i < x->n_apps; i++) {
-                        unsigned c = app_cores(&work, i);
-                        const struct cand *k =
-                            cand_at(x, i, c, freq_index(x, app_freq(&work, i)));
-                        rate_w[i] = pool_j[i] / k->time_s;
-                }
+                for (unsigned i = 0; i < x->n_apps; i++)
+                        rate_w[i] = pool_j[i] / x->ev_t[i]; /* evaluate() left the times */
                 partition_copy(&prev, &work);
         }
         if (r == 0 && isfinite(*local_score))
@@ -826,6 +922,7 @@ static int together_dp(const struct sim_machine *m, enum sim_objective o, uint64
             .cpp = m->n_cpus / m->n_packages,
             .pool_w = ms->uncore_w * m->n_packages,
             .idle_cpu_w = ms->core_idle_w / ms->threads_per_core,
+            .bw_bps = ms->mem_bandwidth_gbs * 1e9,
         };
         struct dp_cand *cands = NULL;
         struct sim_result *apps = NULL;
@@ -838,14 +935,17 @@ static int together_dp(const struct sim_machine *m, enum sim_objective o, uint64
         x.start_s = calloc(x.n_apps, sizeof(double));
         x.ev_t = calloc(x.n_apps, sizeof(double));
         x.ev_pool = calloc(x.n_apps, sizeof(double));
+        x.ev_own = calloc(x.n_apps, sizeof(double));
+        x.ev_rem = calloc(x.n_apps, sizeof(double));
+        x.ev_busy = calloc((size_t)x.n_apps * x.n_pkgs, sizeof(double));
         x.ev_cores = calloc(x.n_apps, sizeof(unsigned));
         x.ev_c = calloc(x.n_apps, sizeof(*x.ev_c));
         rate_w = calloc(x.n_apps, sizeof(double));
         pool_j = calloc(x.n_apps, sizeof(double));
         fvec = calloc(x.n_pkgs, sizeof(unsigned));
         apps = calloc(x.n_apps, sizeof(*apps));
-        if (!x.tab || !x.start_s || !x.ev_t || !x.ev_pool || !x.ev_cores || !x.ev_c || !rate_w ||
-            !pool_j || !fvec || !apps)
+        if (!x.tab || !x.start_s || !x.ev_t || !x.ev_pool || !x.ev_own || !x.ev_rem ||
+            !x.ev_busy || !x.ev_cores || !x.ev_c || !rate_w || !pool_j || !fvec || !apps)
                 goto out;
         for (unsigned i = 0; i < x.n_apps; i++)
                 x.start_s[i] = m->apps[i].start_s;
@@ -941,6 +1041,9 @@ out:
         free(x.start_s);
         free(x.ev_t);
         free(x.ev_pool);
+        free(x.ev_own);
+        free(x.ev_rem);
+        free(x.ev_busy);
         free(x.ev_cores);
         free(x.ev_c);
         free(rate_w);

@@ -35,7 +35,7 @@ static double dp_over_exhaustive(const char *text, enum sim_objective o,
         assert_int_equal(sim_oracle_together(m, o, SIM_TOGETHER_DP, STEP_100MS, &d), 0);
         assert_int_equal(e.method, SIM_TOGETHER_EXHAUSTIVE);
         assert_int_equal(d.method, SIM_TOGETHER_DP);
-        assert_int_equal(d.runs, 1); /* the DP's answer is one measured run */
+        assert_true(d.runs >= 1); /* measured runs: one, or each assignment's best under contention */
         ratio = d.score / e.score;
         printf("dp/exhaustive = %.6f (exhaustive ran %lu partitions)\n", ratio, e.runs);
         if (exh_out)
@@ -120,6 +120,30 @@ static void dp_loses_only_by_spanning_packages_at_two_frequencies(void **state)
         assert_true(spans);
         assert_true(ratio > 1.02);
         assert_true(ratio < 1.03);
+}
+
+/* With memory traffic over a package's bandwidth the apps on it slow each other, which the
+ * tables (each app alone) do not show; the evaluator works it out from each app's free time and
+ * traffic. On these two cases (of 120 random ones tried, docs/sim.md) the DP finds the
+ * exhaustive answer; before the evaluator modelled contention it was 1.45x and 1.43x worse. */
+static void dp_sees_memory_contention(void **state)
+{
+        static const char *const cases[] = {
+            "[machine]\npreset = i7-4820k\nfreqs_mhz = 1200 2400 3700\nmem_bandwidth_gbs = 16.7\n"
+            "[app a0]\ninstructions = 3.64e9\np = 0.69\nmem_bytes_per_instruction = 3.08\n"
+            "mem_fraction = 0.37\nstart_s = 0.31\n"
+            "[app a1]\ninstructions = 6.2e9\np = 0.53\nmem_bytes_per_instruction = 3.97\n"
+            "start_s = 1.62\n"
+            "[app a2]\ninstructions = 9.92e9\np = 0.37\nmem_bytes_per_instruction = 3.37\n"
+            "phases = 0.36:0.35\n",
+            "[machine]\npreset = i7-4820k\nfreqs_mhz = 1200 2400 3700\nmem_bandwidth_gbs = 11.6\n"
+            "[app a0]\ninstructions = 6.13e9\np = 0.51\nmem_bytes_per_instruction = 2.68\n"
+            "mem_fraction = 0.84\nstart_s = 0.05\nphases = 0.93:0.65\n"
+            "[app a1]\ninstructions = 2.28e9\np = 0.32\nmem_bytes_per_instruction = 2.92\n",
+        };
+        (void)state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                assert_near(dp_over_exhaustive(cases[i], SIM_OBJ_EDP, NULL), 1, 1e-6);
 }
 
 static const char one_app[] = "[machine]\npreset = i7-4820k\n"
@@ -257,6 +281,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(dp_equals_exhaustive_one_package_without_pool),
             cmocka_unit_test(dp_equals_exhaustive_with_pool_on_cases_tried),
             cmocka_unit_test(dp_loses_only_by_spanning_packages_at_two_frequencies),
+            cmocka_unit_test(dp_sees_memory_contention),
             cmocka_unit_test(together_one_app_equals_single_oracle),
             cmocka_unit_test(together_one_app_on_server64_equals_single_oracle),
             cmocka_unit_test(i7_two_apps_tries_every_split),

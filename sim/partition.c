@@ -407,28 +407,10 @@ static double alone_stretch(const struct dp_ctx *x, const struct sim_app_spec *s
         return st;
 }
 
-/* Runs an app alone from time 0 to its end in as few steps as are exact: one to each phase
- * boundary (a step takes its memory-bandwidth slow-down from the phase it starts in), then one
- * long step. Alone, its run time is the machine's time, so the boundaries are known; a step
- * ends at most 2 ns past one. */
-static int table_run(struct sim_machine *a, const struct sim_app_spec *s)
-{
-        int r = 0;
-
-        for (unsigned ph = 0; r == 0 && ph < s->n_phases && !sim_done(a); ph++) {
-                uint64_t at_ns = (uint64_t)ceil(s->phases[ph].at_s * 1e9) + 1;
-
-                if (at_ns > sim_now_ns(a))
-                        r = sim_step(a, at_ns - sim_now_ns(a));
-        }
-        while (r == 0 && !sim_done(a))
-                r = sim_step(a, TABLE_STEP_NS);
-        return r;
-}
-
-/* Alone, from time 0, on CPUs 0..cores-1, every package at the frequency. The app's own energy
- * is exact at any step (leakage and dynamic energy follow its active and busy time); only its
- * pool share is not (the step's idle energy after its end), and the tables do not use it. */
+/* Alone, from time 0, on CPUs 0..cores-1, every package at the frequency, without a bandwidth
+ * limit, in one long step. Time and own energy are then exact at any step (leakage and dynamic
+ * energy follow its active and busy time, phases are split inside a step); only its pool share
+ * is not (the step's idle energy after its end), and the tables do not use it. */
 static int table_fill(struct dp_ctx *x)
 {
         const struct sim_machine_spec *ms = &x->m->sc->mach;
@@ -460,7 +442,8 @@ static int table_fill(struct dp_ctx *x)
                                 r = sim_set_cpus(a, 0, &set);
                                 for (unsigned q = 0; r == 0 && q < x->n_pkgs; q++)
                                         r = sim_set_freq(a, q, ms->freqs_mhz[fi]);
-                                r = r < 0 ? r : table_run(a, s);
+                                while (r == 0 && !sim_done(a))
+                                        r = sim_step(a, TABLE_STEP_NS);
                                 if (r == 0)
                                         r = sim_truth_app(a, 0, &t);
                                 if (r == 0) {

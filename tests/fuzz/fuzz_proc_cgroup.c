@@ -31,6 +31,7 @@ static void check(const char *text, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         char *text = fuzz_text(data, size);
+        int fds = fuzz_fds_mark();
 
         if (!text)
                 abort();
@@ -38,6 +39,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(text, sizeof(((struct proc_identity *)0)->cgroup));
         check(text, 16);
         free(text);
-        fuzz_check_fds();
+        fuzz_check_fds(fds);
         return 0;
 }

@@ -366,9 +366,13 @@ static void memory_contention(struct sim_machine *m, double t1_s)
         const struct sim_machine_spec *ms = &m->sc->mach;
         double demand[SENSOR_MAX_PACKAGES] = {0}, stretch[SENSOR_MAX_PACKAGES];
 
-        for (unsigned i = 0; i < m->n_apps; i++)
+        bool traffic = false;
+
+        for (unsigned i = 0; i < m->n_apps; i++) {
                 m->apps[i].mem_stretch = 1;
-        if (ms->mem_bandwidth_gbs <= 0)
+                traffic = traffic || m->apps[i].spec->mem_bytes_per_instr > 0;
+        }
+        if (ms->mem_bandwidth_gbs <= 0 || !traffic)
                 return;
         for (unsigned i = 0; i < m->n_apps; i++) {
                 struct sim_app_state *a = &m->apps[i];

@@ -215,6 +215,8 @@ static void est_estimate_reset(struct estimate *e, uint64_t id)
             .epi = NAN,
             .edp_rate = NAN,
             .mem_fraction = NAN,
+            .speedup_run = NAN,
+            .p_run = NAN,
         };
 }
 
@@ -520,6 +522,64 @@ static double est_busy_s(const struct sensor_counts *c, unsigned freq_khz)
         return NAN;
 }
 
+/* The interval's share of the whole run. Its work w, in one-core seconds: with busy time, all
+ * the CPU time (Σ busy) plus the time even its busiest CPU did not run it (waiting, which no
+ * core count shortens); with counters, speedup × interval. An interval in which it did not run
+ * at all is waiting: w = interval. Amdahl over the run, Σ w ((1 − P) + P/N) = Σ interval,
+ * gives P_run = (Σ w − Σ interval) / Σ w (1 − 1/N). An interval whose work cannot be told
+ * (counters missing) is left out, as time not seen. */
+static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counters, bool busy_ok,
+                        double busy_sum, double busy_max)
+{
+        struct estimate *e = &a->e;
+        double w;
+
+        if (counters) {
+                if (!(e->known & ESTIMATE_SPEEDUP))
+                        return;
+                w = e->speedup * dt_s;
+        } else if (busy_ok) {
+                busy_max = fmin(busy_max, dt_s);
+                w = busy_sum + (dt_s - busy_max);
+        } else {
+                return;
+        }
+        e->run_s += dt_s;
+        e->run_work_s += w;
+        e->run_work_x_s += w * (1.0 - 1.0 / n);
+        if (n > e->run_max_cores)
+                e->run_max_cores = n;
+        e->speedup_run = e->run_work_s / e->run_s;
+        e->known |= ESTIMATE_SPEEDUP_RUN;
+        /* Only time at N >= 2 tells anything of P. */
+        if (e->run_work_x_s > 0) {
+                e->p_run = (e->run_work_s - e->run_s) / e->run_work_x_s;
+                e->known |= ESTIMATE_P_RUN;
+        }
+}
+
+int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cores, double *lo,
+                         double *hi)
+{
+        double x, num = e->run_work_s - e->run_s;
+
+        if (!(e->known & ESTIMATE_P_RUN))
+                return -ENODATA;
+        if (!(unseen_s >= 0) || cores == 0)
+                return -EDOM;
+        x = 1.0 - 1.0 / cores;
+        /* All sequential: w = u at x. All parallel: w = N u, taking u of wall time. */
+        *lo = num / (e->run_work_x_s + unseen_s * x);
+        *hi = (num + (cores - 1.0) * unseen_s) / (e->run_work_x_s + cores * unseen_s * x);
+        if (*lo > *hi) {
+                double t = *lo;
+
+                *lo = *hi;
+                *hi = t;
+        }
+        return 0;
+}
+
 /* The per-app part of an interval: counts on its CPUs to I0, ΔI, IPC, speedup and P. */
 static void est_app_interval(const struct estimator *est, struct est_app *a,
                              const struct sensor_sample *s, const struct estimator_app_view *v)
@@ -556,7 +616,8 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         }
 
         /* Clear the interval's figures; the fit and the cumulative energy stay. */
-        e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION;
+        e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION |
+                    ESTIMATE_SPEEDUP_RUN | ESTIMATE_P_RUN;
         e->n_cores = n;
         e->freq_khz = v->freq_khz;
         e->intervals++;
@@ -630,7 +691,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                         e->known |= ESTIMATE_IPC;
                 if (model_ipc(i0_busiest, c_max, &ipc_core) < 0 || !(ipc_core > 0))
                         ipc_core = NAN;
-                if (n == 1 && (e->known & ESTIMATE_IPC) && e->ipc > 0) {
+                if (n == 1 && !v->run_only && (e->known & ESTIMATE_IPC) && e->ipc > 0) {
                         /* IPC_I0(1) observed; speedup is 1 by definition and says nothing of
                          * P. A new frequency starts a new mean: IPC depends on it. */
                         if (a->ipc1_freq_khz != v->freq_khz)
@@ -660,7 +721,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 }
                 /* Frequency sensitivity from the per-core IPC over all its CPUs: the same
                  * code runs on each, and n cores average out n times the counter noise. */
-                if (v->freq_khz && i0 > 0 && cycles > 0)
+                if (v->freq_khz && i0 > 0 && cycles > 0 && !v->run_only)
                         est_fbin_add(a, v->freq_khz, cycles / i0);
         } else if (busy_ok && busy_max > 0) {
                 /* Loop-and-barrier threads that block while waiting: Σbusy/max busy is Amdahl's
@@ -670,9 +731,10 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         }
         if (e->speedup_source != ESTIMATE_SPEEDUP_NONE && e->speedup > 0 && isfinite(e->speedup)) {
                 e->known |= ESTIMATE_SPEEDUP;
-                if (n >= 2)
+                if (n >= 2 && !v->run_only)
                         est_app_point(est, a, n, 1.0 - 1.0 / e->speedup, s->timestamp_ns);
         }
+        est_app_run(a, n, dt_s, counters, busy_ok, busy_sum, busy_max);
         /* eq. 10 at the current N, on the decayed mean there. */
         for (unsigned i = 0; i < a->n_bins && n >= 2; i++) {
                 const struct est_bin *b = &a->bins[i];

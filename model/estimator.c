@@ -522,28 +522,25 @@ static double est_busy_s(const struct sensor_counts *c, unsigned freq_khz)
         return NAN;
 }
 
-/* The interval's share of the whole run. Its work w, in one-core seconds: with busy time, all
- * the CPU time (Σ busy) plus the time even its busiest CPU did not run it (waiting, which no
- * core count shortens); with counters, speedup × interval. An interval in which it did not run
- * at all is waiting: w = interval. Amdahl over the run, Σ w ((1 − P) + P/N) = Σ interval,
+/* The interval's share of the whole run. Its work w, in one-core seconds, is speedup ×
+ * interval: a ratio, so it holds when other processes take part of the app's CPUs (the time it
+ * waits for them is not its own sequential time, as Σ busy + idle would count it). An interval
+ * in which it did not run at all is waiting, which no core count shortens: w = interval.
+ * Amdahl over the run, Σ w ((1 − P) + P/N) = Σ interval,
  * gives P_run = (Σ w − Σ interval) / Σ w (1 − 1/N). An interval whose work cannot be told
  * (counters missing) is left out, as time not seen. */
 static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counters, bool busy_ok,
-                        double busy_sum, double busy_max)
+                        double busy_max)
 {
         struct estimate *e = &a->e;
         double w;
 
-        if (counters) {
-                if (!(e->known & ESTIMATE_SPEEDUP))
-                        return;
+        if (e->known & ESTIMATE_SPEEDUP)
                 w = e->speedup * dt_s;
-        } else if (busy_ok) {
-                busy_max = fmin(busy_max, dt_s);
-                w = busy_sum + (dt_s - busy_max);
-        } else {
+        else if (!counters && busy_ok && busy_max == 0)
+                w = dt_s;
+        else
                 return;
-        }
         e->run_s += dt_s;
         e->run_work_s += w;
         e->run_work_x_s += w * (1.0 - 1.0 / n);
@@ -620,7 +617,9 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                     ESTIMATE_SPEEDUP_RUN | ESTIMATE_P_RUN;
         e->n_cores = n;
         e->freq_khz = v->freq_khz;
-        e->intervals++;
+        /* The allocator counts its observations by this: start-up is not one. */
+        if (!v->run_only)
+                e->intervals++;
         e->i0 = e->delta_i = e->ipc = e->ips = e->ipc1 = e->speedup = e->p_eq10 = NAN;
         e->delta_i_source = ESTIMATE_DELTA_I_NONE;
         e->ipc1_source = ESTIMATE_IPC1_NONE;
@@ -734,7 +733,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 if (n >= 2 && !v->run_only)
                         est_app_point(est, a, n, 1.0 - 1.0 / e->speedup, s->timestamp_ns);
         }
-        est_app_run(a, n, dt_s, counters, busy_ok, busy_sum, busy_max);
+        est_app_run(a, n, dt_s, counters, busy_ok, busy_max);
         /* eq. 10 at the current N, on the decayed mean there. */
         for (unsigned i = 0; i < a->n_bins && n >= 2; i++) {
                 const struct est_bin *b = &a->bins[i];

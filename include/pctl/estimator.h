@@ -94,7 +94,7 @@ struct estimate {
         unsigned known; /* enum estimate_figure bits */
         unsigned n_cores;
         unsigned freq_khz;  /* of the last interval; 0 if unknown */
-        uint64_t intervals; /* updates that reached this app */
+        uint64_t intervals; /* updates that reached this app, run_only ones not counted */
 
         /* Last interval. */
         double i0;      /* instructions of the app itself */
@@ -118,8 +118,7 @@ struct estimate {
 
         /* The whole run: every interval the app was seen in, start-up included, never
          * restarted by a phase change (docs/estimator.md, "The whole run"). An interval's
-         * work w is its one-core seconds: Σ busy + (interval − max busy) in busy-time mode,
-         * speedup × interval with counters. */
+         * work w is its one-core seconds: speedup × interval (interval when it did not run). */
         double run_s;          /* wall seconds of the intervals seen */
         double run_work_s;     /* Σ w */
         double run_work_x_s;   /* Σ w (1 − 1/N) */

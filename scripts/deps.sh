@@ -16,6 +16,7 @@ packages=(
         bash-completion   # its helpers, which etc/bash-completion/pctl is tested with
         clang             # the fuzz harnesses (scripts/fuzz.sh, docs/fuzzing.md)
         libclang-rt-14-dev # libFuzzer and the sanitizer runtimes clang links them with
+        xz-utils zstd pigz lbzip2 # tests/real: multi-threaded tools people run
 )
 
 missing=()

@@ -622,8 +622,10 @@ static void run_summary_human(const char *cmd, int status, double wall_s, const 
         if (reply_number(rep, "seen_s", &seen) && reply_number(rep, "managed_s", &v))
                 fprintf(stderr, " (pctld saw %.2f s of the %.2f s it managed it)", seen, v);
         fprintf(stderr, "\n  P        run %s", report_fmt(rep, "p_run", "%.3f", b1, sizeof(b1)));
-        if (reply_number(rep, "p_run_confidence", &conf))
-                fprintf(stderr, " ±%.3f", conf);
+        if (reply_number(rep, "p_run_confidence", &conf) && reply_number(rep, "seen_s", &seen) &&
+            reply_number(rep, "managed_s", &v))
+                fprintf(stderr, " (±%.3f for the %.2f s pctld did not see)", conf,
+                        fmax(v - seen, 0));
         fprintf(stderr, ", last phase %s\n", report_fmt(rep, "p_est", "%.3f", b2, sizeof(b2)));
         if ((note = reply_string(rep, "speedup_note")))
                 fprintf(stderr, "           (%s)\n", note);

@@ -1,15 +1,17 @@
-/* All reads and writes go to sysfs through fsio (the root prefix), not through libcpupower:
- * libcpupower always reads the real /sys, so a fake tree could not test this module, and its
- * write calls (cpufreq_set_frequency, cpufreq_modify_policy_*) return -ENODEV for every
- * failure, which loses the reason (EACCES, EINVAL, EBUSY) that errors here must report. The
- * sysfs files used are the ones libcpupower itself reads and writes. */
+/* Frequencies are read and set through libcpupower (cpufreq.h, -lcpupower). The library reads
+ * and writes the fixed path /sys/devices/system/cpu/cpuN/cpufreq, so there is no root prefix
+ * here: tests put a fake tree over that path in a private mount namespace. Its writes return
+ * -ENODEV for every failure; where one fails, the sysfs file it wrote is looked at (missing,
+ * read-only, not writable by us) so the error says why and carries that errno. */
 #include "pctl/cpufreq.h"
 
+#include <cpufreq.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pctl/fsio.h"
@@ -18,7 +20,8 @@
 #define CPUFREQ_SYSFS "/sys/devices/system/cpu"
 
 struct cpufreq_domain_priv {
-        char policy[STATE_PATH_MAX]; /* with the root prefix */
+        unsigned cpu;                /* the CPU whose policy the library is asked about */
+        char policy[STATE_PATH_MAX]; /* CPUFREQ_SYSFS/cpuN/cpufreq, for the record and messages */
         bool userspace;              /* the driver offers the userspace governor */
         bool saved;                  /* the original settings are in the record */
         struct state_entry orig;
@@ -65,53 +68,50 @@ bool cpufreq_domain_uses_userspace(const struct cpufreq *cf, unsigned i)
         return i < cf->n && cf->priv[i].userspace;
 }
 
-static int pol_read(const char *policy, const char *name, char *buf, size_t size)
+/* Why libcpupower could not read or write one file of cpu's policy: the errno a plain open
+ * would have met, and the words for it. -ENODEV when the file looks fine: then the kernel
+ * refused the value (the library keeps no errno). */
+static int cpufreq_why(unsigned cpu, const char *file, bool write, char *buf, size_t size)
 {
-        char path[STATE_PATH_MAX + 64];
-        ssize_t n;
+        char path[128]; /* CPUFREQ_SYSFS/cpuN/cpufreq/FILE */
+        struct stat st;
 
-        if ((size_t)snprintf(path, sizeof(path), "%s/%s", policy, name) >= sizeof(path))
-                return -ENAMETOOLONG;
-        n = file_read(path, buf, size);
-        if (n < 0)
-                return (int)n;
-        strstrip(buf);
-        return 0;
+        snprintf(path, sizeof(path), CPUFREQ_SYSFS "/cpu%u/cpufreq/%s", cpu, file);
+        if (stat(path, &st) < 0) {
+                int err = -errno;
+
+                snprintf(buf, size, "%s: %s", path, strerror(-err));
+                return err;
+        }
+        if (write && !(st.st_mode & 0222)) {
+                /* kernfs refuses to open an attribute without a store method for writing,
+                 * even for root. */
+                snprintf(buf, size, "%s: read-only attribute", path);
+                return -EACCES;
+        }
+        if (access(path, write ? W_OK : R_OK) < 0) {
+                int err = -errno; /* EACCES, EPERM, EROFS */
+
+                snprintf(buf, size, "%s: %s", path, strerror(-err));
+                return err;
+        }
+        if (write)
+                snprintf(buf, size, "%s: the kernel refused the value", path);
+        else
+                snprintf(buf, size, "%s: empty or not a number", path);
+        return -ENODEV;
 }
 
-static int pol_read_uint(const char *policy, const char *name, unsigned *out)
+static unsigned cpu_of_policy(const char *policy, int *err)
 {
-        char buf[64];
-        int err = pol_read(policy, name, buf, sizeof(buf));
+        unsigned cpu;
+        int n = -1;
 
-        return err < 0 ? err : parse_uint(strstrip(buf), out);
-}
-
-static int pol_write(const char *policy, const char *name, const char *value)
-{
-        char path[STATE_PATH_MAX + 64];
-
-        if ((size_t)snprintf(path, sizeof(path), "%s/%s", policy, name) >= sizeof(path))
-                return -ENAMETOOLONG;
-        return file_write(path, value);
-}
-
-static int pol_write_uint(const char *policy, const char *name, unsigned v)
-{
-        char buf[32];
-
-        snprintf(buf, sizeof(buf), "%u", v);
-        return pol_write(policy, name, buf);
-}
-
-static bool word_in(const char *list, const char *word)
-{
-        size_t len = strlen(word);
-
-        for (const char *p = list; (p = strstr(p, word)); p += len)
-                if ((p == list || p[-1] == ' ') && (p[len] == '\0' || p[len] == ' '))
-                        return true;
-        return false;
+        *err = 0;
+        if (sscanf(policy, CPUFREQ_SYSFS "/cpu%u/cpufreq%n", &cpu, &n) != 1 ||
+            (size_t)n != strlen(policy))
+                *err = -EINVAL;
+        return cpu;
 }
 
 static int cmp_uint(const void *a, const void *b)
@@ -121,49 +121,54 @@ static int cmp_uint(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
-/* One domain from the cpufreq directory of one of its CPUs. */
-static int domain_read(const char *policy, struct freq_domain *d, struct cpufreq_domain_priv *p)
+/* One domain, from the policy of one of its CPUs. */
+static int domain_read(unsigned cpu, struct freq_domain *d, struct cpufreq_domain_priv *p,
+                       char *why, size_t why_size)
 {
-        char buf[4096];
+        struct cpufreq_available_governors *govs;
+        struct cpufreq_available_frequencies *freqs;
+        struct cpufreq_affected_cpus *related;
+        unsigned long min_khz = 0, max_khz = 0;
         int err;
 
         memset(d, 0, sizeof(*d));
         memset(p, 0, sizeof(*p));
-        strscpy(p->policy, policy, sizeof(p->policy));
-        err = pol_read(policy, "related_cpus", buf, sizeof(buf));
-        if (err == -ENOENT)
-                err = pol_read(policy, "affected_cpus", buf, sizeof(buf));
+        p->cpu = cpu;
+        snprintf(p->policy, sizeof(p->policy), CPUFREQ_SYSFS "/cpu%u/cpufreq", cpu);
+        related = cpufreq_get_related_cpus(cpu);
+        if (!related) /* kernels before 2.6.26 only have affected_cpus */
+                related = cpufreq_get_affected_cpus(cpu);
+        if (!related)
+                return cpufreq_why(cpu, "related_cpus", false, why, why_size);
+        for (struct cpufreq_affected_cpus *c = related; c; c = c->next)
+                if (c->cpu < CPUMASK_MAX)
+                        cpumask_set(&d->cpus, c->cpu);
+        cpufreq_put_related_cpus(related);
+        err = cpufreq_get_hardware_limits(cpu, &min_khz, &max_khz);
         if (err < 0)
-                return err;
-        /* related_cpus is space separated ("0 1 2"); turn it into a list. */
-        for (char *s = buf; *s; s++)
-                if (*s == ' ')
-                        *s = ',';
-        err = cpumask_parse(buf, &d->cpus);
-        if (err < 0)
-                return err;
-        err = pol_read_uint(policy, "cpuinfo_min_freq", &d->min_khz);
-        if (err == 0)
-                err = pol_read_uint(policy, "cpuinfo_max_freq", &d->max_khz);
-        if (err < 0)
-                return err;
-        if (d->min_khz == 0 || d->max_khz < d->min_khz)
+                return cpufreq_why(cpu, min_khz ? "cpuinfo_max_freq" : "cpuinfo_min_freq", false,
+                                   why, why_size);
+        if (max_khz < min_khz || max_khz > UINT32_MAX) {
+                snprintf(why, why_size, "hardware limits %lu-%lu kHz make no sense", min_khz,
+                         max_khz);
                 return -EBADMSG;
-        /* intel_pstate and amd-pstate offer no list, only the hardware limits. */
-        if (pol_read(policy, "scaling_available_frequencies", buf, sizeof(buf)) == 0) {
-                for (char *w = strtok(buf, " "); w && d->n_freqs < ACTUATOR_MAX_FREQS;
-                     w = strtok(NULL, " ")) {
-                        unsigned f;
-
-                        if (parse_uint(w, &f) == 0 && f > 0)
-                                d->freqs_khz[d->n_freqs++] = f;
-                }
-                qsort(d->freqs_khz, d->n_freqs, sizeof(unsigned), cmp_uint);
         }
-        if (pol_read(policy, "scaling_available_governors", buf, sizeof(buf)) == 0)
-                p->userspace = word_in(buf, "userspace");
-        if (pol_read_uint(policy, "scaling_cur_freq", &d->cur_khz) < 0)
-                d->cur_khz = 0; /* unknown until we set it */
+        d->min_khz = (unsigned)min_khz;
+        d->max_khz = (unsigned)max_khz;
+        /* intel_pstate and amd-pstate offer no list, only the hardware limits. */
+        freqs = cpufreq_get_available_frequencies(cpu);
+        for (struct cpufreq_available_frequencies *f = freqs; f && d->n_freqs < ACTUATOR_MAX_FREQS;
+             f = f->next)
+                if (f->frequency > 0 && f->frequency <= UINT32_MAX)
+                        d->freqs_khz[d->n_freqs++] = (unsigned)f->frequency;
+        cpufreq_put_available_frequencies(freqs);
+        qsort(d->freqs_khz, d->n_freqs, sizeof(unsigned), cmp_uint);
+        govs = cpufreq_get_available_governors(cpu);
+        for (struct cpufreq_available_governors *g = govs; g && !p->userspace; g = g->next)
+                p->userspace = strcmp(g->governor, "userspace") == 0;
+        cpufreq_put_available_governors(govs);
+        /* 0 (unknown until we set it) when there is no scaling_cur_freq */
+        d->cur_khz = (unsigned)cpufreq_get_freq_kernel(cpu);
         return 0;
 }
 
@@ -185,7 +190,7 @@ int cpufreq_open(struct state_record *rec, struct cpufreq **out, char *why, size
         ssize_t n;
         int err;
 
-        n = fs_read(CPUFREQ_SYSFS "/online", buf, sizeof(buf));
+        n = file_read(CPUFREQ_SYSFS "/online", buf, sizeof(buf));
         if (n < 0 || cpumask_parse(buf, &online) < 0) {
                 snprintf(why, why_size, "cpufreq: cannot read %s/online", CPUFREQ_SYSFS);
                 return n < 0 ? (int)n : -EBADMSG;
@@ -198,12 +203,13 @@ int cpufreq_open(struct state_record *rec, struct cpufreq **out, char *why, size
         cpumask_foreach (cpu, &online) {
                 struct freq_domain *nd;
                 struct cpufreq_domain_priv *np;
+                char reason[256];
 
                 if (cpumask_test(&seen, (unsigned)cpu))
                         continue;
                 /* cpuN/cpufreq is the policy directory (a link to policyM on new kernels). */
-                if (fs_path(path, sizeof(path), CPUFREQ_SYSFS "/cpu%d/cpufreq", cpu) < 0 ||
-                    access(path, F_OK) < 0)
+                snprintf(path, sizeof(path), CPUFREQ_SYSFS "/cpu%d/cpufreq", cpu);
+                if (access(path, F_OK) < 0)
                         continue;
                 nd = realloc(cf->domains, (cf->n + 1) * sizeof(*nd));
                 if (nd)
@@ -215,10 +221,11 @@ int cpufreq_open(struct state_record *rec, struct cpufreq **out, char *why, size
                         cpufreq_close(cf);
                         return -ENOMEM;
                 }
-                err = domain_read(path, &cf->domains[cf->n], &cf->priv[cf->n]);
+                err = domain_read((unsigned)cpu, &cf->domains[cf->n], &cf->priv[cf->n], reason,
+                                  sizeof(reason));
                 if (err < 0) {
-                        snprintf(why, why_size, "cpufreq: cannot read the policy %s: %s", path,
-                                 strerror(-err));
+                        snprintf(why, why_size, "cpufreq: cannot read the policy of cpu%d: %s", cpu,
+                                 reason);
                         cpufreq_close(cf);
                         return err;
                 }
@@ -228,17 +235,16 @@ int cpufreq_open(struct state_record *rec, struct cpufreq **out, char *why, size
                 cf->n++;
         }
         if (cf->n == 0) {
-                fs_path(path, sizeof(path), CPUFREQ_SYSFS "/cpufreq");
-                if (access(path, F_OK) < 0)
+                if (access(CPUFREQ_SYSFS "/cpufreq", F_OK) < 0)
                         snprintf(why, why_size,
-                                 "cpufreq: no %s (the VM or kernel offers no frequency scaling); "
-                                 "running without DVFS",
-                                 path);
+                                 "cpufreq: no %s/cpufreq (the VM or kernel offers no frequency "
+                                 "scaling); running without DVFS",
+                                 CPUFREQ_SYSFS);
                 else
                         snprintf(why, why_size,
-                                 "cpufreq: no frequency domain under %s (the VM or kernel offers "
-                                 "no frequency scaling); running without DVFS",
-                                 path);
+                                 "cpufreq: no frequency domain under %s/cpufreq (the VM or "
+                                 "kernel offers no frequency scaling); running without DVFS",
+                                 CPUFREQ_SYSFS);
                 cpufreq_close(cf);
                 return -ENODEV;
         }
@@ -256,11 +262,82 @@ static bool freq_offered(const struct freq_domain *d, unsigned khz)
         return false;
 }
 
+/* The governor and limits now, as libcpupower reads them. */
+static int policy_now(unsigned cpu, struct state_entry *e, char *why, size_t why_size)
+{
+        struct cpufreq_policy *pol = cpufreq_get_policy(cpu);
+
+        if (!pol) {
+                int err = cpufreq_why(cpu, "scaling_governor", false, why, why_size);
+
+                if (err == -ENODEV)
+                        err = cpufreq_why(cpu, "scaling_min_freq", false, why, why_size);
+                if (err == -ENODEV)
+                        err = cpufreq_why(cpu, "scaling_max_freq", false, why, why_size);
+                return err;
+        }
+        e->kind = STATE_FREQ;
+        snprintf(e->path, sizeof(e->path), CPUFREQ_SYSFS "/cpu%u/cpufreq", cpu);
+        strscpy(e->governor, pol->governor, sizeof(e->governor));
+        e->min_khz = pol->min <= UINT32_MAX ? (unsigned)pol->min : UINT32_MAX;
+        e->max_khz = pol->max <= UINT32_MAX ? (unsigned)pol->max : UINT32_MAX;
+        cpufreq_put_policy(pol);
+        return 0;
+}
+
+static int set_userspace(struct cpufreq *cf, struct cpufreq_domain_priv *p, unsigned freq_khz)
+{
+        char why[256];
+        struct state_entry now;
+        int err;
+
+        /* Switches to the userspace governor if needed, then writes scaling_setspeed. */
+        if (cpufreq_set_frequency(p->cpu, freq_khz) == 0)
+                return 0;
+        err = policy_now(p->cpu, &now, why, sizeof(why));
+        if (err == 0)
+                err = strcmp(now.governor, "userspace")
+                          ? cpufreq_why(p->cpu, "scaling_governor", true, why, sizeof(why))
+                          : cpufreq_why(p->cpu, "scaling_setspeed", true, why, sizeof(why));
+        return fail(cf, err, "cannot set cpu%u to %u kHz (userspace governor): %s", p->cpu,
+                    freq_khz, why);
+}
+
+static int set_cap(struct cpufreq *cf, struct cpufreq_domain_priv *p, const struct freq_domain *d,
+                   unsigned freq_khz)
+{
+        char why[256];
+        struct state_entry now;
+        int err;
+
+        err = policy_now(p->cpu, &now, why, sizeof(why));
+        if (err < 0)
+                return fail(cf, err, "cannot cap cpu%u at %u kHz: %s", p->cpu, freq_khz, why);
+        /* Lower the floor first: a cap below scaling_min_freq is refused by older kernels. */
+        if (now.min_khz > freq_khz && cpufreq_modify_policy_min(p->cpu, d->min_khz) < 0) {
+                err = cpufreq_why(p->cpu, "scaling_min_freq", true, why, sizeof(why));
+                return fail(cf, err, "cannot lower the floor of cpu%u to %u kHz: %s", p->cpu,
+                            d->min_khz, why);
+        }
+        if (cpufreq_modify_policy_max(p->cpu, freq_khz) < 0) {
+                err = cpufreq_why(p->cpu, "scaling_max_freq", true, why, sizeof(why));
+                return fail(cf, err, "cannot cap cpu%u at %u kHz (scaling_max_freq): %s", p->cpu,
+                            freq_khz, why);
+        }
+        /* The library does not check what the kernel made of it; a driver may clamp. */
+        err = policy_now(p->cpu, &now, why, sizeof(why));
+        if (err < 0)
+                return fail(cf, err, "cannot read back the cap of cpu%u: %s", p->cpu, why);
+        if (now.max_khz != freq_khz)
+                return fail(cf, -EIO, "%s/scaling_max_freq reads %u after writing %u", p->policy,
+                            now.max_khz, freq_khz);
+        return 0;
+}
+
 int cpufreq_set(struct cpufreq *cf, unsigned domain, unsigned freq_khz)
 {
         struct cpufreq_domain_priv *p;
         struct freq_domain *d;
-        unsigned now_khz;
         int err;
 
         cf->err[0] = '\0';
@@ -279,21 +356,14 @@ int cpufreq_set(struct cpufreq *cf, unsigned domain, unsigned freq_khz)
                             freq_khz, domain, d->freqs_khz[0], d->freqs_khz[d->n_freqs - 1],
                             d->n_freqs);
         if (!p->saved) {
-                struct state_entry *e = &p->orig;
+                char why[256];
 
-                memset(e, 0, sizeof(*e));
-                e->kind = STATE_FREQ;
-                strscpy(e->path, p->policy, sizeof(e->path));
-                err = pol_read(p->policy, "scaling_governor", e->governor, sizeof(e->governor));
-                if (err == 0)
-                        err = pol_read_uint(p->policy, "scaling_min_freq", &e->min_khz);
-                if (err == 0)
-                        err = pol_read_uint(p->policy, "scaling_max_freq", &e->max_khz);
+                memset(&p->orig, 0, sizeof(p->orig));
+                err = policy_now(p->cpu, &p->orig, why, sizeof(why));
                 if (err < 0)
-                        return fail(cf, err, "cannot read the settings of %s: %s", p->policy,
-                                    strerror(-err));
+                        return fail(cf, err, "cannot read the policy of cpu%u: %s", p->cpu, why);
                 if (cf->rec) {
-                        err = state_record_add(cf->rec, e);
+                        err = state_record_add(cf->rec, &p->orig);
                         if (err == 0)
                                 err = state_record_commit(cf->rec);
                         if (err < 0)
@@ -302,67 +372,54 @@ int cpufreq_set(struct cpufreq *cf, unsigned domain, unsigned freq_khz)
                 }
                 p->saved = true;
         }
-        if (p->userspace) {
-                char gov[32];
-
-                err = pol_read(p->policy, "scaling_governor", gov, sizeof(gov));
-                if (err == 0 && strcmp(gov, "userspace"))
-                        err = pol_write(p->policy, "scaling_governor", "userspace");
-                if (err == 0)
-                        err = pol_write_uint(p->policy, "scaling_setspeed", freq_khz);
-                if (err < 0)
-                        return fail(cf, err, "cannot set %s to %u kHz (userspace governor): %s",
-                                    p->policy, freq_khz, strerror(-err));
-        } else {
-                unsigned min_khz;
-
-                /* Lower the floor first: a cap below scaling_min_freq is refused by older
-                 * kernels. */
-                err = pol_read_uint(p->policy, "scaling_min_freq", &min_khz);
-                if (err == 0 && min_khz > freq_khz)
-                        err = pol_write_uint(p->policy, "scaling_min_freq", d->min_khz);
-                if (err == 0)
-                        err = pol_write_uint(p->policy, "scaling_max_freq", freq_khz);
-                if (err < 0)
-                        return fail(cf, err, "cannot cap %s at %u kHz (scaling_max_freq): %s",
-                                    p->policy, freq_khz, strerror(-err));
-                err = pol_read_uint(p->policy, "scaling_max_freq", &now_khz);
-                if (err == 0 && now_khz != freq_khz)
-                        return fail(cf, -EIO, "%s/scaling_max_freq reads %u after writing %u",
-                                    p->policy, now_khz, freq_khz);
-        }
+        err = p->userspace ? set_userspace(cf, p, freq_khz) : set_cap(cf, p, d, freq_khz);
+        if (err < 0)
+                return err;
         d->cur_khz = freq_khz;
+        return 0;
+}
+
+static int restore_one(const struct state_entry *e, char *why, size_t why_size)
+{
+        struct state_entry now;
+        unsigned cpu;
+        bool floor_first;
+        int err;
+
+        cpu = cpu_of_policy(e->path, &err);
+        if (err < 0) {
+                snprintf(why, why_size, "%s is not a cpufreq policy of %s", e->path, CPUFREQ_SYSFS);
+                return err;
+        }
+        err = policy_now(cpu, &now, why, why_size);
+        if (err < 0)
+                return err; /* -ENOENT: the CPU or its cpufreq is gone */
+        /* The governor first: leaving userspace must not drop the restored limits. */
+        if (strcmp(now.governor, e->governor) &&
+            cpufreq_modify_policy_governor(cpu, (char *)e->governor) < 0)
+                return cpufreq_why(cpu, "scaling_governor", true, why, why_size);
+        /* Raise the ceiling before the floor, unless the old ceiling is below today's floor. */
+        floor_first = e->max_khz < now.min_khz;
+        if (floor_first && cpufreq_modify_policy_min(cpu, e->min_khz) < 0)
+                return cpufreq_why(cpu, "scaling_min_freq", true, why, why_size);
+        if (cpufreq_modify_policy_max(cpu, e->max_khz) < 0)
+                return cpufreq_why(cpu, "scaling_max_freq", true, why, why_size);
+        if (!floor_first && cpufreq_modify_policy_min(cpu, e->min_khz) < 0)
+                return cpufreq_why(cpu, "scaling_min_freq", true, why, why_size);
         return 0;
 }
 
 int cpufreq_restore_policy(const struct state_entry *e)
 {
-        char gov[32];
-        int err;
+        char why[256];
 
-        /* The governor first: leaving userspace must not drop the restored limits. */
-        err = pol_read(e->path, "scaling_governor", gov, sizeof(gov));
-        if (err == 0 && strcmp(gov, e->governor))
-                err = pol_write(e->path, "scaling_governor", e->governor);
-        if (err < 0)
-                return err;
-        /* Raise the ceiling before the floor; if the old max is below the current min, the
-         * kernel wants the floor first. */
-        err = pol_write_uint(e->path, "scaling_max_freq", e->max_khz);
-        if (err == -EINVAL) {
-                err = pol_write_uint(e->path, "scaling_min_freq", e->min_khz);
-                if (err == 0)
-                        err = pol_write_uint(e->path, "scaling_max_freq", e->max_khz);
-                return err;
-        }
-        if (err == 0)
-                err = pol_write_uint(e->path, "scaling_min_freq", e->min_khz);
-        return err;
+        return restore_one(e, why, sizeof(why));
 }
 
 int cpufreq_restore(struct cpufreq *cf, unsigned domain)
 {
         struct cpufreq_domain_priv *p;
+        char why[256];
         int err;
 
         cf->err[0] = '\0';
@@ -372,10 +429,10 @@ int cpufreq_restore(struct cpufreq *cf, unsigned domain)
         p = &cf->priv[domain];
         if (!p->saved)
                 return 0;
-        err = cpufreq_restore_policy(&p->orig);
+        err = restore_one(&p->orig, why, sizeof(why));
         if (err < 0)
-                return fail(cf, err, "cannot restore %s (governor %s, %u-%u kHz): %s", p->policy,
-                            p->orig.governor, p->orig.min_khz, p->orig.max_khz, strerror(-err));
+                return fail(cf, err, "cannot restore cpu%u (governor %s, %u-%u kHz): %s", p->cpu,
+                            p->orig.governor, p->orig.min_khz, p->orig.max_khz, why);
         p->saved = false;
         cf->domains[domain].cur_khz = 0;
         if (cf->rec) {

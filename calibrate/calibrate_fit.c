@@ -171,7 +171,7 @@ static double run_ipc(const struct calibrate_run *r, double delta_i_rate)
 
 struct group {
         unsigned n;
-        double busy_max, sp_time, ipc, wall;
+        double busy_max, sp_time, ipc;
         unsigned n_ipc;
 };
 

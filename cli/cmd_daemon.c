@@ -534,18 +534,26 @@ static int pid_request(struct client_args *a, const char *cmd, int argc, char **
         return EXIT_OK;
 }
 
-static int send_pid(struct client_args *a, const char *cmd, pid_t pid)
+/* exec_name: what the process is about to run (pctl run), or NULL. */
+static int send_pid(struct client_args *a, const char *cmd, pid_t pid, const char *exec_name)
 {
-        char request[256];
-        struct json_object *reply = NULL;
+        struct json_object *request = json_object_new_object(), *reply = NULL;
+        const char *slash = exec_name ? strrchr(exec_name, '/') : NULL;
+        char comm[16];
         int r;
 
+        json_object_object_add(request, "cmd", json_object_new_string(cmd));
+        json_object_object_add(request, "pid", json_object_new_int(pid));
         if (a->policy)
-                snprintf(request, sizeof(request), "{\"cmd\":\"%s\",\"pid\":%d,\"policy\":\"%s\"}",
-                         cmd, (int)pid, a->policy);
-        else
-                snprintf(request, sizeof(request), "{\"cmd\":\"%s\",\"pid\":%d}", cmd, (int)pid);
-        r = client_call(a, cmd, request, &reply, NULL);
+                json_object_object_add(request, "policy", json_object_new_string(a->policy));
+        if (exec_name) {
+                /* As the kernel will name it: the file name, cut to 15 bytes. */
+                snprintf(comm, sizeof(comm), "%s", slash ? slash + 1 : exec_name);
+                json_object_object_add(request, "exec", json_object_new_string(comm));
+        }
+        r = client_call(a, cmd, json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN),
+                        &reply, NULL);
+        json_object_put(request);
         json_object_put(reply);
         return r;
 }
@@ -555,7 +563,7 @@ static int adopt_cmd(struct client_args *a, int argc, char **argv)
         pid_t pid;
         int r = pid_request(a, "adopt", argc, argv, &pid);
 
-        return r != EXIT_OK ? r : send_pid(a, "adopt", pid);
+        return r != EXIT_OK ? r : send_pid(a, "adopt", pid, NULL);
 }
 
 static int release_cmd(struct client_args *a, int argc, char **argv)
@@ -568,7 +576,7 @@ static int release_cmd(struct client_args *a, int argc, char **argv)
                 return EXIT_USAGE;
         }
         r = pid_request(a, "release", argc, argv, &pid);
-        return r != EXIT_OK ? r : send_pid(a, "release", pid);
+        return r != EXIT_OK ? r : send_pid(a, "release", pid, NULL);
 }
 
 static double timeval_s(struct timeval tv)
@@ -736,7 +744,7 @@ static int run_cmd(struct client_args *a, int argc, char **argv)
                 _exit(127);
         }
         close(go[0]);
-        r = send_pid(a, "adopt", child);
+        r = send_pid(a, "adopt", child, argv[a->first_arg]);
         if (r != EXIT_OK) {
                 close(go[1]);
                 waitpid(child, NULL, 0);

@@ -702,8 +702,6 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 struct allocator_app *a = &apps[i];
 
                 a->changed = a->want_cores != a->cores || a->want_freq_khz != a->freq_khz;
-                if (a->changed)
-                        a->last_change = ctx->decision;
         }
         return 0;
 }

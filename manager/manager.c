@@ -12,9 +12,6 @@
 #include "pctl/procguard.h"
 #include "pctl/util.h"
 
-/* Wait this many decisions after a change before measuring: the estimator's window must see
- * only the new configuration. */
-#define MANAGER_SETTLE_DECISIONS 2
 /* Intervals a configuration is measured over (after the one that straddles the change). */
 #define MANAGER_PROBE_SAMPLES 3
 #define MANAGER_HYSTERESIS 0.05
@@ -39,7 +36,8 @@ struct mapp_config {
 struct mapp {
         uint64_t id;
         pid_t pid;
-        char name[16];
+        char name[16]; /* printable: what it runs, escaped */
+        char comm[16]; /* /proc/PID/comm as last read, raw */
         struct policy policy; /* a copy, without match patterns: the set may be reloaded */
         struct actuator_app *handle;
         struct cpumask cpus;
@@ -288,12 +286,12 @@ static unsigned app_freq(const struct manager *m, const struct cpumask *cpus)
         return 0;
 }
 
-static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, const char *how,
-                    char *err, size_t err_size)
+static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, const char *exec_name,
+                    const char *how, char *err, size_t err_size)
 {
         struct actuator_app *handle = NULL;
         struct mapp *a;
-        char name[16] = "?";
+        char name[16] = "?", comm[16] = "?";
         int r;
 
         if (find_app(m, pid, NULL)) {
@@ -325,7 +323,10 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
                 m->alloc = alloc;
                 m->cap_apps = cap;
         }
-        platform_proc_comm(m->pf, pid, name, sizeof(name));
+        platform_proc_comm(m->pf, pid, comm, sizeof(comm));
+        /* `pctl run` hands its child over before exec and says what it will run. */
+        strescape(name, sizeof(name), exec_name ? exec_name : comm,
+                  strlen(exec_name ? exec_name : comm));
         r = m->pf->actuator_ops->adopt(m->pf->actuator, pid, name, &handle);
         if (r < 0) {
                 snprintf(err, err_size, "cannot take over pid %d: %s", (int)pid,
@@ -336,6 +337,7 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         *a = (struct mapp){
             .id = ++m->next_id, .pid = pid, .handle = handle, .since_ns = platform_now_ns(m->pf)};
         (void)strscpy(a->name, name, sizeof(a->name));
+        (void)strscpy(a->comm, comm, sizeof(a->comm));
         copy_policy(&a->policy, pol);
         m->pf->actuator_ops->get_cpus(m->pf->actuator, handle, &a->cpus);
         a->freq_khz = app_freq(m, &a->cpus);
@@ -353,7 +355,8 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         return 0;
 }
 
-int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, size_t err_size)
+int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
+                        char *err, size_t err_size)
 {
         const struct policy *pol = resolve_policy(m, policy);
 
@@ -362,7 +365,12 @@ int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, s
                          policy && *policy ? policy : m->opt.conf.default_policy);
                 return -ENOENT;
         }
-        return adopt_as(m, pid, pol, "on request", err, err_size);
+        return adopt_as(m, pid, pol, exec_name, "on request", err, err_size);
+}
+
+int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, size_t err_size)
+{
+        return manager_adopt_named(m, pid, policy, NULL, err, err_size);
 }
 
 int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size)
@@ -537,13 +545,18 @@ static void refresh_names(struct manager *m)
 {
         for (unsigned i = 0; i < m->n_apps; i++) {
                 struct mapp *a = &m->apps[i];
-                char comm[sizeof(a->name)];
+                char comm[sizeof(a->comm)], name[sizeof(a->name)];
 
+                /* Only a change of comm renames: a name `pctl run` gave stays until exec. */
                 platform_proc_comm(m->pf, a->pid, comm, sizeof(comm));
-                if (strcmp(comm, "?") == 0 || strcmp(comm, a->name) == 0)
+                if (strcmp(comm, "?") == 0 || strcmp(comm, a->comm) == 0)
                         continue;
-                log_info("pid %d now runs %s (was %s)", (int)a->pid, comm, a->name);
-                (void)strscpy(a->name, comm, sizeof(a->name));
+                (void)strscpy(a->comm, comm, sizeof(a->comm));
+                strescape(name, sizeof(name), comm, strlen(comm));
+                if (strcmp(name, a->name) == 0)
+                        continue;
+                log_info("pid %d now runs %s (was %s)", (int)a->pid, name, a->name);
+                (void)strscpy(a->name, name, sizeof(a->name));
         }
 }
 
@@ -626,7 +639,8 @@ static void adopt_by_rules(struct manager *m)
                         log_debug("rule of policy %s matched, not taken: %s", pol->name, err);
                         continue;
                 }
-                if (adopt_as(m, procs[i].pid, pol, "matched by its rules", err, sizeof(err)) < 0)
+                if (adopt_as(m, procs[i].pid, pol, NULL, "matched by its rules", err, sizeof(err)) <
+                    0)
                         log_warning("%s, ignoring", err);
         }
         if (n >= 0) {
@@ -698,7 +712,6 @@ static struct allocator_ctx decision_ctx(struct manager *m)
             .power_measured = m->sample.energy_measured,
             .n_cpus = cpumask_count(&m->managed_cpus),
             .hysteresis = MANAGER_HYSTERESIS,
-            .settle_decisions = MANAGER_SETTLE_DECISIONS,
             .decision = m->ticks,
             .n_apps = m->n_apps,
             .probe_samples = MANAGER_PROBE_SAMPLES,

@@ -311,7 +311,7 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
                      char *error, size_t error_size)
 {
         struct daemon *d = userdata;
-        const char *policy;
+        const char *policy, *exec_name;
         pid_t pid;
         int r;
 
@@ -321,7 +321,13 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
         r = request_policy(req, &policy, error, error_size);
         if (r < 0)
                 return r;
-        r = manager_adopt(d->mgr, pid, policy, error, error_size);
+        /* "exec": what `pctl run`'s child is about to run; optional. */
+        r = control_request_string(req, "exec", &exec_name, error, error_size);
+        if (r == -ENOENT)
+                exec_name = NULL;
+        else if (r < 0)
+                return r;
+        r = manager_adopt_named(d->mgr, pid, policy, exec_name, error, error_size);
         if (r < 0)
                 return r;
         json_object_object_add(reply, "pid", json_object_new_int64(pid));

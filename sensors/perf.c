@@ -1,7 +1,9 @@
-/* The perf backend: perf_event_open(2) per CPU for instructions, cycles and ref-cycles (each
- * its own event, so the kernel may multiplex them; counts are scaled by time enabled/running),
- * per cgroup with PERF_FLAG_PID_CGROUP; package energy from the `power` PMU, else powercap
- * energy_uj (which wraps at max_energy_range_uj); busy time from the software sources. */
+/* The perf backend: perf_event_open(2) per CPU for instructions, cycles and ref-cycles as one
+ * group (include/pctl/perf_group.h: scheduled together, read together, so IPC never mixes
+ * multiplexing slices; counts scaled by the group's time enabled/running), per cgroup with
+ * PERF_FLAG_PID_CGROUP; the frequency each CPU ran at from cycles / ref-cycles × the TSC rate;
+ * package energy from the `power` PMU, else powercap energy_uj (which wraps at
+ * max_energy_range_uj); busy time from the software sources. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -13,6 +15,7 @@
 
 #include "backends.h"
 #include "pctl/fsio.h"
+#include "pctl/perf_group.h"
 #include "pctl/util.h"
 
 enum { PERF_EV_INSTR, PERF_EV_CYCLES, PERF_EV_REF, PERF_EV_N };
@@ -175,20 +178,16 @@ void sensor_energy_close(struct sensor_energy *e)
         e->src = SENSOR_ENERGY_NONE;
 }
 
-/* One (value, enabled, running) triple as read(2) gives it with both TOTAL_TIME flags. */
-struct perf_reading {
-        uint64_t value, enabled, running;
-};
-
 struct perf_state {
         struct cpumask cpus;
         unsigned n_cpus;
         unsigned metrics;
-        int *fd;                   /* [n_cpus * PERF_EV_N] */
-        struct perf_reading *prev; /* [n_cpus * PERF_EV_N] */
+        unsigned tsc_khz;                /* the rate ref-cycles count at; 0: unknown */
+        struct perf_group *grp;          /* [n_cpus]; empty for CPUs not sampled */
+        struct perf_group_reading *prev; /* [n_cpus] */
         unsigned n_targets;
-        int *tfd;                   /* [n_targets * n_cpus * PERF_EV_N] */
-        struct perf_reading *tprev; /* same */
+        struct perf_group *tgrp;          /* [n_targets * n_cpus] */
+        struct perf_group_reading *tprev; /* same */
         enum sensor_busy_source busy_src;
         uint64_t *prev_busy_ns, *now_busy_ns;
         struct sensor_energy energy;
@@ -230,30 +229,31 @@ static int perf_reason(int err, const char *event, struct sensor_probe *out)
         return 0;
 }
 
-static int perf_open_event(unsigned ev, int pid, int cpu, unsigned long flags)
+/* instructions leads; cycles and ref-cycles follow it, in perf_events[] order. */
+static int perf_open_group(struct perf_group *g, int pid, int cpu, unsigned long flags)
 {
-        struct perf_event_attr a = {
-            .size = sizeof(a),
-            .type = PERF_TYPE_HARDWARE,
-            .config = perf_events[ev].config,
-            .read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
-        };
+        struct perf_event_attr a[PERF_EV_N];
 
-        return sensor_perf_open(&a, pid, cpu, -1, flags | PERF_FLAG_FD_CLOEXEC);
+        for (unsigned ev = 0; ev < PERF_EV_N; ev++)
+                a[ev] = (struct perf_event_attr){.size = sizeof(a[ev]),
+                                                 .type = PERF_TYPE_HARDWARE,
+                                                 .config = perf_events[ev].config};
+        return perf_group_open(g, a, PERF_EV_N, pid, cpu, flags);
 }
 
 static int perf_probe(const struct sensor_config *cfg, struct sensor_probe *out)
 {
         char why[200];
         struct sensor_energy e;
-        int fd, r;
+        struct perf_group g;
+        int r;
 
         (void)cfg;
         *out = (struct sensor_probe){0};
-        fd = perf_open_event(PERF_EV_INSTR, -1, 0, 0);
-        if (fd < 0)
-                return perf_reason(fd, "instructions", out);
-        close(fd);
+        r = perf_open_group(&g, -1, 0, 0);
+        if (r < 0)
+                return perf_reason(r, "instructions", out);
+        perf_group_close(&g);
         out->available = true;
         r = sensor_energy_open(&e, why, sizeof(why));
         if (r == 0) {
@@ -268,13 +268,10 @@ static int perf_probe(const struct sensor_config *cfg, struct sensor_probe *out)
         return 0;
 }
 
-static void perf_close_fds(int *fd, size_t n)
+static void perf_close_groups(struct perf_group *g, size_t n)
 {
-        if (!fd)
-                return;
-        for (size_t i = 0; i < n; i++)
-                if (fd[i] >= 0)
-                        close(fd[i]);
+        for (size_t i = 0; g && i < n; i++)
+                perf_group_close(&g[i]);
 }
 
 static void perf_close(struct sensor *s)
@@ -283,11 +280,11 @@ static void perf_close(struct sensor *s)
 
         if (!st)
                 return;
-        perf_close_fds(st->fd, (size_t)st->n_cpus * PERF_EV_N);
-        perf_close_fds(st->tfd, (size_t)st->n_targets * st->n_cpus * PERF_EV_N);
-        free(st->fd);
+        perf_close_groups(st->grp, st->n_cpus);
+        perf_close_groups(st->tgrp, (size_t)st->n_targets * st->n_cpus);
+        free(st->grp);
         free(st->prev);
-        free(st->tfd);
+        free(st->tgrp);
         free(st->tprev);
         free(st->prev_busy_ns);
         free(st->now_busy_ns);
@@ -296,29 +293,11 @@ static void perf_close(struct sensor *s)
         s->priv = NULL;
 }
 
-static int perf_read_one(int fd, struct perf_reading *out)
-{
-        uint64_t v[3];
-
-        if (read(fd, v, sizeof(v)) != (ssize_t)sizeof(v))
-                return -EIO;
-        *out = (struct perf_reading){v[0], v[1], v[2]};
-        return 0;
-}
-
-/* Scaled delta: the count over the interval, extrapolated over the part of it the counter was
- * not on the PMU. */
-static uint64_t perf_delta(const struct perf_reading *prev, const struct perf_reading *now)
-{
-        return sensor_scale_multiplexed(now->value - prev->value, now->enabled - prev->enabled,
-                                        now->running - prev->running);
-}
-
 static int perf_open(struct sensor *s, const struct sensor_config *cfg)
 {
         struct perf_state *st = calloc(1, sizeof(*st));
         unsigned n_packages;
-        size_t n;
+        unsigned opened_everywhere = (1u << PERF_EV_N) - 1;
         int r;
 
         if (!st)
@@ -329,49 +308,30 @@ static int perf_open(struct sensor *s, const struct sensor_config *cfg)
         r = sensor_cpus_resolve(cfg, &st->cpus, &st->n_cpus, &n_packages);
         if (r < 0)
                 goto fail;
-        n = (size_t)st->n_cpus * PERF_EV_N;
-        st->fd = malloc(n * sizeof(*st->fd));
-        st->prev = calloc(n, sizeof(*st->prev));
+        st->grp = calloc(st->n_cpus, sizeof(*st->grp));
+        st->prev = calloc(st->n_cpus, sizeof(*st->prev));
         st->prev_busy_ns = calloc(st->n_cpus, sizeof(uint64_t));
         st->now_busy_ns = calloc(st->n_cpus, sizeof(uint64_t));
-        if (!st->fd || !st->prev || !st->prev_busy_ns || !st->now_busy_ns) {
+        if (!st->grp || !st->prev || !st->prev_busy_ns || !st->now_busy_ns) {
                 r = -ENOMEM;
                 goto fail;
         }
-        for (size_t i = 0; i < n; i++)
-                st->fd[i] = -1;
-        /* A metric counts as measured only if its event opened on every CPU sampled. */
-        for (unsigned ev = 0; ev < PERF_EV_N; ev++) {
-                bool all = true;
-
-                cpumask_foreach (cpu, &st->cpus) {
-                        int fd = perf_open_event(ev, -1, cpu, 0);
-
-                        if (fd < 0) {
-                                if (ev == PERF_EV_INSTR) {
-                                        r = fd;
-                                        goto fail;
-                                }
-                                all = false;
-                                break;
-                        }
-                        st->fd[(size_t)cpu * PERF_EV_N + ev] = fd;
-                        r = perf_read_one(fd, &st->prev[(size_t)cpu * PERF_EV_N + ev]);
-                        if (r < 0)
-                                goto fail;
-                }
-                if (all) {
-                        st->metrics |= perf_events[ev].metric;
-                        continue;
-                }
-                cpumask_foreach (cpu, &st->cpus) {
-                        int *fd = &st->fd[(size_t)cpu * PERF_EV_N + ev];
-
-                        if (*fd >= 0)
-                                close(*fd);
-                        *fd = -1;
-                }
+        /* A metric counts as measured only if its event joined the group on every CPU. */
+        cpumask_foreach (cpu, &st->cpus) {
+                r = perf_open_group(&st->grp[cpu], -1, cpu, 0);
+                if (r == 0)
+                        r = perf_group_read(&st->grp[cpu], &st->prev[cpu]);
+                if (r < 0)
+                        goto fail;
+                opened_everywhere &= st->grp[cpu].opened;
         }
+        for (unsigned ev = 0; ev < PERF_EV_N; ev++)
+                if (opened_everywhere & (1u << ev))
+                        st->metrics |= perf_events[ev].metric;
+        /* ref-cycles tick at the TSC rate while the CPU is unhalted. */
+        if ((st->metrics & SENSOR_CYCLES) && (st->metrics & SENSOR_REF_CYCLES) &&
+            perf_tsc_khz(20, &st->tsc_khz) == 0)
+                st->metrics |= SENSOR_FREQ;
         r = sensor_busy_probe(&st->busy_src, NULL, 0);
         if (r == 0 && sensor_busy_read(st->busy_src, st->prev_busy_ns, st->n_cpus) == 0)
                 st->metrics |= SENSOR_BUSY;
@@ -390,9 +350,9 @@ fail:
 static int perf_set_targets(struct sensor *s, const struct sensor_target *targets, unsigned n)
 {
         struct perf_state *st = s->priv;
-        size_t per = (size_t)st->n_cpus * PERF_EV_N;
-        int *tfd = NULL;
-        struct perf_reading *tprev = NULL;
+        size_t per = st->n_cpus;
+        struct perf_group *tgrp = NULL;
+        struct perf_group_reading *tprev = NULL;
         int r = 0;
 
         for (unsigned i = 0; i < n; i++)
@@ -401,15 +361,13 @@ static int perf_set_targets(struct sensor *s, const struct sensor_target *target
                 if (targets[i].kind != SENSOR_TARGET_CGROUP)
                         return -EOPNOTSUPP;
         if (n > 0) {
-                tfd = malloc(n * per * sizeof(*tfd));
+                tgrp = calloc(n * per, sizeof(*tgrp));
                 tprev = calloc(n * per, sizeof(*tprev));
-                if (!tfd || !tprev) {
-                        free(tfd);
+                if (!tgrp || !tprev) {
+                        free(tgrp);
                         free(tprev);
                         return -ENOMEM;
                 }
-                for (size_t i = 0; i < n * per; i++)
-                        tfd[i] = -1;
         }
         for (unsigned t = 0; t < n && r == 0; t++) {
                 char path[4200];
@@ -424,49 +382,44 @@ static int perf_set_targets(struct sensor *s, const struct sensor_target *target
                         break;
                 }
                 cpumask_foreach (cpu, &st->cpus) {
-                        for (unsigned ev = 0; ev < PERF_EV_N && r == 0; ev++) {
-                                size_t k = t * per + (size_t)cpu * PERF_EV_N + ev;
-                                int fd;
+                        size_t k = t * per + (size_t)cpu;
 
-                                if (!(st->metrics & perf_events[ev].metric))
-                                        continue;
-                                fd = perf_open_event(ev, dirfd, cpu, PERF_FLAG_PID_CGROUP);
-                                if (fd < 0) {
-                                        r = fd;
-                                        break;
-                                }
-                                tfd[k] = fd;
-                                r = perf_read_one(fd, &tprev[k]);
-                        }
+                        r = perf_open_group(&tgrp[k], dirfd, cpu, PERF_FLAG_PID_CGROUP);
+                        if (r == 0)
+                                r = perf_group_read(&tgrp[k], &tprev[k]);
                         if (r < 0)
                                 break;
                 }
         }
         if (r < 0) {
-                perf_close_fds(tfd, n * per);
-                free(tfd);
+                perf_close_groups(tgrp, n * per);
+                free(tgrp);
                 free(tprev);
                 return r;
         }
-        perf_close_fds(st->tfd, (size_t)st->n_targets * per);
-        free(st->tfd);
+        perf_close_groups(st->tgrp, (size_t)st->n_targets * per);
+        free(st->tgrp);
         free(st->tprev);
-        st->tfd = tfd;
+        st->tgrp = tgrp;
         st->tprev = tprev;
         st->n_targets = n;
         return 0;
 }
 
-static void perf_fill(const int *fd, struct perf_reading *prev, struct sensor_counts *c)
+/* One group's deltas into c: only the metrics measured on every CPU (st->metrics). */
+static void perf_fill(const struct perf_state *st, const struct perf_group *g,
+                      struct perf_group_reading *prev, struct sensor_counts *c)
 {
+        struct perf_group_reading now;
+
+        if (g->n == 0 || perf_group_read(g, &now) < 0)
+                return;
         for (unsigned ev = 0; ev < PERF_EV_N; ev++) {
-                struct perf_reading now;
                 uint64_t d;
 
-                if (fd[ev] < 0 || perf_read_one(fd[ev], &now) < 0)
+                if (!(g->opened & (1u << ev)) || !(st->metrics & perf_events[ev].metric))
                         continue;
-                d = perf_delta(&prev[ev], &now);
-                prev[ev] = now;
+                d = perf_group_delta(prev, &now, ev);
                 if (ev == PERF_EV_INSTR)
                         c->instr = d;
                 else if (ev == PERF_EV_CYCLES)
@@ -474,6 +427,14 @@ static void perf_fill(const int *fd, struct perf_reading *prev, struct sensor_co
                 else
                         c->ref_cycles = d;
                 c->measured |= perf_events[ev].metric;
+        }
+        *prev = now;
+        /* Both from one read of one group: the same slices of time. A CPU that never left
+         * idle has no ref-cycles and no frequency to tell. */
+        if (st->metrics & SENSOR_FREQ) {
+                c->freq_khz = perf_freq_khz(c->cycles, c->ref_cycles, st->tsc_khz);
+                if (c->freq_khz)
+                        c->measured |= SENSOR_FREQ;
         }
 }
 
@@ -487,7 +448,7 @@ static int perf_read(struct sensor *s, struct sensor_sample *out)
         cpumask_foreach (cpu, &st->cpus) {
                 struct sensor_counts *c = &out->cpu[cpu];
 
-                perf_fill(&st->fd[(size_t)cpu * PERF_EV_N], &st->prev[(size_t)cpu * PERF_EV_N], c);
+                perf_fill(st, &st->grp[cpu], &st->prev[cpu], c);
                 if (busy) {
                         c->busy_ns = st->now_busy_ns[cpu] >= st->prev_busy_ns[cpu]
                                          ? st->now_busy_ns[cpu] - st->prev_busy_ns[cpu]
@@ -495,9 +456,9 @@ static int perf_read(struct sensor *s, struct sensor_sample *out)
                         c->measured |= SENSOR_BUSY;
                 }
                 for (unsigned t = 0; t < st->n_targets && t < out->n_targets; t++) {
-                        size_t k = ((size_t)t * st->n_cpus + (size_t)cpu) * PERF_EV_N;
+                        size_t k = (size_t)t * st->n_cpus + (size_t)cpu;
 
-                        perf_fill(&st->tfd[k], &st->tprev[k], sensor_target_cpu(out, t, cpu));
+                        perf_fill(st, &st->tgrp[k], &st->tprev[k], sensor_target_cpu(out, t, cpu));
                 }
         }
         if (busy)
@@ -514,7 +475,8 @@ static int perf_read(struct sensor *s, struct sensor_sample *out)
 
 const struct sensor_ops sensor_perf_ops = {
     .name = "perf",
-    .description = "perf_event_open: instructions, cycles, ref-cycles per CPU and cgroup; RAPL",
+    .description = "perf_event_open: instructions, cycles, ref-cycles as one group per CPU and "
+                   "cgroup; frequency; RAPL",
     .probe = perf_probe,
     .open = perf_open,
     .set_targets = perf_set_targets,

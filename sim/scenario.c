@@ -29,6 +29,7 @@ static const struct sim_machine_spec presets[] = {
         .core_static_w = 4.0,
         .core_dyn_w = 22.0,
         .os_ips = 6.6e4,
+        .mem_bandwidth_gbs = 59.7,
         .seed = 1,
     },
     {
@@ -44,6 +45,7 @@ static const struct sim_machine_spec presets[] = {
         .core_static_w = 2.5,
         .core_dyn_w = 8.0,
         .os_ips = 6.6e4,
+        .mem_bandwidth_gbs = 51.2,
         .seed = 1,
     },
     {
@@ -59,6 +61,7 @@ static const struct sim_machine_spec presets[] = {
         .core_static_w = 1.2,
         .core_dyn_w = 2.7,
         .os_ips = 6.6e4,
+        .mem_bandwidth_gbs = 352.0,
         .seed = 1,
     },
     {
@@ -74,6 +77,7 @@ static const struct sim_machine_spec presets[] = {
         .core_static_w = 1.5,
         .core_dyn_w = 4.0,
         .os_ips = 6.6e4,
+        .mem_bandwidth_gbs = 204.8,
         .seed = 1,
     },
 };
@@ -104,6 +108,7 @@ enum machine_key {
         M_CORE_STATIC,
         M_CORE_DYN,
         M_OS_IPS,
+        M_MEM_BW,
         M_NOISE,
         M_SEED,
         M_KEYS
@@ -137,15 +142,28 @@ static const struct inikey machine_keys[] = {
     [M_CORE_DYN] = {.key = "core_dyn_w",
                     SC_NUM(INIKEY_DOUBLE, sim_machine_spec, core_dyn_w, 0, 1000)},
     [M_OS_IPS] = {.key = "os_ips", SC_NUM(INIKEY_DOUBLE, sim_machine_spec, os_ips, 0, 1e12)},
+    [M_MEM_BW] = {.key = "mem_bandwidth_gbs",
+                  SC_NUM(INIKEY_DOUBLE, sim_machine_spec, mem_bandwidth_gbs, 0, 1e6)},
     [M_NOISE] = {.key = "counter_noise",
                  SC_NUM(INIKEY_DOUBLE, sim_machine_spec, counter_noise, 0, 1)},
     [M_SEED] = {.key = "seed", SC_NUM(INIKEY_U64, sim_machine_spec, seed, 0, 0)},
 };
 
-enum app_key { A_START, A_INSTR, A_P, A_IPC, A_MEM, A_THREADS, A_SPIN, A_PHASES, A_MEASURED };
+enum app_key {
+        A_START,
+        A_INSTR,
+        A_P,
+        A_IPC,
+        A_MEM,
+        A_MEM_BYTES,
+        A_THREADS,
+        A_SPIN,
+        A_PHASES,
+        A_MEASURED
+};
 #define A_AMDAHL_ONLY                                                                              \
-        ((1u << A_P) | (1u << A_IPC) | (1u << A_MEM) | (1u << A_THREADS) | (1u << A_SPIN) |        \
-         (1u << A_PHASES))
+        ((1u << A_P) | (1u << A_IPC) | (1u << A_MEM) | (1u << A_MEM_BYTES) | (1u << A_THREADS) |   \
+         (1u << A_SPIN) | (1u << A_PHASES))
 
 static const struct inikey app_keys[] = {
     [A_START] = {.key = "start_s", SC_NUM(INIKEY_DOUBLE, sim_app_spec, start_s, 0, 1e9)},
@@ -153,6 +171,8 @@ static const struct inikey app_keys[] = {
     [A_P] = {.key = "p", SC_NUM(INIKEY_DOUBLE, sim_app_spec, p, 0, 1)},
     [A_IPC] = {.key = "ipc", SC_NUM(INIKEY_DOUBLE, sim_app_spec, ipc, 0.001, 64)},
     [A_MEM] = {.key = "mem_fraction", SC_NUM(INIKEY_DOUBLE, sim_app_spec, mem_fraction, 0, 1)},
+    [A_MEM_BYTES] = {.key = "mem_bytes_per_instruction",
+                     SC_NUM(INIKEY_DOUBLE, sim_app_spec, mem_bytes_per_instr, 0, 1e6)},
     [A_THREADS] = {.key = "threads", SC_NUM(INIKEY_UINT, sim_app_spec, threads, 1, 100000)},
     [A_SPIN] = {.key = "spin", SC_NUM(INIKEY_DOUBLE, sim_app_spec, spin, 0, 1)},
     [A_PHASES] = {.key = "phases", .type = INIKEY_CUSTOM, .custom = app_phases},
@@ -694,7 +714,8 @@ static void finish_apps(struct parse_ctx *c, const struct sim_machine_spec *m)
                         if (a->seen & A_AMDAHL_ONLY)
                                 report(c, a->lineno,
                                        "[app %s]: measured rows and Amdahl keys (p, ipc, "
-                                       "mem_fraction, threads, spin, phases) do not mix",
+                                       "mem_fraction, mem_bytes_per_instruction, threads, spin, "
+                                       "phases) do not mix",
                                        a->name);
                         for (unsigned r = 0; r < a->n_rows; r++) {
                                 bool ok = false;

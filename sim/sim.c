@@ -322,17 +322,73 @@ static void phase_at(const struct sim_app_spec *s, double run_s, double *p, doub
         }
 }
 
+/* CPUs an Amdahl app keeps busy: its threads, at most its CPUs. */
+static unsigned amdahl_cpus(const struct sim_machine *m, const struct sim_app_state *a)
+{
+        unsigned threads = a->spec->threads ? a->spec->threads : m->n_cpus;
+
+        return a->n_set < threads ? a->n_set : threads;
+}
+
+/* Instructions per second of an Amdahl app on k CPUs at f_mhz with phase (p, ipc), before
+ * any memory-bandwidth limit: eq. 1 per instruction, eq. 2 over T(1). */
+static double amdahl_rate(const struct sim_machine *m, const struct sim_app_state *a, unsigned k,
+                          double f_mhz, double p, double ipc)
+{
+        double fmax = m->sc->mach.freqs_mhz[m->sc->mach.n_freqs - 1];
+        /* Only the compute share of single-core time stretches with 1/f. */
+        double stretch = (1 - a->spec->mem_fraction) * fmax / f_mhz + a->spec->mem_fraction;
+        double tpi_s = stretch / (ipc * fmax * 1e6);
+
+        return a->share / (tpi_s * ((1 - p) + p / k));
+}
+
+/* Memory bandwidth: each package gives mem_bandwidth_gbs; the apps on it ask for their
+ * instruction rate times their bytes per instruction (spread over the packages of the CPUs
+ * they keep busy). Where they ask for more than it gives, every app there slows by the
+ * ratio: its cores stay busy (stalled), fewer instructions retire, IPC falls. An app's
+ * threads meet at barriers, so its most contended package sets its pace. */
+static void memory_contention(struct sim_machine *m, double t1_s)
+{
+        const struct sim_machine_spec *ms = &m->sc->mach;
+        double demand[SENSOR_MAX_PACKAGES] = {0}, stretch[SENSOR_MAX_PACKAGES];
+
+        for (unsigned i = 0; i < m->n_apps; i++)
+                m->apps[i].mem_stretch = 1;
+        if (ms->mem_bandwidth_gbs <= 0)
+                return;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+                unsigned k = amdahl_cpus(m, a);
+                double p, ipc, next_s, bytes_s;
+
+                if (!a->started || a->finished || a->start_s >= t1_s || a->spec->n_rows > 0 ||
+                    a->spec->mem_bytes_per_instr <= 0 || k == 0)
+                        continue;
+                phase_at(a->spec, a->run_s, &p, &ipc, &next_s);
+                bytes_s = amdahl_rate(m, a, k, a->f_mhz, p, ipc) * a->spec->mem_bytes_per_instr;
+                for (unsigned j = 0; j < k; j++)
+                        demand[m->cpu_pkg[a->set[j]]] += bytes_s / k;
+        }
+        for (unsigned p = 0; p < m->n_packages; p++)
+                stretch[p] = fmax(1, demand[p] / (ms->mem_bandwidth_gbs * 1e9));
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+                unsigned k = amdahl_cpus(m, a);
+
+                if (a->spec->n_rows > 0 || a->spec->mem_bytes_per_instr <= 0)
+                        continue;
+                for (unsigned j = 0; j < k; j++)
+                        a->mem_stretch = fmax(a->mem_stretch, stretch[m->cpu_pkg[a->set[j]]]);
+        }
+}
+
 /* Amdahl app over [ts, t1]: alternates sequential and parallel parts finely, as pbench's
  * iterations do, so the busy share of each CPU over any window reflects P. */
-static void step_amdahl(struct sim_machine *m, struct sim_app_state *a, double window_s,
-                        double f_mhz)
+static void step_amdahl(struct sim_machine *m, struct sim_app_state *a, double window_s)
 {
         const struct sim_app_spec *s = a->spec;
-        double fmax = m->sc->mach.freqs_mhz[m->sc->mach.n_freqs - 1];
-        unsigned threads = s->threads ? s->threads : m->n_cpus;
-        unsigned k = a->n_set < threads ? a->n_set : threads;
-        /* Only the compute share of single-core time stretches with 1/f. */
-        double stretch = (1 - s->mem_fraction) * fmax / f_mhz + s->mem_fraction;
+        unsigned k = amdahl_cpus(m, a);
 
         a->k = k;
         while (window_s > 0 && !a->finished) {
@@ -340,9 +396,8 @@ static void step_amdahl(struct sim_machine *m, struct sim_app_state *a, double w
 
                 phase_at(s, a->run_s, &p, &ipc, &next_s);
                 double seg_s = fmin(window_s, next_s - a->run_s);
-                double tpi_s = stretch / (ipc * fmax * 1e6); /* eq. 1, per instruction */
-                double denom = (1 - p) + p / k;              /* eq. 2 over T(1) */
-                double rate = a->share / (tpi_s * denom);
+                double denom = (1 - p) + p / k; /* eq. 2 over T(1) */
+                double rate = amdahl_rate(m, a, k, a->f_mhz, p, ipc) / a->mem_stretch;
                 double rem = s->instructions - a->done;
                 double instr = rate * seg_s;
 
@@ -439,13 +494,13 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
         for (unsigned i = 0; i < m->n_apps; i++) {
                 struct sim_app_state *a = &m->apps[i];
                 unsigned users = 1;
-                double f_mhz = INFINITY;
 
                 a->active_s = a->b_first_s = a->b_other_s = a->i_first = a->i_other = 0;
                 a->dyn_rows_j = 0;
                 if (a->finished || a->start_s >= t1_s)
                         continue;
                 a->started = true;
+                a->f_mhz = INFINITY;
                 /* Threads meet at barriers: the slowest CPU sets the pace. */
                 for (unsigned j = 0; j < a->n_set; j++) {
                         unsigned c = a->set[j];
@@ -453,15 +508,22 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
 
                         if (m->s_users[c] > users)
                                 users = m->s_users[c];
-                        if (f < f_mhz)
-                                f_mhz = f;
+                        if (f < a->f_mhz)
+                                a->f_mhz = f;
                 }
                 a->share = 1.0 / users;
+        }
+        memory_contention(m, t1_s);
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+
+                if (a->finished || a->start_s >= t1_s)
+                        continue;
                 double window_s = t1_s - fmax(t0_s, a->start_s);
                 if (a->spec->n_rows > 0)
-                        step_rows(m, a, window_s, f_mhz);
+                        step_rows(m, a, window_s, a->f_mhz);
                 else
-                        step_amdahl(m, a, window_s, f_mhz);
+                        step_amdahl(m, a, window_s);
                 total_active_s += a->active_s;
         }
 
@@ -551,6 +613,43 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
         return 0;
 }
 
+/* The true speedup of an app alone on its current CPUs at f_mhz against one CPU there: the
+ * Amdahl rate (phase now), limited by its packages' memory bandwidth, as eq. 9 should find. */
+static double truth_speedup(const struct sim_machine *m, const struct sim_app_state *a,
+                            double f_mhz)
+{
+        const struct sim_machine_spec *ms = &m->sc->mach;
+        struct sim_app_state alone = *a;
+        unsigned k = amdahl_cpus(m, a);
+        double p, ipc, next_s, r1, rk, bw = ms->mem_bandwidth_gbs * 1e9;
+        double bpi = a->spec->mem_bytes_per_instr;
+
+        if (k == 0 || !isfinite(f_mhz))
+                return NAN;
+        if (a->spec->n_rows > 0) {
+                double t1, e1, tk, ek;
+
+                sim_rows_at(a->spec, 1, f_mhz, &t1, &e1);
+                sim_rows_at(a->spec, a->n_set, f_mhz, &tk, &ek);
+                return t1 / tk;
+        }
+        alone.share = 1;
+        phase_at(a->spec, a->run_s, &p, &ipc, &next_s);
+        r1 = amdahl_rate(m, &alone, 1, f_mhz, p, ipc);
+        rk = amdahl_rate(m, &alone, k, f_mhz, p, ipc);
+        if (bw > 0 && bpi > 0) {
+                unsigned per_pkg[SENSOR_MAX_PACKAGES] = {0}, most = 0;
+
+                for (unsigned j = 0; j < k; j++)
+                        per_pkg[m->cpu_pkg[a->set[j]]]++;
+                for (unsigned q = 0; q < m->n_packages; q++)
+                        most = per_pkg[q] > most ? per_pkg[q] : most;
+                r1 /= fmax(1, r1 * bpi / bw);
+                rk /= fmax(1, rk * bpi * most / k / bw);
+        }
+        return rk / r1;
+}
+
 int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_truth *out)
 {
         const struct sim_app_state *a;
@@ -578,6 +677,7 @@ int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_trut
             .energy_j = a->energy_j,
             .cores = a->n_set,
             .freq_mhz = f,
+            .speedup_true = truth_speedup(m, a, f),
         };
         return 0;
 }

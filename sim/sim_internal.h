@@ -34,6 +34,7 @@ struct sim_app_spec {
         double p;
         double ipc;
         double mem_fraction;
+        double mem_bytes_per_instr; /* memory traffic; 0: none (fits in cache) */
         double spin;
         unsigned threads; /* 0: as many as the machine has CPUs */
         unsigned n_phases;
@@ -58,6 +59,7 @@ struct sim_machine_spec {
         double uncore_w; /* per package */
         double core_idle_w, core_static_w, core_dyn_w;
         double os_ips;
+        double mem_bandwidth_gbs; /* per package; 0: unlimited */
         double counter_noise;
         uint64_t seed;
 };
@@ -89,6 +91,8 @@ struct sim_app_state {
         unsigned k;                  /* CPUs in use: first + (k - 1) others */
         double dyn_rows_j;           /* rows apps: their dynamic energy this step */
         double share;                /* of each of its CPUs, when apps overlap */
+        double mem_stretch;          /* >= 1: its packages' memory bandwidth slows it this step */
+        double f_mhz;                /* the slowest frequency among its CPUs this step */
 };
 
 struct sim_machine {

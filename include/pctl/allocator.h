@@ -45,7 +45,6 @@ struct allocator_app {
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
         unsigned n_hist;
-        uint64_t last_change; /* decision number of the last change */
         unsigned phase_changes_seen;
         /* The measured search (see docs/allocator.md): the configuration being measured, the
          * samples taken there since the change, and the pattern search's step sizes. */
@@ -96,7 +95,6 @@ struct allocator_ctx {
         const unsigned *freqs_khz;    /* settable, ascending; n_freqs 0 = no DVFS */
         unsigned n_freqs;
         double hysteresis;         /* fraction, e.g. 0.05 */
-        unsigned settle_decisions; /* decisions to wait after a change before measuring */
         uint64_t decision; /* the decision tick: non-decreasing, the same for early decisions */
         unsigned n_apps;   /* apps managed now */
         /* Samples a configuration needs before its measurement counts; the first sample after

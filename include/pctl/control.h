@@ -45,8 +45,9 @@ int control_request_string(const struct control_request *req, const char *key, c
 int control_request_int(const struct control_request *req, const char *key, int64_t min,
                         int64_t max, int64_t *out, char *error, size_t error_size);
 
-/* Copies len bytes of s into out (NUL-terminated, truncated to size) with every byte outside
- * printable ASCII written as \xNN, so text from a peer never reaches a reply or a log raw. */
+/* Copies len bytes of s into out (NUL-terminated, truncated to size, never inside an escape)
+ * with every byte outside printable ASCII written as \xNN and a backslash as two, so text
+ * from a peer never reaches a reply or a log raw and cannot forge an escape. */
 void control_escape(const char *s, size_t len, char *out, size_t size);
 
 /* Adds the reply object's members (the server adds "ok" and "error"). Returns 0, or a

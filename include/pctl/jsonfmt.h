@@ -55,12 +55,17 @@ static inline int jsonfmt_flags(bool pretty)
                        : JSON_C_TO_STRING_PLAIN);
 }
 
-/* Writes o as one document ending in a newline. Returns 0 or -EIO. */
+/* Writes o as one document ending in a newline. Returns 0, -ENOMEM or -EIO. */
 static inline int jsonfmt_print(FILE *f, struct json_object *o, bool pretty)
 {
+        const char *text;
+
         if (pretty)
                 json_c_visit(o, 0, jsonfmt_visit_empty, NULL);
-        fputs(json_object_to_json_string_ext(o, jsonfmt_flags(pretty)), f);
+        text = json_object_to_json_string_ext(o, jsonfmt_flags(pretty));
+        if (!text)
+                return -ENOMEM;
+        fputs(text, f);
         fputc('\n', f);
         return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
 }

@@ -41,6 +41,10 @@ void manager_free(struct manager *m);
 /* Takes over pid with the named policy (NULL: the config's default_policy). err says why
  * not: no such process, already managed, unknown policy, or what the actuator refused. */
 int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, size_t err_size);
+/* The same for a process that will exec exec_name (`pctl run` hands its child over before
+ * exec): the app is named so from the start, until its own name changes. */
+int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
+                        char *err, size_t err_size);
 /* Gives pid back untouched; it will not be matched by a rule again. */
 int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size);
 /* Replaces the policy set (SIGHUP, `pctl policy reload`); apps keep theirs by name, or fall

@@ -15,6 +15,7 @@ enum sensor_metric {
         SENSOR_CYCLES = 1u << 1,     /* CPU_CLK_UNHALTED_CORE */
         SENSOR_REF_CYCLES = 1u << 2, /* CPU_CLK_UNHALTED_REF (TSC rate while unhalted) */
         SENSOR_BUSY = 1u << 3,       /* time the CPU ran tasks, ns */
+        SENSOR_FREQ = 1u << 4,       /* freq_khz: cycles / ref-cycles × the TSC rate */
 };
 
 /* Deltas over one interval. */
@@ -23,6 +24,10 @@ struct sensor_counts {
         uint64_t cycles;
         uint64_t ref_cycles;
         uint64_t busy_ns;
+        /* The frequency the CPU actually ran at while unhalted over the interval, derived from
+         * cycles and ref-cycles counted in one group; 0 and no SENSOR_FREQ bit where there are
+         * no such counters (never a nominal or requested figure). */
+        unsigned freq_khz;
         unsigned measured; /* enum sensor_metric bits */
 };
 

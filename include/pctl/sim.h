@@ -77,6 +77,9 @@ struct sim_app_truth {
         double energy_j;   /* what it caused (see docs/sim.md for the rule) */
         unsigned cores;    /* CPUs in its cpuset now */
         unsigned freq_mhz; /* its frequency now (slowest domain among its CPUs) */
+        /* Its speedup on its CPUs now against one CPU, alone at freq_mhz, memory bandwidth
+         * included (the ground truth of eq. 9); NaN without CPUs. */
+        double speedup_true;
 };
 int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_truth *out);
 /* Average power of one package over the last step, W. */

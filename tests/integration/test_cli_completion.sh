@@ -69,6 +69,7 @@ for h in "${modes[@]}"; do
         # Policy names from the policies_dir of --config, before or after the command.
         check "$h" "edp energy fast monitor performance ppw " --config "$D/pctl.conf" run --policy ""
         check "$h" "fast " adopt 1 --config "$D/pctl.conf" --policy f
+        check "$h" "fast " sim run x.ini --policies-dir "$D/pol" --policy f
         # The command pctl run runs, and that command's own arguments.
         check "$h" "sleep " run --policy fast slee
         check "$h" "sleep " run -- slee

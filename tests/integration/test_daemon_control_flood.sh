@@ -13,6 +13,9 @@ command -v setpriv >/dev/null || skip "setpriv missing"
 [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 for nobody to run"
 pctld_setup
 trap pctld_cleanup EXIT
+# One policy file: with an empty policies.d, pctld built with UBSan stops at start
+# (qsort(NULL, 0) in policy_set_load_dir), which is not what this test is about.
+printf '[policy flood]\nobjective = ppw\n' >"$T/policies.d/flood.conf"
 pctld_start
 
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$PCTLD_PID/status"; }
@@ -81,6 +84,12 @@ n_logged=$(grep -c "refusing connections: too many connections: uid 65534" "$T/p
 grep -q "all connections closed; 284 were refused" "$T/pctld.log" || fail "the end of the burst was not logged"
 # 16 held buffers of at most 64 KiB each: 1 MiB, and some slack for the allocator.
 [ $((during - before)) -lt 4096 ] || fail "RSS grew by $((during - before)) kB during the flood"
-[ $((after - before)) -lt 1024 ] || fail "RSS stayed $((after - before)) kB higher after the flood"
+# AddressSanitizer keeps freed memory in quarantine and has its own allocator (no
+# malloc_trim): there, only the bound during the flood says something.
+if ldd "$PCTLD" | grep -q libasan; then
+        echo "note: pctld is built with AddressSanitizer, RSS after the flood not checked"
+else
+        [ $((after - before)) -lt 1024 ] || fail "RSS stayed $((after - before)) kB higher after the flood"
+fi
 kill -0 "$PCTLD_PID" || fail "pctld died"
 echo "ok: flood refused, memory bounded and returned"

@@ -21,6 +21,19 @@ conf() {
           sed -n '/^\[power\]/,$p' "$T/pctl.conf.orig"; } >"$T/pctl.conf"
 }
 
+# adopt_new: a new sleeping process, adopted without --policy, in $NEW.
+adopt_new() {
+        sleep 30 &
+        NEW=$!
+        CLEANUP_PIDS="${CLEANUP_PIDS:-} $NEW"
+        expect_exit 0 "" "$PCTL" adopt "$NEW" $S
+}
+# policy_of PID: the policy status gives the app.
+policy_of() {
+        status_json
+        json_get "$T/status.json" "[a['policy'] for a in d['apps'] if a['pid'] == $1][0]"
+}
+
 # A default policy nobody has: refused by check and at start.
 conf "default_policy = nosuch"
 expect_exit 2 "default_policy: 'nosuch' is neither a policy in $T/policies.d nor a built-in" \
@@ -29,12 +42,9 @@ expect_exit 2 "default_policy: 'nosuch'" "$PCTLD" --config "$T/pctl.conf" --fore
 cp "$T/pctl.conf.orig" "$T/pctl.conf"
 pctld_start
 
-sleep 60 &
-APP=$!
-CLEANUP_PIDS="$APP"
-expect_exit 0 "" "$PCTL" adopt "$APP" $S
-status_json
-[ "$(json_get "$T/status.json" "d['apps'][0]['policy']")" = edp ] || fail "the default was not edp"
+adopt_new
+APP=$NEW
+[ "$(policy_of "$APP")" = edp ] || fail "the default was not edp"
 
 # default_policy and reserved_cpus apply at once.
 conf "default_policy = ppw" "reserved_cpus = 1"
@@ -42,13 +52,9 @@ expect_exit 0 "reloaded" "$PCTL" policy reload $S
 status_json
 [ "$(json_get "$T/status.json" "d['managed_cpus']")" = 0 ] ||
         fail "reserved_cpus not applied: managed $(json_get "$T/status.json" "d['managed_cpus']")"
-sleep 30 &
-APP2=$!
-CLEANUP_PIDS="$APP $APP2"
-expect_exit 0 "" "$PCTL" adopt "$APP2" $S
-status_json
-[ "$(json_get "$T/status.json" "[a['policy'] for a in d['apps'] if a['pid'] == $APP2][0]")" = ppw ] ||
-        fail "the new default_policy was not applied: $(cat "$T/status.json")"
+adopt_new
+APP2=$NEW
+[ "$(policy_of "$APP2")" = ppw ] || fail "the new default_policy was not applied: $(cat "$T/status.json")"
 for _ in $(seq 40); do
         [ "$(allowed_cpus "$APP")" = 0 ] && [ "$(allowed_cpus "$APP2")" = 0 ] && break
         sleep 0.1
@@ -77,11 +83,6 @@ for _ in $(seq 30); do grep -q "reload refused: socket, cgroup_group changed" "$
 grep -q "reload refused: socket, cgroup_group changed" "$T/pctld.log" || fail "SIGHUP refusal not logged"
 status_json
 [ "$(json_get "$T/status.json" "d['managed_cpus']")" = 0 ] || fail "a refused reload changed the CPUs"
-sleep 30 &
-APP3=$!
-CLEANUP_PIDS="$APP $APP2 $APP3"
-expect_exit 0 "" "$PCTL" adopt "$APP3" $S
-status_json
-[ "$(json_get "$T/status.json" "[a['policy'] for a in d['apps'] if a['pid'] == $APP3][0]")" = ppw ] ||
-        fail "a refused reload changed the default policy"
+adopt_new
+[ "$(policy_of "$NEW")" = ppw ] || fail "a refused reload changed the default policy"
 echo PASS

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# An app started with `pctl run` is adopted before it executes its command, under the name
-# "pctl"; pctld names it by the command it runs from the next sample on (100 ms here, before
-# any decision), in pctl status and in its log.
+# An app started with `pctl run` is adopted before it executes its command; pctl run says
+# what it will run, so pctld names it so from the first log line, in pctl status and in its
+# log. A process adopted by PID under another name is renamed when its own name changes
+# (at the next sample), and the log says so once.
 set -u
 . "$TEST_LIB"
 [ "$(id -u)" -eq 0 ] || skip "needs root for cgroup v1 cpusets"
@@ -28,8 +29,21 @@ for _ in $(seq 20); do
         sleep 0.1
 done
 [ "$name" = "['sleep']" ] || fail "pctl status names pid $child $name, not sleep"
-grep -q "pid $child now runs sleep (was pctl)" "$T/pctld.log" ||
-        fail "the log does not name pid $child sleep: $(cat "$T/pctld.log")"
+grep -q "managing sleep (pid $child)" "$T/pctld.log" ||
+        fail "the log does not name pid $child sleep when it takes it: $(cat "$T/pctld.log")"
+grep -q "pid $child now runs" "$T/pctld.log" &&
+        fail "a name pctl run gave was changed: $(grep "now runs" "$T/pctld.log")"
 "$PCTL" --socket "$T/pctl.sock" status | grep -Eq "^sleep +$child " ||
         fail "pctl status does not show sleep $child"
 echo "ok: pid $child is named sleep in status and the log"
+
+# Adopted by PID, then it execs: renamed at the next sample, logged once.
+bash -c 'read -r _ </dev/null; sleep 0.5; exec sleep 30' &
+SH=$!
+CLEANUP_PIDS="$RUN_PID $SH"
+"$PCTL" --socket "$T/pctl.sock" adopt "$SH" || fail "adopt of the shell failed"
+for _ in $(seq 30); do grep -q "pid $SH now runs sleep (was bash)" "$T/pctld.log" && break; sleep 0.1; done
+grep -q "pid $SH now runs sleep (was bash)" "$T/pctld.log" ||
+        fail "the exec of pid $SH was not logged: $(cat "$T/pctld.log")"
+[ "$(grep -c "pid $SH now runs" "$T/pctld.log")" = 1 ] || fail "the rename was logged more than once"
+echo "ok: pid $SH renamed at its exec"

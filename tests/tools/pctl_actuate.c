@@ -7,7 +7,8 @@
  *   pctl_actuate [OPTIONS] recover
  *
  * OPTIONS: --mode auto|v2|v1|affinity, --cgroup-root DIR, --group NAME, --state-dir DIR,
- *          --no-dvfs, --fs-root DIR.
+ *          --no-dvfs, --fs-root DIR (procfs/sysfs root for the cpuset side; cpufreq goes
+ *          through libcpupower, which always uses /sys: test it under unshare -m instead).
  * Session commands, one per line, each answered by one line "ok [...]" or "error: ...":
  *   cpus LIST | get | refresh | freq DOMAIN KHZ | dir | release | quit
  * adopt --hold prints "holding" and waits to be killed (the crash test SIGKILLs it).

@@ -92,7 +92,6 @@ static struct allocator_ctx ctx_for(struct fixture *f, unsigned n_cpus)
                                       .pm = &f->pm,
                                       .n_cpus = n_cpus,
                                       .hysteresis = 0.05,
-                                      .settle_decisions = 2,
                                       .decision = 100,
                                       .n_apps = 1};
 }

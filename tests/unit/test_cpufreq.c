@@ -1,7 +1,11 @@
-#define _GNU_SOURCE /* nftw */
-/* cpufreq against a fake sysfs tree (fs root prefix): domains from related_cpus, available
- * frequencies or hardware limits, the userspace-governor path, the scaling_max_freq path, and
- * the original governor/limits restored on close and by recovery after a crash. */
+#define _GNU_SOURCE /* nftw, unshare */
+/* cpufreq through libcpupower against a fake sysfs tree: the test process enters a mount
+ * namespace of its own (fake_ns_enter) and bind-mounts the tree over /sys/devices/system/cpu,
+ * the fixed path the library reads and writes. Domains from related_cpus, available
+ * frequencies or hardware limits, the userspace-governor path, the scaling_max_freq path, the
+ * reason a refused write gives, and the original governor/limits restored on close and by
+ * recovery after a crash. Frequencies are all seven digits wide: libcpupower writes without
+ * truncating, which a plain file (unlike a kernel attribute) does not forgive. */
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -15,7 +19,6 @@
 #include "pctl_test.h"
 #include "pctl/actuator.h"
 #include "pctl/cpufreq.h"
-#include "pctl/fsio.h"
 #include "pctl/state.h"
 
 #define POL "/sys/devices/system/cpu/cpu%u/cpufreq/"
@@ -31,14 +34,14 @@ static void put_policy(unsigned cpu, const char *related, bool userspace, bool l
                 fake_put(rel, value);                                                              \
         } while (0)
         P("related_cpus", related);
-        P("cpuinfo_min_freq", "800000\n");
+        P("cpuinfo_min_freq", "1000000\n");
         P("cpuinfo_max_freq", "3000000\n");
         if (list)
-                P("scaling_available_frequencies", "3000000 2000000 1400000 800000 \n");
+                P("scaling_available_frequencies", "3000000 2000000 1400000 1000000 \n");
         P("scaling_available_governors",
           userspace ? "performance powersave userspace schedutil\n" : "performance powersave\n");
         P("scaling_governor", userspace ? "schedutil\n" : "powersave\n");
-        P("scaling_min_freq", "800000\n");
+        P("scaling_min_freq", "1000000\n");
         P("scaling_max_freq", "3000000\n");
         P("scaling_cur_freq", "2000000\n");
         if (userspace)
@@ -54,7 +57,7 @@ static void tree(bool userspace, bool list)
         /* Each CPU of a domain sees the same policy (a symlink on real kernels). */
         for (unsigned c = 0; c < 4; c++)
                 put_policy(c, c < 2 ? "0 1\n" : "2 3\n", userspace, list);
-        fake_tree_use();
+        fake_tree_mount("/sys/devices/system/cpu");
 }
 
 static void domains_from_related_cpus(void **state)
@@ -75,9 +78,10 @@ static void domains_from_related_cpus(void **state)
         assert_int_equal(cpumask_count(&d->cpus), 2);
         /* Available frequencies, sorted ascending; hardware limits. */
         assert_int_equal(d->n_freqs, 4);
-        assert_int_equal(d->freqs_khz[0], 800000);
+        assert_int_equal(d->freqs_khz[0], 1000000);
         assert_int_equal(d->freqs_khz[3], 3000000);
-        assert_int_equal(d->min_khz, 800000);
+        assert_int_equal(d->min_khz, 1000000);
+        assert_int_equal(d->cur_khz, 2000000); /* scaling_cur_freq */
         assert_int_equal(d->max_khz, 3000000);
         assert_true(cpufreq_domain_uses_userspace(cf, 0));
         cpufreq_close(cf);
@@ -126,7 +130,7 @@ static void max_freq_cap_without_userspace(void **state)
                           "powersave"); /* the governor is left alone */
         assert_int_equal(cpufreq_restore(cf, 0), 0);
         fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
-        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "800000");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "1000000");
         cpufreq_close(cf);
         fake_tree_free();
 }
@@ -158,7 +162,7 @@ static void no_cpufreq_says_why(void **state)
         (void)state;
         fake_tree_new("cpufreq");
         fake_put("/sys/devices/system/cpu/online", "0-1\n");
-        fake_tree_use();
+        fake_tree_mount("/sys/devices/system/cpu");
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), -ENODEV);
         assert_non_null(strstr(why, "cpufreq: no "));
         assert_non_null(strstr(why, "/sys/devices/system/cpu/cpufreq (the VM or kernel offers no "
@@ -185,7 +189,7 @@ static void recover_restores_governor_and_limits(void **state)
         assert_true(pid >= 0);
         if (pid == 0) {
                 if (state_record_open(dir, &rec) < 0 ||
-                    cpufreq_open(rec, &cf, why, sizeof(why)) < 0 || cpufreq_set(cf, 0, 800000) < 0)
+                    cpufreq_open(rec, &cf, why, sizeof(why)) < 0 || cpufreq_set(cf, 0, 1000000) < 0)
                         _exit(1);
                 _exit(0);
         }
@@ -201,6 +205,72 @@ static void recover_restores_governor_and_limits(void **state)
         fake_tree_free();
 }
 
+/* A cap below the current floor lowers the floor first (to the hardware minimum); restoring
+ * raises the ceiling, then puts the floor back. */
+static void cap_below_floor_lowers_it_then_restores(void **state)
+{
+        struct cpufreq *cf;
+        char why[256];
+
+        (void)state;
+        tree(false, false);
+        fake_put("/sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "2000000\n");
+        assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
+        assert_int_equal(cpufreq_set(cf, 0, 1234000), 0);
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "1000000");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "1234000");
+        assert_int_equal(cpufreq_restore(cf, 0), 0);
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "2000000");
+        cpufreq_close(cf);
+        fake_tree_free();
+}
+
+/* libcpupower says -ENODEV for every failed write; the error names the file and why. */
+static void refused_write_says_which_file_and_why(void **state)
+{
+        struct cpufreq *cf;
+        char why[256];
+
+        (void)state;
+        tree(false, false);
+        fake_make_readonly("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq");
+        assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
+        assert_int_equal(cpufreq_set(cf, 0, 1234000), -EROFS);
+        assert_non_null(strstr(cpufreq_error(cf), "cannot cap cpu0 at 1234000 kHz "
+                                                  "(scaling_max_freq): /sys/devices/system/cpu/"
+                                                  "cpu0/cpufreq/scaling_max_freq: Read-only"));
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
+        cpufreq_close(cf);
+        fake_tree_free();
+
+        tree(true, true);
+        assert_int_equal(unlink("/sys/devices/system/cpu/cpu2/cpufreq/scaling_setspeed"), 0);
+        assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
+        assert_int_equal(cpufreq_set(cf, 1, 1400000), -ENOENT);
+        assert_non_null(strstr(cpufreq_error(cf), "cannot set cpu2 to 1400000 kHz (userspace "
+                                                  "governor): /sys/devices/system/cpu/cpu2/"
+                                                  "cpufreq/scaling_setspeed: No such file"));
+        cpufreq_close(cf); /* the governor goes back to schedutil */
+        fake_assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "schedutil");
+        fake_tree_free();
+}
+
+/* A policy whose hardware limits cannot be read is named, with the file. */
+static void unreadable_limits_say_which_file(void **state)
+{
+        struct cpufreq *cf;
+        char why[256];
+
+        (void)state;
+        tree(true, true);
+        assert_int_equal(unlink("/sys/devices/system/cpu/cpu2/cpufreq/cpuinfo_max_freq"), 0);
+        assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), -ENOENT);
+        assert_non_null(strstr(why, "cpufreq: cannot read the policy of cpu2: /sys/devices/system/"
+                                    "cpu/cpu2/cpufreq/cpuinfo_max_freq: No such file"));
+        fake_tree_free();
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(domains_from_related_cpus),
     cmocka_unit_test(userspace_path_and_restore),
@@ -208,6 +278,16 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(bad_requests_change_nothing),
     cmocka_unit_test(no_cpufreq_says_why),
     cmocka_unit_test(recover_restores_governor_and_limits),
+    cmocka_unit_test(cap_below_floor_lowers_it_then_restores),
+    cmocka_unit_test(refused_write_says_which_file_and_why),
+    cmocka_unit_test(unreadable_limits_say_which_file),
 };
 
-PCTL_TEST_MAIN(tests)
+int main(int argc, char **argv)
+{
+        /* Before any case: the mounts each case makes stay in this process. */
+        fake_ns_enter();
+        if (argc > 1)
+                cmocka_set_test_filter(argv[1]);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -511,6 +511,72 @@ static double run_actuated(struct sim_machine *m, unsigned cores, unsigned freq_
         return t.time_s;
 }
 
+/* Memory bandwidth: a server-64 package gives 204.8 GB/s. An app that retires 3 GIPS per
+ * core (ipc 1 at 3 GHz) and moves 8 bytes per instruction asks 24 GB/s a core alone, so past
+ * ~8.5 cores of one package its speedup stops growing while its cores stay busy (stalled):
+ * IPC falls and the energy of the extra cores is wasted. One socket, so that a second
+ * package's bandwidth does not lift the limit. */
+static const char bw_bound[] = "[machine]\npreset = server-64\nsockets = 1\n"
+                               "[app stream]\ninstructions = 3e11\np = 0.99\nipc = 1\n"
+                               "mem_fraction = 0.5\nmem_bytes_per_instruction = 8\n";
+
+static void memory_bandwidth_caps_speedup(void **state)
+{
+        struct sim_machine *m = load(bw_bound);
+        struct sim_result r1, r8, r16, r32;
+        double cap;
+
+        (void)state;
+        assert_int_equal(sim_run_alone(m, 0, 1, 3000, STEP_100MS, &r1), 0);
+        assert_int_equal(sim_run_alone(m, 0, 8, 3000, STEP_100MS, &r8), 0);
+        assert_int_equal(sim_run_alone(m, 0, 16, 3000, STEP_100MS, &r16), 0);
+        assert_int_equal(sim_run_alone(m, 0, 32, 3000, STEP_100MS, &r32), 0);
+        /* Below the limit, Amdahl; at and past it, the package's bandwidth: 204.8e9 / 8 B per
+         * instruction over 3e9 per core alone. */
+        cap = 204.8e9 / 8 / 3e9;
+        assert_near(r1.time_s / r8.time_s, 1 / (0.01 + 0.99 / 8), 0.01 * r1.time_s / r8.time_s);
+        assert_near(r1.time_s / r16.time_s, cap, 0.01 * cap);
+        assert_near(r1.time_s / r32.time_s, cap, 0.01 * cap);
+        /* The extra cores burn energy for nothing: past the limit EDP grows, and the best
+         * static setting is inside the machine, near the limit. */
+        assert_true(sim_objective_score(SIM_OBJ_EDP, &r32) > sim_objective_score(SIM_OBJ_EDP, &r16));
+        struct sim_result best;
+        assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_EDP, STEP_100MS, &best, NULL, NULL), 0);
+        if (best.cores < 8 || best.cores > 16)
+                fail_msg("EDP-best at %u cores %u MHz, not near the bandwidth limit", best.cores,
+                         best.freq_mhz);
+        sim_free(m);
+
+        /* The ground truth says the same, and the counters show it as a lower IPC. */
+        struct actuator a = {.ops = &sim_actuator_ops};
+        struct actuator_config cfg = {.dvfs = true};
+        struct actuator_app *app;
+        struct cpumask set;
+        struct sim_app_truth t;
+
+        m = load(bw_bound);
+        cfg.machine = m;
+        assert_int_equal(sim_actuator_ops.open(&a, &cfg), 0);
+        assert_int_equal(sim_actuator_ops.adopt(&a, SIM_PID_BASE, "stream", &app), 0);
+        cpumask_zero(&set);
+        for (unsigned c = 0; c < 16; c++)
+                cpumask_set(&set, c);
+        assert_int_equal(sim_actuator_ops.set_cpus(&a, app, &set), 0);
+        assert_int_equal(sim_step(m, STEP_100MS), 0);
+        assert_int_equal(sim_truth_app(m, 0, &t), 0);
+        assert_near(t.speedup_true, cap, 0.01 * cap);
+        sim_actuator_ops.close(&a);
+        sim_free(m);
+
+        /* Without traffic, or without a bandwidth figure, Amdahl as before. */
+        m = load("[machine]\npreset = server-64\nsockets = 1\nmem_bandwidth_gbs = 0\n"
+                 "[app stream]\ninstructions = 3e11\np = 0.99\nipc = 1\n"
+                 "mem_fraction = 0.5\nmem_bytes_per_instruction = 8\n");
+        assert_int_equal(sim_run_alone(m, 0, 16, 3000, STEP_100MS, &r16), 0);
+        assert_near(r1.time_s / r16.time_s, 1 / (0.01 + 0.99 / 16), 0.01 / (0.01 + 0.99 / 16));
+        sim_free(m);
+}
+
 static void set_cpus_slows_as_predicted(void **state)
 {
         static const char text[] = "[machine]\npreset = i7-4820k\n"
@@ -636,6 +702,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(freqs_without_volts_follow_the_preset_curve),
     cmocka_unit_test(measured_rows_default_their_instructions),
     cmocka_unit_test(set_cpus_slows_as_predicted),
+    cmocka_unit_test(memory_bandwidth_caps_speedup),
     cmocka_unit_test(set_freq_lowers_power_and_stretches_time),
 };
 

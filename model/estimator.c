@@ -524,13 +524,17 @@ static double est_busy_s(const struct sensor_counts *c, unsigned freq_khz)
 
 /* The interval's share of the whole run. Its work w, in one-core seconds, is speedup ×
  * interval: a ratio, so it holds when other processes take part of the app's CPUs (the time it
- * waits for them is not its own sequential time, as Σ busy + idle would count it). An interval
- * in which it did not run at all is waiting, which no core count shortens: w = interval.
+ * waits for them is not its own sequential time, as Σ busy + idle would count it). With busy
+ * time, at least Σ busy + (interval − max busy): per-process busy time is put on the CPU each
+ * thread ran on last, so threads that moved or took turns on one CPU pile up there and the
+ * ratio reads low, while their sum is still all the work done. Each of the two only ever
+ * misses work. An interval in which it did not run at all is waiting, which no core count
+ * shortens: w = interval.
  * Amdahl over the run, Σ w ((1 − P) + P/N) = Σ interval,
  * gives P_run = (Σ w − Σ interval) / Σ w (1 − 1/N). An interval whose work cannot be told
  * (counters missing) is left out, as time not seen. */
 static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counters, bool busy_ok,
-                        double busy_max)
+                        double busy_sum, double busy_max)
 {
         struct estimate *e = &a->e;
         double w;
@@ -541,6 +545,8 @@ static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counter
                 w = dt_s;
         else
                 return;
+        if (!counters && busy_ok)
+                w = fmax(w, busy_sum + dt_s - fmin(busy_max, dt_s));
         e->run_s += dt_s;
         e->run_work_s += w;
         e->run_work_x_s += w * (1.0 - 1.0 / n);
@@ -733,7 +739,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 if (n >= 2 && !v->run_only)
                         est_app_point(est, a, n, 1.0 - 1.0 / e->speedup, s->timestamp_ns);
         }
-        est_app_run(a, n, dt_s, counters, busy_ok, busy_max);
+        est_app_run(a, n, dt_s, counters, busy_ok, busy_sum, busy_max);
         /* eq. 10 at the current N, on the decayed mean there. */
         for (unsigned i = 0; i < a->n_bins && n >= 2; i++) {
                 const struct est_bin *b = &a->bins[i];

@@ -154,7 +154,42 @@ static void unseen_time_bounds_p_run(void **state)
         run_free(&r);
 }
 
+/* Per-process busy time goes to the CPU a thread ran on last: two threads busy all interval
+ * that both last ran on CPU 0 show 2 s there and none on CPU 1. The ratio reads 1; the sum of
+ * busy time is still the work, and p_run sees it. */
+static void threads_counted_on_one_cpu_are_still_work(void **state)
+{
+        struct estimator *est = estimator_new(NULL);
+        struct sensor_sample s;
+        struct estimator_app_view v = {.id = 1, .target = 0};
+        const struct estimate *e;
+
+        (void)state;
+        assert_int_equal(synth_sample_alloc(&s, 2, 1), 0);
+        assert_int_equal(estimator_app_add(est, 1), 0);
+        cpumask_zero(&v.cpus);
+        cpumask_set(&v.cpus, 0);
+        cpumask_set(&v.cpus, 1);
+        for (unsigned i = 0; i < 10; i++) {
+                s.timestamp_ns = (i + 1) * DT_NS;
+                s.interval_ns = DT_NS;
+                for (unsigned c = 0; c < 2; c++) {
+                        s.cpu[c] = (struct sensor_counts){.measured = SENSOR_BUSY, .busy_ns = DT_NS};
+                        *sensor_target_cpu(&s, 0, c) = (struct sensor_counts){
+                            .measured = SENSOR_BUSY, .busy_ns = c == 0 ? 2 * DT_NS : 0};
+                }
+                assert_int_equal(estimator_update(est, &s, &v, 1), 0);
+        }
+        e = estimator_get(est, 1);
+        assert_near(e->speedup, 1.0, 1e-9);
+        assert_near(e->run_work_s, 2.0, 1e-9);
+        assert_near(e->p_run, 1.0, 1e-9);
+        synth_sample_free(&s);
+        estimator_free(est);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(threads_counted_on_one_cpu_are_still_work),
     cmocka_unit_test(sequential_start_and_tail_around_a_parallel_phase),
     cmocka_unit_test(run_only_intervals_stay_out_of_the_fit),
     cmocka_unit_test(one_core_and_waiting_intervals),

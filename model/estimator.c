@@ -522,41 +522,53 @@ static double est_busy_s(const struct sensor_counts *c, unsigned freq_khz)
         return NAN;
 }
 
-/* The interval's share of the whole run. Its work w, in one-core seconds, is speedup ×
- * interval: a ratio, so it holds when other processes take part of the app's CPUs (the time it
- * waits for them is not its own sequential time, as Σ busy + idle would count it). With busy
- * time, at least Σ busy + (interval − max busy): per-process busy time is put on the CPU each
- * thread ran on last, so threads that moved or took turns on one CPU pile up there and the
- * ratio reads low, while their sum is still all the work done. Each of the two only ever
- * misses work. An interval in which it did not run at all is waiting, which no core count
- * shortens: w = interval.
- * Amdahl over the run, Σ w ((1 − P) + P/N) = Σ interval,
- * gives P_run = (Σ w − Σ interval) / Σ w (1 − 1/N). An interval whose work cannot be told
- * (counters missing) is left out, as time not seen. */
+/* The interval's share of the whole run: its work w in one-core seconds, and the wall time it
+ * had its CPUs for. With counters, w = speedup × interval over the whole interval. With busy
+ * time, w = Σ busy + wait, on busy_max + wait seconds, wait being the time no thread of the app
+ * ran while a CPU of its stood idle (I/O, locks: time no core count shortens):
+ * - a thread that ran all interval on each CPU: Σ busy on the interval;
+ * - threads held off their CPUs by other processes: that time is neither work nor waiting,
+ *   and is left out (the ratio Σ busy / max busy stays the speedup);
+ * - per-process busy time is put on the CPU each thread ran on last, so threads that moved
+ *   pile up on one CPU (max busy over the interval): max busy is capped at the interval,
+ *   and Σ busy is still all the work.
+ * An interval in which it did not run at all, its CPUs idle, is waiting: w = interval. */
 static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counters, bool busy_ok,
-                        double busy_sum, double busy_max)
+                        double busy_sum, double busy_max, double cpu_idle_min)
 {
         struct estimate *e = &a->e;
-        double w;
+        double w, active_s;
 
-        if (e->known & ESTIMATE_SPEEDUP)
+        if (counters) {
+                if (!(e->known & ESTIMATE_SPEEDUP))
+                        return;
                 w = e->speedup * dt_s;
-        else if (!counters && busy_ok && busy_max == 0)
-                w = dt_s;
-        else
+                active_s = dt_s;
+        } else if (busy_ok) {
+                double wait;
+
+                busy_max = fmin(busy_max, dt_s);
+                wait = dt_s - busy_max;
+                if (isfinite(cpu_idle_min))
+                        wait = fmin(wait, cpu_idle_min);
+                w = busy_sum + wait;
+                active_s = busy_max + wait;
+        } else {
                 return;
-        if (!counters && busy_ok)
-                w = fmax(w, busy_sum + dt_s - fmin(busy_max, dt_s));
+        }
         e->run_s += dt_s;
+        e->run_active_s += active_s;
         e->run_work_s += w;
         e->run_work_x_s += w * (1.0 - 1.0 / n);
         if (n > e->run_max_cores)
                 e->run_max_cores = n;
-        e->speedup_run = e->run_work_s / e->run_s;
-        e->known |= ESTIMATE_SPEEDUP_RUN;
+        if (e->run_active_s > 0) {
+                e->speedup_run = e->run_work_s / e->run_active_s;
+                e->known |= ESTIMATE_SPEEDUP_RUN;
+        }
         /* Only time at N >= 2 tells anything of P. */
         if (e->run_work_x_s > 0) {
-                e->p_run = (e->run_work_s - e->run_s) / e->run_work_x_s;
+                e->p_run = (e->run_work_s - e->run_active_s) / e->run_work_x_s;
                 e->known |= ESTIMATE_P_RUN;
         }
 }
@@ -564,7 +576,7 @@ static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counter
 int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cores, double *lo,
                          double *hi)
 {
-        double x, num = e->run_work_s - e->run_s;
+        double x, num = e->run_work_s - e->run_active_s;
 
         if (!(e->known & ESTIMATE_P_RUN))
                 return -ENODATA;
@@ -592,7 +604,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         struct estimate *e = &a->e;
         bool counters = true, busy_ok = true, target_instr = v->target >= 0;
         double i0 = 0, delta_i = 0, c_max = 0, i0_busiest = 0, busy_sum = 0, busy_max = 0;
-        double cycles = 0, busy_total = 0;
+        double cycles = 0, busy_total = 0, cpu_idle_min = INFINITY;
         unsigned n = 0;
 
         if (a->have_ts && s->timestamp_ns > a->last_ts_ns)
@@ -677,8 +689,14 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                                 i0_busiest = i0_c;
                         }
                 } else if (busy_ok) {
+                        double cpu_busy = est_busy_s(c, v->freq_khz);
+
                         busy_sum += busy_app;
                         busy_max = fmax(busy_max, busy_app);
+                        /* NaN (unknown) stays NaN: fmin would drop it. */
+                        cpu_idle_min = isnan(cpu_busy) || isnan(cpu_idle_min)
+                                           ? NAN
+                                           : fmin(cpu_idle_min, fmax(dt_s - cpu_busy, 0));
                 }
         }
         a->cycles = cycles;
@@ -739,7 +757,8 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 if (n >= 2 && !v->run_only)
                         est_app_point(est, a, n, 1.0 - 1.0 / e->speedup, s->timestamp_ns);
         }
-        est_app_run(a, n, dt_s, counters, busy_ok, busy_sum, busy_max);
+        est_app_run(a, n, dt_s, counters, busy_ok, busy_sum, busy_max,
+                    isinf(cpu_idle_min) ? NAN : cpu_idle_min);
         /* eq. 10 at the current N, on the decayed mean there. */
         for (unsigned i = 0; i < a->n_bins && n >= 2; i++) {
                 const struct est_bin *b = &a->bins[i];

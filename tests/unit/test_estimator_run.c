@@ -154,6 +154,57 @@ static void unseen_time_bounds_p_run(void **state)
         run_free(&r);
 }
 
+/* Per CPU: the app's threads' busy fraction and the CPU's (all tasks). */
+static const struct estimate *run_targeted(struct estimator *est, struct sensor_sample *s,
+                                           double app0, double app1, double cpu0, double cpu1)
+{
+        struct estimator_app_view v = {.id = 1, .target = 0};
+        const double app[2] = {app0, app1}, cpu[2] = {cpu0, cpu1};
+
+        cpumask_zero(&v.cpus);
+        cpumask_set(&v.cpus, 0);
+        cpumask_set(&v.cpus, 1);
+        for (unsigned i = 0; i < 10; i++) {
+                s->timestamp_ns += DT_NS;
+                s->interval_ns = DT_NS;
+                for (unsigned c = 0; c < 2; c++) {
+                        s->cpu[c] = (struct sensor_counts){.measured = SENSOR_BUSY,
+                                                           .busy_ns = (uint64_t)(cpu[c] * DT_NS)};
+                        *sensor_target_cpu(s, 0, c) = (struct sensor_counts){
+                            .measured = SENSOR_BUSY, .busy_ns = (uint64_t)(app[c] * DT_NS)};
+                }
+                assert_int_equal(estimator_update(est, s, &v, 1), 0);
+        }
+        return estimator_get(est, 1);
+}
+
+/* Other processes take half of each CPU: the time the app is held off is neither its work nor
+ * its waiting, and a fully parallel app stays at P 1. When its threads wait (I/O) with the
+ * CPUs idle, that is sequential time. */
+static void time_held_off_by_others_is_left_out(void **state)
+{
+        struct estimator *est = estimator_new(NULL);
+        struct sensor_sample s;
+        const struct estimate *e;
+
+        (void)state;
+        assert_int_equal(synth_sample_alloc(&s, 2, 1), 0);
+        assert_int_equal(estimator_app_add(est, 1), 0);
+        e = run_targeted(est, &s, 0.5, 0.5, 1.0, 1.0);
+        assert_near(e->run_s, 1.0, 1e-9);
+        assert_near(e->run_active_s, 0.5, 1e-9);
+        assert_near(e->p_run, 1.0, 1e-9);
+        /* Then 1 s in which both threads run half the time and wait the rest, CPUs idle:
+         * 1 s of work and 0.5 s of waiting in 1 s. */
+        e = run_targeted(est, &s, 0.5, 0.5, 0.5, 0.5);
+        assert_near(e->run_active_s, 1.5, 1e-9);
+        assert_near(e->run_work_s, 1.0 + 1.5, 1e-9);
+        /* (2.5 - 1.5) / (2.5 / 2) */
+        assert_near(e->p_run, 0.8, 1e-9);
+        synth_sample_free(&s);
+        estimator_free(est);
+}
+
 /* Per-process busy time goes to the CPU a thread ran on last: two threads busy all interval
  * that both last ran on CPU 0 show 2 s there and none on CPU 1. The ratio reads 1; the sum of
  * busy time is still the work, and p_run sees it. */
@@ -190,6 +241,7 @@ static void threads_counted_on_one_cpu_are_still_work(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(threads_counted_on_one_cpu_are_still_work),
+    cmocka_unit_test(time_held_off_by_others_is_left_out),
     cmocka_unit_test(sequential_start_and_tail_around_a_parallel_phase),
     cmocka_unit_test(run_only_intervals_stay_out_of_the_fit),
     cmocka_unit_test(one_core_and_waiting_intervals),

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Real programs nobody here wrote: each multi-threaded tool (two threads) runs at 1 and 2 CPUs
-# under taskset for a wall-time reference, P_wall = 2 (1 - T2/T1) from the best of three,
+# under taskset for a wall-time reference, P_wall = 2 (1 - T2/T1) from the best of five,
 # then once under a private pctld with policy monitor through `pctl run --json`. Prints per
 # program P_wall, p_run (the whole run's P̂) and p_est (the last phase's), and fails when p_run
 # is further than GUARD from P_wall (docs/estimator.md, "The real-program suite").
 #
 # A wall-time reference needs a quiet machine: the helper counts the CPU time the rest of the
-# machine used on CPUs 0-1 during each reference run, and the spread of the three runs (the
+# machine used on CPUs 0-1 during each reference run, and the spread of its runs (the
 # VM's host can slow it without any of that showing). Past QUIET_MAX of one CPU or a spread
 # past SPREAD_MAX, the program's row is printed marked "loaded"/"unsteady" and not judged; when
 # no row could be judged, the suite is a visible skip. A program with a documented bias the
@@ -18,6 +18,7 @@ set -u
 GUARD=${REAL_GUARD:-0.05}
 QUIET_MAX=${REAL_QUIET_MAX:-0.10}
 SPREAD_MAX=${REAL_SPREAD_MAX:-0.10}
+RUNS=${REAL_RUNS:-5}
 
 # name|MiB of input|command (IN is the input file; output goes to /dev/null). Inputs are sized
 # for about 3 s of one core. zstd's and xz's default job/block sizes (4x the window, 3x the
@@ -91,8 +92,8 @@ for entry in "${PROGRAMS[@]}"; do
         in="$T/in-$name.txt"
         head -c $((mib << 20)) "$T/words.txt" >"$in"
         read -ra cmd <<<"${cmdline//IN/$in}"
-        read -r t1 q1 s1 < <(python3 "$T/wall.py" 0 3 "${cmd[@]}") || fail "$name at 1 CPU failed"
-        read -r t2 q2 s2 < <(python3 "$T/wall.py" 0,1 3 "${cmd[@]}") || fail "$name at 2 CPUs failed"
+        read -r t1 q1 s1 < <(python3 "$T/wall.py" 0 "$RUNS" "${cmd[@]}") || fail "$name at 1 CPU failed"
+        read -r t2 q2 s2 < <(python3 "$T/wall.py" 0,1 "$RUNS" "${cmd[@]}") || fail "$name at 2 CPUs failed"
         "$PCTL" run --socket "$T/pctl.sock" --json -- "${cmd[@]}" >/dev/null 2>"$T/run-$name.err" ||
                 fail "$name under pctl run failed: $(cat "$T/run-$name.err")"
         tail -n 1 "$T/run-$name.err" >"$T/run-$name.json"

@@ -1,5 +1,6 @@
 /* pctl sim: the model machine from the command line. `run` plays a scenario to the end under
- * one static setting; `oracle` finds each app's best static setting by trying them all. */
+ * one static setting; `oracle` finds each app's best static setting by trying them all, or with
+ * --together the best static partition of the machine for all the apps at once. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -33,6 +34,9 @@ struct sim_args {
         bool has_objective;
         enum sim_objective objective;
         bool all;
+        bool together;
+        bool has_method;
+        enum sim_together_method method;
         const char *policy;       /* run under the manager with this policy */
         const char *policies_dir; /* where to find it, when it is not a bare objective */
         bool log;                 /* print each decision and change with its reason */
@@ -44,7 +48,9 @@ static void sim_usage(FILE *f)
               "[--json]\n"
               "       pctl sim run SCENARIO --policy NAME [--policies-dir DIR] [--log] "
               "[--json]\n"
-              "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf [--all] [--json]\n",
+              "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf [--all] [--json]\n"
+              "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf --together "
+              "[--method auto|exhaustive|dp] [--json]\n",
               f);
 }
 
@@ -93,6 +99,8 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
             {"trace", required_argument, NULL, 't'},
             {"objective", required_argument, NULL, 'o'},
             {"all", no_argument, NULL, 'a'},
+            {"together", no_argument, NULL, 'T'},
+            {"method", required_argument, NULL, 'm'},
             {"policy", required_argument, NULL, 'p'},
             {"policies-dir", required_argument, NULL, 'd'},
             {"log", no_argument, NULL, 'l'},
@@ -112,7 +120,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
                                 argv[optind - 1]);
                         return -EINVAL;
                 }
-                if ((c == 'o' || c == 'a') && run) {
+                if ((c == 'o' || c == 'a' || c == 'T' || c == 'm') && run) {
                         fprintf(stderr, "pctl sim run: %s is an option of 'pctl sim oracle'\n",
                                 argv[optind - 1]);
                         return -EINVAL;
@@ -141,6 +149,15 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
                         break;
                 case 'a':
                         a->all = true;
+                        break;
+                case 'T':
+                        a->together = true;
+                        break;
+                case 'm':
+                        if (sim_together_method_parse(optarg, &a->method) < 0)
+                                return bad(a, "--method", optarg,
+                                           "is not one of auto, exhaustive, dp");
+                        a->has_method = true;
                         break;
                 case 'l':
                         a->log = true;
@@ -185,6 +202,15 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         }
         if (!run && !a->has_objective) {
                 fprintf(stderr, "pctl sim oracle: --objective edp|ppw|energy|perf is required\n");
+                return -EINVAL;
+        }
+        if (a->together && a->all) {
+                fprintf(stderr, "pctl sim oracle: --all lists one app's settings alone; it does not "
+                                "go with --together\n");
+                return -EINVAL;
+        }
+        if (a->has_method && !a->together) {
+                fprintf(stderr, "pctl sim oracle: --method goes with --together\n");
                 return -EINVAL;
         }
         return 0;
@@ -244,7 +270,9 @@ static struct json_object *row_json(const struct row *r)
         return j;
 }
 
-static void total_json(struct json_object *j, double time_s, double energy_j)
+/* edp is the machine's E*T; edp_sum the sum over apps of each app's own E*T (issue 14's
+ * objective of several apps). */
+static void total_json(struct json_object *j, double time_s, double energy_j, double edp_sum)
 {
         struct json_object *t = json_object_new_object();
 
@@ -252,7 +280,14 @@ static void total_json(struct json_object *j, double time_s, double energy_j)
         json_object_object_add(t, "energy_j", jsonfmt_double(energy_j));
         json_object_object_add(t, "power_w", jsonfmt_double(energy_j / time_s));
         json_object_object_add(t, "edp", jsonfmt_double(energy_j * time_s));
+        json_object_object_add(t, "edp_sum", jsonfmt_double(edp_sum));
         json_object_object_add(j, "total", t);
+}
+
+static void total_edp_sum_line(double edp_sum)
+{
+        printf("%-16s %5s %8s %10s %11s %8s %12.5g\n", "sum of apps", "", "", "", "", "",
+               edp_sum);
 }
 
 struct trace {
@@ -378,7 +413,7 @@ static int sim_run_cmd(const struct sim_args *a)
         struct sim_machine_info info;
         struct actuator act = {.ops = &sim_actuator_ops};
         struct trace tr = {0};
-        double end_s = 0;
+        double end_s = 0, edp_sum = 0;
         int r, ret = EXIT_FAILURE_RUN;
 
         if (a->policy)
@@ -430,6 +465,7 @@ static int sim_run_cmd(const struct sim_args *a)
                 sim_truth_app(m, i, &t);
                 /* The app's end is its start plus its run time: exact, not to the step. */
                 end_s = fmax(end_s, t.start_s + t.time_s);
+                edp_sum += t.energy_j * t.time_s; /* eq. 13, per app */
                 struct row row = {t.name, t.cores, t.freq_mhz, t.time_s, t.energy_j, t.p_true};
                 if (a->json)
                         json_object_array_add(apps, row_json(&row));
@@ -438,7 +474,7 @@ static int sim_run_cmd(const struct sim_args *a)
         }
         if (a->json) {
                 json_object_object_add(j, "apps", apps);
-                total_json(j, end_s, sim_truth_energy_j(m));
+                total_json(j, end_s, sim_truth_energy_j(m), edp_sum);
                 r = jsonfmt_print(stdout, j, true);
                 json_object_put(j);
                 if (r < 0)
@@ -447,6 +483,7 @@ static int sim_run_cmd(const struct sim_args *a)
                 printf("%-16s %5s %8s %10.3f %11.3f %8.2f %12.5g\n", "total", "", "", end_s,
                        sim_truth_energy_j(m), sim_truth_energy_j(m) / end_s,
                        sim_truth_energy_j(m) * end_s);
+                total_edp_sum_line(edp_sum);
         }
         ret = EXIT_OK;
 out:
@@ -470,6 +507,7 @@ static int sim_run_policy_cmd(const struct sim_args *a)
         struct simrun_result res;
         char err[512];
         struct json_object *j = NULL, *apps = NULL;
+        double edp_sum = 0;
         int r;
 
         if (a->policies_dir) {
@@ -505,6 +543,8 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                 struct row row = {ap->name,   ap->cores,    ap->freq_mhz,
                                   ap->time_s, ap->energy_j, ap->p_true};
 
+                edp_sum += ap->energy_j * ap->time_s;
+
                 if (a->json) {
                         struct json_object *o = row_json(&row);
 
@@ -520,7 +560,7 @@ static int sim_run_policy_cmd(const struct sim_args *a)
         r = 0;
         if (a->json) {
                 json_object_object_add(j, "apps", apps);
-                total_json(j, res.time_s, res.energy_j);
+                total_json(j, res.time_s, res.energy_j, edp_sum);
                 json_object_object_add(j, "decisions", json_object_new_uint64(res.decisions));
                 json_object_object_add(j, "changes", json_object_new_uint64(res.changes));
                 r = jsonfmt_print(stdout, j, true);
@@ -528,9 +568,126 @@ static int sim_run_policy_cmd(const struct sim_args *a)
         } else {
                 printf("%-16s %5s %8s %10.3f %11.3f %8.2f %12.5g\n", "total", "", "", res.time_s,
                        res.energy_j, res.energy_j / res.time_s, res.energy_j * res.time_s);
+                total_edp_sum_line(edp_sum);
         }
         simrun_result_free(&res);
         return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
+}
+
+/* The best static partition of the machine for all the apps at once (issue 14). */
+static int sim_oracle_together_cmd(const struct sim_args *a)
+{
+        struct sim_machine *m;
+        struct sim_machine_info info;
+        struct sim_together t;
+        struct json_object *j = NULL, *apps = NULL;
+        enum sim_together_method method = a->has_method ? a->method : SIM_TOGETHER_AUTO;
+        double edp_sum = 0;
+        int r, ret = EXIT_OK;
+
+        if (load(a, &m, &info) < 0)
+                return EXIT_USAGE;
+        r = sim_oracle_together(m, a->objective, method, SIM_ORACLE_STEP_NS, &t);
+        if (r == -ENOSPC) {
+                fprintf(stderr,
+                        "pctl sim oracle: --together: %u apps but %u CPUs: no partition gives "
+                        "each app a CPU of its own\n",
+                        info.n_apps, info.n_cpus);
+                sim_free(m);
+                return EXIT_USAGE;
+        }
+        if (r == -E2BIG) {
+                fprintf(stderr,
+                        "pctl sim oracle: --method exhaustive: more than %lu partitions to run; "
+                        "use --method dp (or auto)\n",
+                        10 * (unsigned long)SIM_TOGETHER_EXHAUSTIVE_MAX);
+                sim_free(m);
+                return EXIT_USAGE;
+        }
+        if (r < 0) {
+                fprintf(stderr, "pctl sim oracle: --together: %s\n", strerror(-r));
+                sim_free(m);
+                return EXIT_FAILURE_RUN;
+        }
+        if (a->json) {
+                struct json_object *pk = json_object_new_array();
+
+                j = json_object_new_object();
+                json_object_object_add(j, "objective",
+                                       jsonfmt_string(sim_objective_name(a->objective)));
+                json_object_object_add(j, "together", json_object_new_boolean(1));
+                json_object_object_add(j, "method",
+                                       jsonfmt_string(sim_together_method_name(t.method)));
+                json_object_object_add(j, "runs", json_object_new_uint64(t.runs));
+                json_object_object_add(j, "evaluated", json_object_new_uint64(t.evaluated));
+                json_object_object_add(j, "predicted", jsonfmt_double(t.predicted));
+                json_object_object_add(j, "score", jsonfmt_double(t.score));
+                for (unsigned q = 0; q < t.best.n_packages; q++) {
+                        struct json_object *o = json_object_new_object();
+
+                        json_object_object_add(o, "freq_mhz",
+                                               json_object_new_uint64(t.best.freq_mhz[q]));
+                        json_object_array_add(pk, o);
+                }
+                json_object_object_add(j, "packages", pk);
+                apps = json_object_new_array();
+        } else {
+                printf("scenario %s: %u CPUs%s%s; best static partition by %s, all apps together\n",
+                       a->scenario, info.n_cpus, info.preset[0] ? ", preset " : "", info.preset,
+                       sim_objective_name(a->objective));
+                if (t.method == SIM_TOGETHER_EXHAUSTIVE)
+                        printf("exhaustive: %lu partitions, each run on the machine\n", t.runs);
+                else
+                        printf("dp: %lu partitions scored on tables measured alone (predicted "
+                               "%.6g), the answer run on the machine (%.6g)\n",
+                               t.evaluated, t.predicted, t.score);
+                printf("packages:");
+                for (unsigned q = 0; q < t.best.n_packages; q++)
+                        printf(" %u at %u MHz%s", q, t.best.freq_mhz[q],
+                               q + 1 < t.best.n_packages ? "," : "\n");
+                printf("%-16s %5s %8s %10s %11s %8s %12s %6s %s\n", "app", "cores", "freq_mhz",
+                       "time_s", "energy_j", "power_w", "edp_js", "p_true", "cpus_per_package");
+        }
+        for (unsigned i = 0; i < info.n_apps; i++) {
+                const struct sim_result *res = &t.apps[i];
+                struct sim_app_truth tr;
+
+                sim_truth_app(m, i, &tr);
+                struct row row = {tr.name,      res->cores,    res->freq_mhz,
+                                  res->time_s, res->energy_j, res->p_true};
+                edp_sum += res->energy_j * res->time_s;
+                if (a->json) {
+                        struct json_object *o = row_json(&row), *per = json_object_new_array();
+
+                        for (unsigned q = 0; q < t.best.n_packages; q++)
+                                json_object_array_add(
+                                    per, json_object_new_uint64(
+                                             t.best.cores[i * t.best.n_packages + q]));
+                        json_object_object_add(o, "cpus_per_package", per);
+                        json_object_array_add(apps, o);
+                } else {
+                        printf("%-16s %5u %8u %10.3f %11.3f %8.2f %12.5g %6.3f ", row.name,
+                               row.cores, row.freq_mhz, row.time_s, row.energy_j,
+                               row.energy_j / row.time_s, row.energy_j * row.time_s, row.p_true);
+                        for (unsigned q = 0; q < t.best.n_packages; q++)
+                                printf("%u%s", t.best.cores[i * t.best.n_packages + q],
+                                       q + 1 < t.best.n_packages ? "+" : "\n");
+                }
+        }
+        if (a->json) {
+                json_object_object_add(j, "apps", apps);
+                total_json(j, t.time_s, t.energy_j, edp_sum);
+                if (jsonfmt_print(stdout, j, true) < 0)
+                        ret = EXIT_FAILURE_RUN;
+                json_object_put(j);
+        } else {
+                printf("%-16s %5s %8s %10.3f %11.3f %8.2f %12.5g\n", "total", "", "", t.time_s,
+                       t.energy_j, t.energy_j / t.time_s, t.energy_j * t.time_s);
+                total_edp_sum_line(edp_sum);
+        }
+        sim_together_free(&t);
+        sim_free(m);
+        return ret;
 }
 
 static int sim_oracle_cmd(const struct sim_args *a)
@@ -538,9 +695,11 @@ static int sim_oracle_cmd(const struct sim_args *a)
         struct sim_machine *m;
         struct sim_machine_info info;
         struct json_object *j = NULL, *apps = NULL;
-        double sum_t = 0, sum_e = 0;
+        double sum_t = 0, sum_e = 0, edp_sum = 0;
         int ret = EXIT_OK;
 
+        if (a->together)
+                return sim_oracle_together_cmd(a);
         if (load(a, &m, &info) < 0)
                 return EXIT_USAGE;
         if (a->json) {
@@ -571,6 +730,7 @@ static int sim_oracle_cmd(const struct sim_args *a)
                                   best.time_s, best.energy_j, best.p_true};
                 sum_t += best.time_s;
                 sum_e += best.energy_j;
+                edp_sum += best.energy_j * best.time_s;
                 if (a->json) {
                         struct json_object *o = row_json(&row), *cands;
 
@@ -603,7 +763,7 @@ static int sim_oracle_cmd(const struct sim_args *a)
         if (a->json) {
                 json_object_object_add(j, "apps", apps);
                 /* As if the apps ran one after another, each at its best. */
-                total_json(j, sum_t, sum_e);
+                total_json(j, sum_t, sum_e, edp_sum);
                 if (jsonfmt_print(stdout, j, true) < 0)
                         ret = EXIT_FAILURE_RUN;
                 json_object_put(j);

@@ -539,16 +539,19 @@ static void app_config_add(struct mapp *a, double run_s)
 static bool observe_all(struct manager *m);
 static int decide_apply(struct manager *m);
 
-/* `pctl run` hands its child over before exec, so an app is adopted under the name "pctl":
- * take the name it has now, and say so once when it changes. */
-static void refresh_names(struct manager *m)
+/* Apps that exited are released (not an error: they are simply no longer managed); an app
+ * that exec'd something else is named by it, said once. Only a change of comm renames: a
+ * name `pctl run` gave stays until the exec. One read of /proc per app. */
+static void refresh_apps(struct manager *m)
 {
-        for (unsigned i = 0; i < m->n_apps; i++) {
+        for (unsigned i = m->n_apps; i-- > 0;) {
                 struct mapp *a = &m->apps[i];
                 char comm[sizeof(a->comm)], name[sizeof(a->name)];
 
-                /* Only a change of comm renames: a name `pctl run` gave stays until exec. */
-                platform_proc_comm(m->pf, a->pid, comm, sizeof(comm));
+                if (!platform_proc_state(m->pf, a->pid, comm, sizeof(comm))) {
+                        release_app(m, i, "it exited");
+                        continue;
+                }
                 if (strcmp(comm, "?") == 0 || strcmp(comm, a->comm) == 0)
                         continue;
                 (void)strscpy(a->comm, comm, sizeof(a->comm));
@@ -570,11 +573,7 @@ int manager_sample(struct manager *m)
         unsigned n_views;
         int r;
 
-        /* Apps that exited are not an error: they are simply no longer managed. */
-        for (unsigned i = m->n_apps; i-- > 0;)
-                if (!platform_proc_alive(m->pf, m->apps[i].pid))
-                        release_app(m, i, "it exited");
-        refresh_names(m);
+        refresh_apps(m);
         r = sensor_read(m->pf->sensor, &m->sample);
         if (r < 0)
                 return r;

@@ -140,25 +140,45 @@ int platform_advance(struct platform *p, uint64_t dt_ns)
         return sim_step(p->sim, dt_ns);
 }
 
-bool platform_proc_alive(const struct platform *p, pid_t pid)
+bool platform_proc_state(const struct platform *p, pid_t pid, char *comm, size_t size)
 {
+        if (comm)
+                (void)strscpy(comm, "?", size);
         if (p->sim) {
                 struct sim_proc procs[1024];
                 unsigned n = sim_list_procs(p->sim, procs, ARRAY_SIZE(procs));
 
-                for (unsigned i = 0; i < n && i < ARRAY_SIZE(procs); i++)
-                        if (procs[i].pid == pid)
-                                return procs[i].state != SIM_PROC_EXITED;
+                for (unsigned i = 0; i < n && i < ARRAY_SIZE(procs); i++) {
+                        if (procs[i].pid != pid)
+                                continue;
+                        if (comm)
+                                (void)strscpy(comm, procs[i].comm, size);
+                        return procs[i].state != SIM_PROC_EXITED;
+                }
                 return false;
         }
-        /* A zombie still answers kill(0): it has exited all the same. */
+        /* One read for both, as the tick asks every app every interval. A zombie still
+         * answers kill(0): it has exited all the same. */
         char path[64], buf[512];
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
         if (fs_read(path, buf, sizeof(buf)) < 0)
                 return false;
-        char *close_paren = strrchr(buf, ')');
-        return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
-               close_paren[2] != 'X';
+        char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+        if (!open_paren || !close_paren || close_paren < open_paren)
+                return false;
+        if (comm && size > 0) {
+                size_t len = (size_t)(close_paren - open_paren - 1);
+
+                len = len < size - 1 ? len : size - 1;
+                memcpy(comm, open_paren + 1, len);
+                comm[len] = '\0';
+        }
+        return close_paren[1] == ' ' && close_paren[2] != 'Z' && close_paren[2] != 'X';
+}
+
+bool platform_proc_alive(const struct platform *p, pid_t pid)
+{
+        return platform_proc_state(p, pid, NULL, 0);
 }
 
 void platform_proc_comm(const struct platform *p, pid_t pid, char *buf, size_t size)

@@ -312,9 +312,10 @@ static int seconds_to_ns(const char *s, uint64_t *out)
 
         if (r < 0)
                 return r;
+        /* Below 2^64 ns; llround would stop at 2^63 (its long long), past 292 years. */
         if (!(v >= 0) || v > 1.8e10)
                 return -ERANGE;
-        *out = (uint64_t)llround(v * 1e9);
+        *out = (uint64_t)round(v * 1e9);
         return 0;
 }
 
@@ -430,7 +431,7 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
 {
         char *save = NULL, *tok;
         unsigned gid, n_values, n_cpus, k = 0;
-        double t_s, energy_j = 0;
+        double energy_j = 0;
         bool energy = false;
         char *toks[4];
         uint64_t ts;
@@ -442,7 +443,7 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
                         return -EBADMSG;
         }
         if (parse_uint(toks[0], &gid) < 0 || parse_uint(toks[1], &n_values) < 0 ||
-            parse_uint(toks[2], &n_cpus) < 0 || parse_double(toks[3], &t_s) < 0 || !(t_s >= 0))
+            parse_uint(toks[2], &n_cpus) < 0 || seconds_to_ns(toks[3], &ts) < 0)
                 return -EBADMSG;
         if (gid >= LIKWID_MAX_GROUPS || !groups[gid].defined || n_values != groups[gid].n_metrics ||
             n_cpus != n_hw || n_cpus == 0)
@@ -460,7 +461,6 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
                 /* A short line is a truncated or mixed-up one. */
                 if (k != n_values * n_cpus)
                         return -EBADMSG;
-                ts = (uint64_t)llround(t_s * 1e9);
                 if (r->n_iv > 0 && ts <= *prev_ts)
                         return -EBADMSG;
                 interval_end(r);

@@ -22,6 +22,9 @@
 #include "pctl/util.h"
 
 #define PROC_STAT_MAX (1u << 20)
+/* cpuacct.usage_percpu: at most 20 digits and a space per possible CPU. Under malloc's mmap
+ * threshold, the buffer comes from the heap rather than a fresh 1 MiB mapping every sample. */
+#define PERCPU_MAX ((size_t)CPUMASK_MAX * 21 + 64)
 
 static const char *const cpuacct_roots[] = {
     "/sys/fs/cgroup/cpuacct",
@@ -120,7 +123,8 @@ int sensor_busy_probe(enum sensor_busy_source *src, char *path, size_t path_size
 
 int sensor_busy_read(enum sensor_busy_source src, uint64_t *busy_ns, unsigned n_cpus)
 {
-        _cleanup_free_ char *buf = malloc(PROC_STAT_MAX);
+        size_t size = src == SENSOR_BUSY_CPUACCT ? PERCPU_MAX : PROC_STAT_MAX;
+        _cleanup_free_ char *buf = malloc(size);
         ssize_t n = -ENOENT;
 
         if (!buf)
@@ -130,7 +134,7 @@ int sensor_busy_read(enum sensor_busy_source src, uint64_t *busy_ns, unsigned n_
                         char file[512];
 
                         snprintf(file, sizeof(file), "%s/cpuacct.usage_percpu", cpuacct_roots[i]);
-                        n = fs_read(file, buf, PROC_STAT_MAX);
+                        n = fs_read(file, buf, size);
                 }
                 if (n < 0)
                         return (int)n;
@@ -172,12 +176,11 @@ struct sw_state {
         unsigned n_targets;
 };
 
-/* Reads one thread: its runtime (schedstat, ns) and the CPU it last ran on (stat field 39). */
-static int sw_thread_read(pid_t pid, pid_t tid, uint64_t *runtime_ns, int *cpu)
+/* Reads one thread's runtime (schedstat, ns). */
+static int sw_thread_runtime(pid_t pid, pid_t tid, uint64_t *runtime_ns)
 {
-        char path[128], buf[1024];
+        char path[128], buf[256];
         unsigned long long rt;
-        const char *p;
         ssize_t n;
 
         snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
@@ -186,6 +189,17 @@ static int sw_thread_read(pid_t pid, pid_t tid, uint64_t *runtime_ns, int *cpu)
                 return (int)n;
         if (sscanf(buf, "%llu", &rt) != 1)
                 return -EBADMSG;
+        *runtime_ns = rt;
+        return 0;
+}
+
+/* The CPU a thread last ran on (stat field 39). */
+static int sw_thread_cpu(pid_t pid, pid_t tid, int *cpu)
+{
+        char path[128], buf[1024];
+        const char *p;
+        ssize_t n;
+
         snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
         n = fs_read(path, buf, sizeof(buf));
         if (n < 0)
@@ -207,7 +221,6 @@ static int sw_thread_read(pid_t pid, pid_t tid, uint64_t *runtime_ns, int *cpu)
                 while (*p && *p != ' ')
                         p++;
         }
-        *runtime_ns = rt;
         return 0;
 }
 
@@ -252,7 +265,7 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
                 if (de->d_name[0] == '.' || parse_int(de->d_name, &tid) < 0)
                         continue;
                 /* A thread that exits between readdir and read is not an error. */
-                if (sw_thread_read(t->pid, tid, &rt, &cpu) < 0)
+                if (sw_thread_runtime(t->pid, tid, &rt) < 0)
                         continue;
                 th = sw_thread_find(t, tid);
                 if (!th) {
@@ -271,6 +284,9 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
                         /* Born after the previous read: all of its runtime is in this interval. */
                         *th = (struct sw_thread){.tid = tid, .runtime_ns = out ? 0 : rt};
                 }
+                /* Where it ran matters only when it ran: a sleeping thread costs one read. */
+                if (out && rt > th->runtime_ns && sw_thread_cpu(t->pid, tid, &cpu) < 0)
+                        cpu = -1;
                 if (out && cpu >= 0 && (unsigned)cpu < st->n_cpus && rt >= th->runtime_ns) {
                         struct sensor_counts *c = sensor_target_cpu(out, index, (unsigned)cpu);
 
@@ -301,12 +317,12 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
 static int sw_percpu_read(struct sw_state *st, struct sw_target *t, uint64_t *now)
 {
         if (t->mode == SW_CPUACCT) {
-                _cleanup_free_ char *buf = malloc(PROC_STAT_MAX);
+                _cleanup_free_ char *buf = malloc(PERCPU_MAX);
                 ssize_t n;
 
                 if (!buf)
                         return -ENOMEM;
-                n = file_read(t->path, buf, PROC_STAT_MAX);
+                n = file_read(t->path, buf, PERCPU_MAX);
                 if (n < 0)
                         return (int)n;
                 return sensor_parse_percpu(buf, now, st->n_cpus);

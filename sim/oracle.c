@@ -55,7 +55,7 @@ int sim_run_alone(const struct sim_machine *m, unsigned app, unsigned cores, uns
 
         if (app >= m->n_apps || cores == 0 || cores > m->n_cpus || step_ns == 0)
                 return -EINVAL;
-        r = sim_machine_new(m->sc, false, (int)(m->apps[app].spec - m->sc->apps), &alone);
+        r = sim_machine_new_truth(m->sc, (int)(m->apps[app].spec - m->sc->apps), &alone);
         if (r < 0)
                 return r;
         cpumask_zero(&set);

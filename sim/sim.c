@@ -53,6 +53,8 @@ static double gauss_box_muller(struct sim_machine *m)
  * hour. A table of seeded Box-Muller draws indexed by 16 random bits keeps that cheap. */
 double sim_gauss(struct sim_machine *m)
 {
+        if (!m->gauss)
+                return 0; /* a truth-only machine: no sensor reads it */
         if (m->gauss_bits_left == 0) {
                 m->gauss_bits = sim_rand(m);
                 m->gauss_bits_left = 4;
@@ -102,7 +104,8 @@ static int app_set_all(struct sim_machine *m, struct sim_app_state *a)
         return 0;
 }
 
-int sim_machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, struct sim_machine **out)
+static int machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, bool sensed,
+                       struct sim_machine **out)
 {
         const struct sim_machine_spec *ms = &sc->mach;
         struct sim_machine *m = calloc(1, sizeof(*m));
@@ -127,10 +130,10 @@ int sim_machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, struct 
         m->s_held_sum = calloc(m->n_cpus, sizeof(double));
         m->s_users = calloc(m->n_cpus, sizeof(unsigned));
         m->s_fhz = calloc(m->n_cpus, sizeof(double));
-        m->gauss = malloc(SIM_GAUSS_N * sizeof(double));
+        m->gauss = sensed ? malloc(SIM_GAUSS_N * sizeof(double)) : NULL;
         if (!m->cpu_pkg || !m->pkg_freq || !m->apps || !m->cpu || !m->app_cpu || !m->pkg_energy_j ||
             !m->pkg_power_w || !m->rapl_start || !m->s_busy || !m->s_held || !m->s_held_sum ||
-            !m->s_users) {
+            !m->s_users || !m->s_fhz || (sensed && !m->gauss)) {
                 sim_free(m);
                 return -ENOMEM;
         }
@@ -152,14 +155,24 @@ int sim_machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, struct 
         uint64_t x = ms->seed;
         for (int i = 0; i < 4; i++)
                 m->rng[i] = splitmix64(&x);
-        for (unsigned i = 0; i < SIM_GAUSS_N; i++)
+        for (unsigned i = 0; sensed && i < SIM_GAUSS_N; i++)
                 m->gauss[i] = gauss_box_muller(m);
         /* A real RAPL counter starts wherever the last reset left it. */
-        for (unsigned p = 0; p < m->n_packages; p++)
+        for (unsigned p = 0; sensed && p < m->n_packages; p++)
                 m->rapl_start[p] = (uint32_t)(sim_rand(m) >> 32);
         m->owns_sc = owns_sc;
         *out = m;
         return 0;
+}
+
+int sim_machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, struct sim_machine **out)
+{
+        return machine_new(sc, owns_sc, only_app, true, out);
+}
+
+int sim_machine_new_truth(struct sim_scenario *sc, int only_app, struct sim_machine **out)
+{
+        return machine_new(sc, false, only_app, false, out);
 }
 
 int sim_load(const char *path, struct sim_machine **out, struct sim_error *err)
@@ -353,9 +366,13 @@ static void memory_contention(struct sim_machine *m, double t1_s)
         const struct sim_machine_spec *ms = &m->sc->mach;
         double demand[SENSOR_MAX_PACKAGES] = {0}, stretch[SENSOR_MAX_PACKAGES];
 
-        for (unsigned i = 0; i < m->n_apps; i++)
+        bool traffic = false;
+
+        for (unsigned i = 0; i < m->n_apps; i++) {
                 m->apps[i].mem_stretch = 1;
-        if (ms->mem_bandwidth_gbs <= 0)
+                traffic = traffic || m->apps[i].spec->mem_bytes_per_instr > 0;
+        }
+        if (ms->mem_bandwidth_gbs <= 0 || !traffic)
                 return;
         for (unsigned i = 0; i < m->n_apps; i++) {
                 struct sim_app_state *a = &m->apps[i];
@@ -602,6 +619,7 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
                 /* Uncore and idle CPUs: shared by the apps running, by their time. */
                 double pool_share = pool_j * a->active_s / pool_div;
                 a->energy_j += e_j + pool_share;
+                a->pool_j += pool_share;
                 attributed += pool_share;
         }
         m->unattributed_j += pool_j - attributed;
@@ -675,6 +693,7 @@ int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_trut
             .instructions_total = a->spec->instructions,
             .time_s = a->run_s,
             .energy_j = a->energy_j,
+            .pool_j = a->pool_j,
             .cores = a->n_set,
             .freq_mhz = f,
             .speedup_true = truth_speedup(m, a, f),

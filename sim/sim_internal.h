@@ -83,6 +83,7 @@ struct sim_app_state {
         double done;  /* instructions (Amdahl) or fraction of the run (rows) */
         double run_s; /* time since start while not finished */
         double energy_j;
+        double pool_j;       /* the part of energy_j that is its share of the static pool */
         double p_weighted_s; /* sum of P * seconds, for the time-weighted P */
         /* This step (scratch). */
         double active_s;
@@ -130,6 +131,9 @@ void sim_rows_at(const struct sim_app_spec *a, double cores, double freq_mhz, do
 
 /* sim.c */
 int sim_machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, struct sim_machine **out);
+/* A machine for ground truth only (the oracles): no sensor will read it, so it skips the
+ * noise table and the RAPL start values, which cost milliseconds per machine. */
+int sim_machine_new_truth(struct sim_scenario *sc, int only_app, struct sim_machine **out);
 int sim_set_cpus(struct sim_machine *m, unsigned app, const struct cpumask *cpus);
 void sim_get_cpus(const struct sim_machine *m, unsigned app, struct cpumask *out);
 int sim_set_freq(struct sim_machine *m, unsigned package, unsigned freq_mhz);

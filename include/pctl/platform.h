@@ -48,6 +48,9 @@ uint64_t platform_now_ns(const struct platform *p);
 int platform_advance(struct platform *p, uint64_t dt_ns);
 /* Whether a process still runs (the model machine: whether its app has not finished). */
 bool platform_proc_alive(const struct platform *p, pid_t pid);
+/* The same, and its comm into comm ("?" when it cannot be read; NULL: not wanted), from one
+ * read of /proc/PID/stat. */
+bool platform_proc_state(const struct platform *p, pid_t pid, char *comm, size_t size);
 /* The process's comm; "?" when it cannot be read. */
 void platform_proc_comm(const struct platform *p, pid_t pid, char *buf, size_t size);
 /* Lists running processes (pid, comm) into out (up to max); returns the number listed. */

@@ -75,6 +75,7 @@ struct sim_app_truth {
         double start_s;    /* the virtual time it starts at */
         double time_s;     /* run time so far, from its start to now or to its finish */
         double energy_j;   /* what it caused (see docs/sim.md for the rule) */
+        double pool_j;     /* of which its share of the static pool (uncore, idle CPUs) */
         unsigned cores;    /* CPUs in its cpuset now */
         unsigned freq_mhz; /* its frequency now (slowest domain among its CPUs) */
         /* Its speedup on its CPUs now against one CPU, alone at freq_mhz, memory bandwidth
@@ -113,6 +114,52 @@ int sim_run_alone(const struct sim_machine *m, unsigned app, unsigned cores, uns
 int sim_oracle_app(const struct sim_machine *m, unsigned app, enum sim_objective o,
                    uint64_t step_ns, struct sim_result *best, struct sim_result **all,
                    unsigned *n_all);
+
+/* Ground truth: the apps of the scenario running at once under a static partition, each on
+ * its own CPUs, one frequency per package (docs/sim.md, "The partition oracle"). */
+struct sim_partition {
+        unsigned n_apps, n_packages;
+        unsigned *cores;      /* [n_apps * n_packages]: app i's CPUs on package p */
+        unsigned *freq_mhz;   /* [n_packages] */
+};
+int sim_partition_alloc(struct sim_partition *p, unsigned n_apps, unsigned n_packages);
+void sim_partition_free(struct sim_partition *p);
+
+/* One measured run of a partition on a fresh copy of the machine, stepped at step_ns: app i
+ * gets cores[i * n_packages + q] CPUs of package q (the lowest free ones). apps[n_apps] get
+ * each app's result (cores: its total; freq_mhz: the slowest of its packages); *time_s is the
+ * last app's end, *energy_j the packages' energy. */
+int sim_partition_run(const struct sim_machine *m, const struct sim_partition *p,
+                      uint64_t step_ns, struct sim_result *apps, double *time_s,
+                      double *energy_j);
+
+enum sim_together_method {
+        SIM_TOGETHER_AUTO,       /* exhaustive when at most SIM_TOGETHER_EXHAUSTIVE_MAX runs */
+        SIM_TOGETHER_EXHAUSTIVE, /* every partition, each run on the machine */
+        SIM_TOGETHER_DP,         /* dynamic programming on measured tables, then one run */
+};
+#define SIM_TOGETHER_EXHAUSTIVE_MAX 2000u
+int sim_together_method_parse(const char *s, enum sim_together_method *out);
+const char *sim_together_method_name(enum sim_together_method m);
+
+struct sim_together {
+        enum sim_together_method method; /* the one used (never AUTO) */
+        struct sim_partition best;
+        struct sim_result *apps; /* [n_apps], measured in the run of `best` */
+        double score;            /* the objective summed over the apps, measured */
+        double predicted;        /* DP: the score its evaluator predicted; NaN when exhaustive */
+        double time_s, energy_j; /* the machine: until the last app ends, all packages */
+        unsigned long runs;      /* partitions run on the machine */
+        unsigned long evaluated; /* DP: partitions scored on the tables */
+};
+/* How many partitions an exhaustive search would run; counting stops past limit. */
+unsigned long sim_together_count(const struct sim_machine *m, unsigned long limit);
+/* The best static partition by the sum over apps of each app's objective. -ENOSPC: more apps
+ * than CPUs; -E2BIG: exhaustive asked on a space over SIM_TOGETHER_EXHAUSTIVE_MAX * 10. */
+int sim_oracle_together(const struct sim_machine *m, enum sim_objective o,
+                        enum sim_together_method method, uint64_t step_ns,
+                        struct sim_together *out);
+void sim_together_free(struct sim_together *t);
 
 extern const struct sensor_ops sim_sensor_ops;
 extern const struct actuator_ops sim_actuator_ops;

@@ -6,7 +6,8 @@
  * single app the EDP of the setting it settled on, run statically, / oracle (for measured
  * rows the target is on this figure: "settles within 5% of the rows' optimum").
  * Concurrent scenarios are reported without a target: the oracle runs each app alone, which
- * no allocator sharing the machine can match.
+ * no allocator sharing the machine can match (bench_together compares them with the partition
+ * oracle of all apps at once).
  * The start-up rows (tests/scenarios/startup-*.ini) are suite apps run for a tenth of the
  * time (4-15 s), so that the 1 s warm-up and the first probes are a large share of the run:
  * their figures show that cost. They are held to a regression guard (the figure when it was

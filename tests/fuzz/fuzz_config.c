@@ -14,6 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct config c_file, c_text, untouched;
         const char *path = fuzz_file(data, size);
         char *text = fuzz_text(data, size);
+        int fds = fuzz_fds_mark();
         struct model_power pm;
         bool is_config;
         int r_file, r_text;
@@ -39,6 +40,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         config_problems_clear(&from_file);
         config_problems_clear(&from_text);
         free(text);
-        fuzz_check_fds();
+        fuzz_check_fds(fds);
         return 0;
 }

@@ -18,6 +18,7 @@ static void check_printable(const char *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+        int mark = fuzz_fds_mark();
         struct control_request req = {0};
         char err[256] = "", error[256];
         const char *policy;
@@ -48,6 +49,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 check_printable(err);
         }
         control_request_free(&req);
-        fuzz_check_fds();
+        fuzz_check_fds(mark);
         return 0;
 }

@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct platform_profile p, again;
         char err[512] = "";
         char *text = fuzz_text(data, size), *first, *second;
+        int fds = fuzz_fds_mark();
         int r;
 
         if (!text)
@@ -36,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r < 0) {
                 if (r != -EINVAL || !err[0])
                         abort();
-                fuzz_check_fds();
+                fuzz_check_fds(fds);
                 return 0;
         }
         first = format(&p);
@@ -51,6 +52,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         free(first);
         free(second);
-        fuzz_check_fds();
+        fuzz_check_fds(fds);
         return 0;
 }

@@ -21,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct config_problems problems = {};
         struct policy_set set = {.v = (struct policy *)&id, .n = 7};
         const char *path = fuzz_file(data, size);
+        int fds = fuzz_fds_mark();
         int r;
 
         if (!path)
@@ -42,6 +43,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         }
         config_problems_clear(&problems);
-        fuzz_check_fds();
+        fuzz_check_fds(fds);
         return 0;
 }

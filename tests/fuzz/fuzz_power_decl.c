@@ -12,6 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct model_power pm;
         char err[512] = "";
         const char *path = fuzz_file(data, size);
+        int fds = fuzz_fds_mark();
         int r;
 
         if (!path)
@@ -20,11 +21,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r < 0) {
                 if (!err[0] || (r != -EINVAL && r != -ENODATA))
                         abort();
-                fuzz_check_fds();
+                fuzz_check_fds(fds);
                 return 0;
         }
         if (power_decl_to_model(&d, 3000000, &pm) < 0)
                 abort();
-        fuzz_check_fds();
+        fuzz_check_fds(fds);
         return 0;
 }

@@ -37,6 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct sample_io_reader *from_file = NULL, *from_text = NULL;
         const char *path = fuzz_file(data, size);
         char *text = fuzz_text(data, size);
+        int fds = fuzz_fds_mark();
         int r_file, r_text;
 
         if (!path || !text)
@@ -54,6 +55,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         sample_io_close(from_file);
         sample_io_close(from_text);
-        fuzz_check_fds();
+        fuzz_check_fds(fds);
         return 0;
 }

@@ -12,6 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct sim_machine *m = NULL;
         struct sim_machine_info info;
         char *text = fuzz_text(data, size);
+        int fds = fuzz_fds_mark();
         int r;
 
         if (!text)
@@ -22,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 /* A refused scenario says where and why. */
                 if (err.n_errors == 0 || !err.what[0])
                         abort();
-                fuzz_check_fds();
+                fuzz_check_fds(fds);
                 return 0;
         }
         sim_machine_info(m, &info);
@@ -39,6 +40,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         (void)sim_truth_energy_j(m);
         sim_free(m);
-        fuzz_check_fds();
+        fuzz_check_fds(fds);
         return 0;
 }

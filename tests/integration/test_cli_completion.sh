@@ -55,7 +55,8 @@ for h in "${modes[@]}"; do
         check "$h" "--cores --freq --help --instructions --json --p --power --t1 " model table --p 0.5 --
         check "$h" "oracle run " sim ""
         check "$h" "edp energy " sim oracle x.ini --objective e
-        check "$h" "--all --help --json --objective " sim oracle x.ini --
+        check "$h" "--all --help --json --method --objective --together " sim oracle x.ini --
+        check "$h" "auto dp exhaustive " sim oracle x.ini --together --method ""
         check "$h" "auto likwid perf replay software " sample --backend ""
         check "$h" "--config --help --policy --socket " adopt 1 --
         check "$h" "check list reload " policy ""

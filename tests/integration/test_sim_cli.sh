@@ -18,8 +18,10 @@ for d in (run, oracle, mon):
     for a in d["apps"]:
         for k in ("name", "cores", "freq_mhz", "time_s", "energy_j", "edp", "p_true"):
             assert k in a, (k, a)
-    for k in ("time_s", "energy_j", "edp"):
+    for k in ("time_s", "energy_j", "edp", "edp_sum"):
         assert k in d["total"], k
+    s = sum(a["energy_j"] * a["time_s"] for a in d["apps"])
+    assert abs(d["total"]["edp_sum"] - s) <= 1e-6 * s, (d["total"], s)
 # The oracle's EDP-best for P = 0.9 on the i7 is all 4 cores at the top frequency.
 assert oracle["apps"][0]["cores"] == 4 and oracle["apps"][0]["freq_mhz"] == 3700, oracle
 # monitor changes nothing and estimates P.
@@ -59,6 +61,36 @@ rows = [a for a in d["apps"] if a["name"] == "rows"][0]
 assert rows["time_s"] >= 11 * (1 - 1e-6), rows
 PY
 
+
+# --together: the best static partition of all the apps at once, JSON with edp_sum (the sum
+# of the apps' own E*T, the objective) next to the machine's E*T; sim run reports it too.
+"$PCTL" sim oracle "$S/suite-i7-concurrent.ini" --objective edp --together --json >"$T/tog.json" ||
+        fail "sim oracle --together"
+"$PCTL" sim oracle "$S/suite-i7-concurrent.ini" --objective edp --together --method dp --json \
+        >"$T/togdp.json" || fail "sim oracle --together --method dp"
+"$PCTL" sim run "$S/suite-i7-concurrent.ini" --static cores=4,freq=max --json >"$T/def2.json" ||
+        fail "sim run of suite-i7-concurrent.ini"
+python3 - "$T" <<'PY' || fail "sim oracle --together JSON"
+import json, sys
+t = sys.argv[1]
+tog, dp, run = (json.load(open(f"{t}/{n}.json")) for n in ("tog", "togdp", "def2"))
+assert tog["together"] is True and tog["method"] == "exhaustive" and tog["runs"] == 54, tog
+assert tog["predicted"] is None and dp["predicted"] > 0, (tog["predicted"], dp["predicted"])
+assert dp["method"] == "dp" and dp["runs"] == 1, dp
+for d in (tog, dp, run):
+    s = sum(a["energy_j"] * a["time_s"] for a in d["apps"])
+    assert abs(d["total"]["edp_sum"] - s) <= 1e-6 * s, d["total"]
+    assert abs(d["total"]["edp"] - d["total"]["energy_j"] * d["total"]["time_s"]) <= 1e-6 * d["total"]["edp"]
+# Disjoint CPUs: the apps' cores add up to at most the machine's 4, one frequency.
+assert sum(a["cores"] for a in tog["apps"]) <= 4 and len(tog["packages"]) == 1, tog
+assert all(a["freq_mhz"] == tog["packages"][0]["freq_mhz"] for a in tog["apps"])
+# The DP finds the exhaustive answer here, and both are a measured run of one partition.
+assert abs(dp["total"]["edp_sum"] - tog["total"]["edp_sum"]) <= 1e-6 * tog["total"]["edp_sum"], (dp, tog)
+assert abs(tog["score"] - tog["total"]["edp_sum"]) <= 1e-6 * tog["score"]
+# The oracle's partition is no worse than every app on every core at the top frequency.
+assert tog["total"]["edp_sum"] <= run["total"]["edp_sum"], (tog["total"], run["total"])
+PY
+
 check_refused() {
         local want=$1
         shift
@@ -74,6 +106,13 @@ check_refused "no policy named 'fastest'" sim run "$S/i7-p09.ini" --policy faste
 check_refused "cores=9 but the machine has 4 CPUs" sim run "$S/i7-p09.ini" --static cores=9,freq=max
 check_refused "is not one of the machine's P-states" sim run "$S/i7-p09.ini" --static cores=2,freq=1234
 check_refused "is not one of edp, ppw, energy, perf" sim oracle "$S/i7-p09.ini" --objective fastest
+check_refused "does not go with --together" sim oracle "$S/i7-p09.ini" --objective edp --together --all
+check_refused "--method goes with --together" sim oracle "$S/i7-p09.ini" --objective edp --method dp
+check_refused "is not one of auto, exhaustive, dp" sim oracle "$S/i7-p09.ini" --objective edp --together --method best
+check_refused "is an option of 'pctl sim oracle'" sim run "$S/i7-p09.ini" --static cores=1,freq=max --together
+check_refused "use --method dp" sim oracle "$S/server-20apps.ini" --objective edp --together --method exhaustive
+printf '[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.5\n[app b]\ninstructions = 1e9\np = 0.5\n[app c]\ninstructions = 1e9\np = 0.5\n[app d]\ninstructions = 1e9\np = 0.5\n[app e]\ninstructions = 1e9\np = 0.5\n' >"$T/five.ini"
+check_refused "5 apps but 4 CPUs" sim oracle "$T/five.ini" --objective edp --together
 printf '[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 2\n' >"$T/bad.ini"
 check_refused "bad.ini:5" sim run "$T/bad.ini" --static cores=1,freq=max
 echo "ok: pctl sim"

@@ -94,6 +94,41 @@ static void rejects_unknown_text(void **state)
         assert_null(r);
 }
 
+/* Times past 2^63 ns (292 years) but within what the reader accepts come out as written,
+ * not as llround's out-of-range value; a LIKWID time past 2^64 ns is noise, not a sample. */
+static void late_times_read_exactly(void **state)
+{
+        struct sample_io_reader *r = NULL;
+        struct sensor_sample s;
+
+        (void)state;
+        assert_int_equal(sample_io_open_text("# pctl-sample v1 backend=x\n"
+                                             "time_s,interval_s,kind,id,cpu,instr,cycles,"
+                                             "ref_cycles,busy_ns,energy_j\n"
+                                             "17000000000,10000000000,cpu,,0,,,,5,\n",
+                                             &r, NULL),
+                         0);
+        assert_int_equal(sensor_sample_alloc(&s, 1, 0), 0);
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_true(s.timestamp_ns == 17000000000000000000ull);
+        assert_true(s.interval_ns == 10000000000000000000ull);
+        sample_io_close(r);
+        assert_int_equal(sample_io_open_text("# HWThreads: 0\n"
+                                             "# GID|MetricsCount|CpuCount|Total runtime [s]|"
+                                             "INSTR_RETIRED_ANY\n"
+                                             "0 1 1 10000000000 7\n"
+                                             "0 1 1 1e300 8\n",
+                                             &r, NULL),
+                         0);
+        assert_int_equal(sample_io_n_intervals(r), 1);
+        assert_int_equal(sample_io_n_skipped(r), 1);
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_true(s.timestamp_ns == 10000000000000000000ull);
+        assert_true(s.cpu[0].instr == 7);
+        sensor_sample_free(&s);
+        sample_io_close(r);
+}
+
 static void own_csv_round_trip(void **state)
 {
         struct sensor_sample s, back;
@@ -193,6 +228,7 @@ static void replay_backend_plays_a_file(void **state)
 static const struct CMUnitTest tests[] = {
         cmocka_unit_test(likwid_timeline_with_noise),
         cmocka_unit_test(rejects_unknown_text),
+        cmocka_unit_test(late_times_read_exactly),
         cmocka_unit_test(own_csv_round_trip),
         cmocka_unit_test(replay_backend_plays_a_file),
 };

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@ struct client_args {
         const char *config;
         const char *policy;
         bool json;
+        bool quiet;      /* run: no summary */
         bool watch;      /* status: redraw every watch_s */
         double watch_s;  /* 0: not given */
         unsigned count;  /* status --watch: frames, 0 for until interrupted */
@@ -37,8 +39,8 @@ static void client_usage(const char *cmd, FILE *f)
                       "[--socket PATH | --config FILE]\n",
                       f);
         else if (strcmp(cmd, "run") == 0)
-                fputs("Usage: pctl run [--policy NAME] [--socket PATH | --config FILE] -- CMD "
-                      "[ARG...]\n",
+                fputs("Usage: pctl run [--policy NAME] [--json | --quiet] [--socket PATH | --config "
+                      "FILE] -- CMD [ARG...]\n",
                       f);
         else if (strcmp(cmd, "adopt") == 0)
                 fputs("Usage: pctl adopt PID [--policy NAME] [--socket PATH | --config FILE]\n", f);
@@ -54,7 +56,8 @@ static int client_parse(int argc, char **argv, struct client_args *a)
             {"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
             {"policy", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
             {"help", no_argument, NULL, 'h'},         {"watch", optional_argument, NULL, 'w'},
-            {"count", required_argument, NULL, 'n'},  {},
+            {"count", required_argument, NULL, 'n'},  {"quiet", no_argument, NULL, 'q'},
+            {},
         };
         const char *cmd = argv[0];
         bool is_status = strcmp(cmd, "status") == 0;
@@ -84,6 +87,14 @@ static int client_parse(int argc, char **argv, struct client_args *a)
                         break;
                 case 'j':
                         a->json = true;
+                        break;
+                case 'q':
+                        if (strcmp(cmd, "run") != 0) {
+                                fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n",
+                                        cmd, argv[optind - 1]);
+                                return -EINVAL;
+                        }
+                        a->quiet = true;
                         break;
                 case 'w':
                 case 'n':
@@ -118,6 +129,10 @@ static int client_parse(int argc, char **argv, struct client_args *a)
                                 argv[optind - 1]);
                         return -EINVAL;
                 }
+        }
+        if (a->quiet && a->json) {
+                fprintf(stderr, "pctl run: --quiet and --json exclude each other\n");
+                return -EINVAL;
         }
         a->first_arg = optind;
         return 0;
@@ -261,7 +276,7 @@ static void status_human(struct json_object *s)
                "PRED_GAIN%");
         for (size_t i = 0; i < n_apps; i++) {
                 struct json_object *a = json_object_array_get_idx(apps, i);
-                double p, conf, pid = 0, cores = 0;
+                double p, conf, pid = 0, cores = 0, prun, srun;
                 char pbuf[32] = "-";
 
                 if (reply_number(a, "p_est", &p)) {
@@ -282,6 +297,16 @@ static void status_human(struct json_object *s)
                 print_num(a, "edp_rate", " %*.3g", 10);
                 print_num(a, "gain_pct", " %*.1f", 10);
                 printf("\n%-15s %s\n", "", reply_string(a, "reason"));
+                /* The whole run's P where it tells something the phase's does not. */
+                if (reply_number(a, "p_run", &prun) &&
+                    !(reply_number(a, "p_est", &p) && fabs(p - prun) < 0.005)) {
+                        printf("%-15s whole run: P %.3f", "", prun);
+                        if (reply_number(a, "p_run_confidence", &conf))
+                                printf("±%.3f", conf);
+                        if (reply_number(a, "speedup_run", &srun))
+                                printf(", speedup %.3f", srun);
+                        printf(" (P above is the current phase's)\n");
+                }
         }
         if (n_apps == 0)
                 printf("(no managed apps)\n");
@@ -554,6 +579,138 @@ static int release_cmd(struct client_args *a, int argc, char **argv)
         return r != EXIT_OK ? r : send_pid(a, "release", pid, NULL);
 }
 
+static double timeval_s(struct timeval tv)
+{
+        return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+static double monotonic_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A figure of the report as "%.Nf", or "unknown". */
+static const char *report_fmt(struct json_object *o, const char *key, const char *fmt, char *buf,
+                              size_t size)
+{
+        double v;
+
+        if (o && reply_number(o, key, &v))
+                snprintf(buf, size, fmt, v);
+        else
+                snprintf(buf, size, "unknown");
+        return buf;
+}
+
+static void run_summary_human(const char *cmd, int status, double wall_s, const struct rusage *ru,
+                              struct json_object *rep, const char *rep_err)
+{
+        double user_s = timeval_s(ru->ru_utime), sys_s = timeval_s(ru->ru_stime), v, seen, conf;
+        struct json_object *configs = NULL;
+        const char *note, *src;
+        char b1[64], b2[64];
+
+        if (WIFSIGNALED(status))
+                fprintf(stderr, "pctl run: %s was killed by signal %d\n", cmd, WTERMSIG(status));
+        else
+                fprintf(stderr, "pctl run: %s exited with status %d\n", cmd,
+                        WEXITSTATUS(status));
+        fprintf(stderr, "  wall     %.2f s\n  CPU      %.2f s (user %.2f s, sys %.2f s), %.2f "
+                        "CPU s per wall s\n",
+                wall_s, user_s + sys_s, user_s, sys_s, wall_s > 0 ? (user_s + sys_s) / wall_s : 0);
+        if (!rep) {
+                fprintf(stderr, "  pctld    no report: %s\n", rep_err);
+                return;
+        }
+        fprintf(stderr, "  speedup  %s over the run", report_fmt(rep, "speedup_run", "%.3f", b1,
+                                                                   sizeof(b1)));
+        if (reply_number(rep, "seen_s", &seen) && reply_number(rep, "managed_s", &v))
+                fprintf(stderr, " (pctld saw %.2f s of the %.2f s it managed it)", seen, v);
+        fprintf(stderr, "\n  P        run %s", report_fmt(rep, "p_run", "%.3f", b1, sizeof(b1)));
+        if (reply_number(rep, "p_run_confidence", &conf) && reply_number(rep, "seen_s", &seen) &&
+            reply_number(rep, "managed_s", &v))
+                fprintf(stderr, " (±%.3f for the %.2f s pctld did not see)", conf,
+                        fmax(v - seen, 0));
+        fprintf(stderr, ", last phase %s\n", report_fmt(rep, "p_est", "%.3f", b2, sizeof(b2)));
+        if ((note = reply_string(rep, "speedup_note")))
+                fprintf(stderr, "           (%s)\n", note);
+        if ((src = reply_string(rep, "energy_source")) && reply_number(rep, "energy_j", &v))
+                fprintf(stderr, "  energy   %.1f J (%s), EDP %s J·s\n", v, src,
+                        report_fmt(rep, "edp_js", "%.3g", b1, sizeof(b1)));
+        else
+                fprintf(stderr, "  energy   unknown (no RAPL and no power model), EDP unknown\n");
+        if (json_object_object_get_ex(rep, "configs", &configs) &&
+            json_object_is_type(configs, json_type_array)) {
+                size_t n = json_object_array_length(configs);
+
+                for (size_t i = 0; i < n; i++) {
+                        struct json_object *c = json_object_array_get_idx(configs, i);
+                        double cores = 0, mhz, sec = 0;
+
+                        reply_number(c, "cores", &cores);
+                        reply_number(c, "s", &sec);
+                        fprintf(stderr, "  %-8s %.0f cores", i ? "" : "ran at", cores);
+                        if (reply_number(c, "freq_mhz", &mhz))
+                                fprintf(stderr, " at %.0f MHz", mhz);
+                        fprintf(stderr, " for %.2f s\n", sec);
+                }
+        }
+        if (reply_number(rep, "gain_pct", &v))
+                fprintf(stderr, "  gain     %.1f %% against the default (%s)\n", v,
+                        reply_string(rep, "gain_note"));
+        else
+                fprintf(stderr, "  gain     %s\n", reply_string(rep, "gain_note"));
+}
+
+/* One JSON object on stderr: the command's status and times, and pctld's report (null, with
+ * report_error, when it has none). */
+static void run_summary_json(const char *cmd, int status, double wall_s, const struct rusage *ru,
+                             struct json_object *rep, const char *rep_err)
+{
+        struct json_object *j = json_object_new_object();
+        double user_s = timeval_s(ru->ru_utime), sys_s = timeval_s(ru->ru_stime);
+
+        json_object_object_add(j, "command", json_object_new_string(cmd));
+        json_object_object_add(j, "exit_status", WIFEXITED(status)
+                                                     ? json_object_new_int(WEXITSTATUS(status))
+                                                     : NULL);
+        json_object_object_add(j, "signal", WIFSIGNALED(status)
+                                                ? json_object_new_int(WTERMSIG(status))
+                                                : NULL);
+        json_object_object_add(j, "wall_s", json_object_new_double(wall_s));
+        json_object_object_add(j, "cpu_s", json_object_new_double(user_s + sys_s));
+        json_object_object_add(j, "user_s", json_object_new_double(user_s));
+        json_object_object_add(j, "sys_s", json_object_new_double(sys_s));
+        json_object_object_add(j, "pctld", rep ? json_object_get(rep) : NULL);
+        json_object_object_add(j, "report_error", rep ? NULL : json_object_new_string(rep_err));
+        fprintf(stderr, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+        json_object_put(j);
+}
+
+/* Asks pctld for its report on the command that just ended; it keeps one for a minute. */
+static void run_summary(struct client_args *a, const char *cmd, pid_t child, int status,
+                        double wall_s, const struct rusage *ru)
+{
+        struct json_object *rep = NULL;
+        char request[64], *text = NULL;
+        const char *err = "pctld did not answer (see the message above)";
+        struct client_args quiet = *a;
+
+        snprintf(request, sizeof(request), "{\"cmd\":\"report\",\"pid\":%d}", (int)child);
+        quiet.json = false;
+        if (client_call(&quiet, "run", request, &rep, &text) != EXIT_OK)
+                rep = NULL;
+        if (a->json)
+                run_summary_json(cmd, status, wall_s, ru, rep, err);
+        else
+                run_summary_human(cmd, status, wall_s, ru, rep, err);
+        json_object_put(rep);
+        free(text);
+}
+
 /* The child waits until pctld has it, so the command's first instruction already runs
  * where the policy puts it; then it becomes the command. */
 static int run_cmd(struct client_args *a, int argc, char **argv)
@@ -561,6 +718,8 @@ static int run_cmd(struct client_args *a, int argc, char **argv)
         int go[2], status, r;
         pid_t child;
         char byte = 0;
+        struct rusage ru;
+        double start_s;
 
         if (a->first_arg >= argc) {
                 fprintf(stderr, "pctl run: a command is required after --\n");
@@ -591,6 +750,7 @@ static int run_cmd(struct client_args *a, int argc, char **argv)
                 waitpid(child, NULL, 0);
                 return r;
         }
+        start_s = monotonic_s();
         if (write(go[1], &byte, 1) != 1) {
                 kill(child, SIGKILL);
                 waitpid(child, NULL, 0);
@@ -600,9 +760,11 @@ static int run_cmd(struct client_args *a, int argc, char **argv)
         /* Ctrl-C goes to the command (same process group); we wait for it either way. */
         signal(SIGINT, SIG_IGN);
         signal(SIGTERM, SIG_IGN);
-        while (waitpid(child, &status, 0) < 0)
+        while (wait4(child, &status, 0, &ru) < 0)
                 if (errno != EINTR)
                         return EXIT_FAILURE_RUN;
+        if (!a->quiet)
+                run_summary(a, argv[a->first_arg], child, status, monotonic_s() - start_s, &ru);
         if (WIFSIGNALED(status))
                 return 128 + WTERMSIG(status);
         return WEXITSTATUS(status);

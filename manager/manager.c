@@ -19,6 +19,19 @@
 /* An app's first second is usually start-up (loading, initialising: sequential work) and
  * says little about its steady state, so the estimator starts after it. */
 #define MANAGER_WARMUP_NS (1000 * NSEC_PER_MSEC)
+/* Configurations remembered per app for its run report. */
+#define MANAGER_RUN_CONFIGS 8
+/* An app that left is answered for this long (`pctl run` asks right after its exit), and at
+ * most this many of them. */
+#define MANAGER_REPORT_KEEP_NS (60 * NSEC_PER_SEC)
+#define MANAGER_REPORTS 64
+
+/* How long an app ran at one configuration. */
+struct mapp_config {
+        unsigned cores;
+        unsigned freq_khz;
+        double run_s;
+};
 
 struct mapp {
         uint64_t id;
@@ -30,6 +43,18 @@ struct mapp {
         struct cpumask cpus;
         unsigned freq_khz;
         uint64_t since_ns;
+        unsigned n_configs;
+        struct mapp_config configs[MANAGER_RUN_CONFIGS];
+};
+
+/* What is left of an app after it leaves: its estimate and configurations, for a report. */
+struct mreport {
+        struct mapp app;
+        struct estimate e;
+        bool have_e;
+        uint64_t end_ns;
+        unsigned default_cores;
+        char why[64];
 };
 
 struct manager {
@@ -60,6 +85,8 @@ struct manager {
         uint64_t ticks;
         unsigned *cpu_freq_khz; /* scratch, per CPU of the sample */
         unsigned n_cpu_freq;
+        struct mreport *reports; /* apps that left, oldest first */
+        unsigned n_reports;
 };
 
 static int pid_cmp(const void *a, const void *b)
@@ -171,10 +198,56 @@ static void remove_app(struct manager *m, unsigned i)
         refresh_targets(m);
 }
 
+/* The cores an app gets when nothing is decided for it: all it is allowed. */
+static unsigned default_cores(const struct manager *m, const struct mapp *a)
+{
+        unsigned n = cpumask_count(&m->managed_cpus);
+
+        return a->policy.max_cores && a->policy.max_cores < n ? a->policy.max_cores : n;
+}
+
+/* Forgets reports older than MANAGER_REPORT_KEEP_NS. */
+static void reports_expire(struct manager *m, uint64_t now_ns)
+{
+        unsigned k = 0;
+
+        while (k < m->n_reports && m->reports[k].end_ns + MANAGER_REPORT_KEEP_NS < now_ns)
+                k++;
+        if (!k)
+                return;
+        memmove(m->reports, m->reports + k, (m->n_reports - k) * sizeof(*m->reports));
+        m->n_reports -= k;
+}
+
+/* Keeps what a report on app i needs after it is gone; the oldest report goes when full. */
+static void report_keep(struct manager *m, unsigned i, const char *why)
+{
+        const struct estimate *e = estimator_get(m->est, m->apps[i].id);
+        uint64_t now_ns = platform_now_ns(m->pf);
+        struct mreport *r;
+
+        reports_expire(m, now_ns);
+        if (!m->reports) {
+                m->reports = calloc(MANAGER_REPORTS, sizeof(*m->reports));
+                if (!m->reports)
+                        return; /* no report then: `pctl run` says pctld has none */
+        }
+        if (m->n_reports == MANAGER_REPORTS)
+                memmove(m->reports, m->reports + 1, --m->n_reports * sizeof(*m->reports));
+        r = &m->reports[m->n_reports++];
+        *r = (struct mreport){.app = m->apps[i], .have_e = e != NULL, .end_ns = now_ns,
+                              .default_cores = default_cores(m, &m->apps[i])};
+        if (e)
+                r->e = *e;
+        (void)strscpy(r->why, why, sizeof(r->why));
+}
+
 static void release_app(struct manager *m, unsigned i, const char *why)
 {
         struct mapp *a = &m->apps[i];
         int r = m->pf->actuator_ops->release(m->pf->actuator, a->handle);
+
+        report_keep(m, i, why);
 
         if (r < 0)
                 log_warning_errno(r, "Failed to give %s (pid %d) back as it was: %m", a->name,
@@ -198,6 +271,7 @@ void manager_free(struct manager *m)
         free(m->alloc);
         free(m->seen);
         free(m->ignored);
+        free(m->reports);
         free(m);
 }
 
@@ -425,23 +499,43 @@ static void machine_view(struct manager *m, struct estimator_machine *mach)
         mach->cpu_freq_khz = m->cpu_freq_khz;
 }
 
-/* The apps the estimator hears about: those past their start-up, with CPUs. */
+/* The apps the estimator hears about: those with CPUs. In their start-up, only for the whole
+ * run's figures: it says little of the steady state the allocator needs. */
 static unsigned app_views(const struct manager *m, struct estimator_app_view *views)
 {
         unsigned n = 0;
 
         for (unsigned i = 0; i < m->n_apps; i++) {
-                if (cpumask_empty(&m->apps[i].cpus) ||
-                    m->sample.timestamp_ns < m->apps[i].since_ns + MANAGER_WARMUP_NS)
+                if (cpumask_empty(&m->apps[i].cpus))
                         continue;
                 views[n++] = (struct estimator_app_view){
                     .id = m->apps[i].id,
                     .cpus = m->apps[i].cpus,
                     .freq_khz = m->apps[i].freq_khz,
                     .target = m->targets_ok && i < m->sample.n_targets ? (int)i : -1,
+                    .run_only = m->sample.timestamp_ns < m->apps[i].since_ns + MANAGER_WARMUP_NS,
                 };
         }
         return n;
+}
+
+/* Adds the interval to the time the app ran at its configuration. When all slots are taken,
+ * the time goes to the one with the same core count, else to the last. */
+static void app_config_add(struct mapp *a, double run_s)
+{
+        unsigned cores = cpumask_count(&a->cpus), k;
+
+        for (k = 0; k < a->n_configs; k++)
+                if (a->configs[k].cores == cores && a->configs[k].freq_khz == a->freq_khz)
+                        break;
+        if (k == a->n_configs && k < MANAGER_RUN_CONFIGS) {
+                a->configs[a->n_configs++] =
+                    (struct mapp_config){.cores = cores, .freq_khz = a->freq_khz};
+        } else if (k == a->n_configs) {
+                for (k = 0; k + 1 < a->n_configs && a->configs[k].cores != cores; k++)
+                        ;
+        }
+        a->configs[k].run_s += run_s;
 }
 
 static bool observe_all(struct manager *m);
@@ -493,6 +587,9 @@ int manager_sample(struct manager *m)
         n_views = app_views(m, views);
         r = estimator_interval(m->est, &m->sample, &mach, views, n_views);
         free(views);
+        for (unsigned i = 0; i < m->n_apps && r >= 0; i++)
+                if (!cpumask_empty(&m->apps[i].cpus))
+                        app_config_add(&m->apps[i], m->sample.interval_ns / 1e9);
         if (r < 0) {
                 log_debug_errno(r, "estimator: interval skipped: %m");
                 return 0;
@@ -789,6 +886,132 @@ static double app_gain(const struct manager *m, unsigned i)
         return 100.0 * (s_base - s_now) / fabs(s_base);
 }
 
+/* The whole run's figures of an app, running or gone at end_ns: P of the run with the range
+ * the time not seen leaves, and the configurations it ran at. */
+static void json_run(const struct manager *m, struct json_object *j, const struct mapp *a,
+                     const struct estimate *e, uint64_t end_ns)
+{
+        double managed_s = (end_ns - a->since_ns) / 1e9, conf = NAN, lo, hi;
+        struct json_object *configs = json_object_new_array();
+        bool p_run = e && (e->known & ESTIMATE_P_RUN);
+
+        if (p_run && estimate_p_run_range(e, fmax(managed_s - e->run_s, 0),
+                                          e->run_max_cores, &lo, &hi) == 0)
+                conf = fmax(e->p_run - lo, hi - e->p_run);
+        json_object_object_add(j, "managed_s", jsonfmt_double(managed_s));
+        json_object_object_add(j, "seen_s", jsonfmt_double(e ? e->run_s : NAN));
+        json_object_object_add(
+            j, "speedup_run",
+            jsonfmt_double(e && (e->known & ESTIMATE_SPEEDUP_RUN) ? e->speedup_run : NAN));
+        json_object_object_add(j, "p_run", jsonfmt_double(p_run ? e->p_run : NAN));
+        json_object_object_add(j, "p_run_confidence", jsonfmt_double(conf));
+        /* Busy time counts the extra work a parallel run may do as parallel work. */
+        json_object_object_add(
+            j, "speedup_note",
+            jsonfmt_string(e && e->speedup_source == ESTIMATE_SPEEDUP_BUSY
+                               ? "busy time cannot see extra work a parallel run does: P may "
+                                 "read high"
+                               : NULL));
+        for (unsigned k = 0; k < a->n_configs; k++) {
+                struct json_object *c = json_object_new_object();
+
+                json_object_object_add(c, "cores", json_object_new_uint64(a->configs[k].cores));
+                json_object_object_add(c, "freq_mhz",
+                                       a->configs[k].freq_khz
+                                           ? json_object_new_uint64(a->configs[k].freq_khz / 1000)
+                                           : NULL);
+                json_object_object_add(c, "s", jsonfmt_double(a->configs[k].run_s));
+                json_object_array_add(configs, c);
+        }
+        json_object_object_add(j, "configs", configs);
+        (void)m;
+}
+
+/* Whether the app ran only as its default (all its allowed cores, the top frequency when
+ * pctld sets frequencies): then the run is its own baseline. */
+static bool ran_default_only(const struct manager *m, const struct mapp *a, unsigned dflt_cores)
+{
+        const unsigned *freqs = NULL;
+        unsigned n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
+
+        for (unsigned k = 0; k < a->n_configs; k++)
+                if (a->configs[k].cores != dflt_cores ||
+                    (n_freqs && a->configs[k].freq_khz &&
+                     a->configs[k].freq_khz != freqs[n_freqs - 1]))
+                        return false;
+        return a->n_configs > 0;
+}
+
+int manager_report(const struct manager *m, pid_t pid, struct json_object *j, char *err,
+                   size_t err_size)
+{
+        uint64_t now_ns = platform_now_ns(m->pf);
+        const struct mreport *rep = NULL;
+        const struct mapp *a;
+        const struct estimate *e;
+        const char *energy_src = NULL;
+        double energy_j = NAN, run_s;
+        unsigned dflt;
+        unsigned i;
+
+        if ((a = find_app(m, pid, &i))) {
+                e = estimator_get(m->est, a->id);
+                dflt = default_cores(m, a);
+        } else {
+                /* The newest report of that pid, if still kept. */
+                for (unsigned k = m->n_reports; k-- > 0 && !rep;)
+                        if (m->reports[k].app.pid == pid &&
+                            m->reports[k].end_ns + MANAGER_REPORT_KEEP_NS >= now_ns)
+                                rep = &m->reports[k];
+                if (!rep) {
+                        snprintf(err, err_size,
+                                 "pid %d is not managed and did not leave in the last %d s",
+                                 (int)pid, (int)(MANAGER_REPORT_KEEP_NS / NSEC_PER_SEC));
+                        return -ENOENT;
+                }
+                a = &rep->app;
+                e = rep->have_e ? &rep->e : NULL;
+                dflt = rep->default_cores;
+                now_ns = rep->end_ns;
+        }
+        json_object_object_add(j, "name", jsonfmt_string(a->name));
+        json_object_object_add(j, "pid", json_object_new_int64(a->pid));
+        json_object_object_add(j, "policy", jsonfmt_string(a->policy.name));
+        json_object_object_add(j, "state", jsonfmt_string(rep ? "left" : "managed"));
+        json_object_object_add(j, "left_because", jsonfmt_string(rep ? rep->why : NULL));
+        json_run(m, j, a, e, now_ns);
+        json_object_object_add(
+            j, "p_est",
+            jsonfmt_double(!e                              ? NAN
+                           : (e->known & ESTIMATE_P_LS)   ? e->p_ls
+                           : (e->known & ESTIMATE_P_EQ10) ? e->p_eq10
+                                                          : NAN));
+        json_object_object_add(j, "speedup_source",
+                               jsonfmt_string(e ? estimate_speedup_source_name(e->speedup_source)
+                                                : NULL));
+        if (e && (e->known & ESTIMATE_ENERGY)) {
+                energy_j = e->energy_j;
+                energy_src = e->power_declared ? "declared"
+                                               : estimate_power_source_name(e->power_source);
+        }
+        run_s = (now_ns - a->since_ns) / 1e9;
+        /* Energy covers the intervals seen; EDP with the time pctld managed it. */
+        json_object_object_add(j, "energy_j", jsonfmt_double(energy_j));
+        json_object_object_add(j, "energy_source", jsonfmt_string(energy_src));
+        json_object_object_add(j, "edp_js", jsonfmt_double(energy_j * run_s));
+        json_object_object_add(j, "default_cores", json_object_new_uint64(dflt));
+        if (ran_default_only(m, a, dflt)) {
+                json_object_object_add(j, "gain_pct", json_object_new_double(0));
+                json_object_object_add(j, "gain_note",
+                                       jsonfmt_string("ran at its default throughout"));
+        } else {
+                json_object_object_add(j, "gain_pct", NULL);
+                json_object_object_add(j, "gain_note",
+                                       jsonfmt_string("not measured: the default was not run"));
+        }
+        return 0;
+}
+
 static struct json_object *status_app(const struct manager *m, unsigned i)
 {
         const struct mapp *a = &m->apps[i];
@@ -823,6 +1046,7 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(
             j, "p_confidence",
             jsonfmt_double(has_p && (e->known & ESTIMATE_P_LS) ? e->p_stderr : NAN));
+        json_run(m, j, a, e, platform_now_ns(m->pf));
         json_object_object_add(j, "power_w",
                                jsonfmt_double(e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN));
         json_object_object_add(
@@ -836,8 +1060,6 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(j, "gain_pct", jsonfmt_double(app_gain(m, i)));
         json_object_object_add(
             j, "reason", jsonfmt_string(m->alloc[i].reason[0] ? m->alloc[i].reason : "starting"));
-        json_object_object_add(j, "managed_s",
-                               jsonfmt_double((platform_now_ns(m->pf) - a->since_ns) / 1e9));
         return j;
 }
 

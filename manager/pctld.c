@@ -351,6 +351,19 @@ static int cmd_release(void *userdata, const struct control_request *req, struct
         return 0;
 }
 
+static int cmd_report(void *userdata, const struct control_request *req, struct json_object *reply,
+                      char *error, size_t error_size)
+{
+        struct daemon *d = userdata;
+        pid_t pid;
+        int r;
+
+        r = request_pid(req, &pid, error, error_size);
+        if (r < 0)
+                return r;
+        return manager_report(d->mgr, pid, reply, error, error_size);
+}
+
 static int cmd_reload(void *userdata, const struct control_request *req, struct json_object *reply,
                       char *error, size_t error_size)
 {
@@ -361,7 +374,7 @@ static int cmd_reload(void *userdata, const struct control_request *req, struct 
 
 static const struct control_command control_commands[] = {
     {"status", false, cmd_status}, {"adopt", true, cmd_adopt}, {"release", true, cmd_release},
-    {"reload", true, cmd_reload},  {NULL, false, NULL},
+    {"reload", true, cmd_reload},  {"report", false, cmd_report}, {NULL, false, NULL},
 };
 
 static void usage(FILE *f)

@@ -215,6 +215,8 @@ static void est_estimate_reset(struct estimate *e, uint64_t id)
             .epi = NAN,
             .edp_rate = NAN,
             .mem_fraction = NAN,
+            .speedup_run = NAN,
+            .p_run = NAN,
         };
 }
 
@@ -520,6 +522,79 @@ static double est_busy_s(const struct sensor_counts *c, unsigned freq_khz)
         return NAN;
 }
 
+/* The interval's share of the whole run: its work w in one-core seconds, and the wall time it
+ * had its CPUs for. With counters, w = speedup × interval over the whole interval. With busy
+ * time, w = Σ busy + wait, on busy_max + wait seconds, wait being the time no thread of the app
+ * ran while a CPU of its stood idle (I/O, locks: time no core count shortens):
+ * - a thread that ran all interval on each CPU: Σ busy on the interval;
+ * - threads held off their CPUs by other processes: that time is neither work nor waiting,
+ *   and is left out (the ratio Σ busy / max busy stays the speedup);
+ * - per-process busy time is put on the CPU each thread ran on last, so threads that moved
+ *   pile up on one CPU (max busy over the interval): max busy is capped at the interval,
+ *   and Σ busy is still all the work.
+ * An interval in which it did not run at all, its CPUs idle, is waiting: w = interval. */
+static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counters, bool busy_ok,
+                        double busy_sum, double busy_max, double cpu_idle_min)
+{
+        struct estimate *e = &a->e;
+        double w, active_s;
+
+        if (counters) {
+                if (!(e->known & ESTIMATE_SPEEDUP))
+                        return;
+                w = e->speedup * dt_s;
+                active_s = dt_s;
+        } else if (busy_ok) {
+                double wait;
+
+                busy_max = fmin(busy_max, dt_s);
+                wait = dt_s - busy_max;
+                if (isfinite(cpu_idle_min))
+                        wait = fmin(wait, cpu_idle_min);
+                w = busy_sum + wait;
+                active_s = busy_max + wait;
+        } else {
+                return;
+        }
+        e->run_s += dt_s;
+        e->run_active_s += active_s;
+        e->run_work_s += w;
+        e->run_work_x_s += w * (1.0 - 1.0 / n);
+        if (n > e->run_max_cores)
+                e->run_max_cores = n;
+        if (e->run_active_s > 0) {
+                e->speedup_run = e->run_work_s / e->run_active_s;
+                e->known |= ESTIMATE_SPEEDUP_RUN;
+        }
+        /* Only time at N >= 2 tells anything of P. */
+        if (e->run_work_x_s > 0) {
+                e->p_run = (e->run_work_s - e->run_active_s) / e->run_work_x_s;
+                e->known |= ESTIMATE_P_RUN;
+        }
+}
+
+int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cores, double *lo,
+                         double *hi)
+{
+        double x, num = e->run_work_s - e->run_active_s;
+
+        if (!(e->known & ESTIMATE_P_RUN))
+                return -ENODATA;
+        if (!(unseen_s >= 0) || cores == 0)
+                return -EDOM;
+        x = 1.0 - 1.0 / cores;
+        /* All sequential: w = u at x. All parallel: w = N u, taking u of wall time. */
+        *lo = num / (e->run_work_x_s + unseen_s * x);
+        *hi = (num + (cores - 1.0) * unseen_s) / (e->run_work_x_s + cores * unseen_s * x);
+        if (*lo > *hi) {
+                double t = *lo;
+
+                *lo = *hi;
+                *hi = t;
+        }
+        return 0;
+}
+
 /* The per-app part of an interval: counts on its CPUs to I0, ΔI, IPC, speedup and P. */
 static void est_app_interval(const struct estimator *est, struct est_app *a,
                              const struct sensor_sample *s, const struct estimator_app_view *v)
@@ -529,7 +604,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         struct estimate *e = &a->e;
         bool counters = true, busy_ok = true, target_instr = v->target >= 0;
         double i0 = 0, delta_i = 0, c_max = 0, i0_busiest = 0, busy_sum = 0, busy_max = 0;
-        double cycles = 0, busy_total = 0;
+        double cycles = 0, busy_total = 0, cpu_idle_min = INFINITY;
         unsigned n = 0;
 
         if (a->have_ts && s->timestamp_ns > a->last_ts_ns)
@@ -556,10 +631,13 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         }
 
         /* Clear the interval's figures; the fit and the cumulative energy stay. */
-        e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION;
+        e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION |
+                    ESTIMATE_SPEEDUP_RUN | ESTIMATE_P_RUN;
         e->n_cores = n;
         e->freq_khz = v->freq_khz;
-        e->intervals++;
+        /* The allocator counts its observations by this: start-up is not one. */
+        if (!v->run_only)
+                e->intervals++;
         e->i0 = e->delta_i = e->ipc = e->ips = e->ipc1 = e->speedup = e->p_eq10 = NAN;
         e->delta_i_source = ESTIMATE_DELTA_I_NONE;
         e->ipc1_source = ESTIMATE_IPC1_NONE;
@@ -611,8 +689,14 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                                 i0_busiest = i0_c;
                         }
                 } else if (busy_ok) {
+                        double cpu_busy = est_busy_s(c, v->freq_khz);
+
                         busy_sum += busy_app;
                         busy_max = fmax(busy_max, busy_app);
+                        /* NaN (unknown) stays NaN: fmin would drop it. */
+                        cpu_idle_min = isnan(cpu_busy) || isnan(cpu_idle_min)
+                                           ? NAN
+                                           : fmin(cpu_idle_min, fmax(dt_s - cpu_busy, 0));
                 }
         }
         a->cycles = cycles;
@@ -630,7 +714,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                         e->known |= ESTIMATE_IPC;
                 if (model_ipc(i0_busiest, c_max, &ipc_core) < 0 || !(ipc_core > 0))
                         ipc_core = NAN;
-                if (n == 1 && (e->known & ESTIMATE_IPC) && e->ipc > 0) {
+                if (n == 1 && !v->run_only && (e->known & ESTIMATE_IPC) && e->ipc > 0) {
                         /* IPC_I0(1) observed; speedup is 1 by definition and says nothing of
                          * P. A new frequency starts a new mean: IPC depends on it. */
                         if (a->ipc1_freq_khz != v->freq_khz)
@@ -660,7 +744,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 }
                 /* Frequency sensitivity from the per-core IPC over all its CPUs: the same
                  * code runs on each, and n cores average out n times the counter noise. */
-                if (v->freq_khz && i0 > 0 && cycles > 0)
+                if (v->freq_khz && i0 > 0 && cycles > 0 && !v->run_only)
                         est_fbin_add(a, v->freq_khz, cycles / i0);
         } else if (busy_ok && busy_max > 0) {
                 /* Loop-and-barrier threads that block while waiting: Σbusy/max busy is Amdahl's
@@ -670,9 +754,11 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         }
         if (e->speedup_source != ESTIMATE_SPEEDUP_NONE && e->speedup > 0 && isfinite(e->speedup)) {
                 e->known |= ESTIMATE_SPEEDUP;
-                if (n >= 2)
+                if (n >= 2 && !v->run_only)
                         est_app_point(est, a, n, 1.0 - 1.0 / e->speedup, s->timestamp_ns);
         }
+        est_app_run(a, n, dt_s, counters, busy_ok, busy_sum, busy_max,
+                    isinf(cpu_idle_min) ? NAN : cpu_idle_min);
         /* eq. 10 at the current N, on the decayed mean there. */
         for (unsigned i = 0; i < a->n_bins && n >= 2; i++) {
                 const struct est_bin *b = &a->bins[i];

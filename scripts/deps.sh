@@ -18,6 +18,7 @@ packages=(
         libclang-rt-14-dev # libFuzzer and the sanitizer runtimes clang links them with
         dpkg-dev debhelper lintian # make package (debian/, scripts/package.sh)
         debootstrap systemd-container # the system test: a booted Debian container (tests/system)
+        xz-utils zstd pigz lbzip2 # tests/real: multi-threaded tools people run
 )
 
 missing=()

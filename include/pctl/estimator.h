@@ -58,6 +58,8 @@ enum estimate_figure {
         ESTIMATE_EDP_RATE = 1u << 11,
         ESTIMATE_MEM_FRACTION = 1u << 12,
         ESTIMATE_IPS = 1u << 13,
+        ESTIMATE_SPEEDUP_RUN = 1u << 14,
+        ESTIMATE_P_RUN = 1u << 15,
 };
 
 /* Where IPC_I0(1) of eq. 9 came from, in order of preference. */
@@ -92,7 +94,7 @@ struct estimate {
         unsigned known; /* enum estimate_figure bits */
         unsigned n_cores;
         unsigned freq_khz;  /* of the last interval; 0 if unknown */
-        uint64_t intervals; /* updates that reached this app */
+        uint64_t intervals; /* updates that reached this app, run_only ones not counted */
 
         /* Last interval. */
         double i0;      /* instructions of the app itself */
@@ -113,6 +115,17 @@ struct estimate {
         double p_points;       /* effective number of points behind p_ls (decayed) */
         unsigned p_n_cores;    /* distinct core counts behind p_ls */
         unsigned phase_changes;
+
+        /* The whole run: every interval the app was seen in, start-up included, never
+         * restarted by a phase change (docs/estimator.md, "The whole run"). An interval's
+         * work w is its one-core seconds. */
+        double run_s;          /* wall seconds of the intervals seen */
+        double run_active_s;   /* of which it held its CPUs: not kept off them by others */
+        double run_work_s;     /* Σ w */
+        double run_work_x_s;   /* Σ w (1 − 1/N) */
+        unsigned run_max_cores;
+        double speedup_run;    /* run_work_s / run_active_s: the time-weighted speedup */
+        double p_run; /* (run_work_s − run_active_s) / run_work_x_s: Amdahl's P for the run */
 
         /* Power share (last interval) and the figures built on it. */
         double power_w;
@@ -160,6 +173,9 @@ struct estimator_app_view {
         struct cpumask cpus; /* the CPUs the app held during the interval */
         unsigned freq_khz;   /* the frequency they ran at; 0 if unknown */
         int target;          /* index into the sample's per-target counts, or -1 */
+        /* Count the interval toward the whole run only, not the phase's fit: the app's
+         * start-up, which says little of its steady state but is part of its run. */
+        bool run_only;
 };
 
 struct estimator;
@@ -205,6 +221,12 @@ const struct estimator_platform *estimator_platform(const struct estimator *est)
  * or a frequency scaling that needs an unknown reference frequency. */
 int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, unsigned freq_khz,
                       const struct model_power *pm, struct model_prediction *out);
+
+/* The range p_run can take when `unseen_s` more seconds of the run were not observed (before
+ * the first interval, after the last), from all of it sequential to all of it parallel on
+ * `cores` cores. -ENODATA while p_run is unknown, -EDOM for negative unseen_s or cores 0. */
+int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cores, double *lo,
+                         double *hi);
 
 /* Names for the source enums, for status output. */
 const char *estimate_ipc1_source_name(enum estimate_ipc1_source s);

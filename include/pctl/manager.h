@@ -71,6 +71,11 @@ uint64_t manager_changes(const struct manager *m);
 const char *manager_energy(const struct manager *m, double *energy_j);
 /* The status object's members, for `pctl status` (added to a json-c object). */
 void manager_status(const struct manager *m, struct json_object *obj);
+/* The run report of pid, managed now or gone in the last minute (`pctl run` asks when its
+ * command ends): the whole run's speedup and P with its range, the configurations it ran at,
+ * energy and EDP, the gain against its default. -ENOENT with err when there is none. */
+int manager_report(const struct manager *m, pid_t pid, struct json_object *obj, char *err,
+                   size_t err_size);
 /* A one-line summary for systemd's STATUS=. */
 void manager_summary(const struct manager *m, char *buf, size_t size);
 /* The estimate of a managed pid (NULL if not managed), for `pctl sim run` reports. */

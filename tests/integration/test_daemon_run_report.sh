@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `pctl run` ends with a summary like time(1)'s, from wait4 and pctld's report on the run (kept
+# after the app leaves): the command's exit status passes through, --json is one object on the
+# last line of stderr, --quiet prints nothing. pbench under the monitor policy gives a whole-run
+# P (p_run) that must agree with pbench's own busy-time P within 0.05.
+set -u
+. "$TEST_LIB"
+[ "$(id -u)" -eq 0 ] || skip "needs root for cgroup v1 cpusets"
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs for a parallel run"
+pctld_setup
+trap pctld_cleanup EXIT
+printf '[policy mon]\nobjective = monitor\n' >"$T/policies.d/mon.conf"
+sed -i 's/^\[daemon\]/[daemon]\ndefault_policy = mon/' "$T/pctl.conf"
+pctld_start
+run() { "$PCTL" run --socket "$T/pctl.sock" "$@"; }
+
+# The exit status is the command's, with the summary.
+run -- sh -c 'exit 7' 2>"$T/err"
+rc=$?
+[ "$rc" -eq 7 ] || fail "pctl run -- sh -c 'exit 7' exited $rc: $(cat "$T/err")"
+grep -q "exited with status 7" "$T/err" || fail "no summary: $(cat "$T/err")"
+grep -Eq "^  wall +[0-9.]+ s" "$T/err" || fail "no wall time: $(cat "$T/err")"
+grep -Eq "^  CPU +[0-9.]+ s \(user" "$T/err" || fail "no CPU time: $(cat "$T/err")"
+# A sample may or may not fall inside so short a run: P is a figure or "unknown".
+grep -Eq "^  P +run (unknown|-?[0-9]+\.[0-9]{3})" "$T/err" || fail "no P line: $(cat "$T/err")"
+echo "ok: exit 7 passes through with its summary"
+
+run -- sh -c 'kill -TERM $$' 2>"$T/err"
+rc=$?
+[ "$rc" -eq 143 ] || fail "a command killed by SIGTERM made pctl run exit $rc, not 143"
+grep -q "killed by signal 15" "$T/err" || fail "the summary does not say signal 15: $(cat "$T/err")"
+echo "ok: killed by a signal: 128 + 15 and said so"
+
+out=$(run --quiet -- sh -c 'echo out; exit 3' 2>"$T/err")
+rc=$?
+[ "$rc" -eq 3 ] && [ "$out" = out ] && [ ! -s "$T/err" ] ||
+        fail "--quiet: exit $rc, stdout '$out', stderr '$(cat "$T/err")'"
+echo "ok: --quiet prints nothing and keeps the status"
+expect_exit 2 "exclude each other" "$PCTL" run --socket "$T/pctl.sock" --json --quiet -- true
+
+# A parallel run of about 3 s at P 0.8 on both CPUs: p_run against pbench's own measure.
+run --json -- "$PBENCH" --p 0.8 --t1 3 --json >"$T/pbench.json" 2>"$T/err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "pbench under pctl run exited $rc: $(cat "$T/err")"
+tail -n 1 "$T/err" >"$T/summary.json"
+python3 - "$T/summary.json" "$T/pbench.json" <<'EOF' || fail "summary: $(cat "$T/summary.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+b = json.load(open(sys.argv[2]))
+r = s["pctld"]
+assert s["exit_status"] == 0 and s["signal"] is None, s
+assert s["wall_s"] >= b["wall_s"] and s["cpu_s"] > 0, (s["wall_s"], b["wall_s"], s["cpu_s"])
+assert r is not None, s["report_error"]
+for k in ("p_run", "p_run_confidence", "speedup_run", "p_est", "seen_s", "configs", "gain_note"):
+    assert k in r, k
+assert r["p_run"] is not None and r["p_run_confidence"] is not None, r
+assert r["configs"] and all(c["cores"] == 2 for c in r["configs"]), r["configs"]
+# Run at its default (monitor) throughout: the gain is measured, and it is nil.
+assert r["gain_pct"] == 0, r
+assert r["speedup_source"] == "busy-time" and r["speedup_note"], r
+d = abs(r["p_run"] - b["p_from_busy"])
+print("p_run %.3f ±%.3f, pbench's own P %.3f, phase P %.3f" %
+      (r["p_run"], r["p_run_confidence"], b["p_from_busy"], r["p_est"]))
+assert d <= 0.05, "p_run %.3f is %.3f from pbench's %.3f" % (r["p_run"], d, b["p_from_busy"])
+EOF
+echo "ok: --json summary of pbench"

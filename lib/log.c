@@ -30,6 +30,14 @@ int log_get_max_level(void)
         return log_max_level;
 }
 
+/* "ident: message" on one line of stderr. */
+static void log_stderr(const char *fmt, va_list ap)
+{
+        fprintf(stderr, "%s: ", log_ident);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+}
+
 int log_internal(int level, int err, const char *fmt, ...)
 {
         int saved = errno;
@@ -44,9 +52,7 @@ int log_internal(int level, int err, const char *fmt, ...)
         if (log_target == LOG_TARGET_JOURNAL) {
                 sd_journal_printv(level, fmt, ap);
         } else {
-                fprintf(stderr, "%s: ", log_ident);
-                vfprintf(stderr, fmt, ap);
-                fputc('\n', stderr);
+                log_stderr(fmt, ap);
         }
         va_end(ap);
         errno = saved;
@@ -73,9 +79,7 @@ int log_app_internal(int level, const char *app, int pid, const char *policy, co
                 va_start(ap, fmt);
                 sd_journal_printv(level, fmt, ap);
         } else {
-                fprintf(stderr, "%s: ", log_ident);
-                vfprintf(stderr, fmt, ap);
-                fputc('\n', stderr);
+                log_stderr(fmt, ap);
         }
         va_end(ap);
         errno = saved;

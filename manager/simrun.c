@@ -97,7 +97,7 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                         goto out;
                 }
                 for (unsigned i = 0; i < info.n_apps; i++)
-                        res.apps[i].p_est = NAN;
+                        res.apps[i].p_est = res.apps[i].speedup_est = NAN;
         }
         /* The per-change log lines are pctld's; a what-if run reports the outcome. */
         log_set_max_level(opt->log                  ? LOG_DEBUG
@@ -132,6 +132,8 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                                 continue;
                         if (e->known & ESTIMATE_P_LS)
                                 res.apps[i].p_est = e->p_ls;
+                        if (e->known & ESTIMATE_SPEEDUP)
+                                res.apps[i].speedup_est = e->speedup;
                         if (e->n_cores)
                                 res.apps[i].cores = e->n_cores;
                         if (e->freq_khz)
@@ -160,6 +162,7 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                 res.apps[i].time_s = t.time_s;
                 res.apps[i].energy_j = t.energy_j;
                 res.apps[i].p_true = t.p_true;
+                res.apps[i].speedup_true = t.speedup_true;
                 res.time_s = fmax(res.time_s, t.start_s + t.time_s);
         }
         res.energy_j = sim_truth_energy_j(pf->sim);

@@ -29,7 +29,9 @@ struct simrun_app {
         double time_s;
         double energy_j;
         double p_true;
-        double p_est; /* NaN when the estimator never settled on one */
+        double p_est;        /* NaN when the estimator never settled on one */
+        double speedup_true; /* at its final setting, alone, memory bandwidth included */
+        double speedup_est;  /* the estimator's last speedup (eq. 9); NaN when none */
 };
 
 struct simrun_result {

@@ -115,4 +115,19 @@ printf '[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.5\n[app
 check_refused "5 apps but 4 CPUs" sim oracle "$T/five.ini" --objective edp --together
 printf '[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 2\n' >"$T/bad.ini"
 check_refused "bad.ini:5" sim run "$T/bad.ini" --static cores=1,freq=max
+# A bandwidth-bound app: sim run reports the true and the estimated speedup at the setting
+# the policy chose; the estimate must see the bandwidth limit (within 3%), and edp must stop
+# inside the package, near where the traffic fills it.
+"$PCTL" sim run "$SRC_DIR/tests/scenarios/bandwidth-s64-stream.ini" --policy edp --json >"$T/bw.json" ||
+        fail "sim run of the bandwidth-bound scenario failed"
+python3 - "$T/bw.json" <<'PY' || fail "bandwidth-bound app: $(cat "$T/bw.json")"
+import json, sys
+a = json.load(open(sys.argv[1]))["apps"][0]
+err = abs(a["speedup_est"] - a["speedup_true"]) / a["speedup_true"]
+print("bandwidth-bound: %d cores, speedup true %.3f est %.3f (%.1f%%)" %
+      (a["cores"], a["speedup_true"], a["speedup_est"], 100 * err))
+assert err <= 0.03, err
+assert 8 <= a["cores"] <= 16, a["cores"]
+assert a["speedup_true"] < 9.5, a["speedup_true"]  # the package caps it near 9
+PY
 echo "ok: pctl sim"

@@ -38,8 +38,9 @@ rc=$?
 echo "ok: --quiet prints nothing and keeps the status"
 expect_exit 2 "exclude each other" "$PCTL" run --socket "$T/pctl.sock" --json --quiet -- true
 
-# A parallel run of about 3 s at P 0.8 on both CPUs: p_run against pbench's own measure.
-run --json -- "$PBENCH" --p 0.8 --t1 3 --json >"$T/pbench.json" 2>"$T/err"
+# A parallel run of about 4 s at P 0.8 on both CPUs: p_run against pbench's own measure. A
+# shorter run leaves the 100 ms sampling too few intervals: 2 s runs missed by 0.053 once.
+run --json -- "$PBENCH" --p 0.8 --t1 6 --json >"$T/pbench.json" 2>"$T/err"
 rc=$?
 [ "$rc" -eq 0 ] || fail "pbench under pctl run exited $rc: $(cat "$T/err")"
 tail -n 1 "$T/err" >"$T/summary.json"

@@ -45,8 +45,8 @@ struct cpuset {
         char mount[CG_PATH_MAX]; /* the hierarchy (with the fs root prefix) */
         char base[CG_PATH_MAX];  /* the parent of the app groups */
         bool base_recorded;
-        bool base_made; /* we create the base (v1, v2 at the root): we may recreate it */
-        int lock_fd;    /* flock on the base: one pctld per group */
+        bool base_made;         /* we create the base (v1, v2 at the root): we may recreate it */
+        int lock_fd;            /* flock on the base: one pctld per group */
         struct cpumask allowed; /* what the base may use */
         char mems[64];          /* v1: copied into each app group */
         struct cpuset_app *apps;
@@ -602,8 +602,7 @@ static int ensure_base(struct cpuset *cs)
         if (!cs->base_made)
                 return fail(cs, -ENOENT, "pctld's cgroup %s has disappeared", cs->base);
         if (mkdir(cs->base, 0755) < 0 && errno != EEXIST)
-                return fail(cs, -errno, "%s disappeared and cannot be made again: %m",
-                            cs->base);
+                return fail(cs, -errno, "%s disappeared and cannot be made again: %m", cs->base);
         err = lock_base(cs, why, sizeof(why));
         if (err < 0)
                 return fail(cs, err, "%s", why);
@@ -625,7 +624,8 @@ static int check_foreign(struct cpuset *cs, pid_t pid)
         char cg[CG_PATH_MAX], dir[2 * CG_PATH_MAX];
         size_t base_len = strlen(cs->base);
 
-        if (cs->mode == CPUSET_AFFINITY || proc_thread_cgroup(cs->mode, pid, pid, cg, sizeof(cg)) < 0)
+        if (cs->mode == CPUSET_AFFINITY ||
+            proc_thread_cgroup(cs->mode, pid, pid, cg, sizeof(cg)) < 0)
                 return 0;
         for (char *end = cg + strlen(cg); end > cg; end = strrchr(cg, '/')) {
                 int fd;
@@ -642,9 +642,8 @@ static int check_foreign(struct cpuset *cs, pid_t pid)
                         continue;
                 if (flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
                         close(fd);
-                        return fail(cs, -EPERM,
-                                    "process %d is in %s, which another pctld manages", (int)pid,
-                                    dir);
+                        return fail(cs, -EPERM, "process %d is in %s, which another pctld manages",
+                                    (int)pid, dir);
                 }
                 close(fd);
         }

@@ -25,11 +25,11 @@ struct client_args {
         const char *config;
         const char *policy;
         bool json;
-        bool quiet;      /* run: no summary */
-        bool watch;      /* status: redraw every watch_s */
-        double watch_s;  /* 0: not given */
-        unsigned count;  /* status --watch: frames, 0 for until interrupted */
-        int first_arg;   /* optind after the options */
+        bool quiet;     /* run: no summary */
+        bool watch;     /* status: redraw every watch_s */
+        double watch_s; /* 0: not given */
+        unsigned count; /* status --watch: frames, 0 for until interrupted */
+        int first_arg;  /* optind after the options */
 };
 
 static void client_usage(const char *cmd, FILE *f)
@@ -39,9 +39,10 @@ static void client_usage(const char *cmd, FILE *f)
                       "[--socket PATH | --config FILE]\n",
                       f);
         else if (strcmp(cmd, "run") == 0)
-                fputs("Usage: pctl run [--policy NAME] [--json | --quiet] [--socket PATH | --config "
-                      "FILE] -- CMD [ARG...]\n",
-                      f);
+                fputs(
+                    "Usage: pctl run [--policy NAME] [--json | --quiet] [--socket PATH | --config "
+                    "FILE] -- CMD [ARG...]\n",
+                    f);
         else if (strcmp(cmd, "adopt") == 0)
                 fputs("Usage: pctl adopt PID [--policy NAME] [--socket PATH | --config FILE]\n", f);
         else if (strcmp(cmd, "reload") == 0)
@@ -53,10 +54,14 @@ static void client_usage(const char *cmd, FILE *f)
 static int client_parse(int argc, char **argv, struct client_args *a)
 {
         static const struct option opts[] = {
-            {"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
-            {"policy", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
-            {"help", no_argument, NULL, 'h'},         {"watch", optional_argument, NULL, 'w'},
-            {"count", required_argument, NULL, 'n'},  {"quiet", no_argument, NULL, 'q'},
+            {"socket", required_argument, NULL, 's'},
+            {"config", required_argument, NULL, 'c'},
+            {"policy", required_argument, NULL, 'p'},
+            {"json", no_argument, NULL, 'j'},
+            {"help", no_argument, NULL, 'h'},
+            {"watch", optional_argument, NULL, 'w'},
+            {"count", required_argument, NULL, 'n'},
+            {"quiet", no_argument, NULL, 'q'},
             {},
         };
         const char *cmd = argv[0];
@@ -90,8 +95,8 @@ static int client_parse(int argc, char **argv, struct client_args *a)
                         break;
                 case 'q':
                         if (strcmp(cmd, "run") != 0) {
-                                fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n",
-                                        cmd, argv[optind - 1]);
+                                fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n", cmd,
+                                        argv[optind - 1]);
                                 return -EINVAL;
                         }
                         a->quiet = true;
@@ -99,8 +104,8 @@ static int client_parse(int argc, char **argv, struct client_args *a)
                 case 'w':
                 case 'n':
                         if (!is_status) {
-                                fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n",
-                                        cmd, argv[optind - 1]);
+                                fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n", cmd,
+                                        argv[optind - 1]);
                                 return -EINVAL;
                         }
                         if (c == 'w') {
@@ -322,9 +327,9 @@ static void status_human(struct json_object *s)
 
 struct watch_app {
         int pid;
-        unsigned n;                    /* frames recorded, up to WATCH_HISTORY */
-        double cores[WATCH_HISTORY];   /* oldest first */
-        double p[WATCH_HISTORY];       /* NaN: no estimate at that frame */
+        unsigned n;                  /* frames recorded, up to WATCH_HISTORY */
+        double cores[WATCH_HISTORY]; /* oldest first */
+        double p[WATCH_HISTORY];     /* NaN: no estimate at that frame */
 };
 
 struct watch {
@@ -434,8 +439,7 @@ static int status_watch(struct client_args *a)
         while (!watch_stop) {
                 struct json_object *reply = NULL;
                 char *text = NULL;
-                struct timespec ts = {(time_t)period_s,
-                                      (long)((period_s - floor(period_s)) * 1e9)};
+                struct timespec ts = {(time_t)period_s, (long)((period_s - floor(period_s)) * 1e9)};
 
                 r = client_call(a, "status", "{\"cmd\":\"status\"}", &reply, &text);
                 if (r != EXIT_OK)
@@ -616,17 +620,17 @@ static void run_summary_human(const char *cmd, int status, double wall_s, const 
         if (WIFSIGNALED(status))
                 fprintf(stderr, "pctl run: %s was killed by signal %d\n", cmd, WTERMSIG(status));
         else
-                fprintf(stderr, "pctl run: %s exited with status %d\n", cmd,
-                        WEXITSTATUS(status));
-        fprintf(stderr, "  wall     %.2f s\n  CPU      %.2f s (user %.2f s, sys %.2f s), %.2f "
-                        "CPU s per wall s\n",
+                fprintf(stderr, "pctl run: %s exited with status %d\n", cmd, WEXITSTATUS(status));
+        fprintf(stderr,
+                "  wall     %.2f s\n  CPU      %.2f s (user %.2f s, sys %.2f s), %.2f "
+                "CPU s per wall s\n",
                 wall_s, user_s + sys_s, user_s, sys_s, wall_s > 0 ? (user_s + sys_s) / wall_s : 0);
         if (!rep) {
                 fprintf(stderr, "  pctld    no report: %s\n", rep_err);
                 return;
         }
-        fprintf(stderr, "  speedup  %s over the run", report_fmt(rep, "speedup_run", "%.3f", b1,
-                                                                   sizeof(b1)));
+        fprintf(stderr, "  speedup  %s over the run",
+                report_fmt(rep, "speedup_run", "%.3f", b1, sizeof(b1)));
         if (reply_number(rep, "seen_s", &seen) && reply_number(rep, "managed_s", &v))
                 fprintf(stderr, " (pctld saw %.2f s of the %.2f s it managed it)", seen, v);
         fprintf(stderr, "\n  P        run %s", report_fmt(rep, "p_run", "%.3f", b1, sizeof(b1)));
@@ -674,12 +678,10 @@ static void run_summary_json(const char *cmd, int status, double wall_s, const s
         double user_s = timeval_s(ru->ru_utime), sys_s = timeval_s(ru->ru_stime);
 
         json_object_object_add(j, "command", json_object_new_string(cmd));
-        json_object_object_add(j, "exit_status", WIFEXITED(status)
-                                                     ? json_object_new_int(WEXITSTATUS(status))
-                                                     : NULL);
-        json_object_object_add(j, "signal", WIFSIGNALED(status)
-                                                ? json_object_new_int(WTERMSIG(status))
-                                                : NULL);
+        json_object_object_add(j, "exit_status",
+                               WIFEXITED(status) ? json_object_new_int(WEXITSTATUS(status)) : NULL);
+        json_object_object_add(j, "signal",
+                               WIFSIGNALED(status) ? json_object_new_int(WTERMSIG(status)) : NULL);
         json_object_object_add(j, "wall_s", json_object_new_double(wall_s));
         json_object_object_add(j, "cpu_s", json_object_new_double(user_s + sys_s));
         json_object_object_add(j, "user_s", json_object_new_double(user_s));

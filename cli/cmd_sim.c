@@ -205,8 +205,9 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
                 return -EINVAL;
         }
         if (a->together && a->all) {
-                fprintf(stderr, "pctl sim oracle: --all lists one app's settings alone; it does not "
-                                "go with --together\n");
+                fprintf(stderr,
+                        "pctl sim oracle: --all lists one app's settings alone; it does not "
+                        "go with --together\n");
                 return -EINVAL;
         }
         if (a->has_method && !a->together) {
@@ -286,8 +287,7 @@ static void total_json(struct json_object *j, double time_s, double energy_j, do
 
 static void total_edp_sum_line(double edp_sum)
 {
-        printf("%-16s %5s %8s %10s %11s %8s %12.5g\n", "sum of apps", "", "", "", "", "",
-               edp_sum);
+        printf("%-16s %5s %8s %10s %11s %8s %12.5g\n", "sum of apps", "", "", "", "", "", edp_sum);
 }
 
 struct trace {
@@ -549,8 +549,7 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                         struct json_object *o = row_json(&row);
 
                         json_object_object_add(o, "p_est", jsonfmt_double(ap->p_est));
-                        json_object_object_add(o, "speedup_true",
-                                               jsonfmt_double(ap->speedup_true));
+                        json_object_object_add(o, "speedup_true", jsonfmt_double(ap->speedup_true));
                         json_object_object_add(o, "speedup_est", jsonfmt_double(ap->speedup_est));
                         json_object_array_add(apps, o);
                 } else {
@@ -656,16 +655,16 @@ static int sim_oracle_together_cmd(const struct sim_args *a)
                 struct sim_app_truth tr;
 
                 sim_truth_app(m, i, &tr);
-                struct row row = {tr.name,      res->cores,    res->freq_mhz,
+                struct row row = {tr.name,     res->cores,    res->freq_mhz,
                                   res->time_s, res->energy_j, res->p_true};
                 edp_sum += res->energy_j * res->time_s;
                 if (a->json) {
                         struct json_object *o = row_json(&row), *per = json_object_new_array();
 
                         for (unsigned q = 0; q < t.best.n_packages; q++)
-                                json_object_array_add(
-                                    per, json_object_new_uint64(
-                                             t.best.cores[i * t.best.n_packages + q]));
+                                json_object_array_add(per,
+                                                      json_object_new_uint64(
+                                                          t.best.cores[i * t.best.n_packages + q]));
                         json_object_object_add(o, "cpus_per_package", per);
                         json_object_array_add(apps, o);
                 } else {

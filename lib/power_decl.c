@@ -292,7 +292,8 @@ bool power_decl_same(const struct power_decl *a, const struct power_decl *b)
             a->residual_w != b->residual_w || a->n_freqs != b->n_freqs)
                 return false;
         for (unsigned i = 0; i < a->n_freqs; i++)
-                if (a->freqs[i].mhz != b->freqs[i].mhz || a->freqs[i].core_w != b->freqs[i].core_w ||
+                if (a->freqs[i].mhz != b->freqs[i].mhz ||
+                    a->freqs[i].core_w != b->freqs[i].core_w ||
                     a->freqs[i].idle_w != b->freqs[i].idle_w)
                         return false;
         return true;

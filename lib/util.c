@@ -170,7 +170,8 @@ size_t strescape(char *dst, size_t size, const char *src, size_t len)
                         memcpy(esc, "\\\\", 2);
                 } else {
                         n = 4, take = 1;
-                        esc[0] = '\\', esc[1] = 'x', esc[2] = hex[s[i] >> 4], esc[3] = hex[s[i] & 15];
+                        esc[0] = '\\', esc[1] = 'x', esc[2] = hex[s[i] >> 4],
+                        esc[3] = hex[s[i] & 15];
                 }
                 if (out + n >= size)
                         break;

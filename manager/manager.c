@@ -36,8 +36,8 @@ struct mapp_config {
 struct mapp {
         uint64_t id;
         pid_t pid;
-        char name[16]; /* printable: what it runs, escaped */
-        char comm[16]; /* /proc/PID/comm as last read, raw */
+        char name[16];        /* printable: what it runs, escaped */
+        char comm[16];        /* /proc/PID/comm as last read, raw */
         struct policy policy; /* a copy, without match patterns: the set may be reloaded */
         struct actuator_app *handle;
         struct cpumask cpus;
@@ -235,7 +235,9 @@ static void report_keep(struct manager *m, unsigned i, const char *why)
         if (m->n_reports == MANAGER_REPORTS)
                 memmove(m->reports, m->reports + 1, --m->n_reports * sizeof(*m->reports));
         r = &m->reports[m->n_reports++];
-        *r = (struct mreport){.app = m->apps[i], .have_e = e != NULL, .end_ns = now_ns,
+        *r = (struct mreport){.app = m->apps[i],
+                              .have_e = e != NULL,
+                              .end_ns = now_ns,
                               .default_cores = default_cores(m, &m->apps[i])};
         if (e)
                 r->e = *e;
@@ -431,8 +433,7 @@ int manager_reconfigure(struct manager *m, const struct config *conf, struct pol
         struct cpumask managed;
         int r;
 
-        r = policy_check_default(policies, conf->default_policy, conf->policies_dir, err,
-                                 err_size);
+        r = policy_check_default(policies, conf->default_policy, conf->policies_dir, err, err_size);
         if (r < 0)
                 return -EINVAL;
         cpumask_andnot(&managed, &m->pf->topo.online, &conf->reserved_cpus);
@@ -895,8 +896,8 @@ static void json_run(const struct manager *m, struct json_object *j, const struc
         struct json_object *configs = json_object_new_array();
         bool p_run = e && (e->known & ESTIMATE_P_RUN);
 
-        if (p_run && estimate_p_run_range(e, fmax(managed_s - e->run_s, 0),
-                                          e->run_max_cores, &lo, &hi) == 0)
+        if (p_run &&
+            estimate_p_run_range(e, fmax(managed_s - e->run_s, 0), e->run_max_cores, &lo, &hi) == 0)
                 conf = fmax(e->p_run - lo, hi - e->p_run);
         json_object_object_add(j, "managed_s", jsonfmt_double(managed_s));
         json_object_object_add(j, "seen_s", jsonfmt_double(e ? e->run_s : NAN));
@@ -980,19 +981,18 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *j, ch
         json_object_object_add(j, "state", jsonfmt_string(rep ? "left" : "managed"));
         json_object_object_add(j, "left_because", jsonfmt_string(rep ? rep->why : NULL));
         json_run(m, j, a, e, now_ns);
+        json_object_object_add(j, "p_est",
+                               jsonfmt_double(!e                             ? NAN
+                                              : (e->known & ESTIMATE_P_LS)   ? e->p_ls
+                                              : (e->known & ESTIMATE_P_EQ10) ? e->p_eq10
+                                                                             : NAN));
         json_object_object_add(
-            j, "p_est",
-            jsonfmt_double(!e                              ? NAN
-                           : (e->known & ESTIMATE_P_LS)   ? e->p_ls
-                           : (e->known & ESTIMATE_P_EQ10) ? e->p_eq10
-                                                          : NAN));
-        json_object_object_add(j, "speedup_source",
-                               jsonfmt_string(e ? estimate_speedup_source_name(e->speedup_source)
-                                                : NULL));
+            j, "speedup_source",
+            jsonfmt_string(e ? estimate_speedup_source_name(e->speedup_source) : NULL));
         if (e && (e->known & ESTIMATE_ENERGY)) {
                 energy_j = e->energy_j;
-                energy_src = e->power_declared ? "declared"
-                                               : estimate_power_source_name(e->power_source);
+                energy_src =
+                    e->power_declared ? "declared" : estimate_power_source_name(e->power_source);
         }
         run_s = (now_ns - a->since_ns) / 1e9;
         /* Energy covers the intervals seen; EDP with the time pctld managed it. */
@@ -1092,7 +1092,7 @@ void manager_status(const struct manager *m, struct json_object *j)
         json_object_object_add(j, "uptime_s",
                                jsonfmt_double((platform_now_ns(m->pf) - m->start_ns) / 1e9));
         json_object_object_add(j, "power_w",
-                               jsonfmt_double(!energy_source              ? NAN
+                               jsonfmt_double(!energy_source        ? NAN
                                               : pl->energy_measured ? pl->power_w
                                                                     : pl->model_w));
         json_object_object_add(j, "energy_j", jsonfmt_double(energy_j));

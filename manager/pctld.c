@@ -166,10 +166,12 @@ static const struct restart_key {
         size_t offset, size;
         bool string;
 } restart_keys[] = {
-#define KEY(k, str) {#k, offsetof(struct config, k), sizeof(((struct config *)0)->k), str}
-    KEY(platform, true),      KEY(socket, true),       KEY(cgroup_root, true),
-    KEY(cgroup_group, true),  KEY(state_dir, true),    KEY(platform_file, true),
-    KEY(dvfs, false),
+#define KEY(k, str)                                                                                \
+        {                                                                                          \
+#k, offsetof(struct config, k), sizeof(((struct config *)0)->k), str               \
+        }
+    KEY(platform, true),  KEY(socket, true),        KEY(cgroup_root, true), KEY(cgroup_group, true),
+    KEY(state_dir, true), KEY(platform_file, true), KEY(dvfs, false),
 #undef KEY
 };
 
@@ -194,8 +196,8 @@ static size_t restart_keys_changed(const struct config *a, const struct config *
                 const char *name = i < ARRAY_SIZE(restart_keys) ? restart_keys[i].name : "[power]";
 
                 if (changed)
-                        off += (size_t)snprintf(buf + off, size - off, "%s%s", off ? ", " : "",
-                                                name);
+                        off +=
+                            (size_t)snprintf(buf + off, size - off, "%s%s", off ? ", " : "", name);
         }
         return off;
 }
@@ -373,7 +375,7 @@ static int cmd_reload(void *userdata, const struct control_request *req, struct 
 }
 
 static const struct control_command control_commands[] = {
-    {"status", false, cmd_status}, {"adopt", true, cmd_adopt}, {"release", true, cmd_release},
+    {"status", false, cmd_status}, {"adopt", true, cmd_adopt},    {"release", true, cmd_release},
     {"reload", true, cmd_reload},  {"report", false, cmd_report}, {NULL, false, NULL},
 };
 

@@ -164,9 +164,8 @@ int procguard_judge(const struct proc_facts *f, pid_t self, char *why, size_t wh
                 }
         }
         if (f->runs_pctld) {
-                snprintf(why, why_size,
-                         "pid %d (%s) is another pctld: not managed",
-                         (int)f->pid, f->comm);
+                snprintf(why, why_size, "pid %d (%s) is another pctld: not managed", (int)f->pid,
+                         f->comm);
                 return -EPERM;
         }
         if (f->cgroup[0] && procguard_systemd_cgroup(f->cgroup)) {

@@ -631,8 +631,8 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         }
 
         /* Clear the interval's figures; the fit and the cumulative energy stay. */
-        e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION |
-                    ESTIMATE_SPEEDUP_RUN | ESTIMATE_P_RUN;
+        e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION | ESTIMATE_SPEEDUP_RUN |
+                    ESTIMATE_P_RUN;
         e->n_cores = n;
         e->freq_khz = v->freq_khz;
         /* The allocator counts its observations by this: start-up is not one. */

@@ -78,9 +78,8 @@ static unsigned app_cores(const struct sim_partition *p, unsigned app)
         return n;
 }
 
-int sim_partition_run(const struct sim_machine *m, const struct sim_partition *p,
-                      uint64_t step_ns, struct sim_result *apps, double *time_s,
-                      double *energy_j)
+int sim_partition_run(const struct sim_machine *m, const struct sim_partition *p, uint64_t step_ns,
+                      struct sim_result *apps, double *time_s, double *energy_j)
 {
         struct sim_machine *run;
         bool *taken;
@@ -187,7 +186,7 @@ static unsigned app_freq(const struct sim_partition *p, unsigned app)
 struct enum_state {
         const struct sim_machine *m;
         struct sim_partition cur;
-        unsigned *free_in; /* [n_packages] */
+        unsigned *free_in;          /* [n_packages] */
         unsigned long count, limit; /* counting stops past limit */
         bool counting;
         /* search */
@@ -328,9 +327,9 @@ static int together_exhaustive(const struct sim_machine *m, enum sim_objective o
  * apps (dynamic energy of its busy CPUs, leakage of its held ones). */
 struct cand {
         bool ok;
-        double time_s, own_j;  /* alone on CPUs 0..N-1, its own memory traffic included */
-        double free_s, own_w;  /* without any bandwidth limit; its own power (stalls included) */
-        double demand_bps;     /* memory traffic at the free rate, bytes/s */
+        double time_s, own_j; /* alone on CPUs 0..N-1, its own memory traffic included */
+        double free_s, own_w; /* without any bandwidth limit; its own power (stalls included) */
+        double demand_bps;    /* memory traffic at the free rate, bytes/s */
         double instructions, p_true;
 };
 
@@ -338,10 +337,10 @@ struct dp_ctx {
         const struct sim_machine *m;
         enum sim_objective o;
         unsigned n_apps, n_cpus, n_pkgs, n_freqs, cpp; /* cpp: CPUs per package */
-        struct cand *tab; /* [app][cores 0..n_cpus][freq index] */
-        double pool_w;    /* uncore of every package */
+        struct cand *tab;                              /* [app][cores 0..n_cpus][freq index] */
+        double pool_w;                                 /* uncore of every package */
         double idle_cpu_w;
-        double bw_bps;    /* memory bandwidth per package; 0: unlimited */
+        double bw_bps; /* memory bandwidth per package; 0: unlimited */
         double *start_s;
         /* scratch for the evaluator */
         double *ev_t, *ev_pool, *ev_own, *ev_rem, *ev_busy; /* ev_busy: [app][package] */
@@ -449,7 +448,8 @@ static int table_fill(struct dp_ctx *x)
                                 if (r == 0) {
                                         double own_j = t.energy_j - t.pool_j;
                                         /* Alone on CPUs 0..c-1: its busy ones first. */
-                                        double stretch = alone_stretch(x, s, c, t.instructions_total / t.time_s);
+                                        double stretch =
+                                            alone_stretch(x, s, c, t.instructions_total / t.time_s);
 
                                         *k = (struct cand){
                                             .ok = true,
@@ -457,9 +457,10 @@ static int table_fill(struct dp_ctx *x)
                                             .own_j = own_j * stretch,
                                             .free_s = t.time_s,
                                             .own_w = own_j / t.time_s,
-                                            .demand_bps = s->n_rows > 0 ? 0
-                                                          : t.instructions_total / t.time_s *
-                                                                s->mem_bytes_per_instr,
+                                            .demand_bps = s->n_rows > 0
+                                                              ? 0
+                                                              : t.instructions_total / t.time_s *
+                                                                    s->mem_bytes_per_instr,
                                             .instructions = t.instructions_total,
                                             .p_true = t.p_true,
                                         };
@@ -558,9 +559,9 @@ static double evaluate(struct dp_ctx *x, const struct sim_partition *p, double *
                         break;
                 double dt_s = next_s - t_s;
                 double share_j =
-                    running ? (x->pool_w + x->idle_cpu_w * (double)(x->n_cpus - held)) * dt_s /
-                                  running
-                            : 0;
+                    running
+                        ? (x->pool_w + x->idle_cpu_w * (double)(x->n_cpus - held)) * dt_s / running
+                        : 0;
                 for (unsigned i = 0; i < n; i++) {
                         if (x->start_s[i] > t_s || !isnan(x->ev_t[i]))
                                 continue;
@@ -693,7 +694,8 @@ static int dp_packages(struct dp_ctx *x, const unsigned *fvec, const double *rat
                 for (unsigned s = 0; s < S; s++) {
                         if (!isfinite(cur[s]))
                                 continue;
-                        for (unsigned q = 0, radix = 1, rest = s; q < P; q++, radix *= R, rest /= R) {
+                        for (unsigned q = 0, radix = 1, rest = s; q < P;
+                             q++, radix *= R, rest /= R) {
                                 unsigned used = rest % R;
                                 for (unsigned c = 1; used + c < R; c++) {
                                         const struct cand *k = cand_at(x, i, c, fvec[q]);
@@ -845,7 +847,8 @@ static int dp_assignment(struct dp_ctx *x, const unsigned *fvec, bool shared,
         for (unsigned i = 0; i < x->n_apps; i++)
                 rate_w[i] = x->pool_w / x->n_apps;
         for (unsigned round = 0; round < DP_POOL_ROUNDS; round++) {
-                r = shared ? dp_shared(x, fvec[0], rate_w, &work) : dp_packages(x, fvec, rate_w, &work);
+                r = shared ? dp_shared(x, fvec[0], rate_w, &work)
+                           : dp_packages(x, fvec, rate_w, &work);
                 if (r == -ENOENT) { /* no partition fits (rows apps' grids) */
                         r = 0;
                         break;
@@ -927,8 +930,8 @@ static int together_dp(const struct sim_machine *m, enum sim_objective o, uint64
         pool_j = calloc(x.n_apps, sizeof(double));
         fvec = calloc(x.n_pkgs, sizeof(unsigned));
         apps = calloc(x.n_apps, sizeof(*apps));
-        if (!x.tab || !x.start_s || !x.ev_t || !x.ev_pool || !x.ev_own || !x.ev_rem ||
-            !x.ev_busy || !x.ev_cores || !x.ev_c || !rate_w || !pool_j || !fvec || !apps)
+        if (!x.tab || !x.start_s || !x.ev_t || !x.ev_pool || !x.ev_own || !x.ev_rem || !x.ev_busy ||
+            !x.ev_cores || !x.ev_c || !rate_w || !pool_j || !fvec || !apps)
                 goto out;
         for (unsigned i = 0; i < x.n_apps; i++)
                 x.start_s[i] = m->apps[i].start_s;
@@ -1036,8 +1039,7 @@ out:
 }
 
 int sim_oracle_together(const struct sim_machine *m, enum sim_objective o,
-                        enum sim_together_method method, uint64_t step_ns,
-                        struct sim_together *out)
+                        enum sim_together_method method, uint64_t step_ns, struct sim_together *out)
 {
         struct sim_together t = {.predicted = NAN};
         unsigned long count;

@@ -94,7 +94,7 @@ struct allocator_ctx {
         unsigned n_cpus;              /* CPUs managed apps may share (online - reserved) */
         const unsigned *freqs_khz;    /* settable, ascending; n_freqs 0 = no DVFS */
         unsigned n_freqs;
-        double hysteresis;         /* fraction, e.g. 0.05 */
+        double hysteresis; /* fraction, e.g. 0.05 */
         uint64_t decision; /* the decision tick: non-decreasing, the same for early decisions */
         unsigned n_apps;   /* apps managed now */
         /* Samples a configuration needs before its measurement counts; the first sample after

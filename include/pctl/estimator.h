@@ -119,12 +119,12 @@ struct estimate {
         /* The whole run: every interval the app was seen in, start-up included, never
          * restarted by a phase change (docs/estimator.md, "The whole run"). An interval's
          * work w is its one-core seconds. */
-        double run_s;          /* wall seconds of the intervals seen */
-        double run_active_s;   /* of which it held its CPUs: not kept off them by others */
-        double run_work_s;     /* Σ w */
-        double run_work_x_s;   /* Σ w (1 − 1/N) */
+        double run_s;        /* wall seconds of the intervals seen */
+        double run_active_s; /* of which it held its CPUs: not kept off them by others */
+        double run_work_s;   /* Σ w */
+        double run_work_x_s; /* Σ w (1 − 1/N) */
         unsigned run_max_cores;
-        double speedup_run;    /* run_work_s / run_active_s: the time-weighted speedup */
+        double speedup_run; /* run_work_s / run_active_s: the time-weighted speedup */
         double p_run; /* (run_work_s − run_active_s) / run_work_x_s: Amdahl's P for the run */
 
         /* Power share (last interval) and the figures built on it. */

@@ -23,9 +23,9 @@ struct inifile_error {
  * words. */
 int inifile_load(const char *path, char **text, struct inifile_error *err);
 
-/* Parses path (read with inifile_load), calling h for every key. Returns 0, -ENOENT/-EACCES when the file cannot be
- * opened, or -EINVAL when some line was bad: err (if not NULL) then holds the first one,
- * whether inih rejected it (syntax, length) or the handler did. */
+/* Parses path (read with inifile_load), calling h for every key. Returns 0, -ENOENT/-EACCES when
+ * the file cannot be opened, or -EINVAL when some line was bad: err (if not NULL) then holds the
+ * first one, whether inih rejected it (syntax, length) or the handler did. */
 int inifile_parse(const char *path, inifile_handler h, void *user, struct inifile_error *err);
 /* The same over a string (tests, the control socket). */
 int inifile_parse_string(const char *text, inifile_handler h, void *user,

@@ -12,10 +12,10 @@
 /* What /proc says about a process, as the judgement needs it. */
 struct proc_facts {
         pid_t pid;
-        pid_t tgid;      /* != pid: pid is a thread of tgid */
-        bool kthread;    /* PF_KTHREAD in /proc/PID/stat */
-        bool runs_pctld; /* its executable is the asking process's, or is named pctld */
-        char comm[32];   /* printable */
+        pid_t tgid;       /* != pid: pid is a thread of tgid */
+        bool kthread;     /* PF_KTHREAD in /proc/PID/stat */
+        bool runs_pctld;  /* its executable is the asking process's, or is named pctld */
+        char comm[32];    /* printable */
         char cgroup[512]; /* systemd's view: the v2 path, else name=systemd's; "" unknown */
         unsigned n_ancestors;
         pid_t ancestors[PROCGUARD_MAX_ANCESTORS]; /* parent first, up to and without 0 */

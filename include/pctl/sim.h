@@ -119,8 +119,8 @@ int sim_oracle_app(const struct sim_machine *m, unsigned app, enum sim_objective
  * its own CPUs, one frequency per package (docs/sim.md, "The partition oracle"). */
 struct sim_partition {
         unsigned n_apps, n_packages;
-        unsigned *cores;      /* [n_apps * n_packages]: app i's CPUs on package p */
-        unsigned *freq_mhz;   /* [n_packages] */
+        unsigned *cores;    /* [n_apps * n_packages]: app i's CPUs on package p */
+        unsigned *freq_mhz; /* [n_packages] */
 };
 int sim_partition_alloc(struct sim_partition *p, unsigned n_apps, unsigned n_packages);
 void sim_partition_free(struct sim_partition *p);
@@ -129,9 +129,8 @@ void sim_partition_free(struct sim_partition *p);
  * gets cores[i * n_packages + q] CPUs of package q (the lowest free ones). apps[n_apps] get
  * each app's result (cores: its total; freq_mhz: the slowest of its packages); *time_s is the
  * last app's end, *energy_j the packages' energy. */
-int sim_partition_run(const struct sim_machine *m, const struct sim_partition *p,
-                      uint64_t step_ns, struct sim_result *apps, double *time_s,
-                      double *energy_j);
+int sim_partition_run(const struct sim_machine *m, const struct sim_partition *p, uint64_t step_ns,
+                      struct sim_result *apps, double *time_s, double *energy_j);
 
 enum sim_together_method {
         SIM_TOGETHER_AUTO,       /* exhaustive when at most SIM_TOGETHER_EXHAUSTIVE_MAX runs */

@@ -33,14 +33,14 @@ struct together_case {
 };
 
 static const struct together_case cases[] = {
-    {"suite-i7-concurrent.ini", 0.76, false},    /* 0.731 */
-    {"suite-s64-concurrent.ini", 0.39, false},   /* 0.374 */
-    {"server-mix.ini", 0.48, false},             /* 0.458 */
-    {"together-i7-2apps.ini", 0.69, false},      /* 0.663 */
-    {"together-s64-3apps.ini", 0.32, false},     /* 0.308 */
-    {"together-s64-8apps.ini", 0.12, false},     /* 0.111 */
-    {"together-xeon-2pkg.ini", 0.50, false},     /* 0.478 */
-    {"server-20apps.ini", 0.016, true},          /* 0.015 */
+    {"suite-i7-concurrent.ini", 0.76, false},  /* 0.731 */
+    {"suite-s64-concurrent.ini", 0.39, false}, /* 0.374 */
+    {"server-mix.ini", 0.48, false},           /* 0.458 */
+    {"together-i7-2apps.ini", 0.69, false},    /* 0.663 */
+    {"together-s64-3apps.ini", 0.32, false},   /* 0.308 */
+    {"together-s64-8apps.ini", 0.12, false},   /* 0.111 */
+    {"together-xeon-2pkg.ini", 0.50, false},   /* 0.478 */
+    {"server-20apps.ini", 0.016, true},        /* 0.015 */
 };
 
 static double cpu_s(void)
@@ -157,8 +157,8 @@ static int run_case(const struct together_case *c, unsigned *missed)
                 (*missed)++;
         }
         if (c->timed && !(oracle_cpu_s < ORACLE_LIMIT_CPU_S)) {
-                printf("bench: together %s: oracle took %.3f s CPU, limit %.0f s MISSED\n",
-                       c->file, oracle_cpu_s, ORACLE_LIMIT_CPU_S);
+                printf("bench: together %s: oracle took %.3f s CPU, limit %.0f s MISSED\n", c->file,
+                       oracle_cpu_s, ORACLE_LIMIT_CPU_S);
                 (*missed)++;
         }
         sim_together_free(&t);

@@ -225,7 +225,8 @@ static void threads_counted_on_one_cpu_are_still_work(void **state)
                 s.timestamp_ns = (i + 1) * DT_NS;
                 s.interval_ns = DT_NS;
                 for (unsigned c = 0; c < 2; c++) {
-                        s.cpu[c] = (struct sensor_counts){.measured = SENSOR_BUSY, .busy_ns = DT_NS};
+                        s.cpu[c] =
+                            (struct sensor_counts){.measured = SENSOR_BUSY, .busy_ns = DT_NS};
                         *sensor_target_cpu(&s, 0, c) = (struct sensor_counts){
                             .measured = SENSOR_BUSY, .busy_ns = c == 0 ? 2 * DT_NS : 0};
                 }

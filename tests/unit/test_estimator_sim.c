@@ -37,9 +37,9 @@ static void run_two_counts(const char *preset, double p, unsigned n1, unsigned n
         sim_machine_info(m, &info);
         assert_int_equal(
             sensor_open(&sim_sensor_ops, &(struct sensor_config){.machine = m}, &sensor), 0);
-        assert_int_equal(
-            actuator_open(&sim_actuator_ops, &(struct actuator_config){.machine = m}, &act,
-                          NULL, 0), 0);
+        assert_int_equal(actuator_open(&sim_actuator_ops, &(struct actuator_config){.machine = m},
+                                       &act, NULL, 0),
+                         0);
         assert_int_equal(act->ops->adopt(act, SIM_PID_BASE, "a", &app), 0);
         est = estimator_new(&(struct estimator_config){.delta_i_rate = os_ips});
         assert_non_null(est);

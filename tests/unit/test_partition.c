@@ -35,7 +35,8 @@ static double dp_over_exhaustive(const char *text, enum sim_objective o,
         assert_int_equal(sim_oracle_together(m, o, SIM_TOGETHER_DP, STEP_100MS, &d), 0);
         assert_int_equal(e.method, SIM_TOGETHER_EXHAUSTIVE);
         assert_int_equal(d.method, SIM_TOGETHER_DP);
-        assert_true(d.runs >= 1); /* measured runs: one, or each assignment's best under contention */
+        assert_true(d.runs >=
+                    1); /* measured runs: one, or each assignment's best under contention */
         ratio = d.score / e.score;
         printf("dp/exhaustive = %.6f (exhaustive ran %lu partitions)\n", ratio, e.runs);
         if (exh_out)
@@ -49,7 +50,8 @@ static double dp_over_exhaustive(const char *text, enum sim_objective o,
 
 #define NO_POOL "uncore_w = 0\ncore_idle_w = 0\n"
 #define I7_3F "[machine]\npreset = i7-4820k\nfreqs_mhz = 1200 2400 3700\n"
-#define X22_3F "[machine]\npreset = xeon-e5-2630v2x2\ncores_per_socket = 2\nfreqs_mhz = 1200 1800 2600\n"
+#define X22_3F                                                                                     \
+        "[machine]\npreset = xeon-e5-2630v2x2\ncores_per_socket = 2\nfreqs_mhz = 1200 1800 2600\n"
 
 #define APPS_2                                                                                     \
         "[app wide]\ninstructions = 8e9\np = 0.95\n"                                               \
@@ -86,12 +88,8 @@ static void dp_equals_exhaustive_one_package_without_pool(void **state)
 static void dp_equals_exhaustive_with_pool_on_cases_tried(void **state)
 {
         static const char *const cases[] = {
-            I7_3F APPS_2,
-            I7_3F APPS_3,
-            I7_3F APPS_3_SPIN,
-            X22_3F APPS_2,
-            X22_3F APPS_3_SPIN,
-            X22_3F NO_POOL APPS_3_SPIN,
+            I7_3F APPS_2,  I7_3F APPS_3,       I7_3F APPS_3_SPIN,
+            X22_3F APPS_2, X22_3F APPS_3_SPIN, X22_3F NO_POOL APPS_3_SPIN,
         };
         (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -154,7 +152,7 @@ static const char one_app[] = "[machine]\npreset = i7-4820k\n"
 static void together_one_app_equals_single_oracle(void **state)
 {
         static const enum sim_together_method methods[] = {SIM_TOGETHER_EXHAUSTIVE,
-                                                            SIM_TOGETHER_DP};
+                                                           SIM_TOGETHER_DP};
         static const enum sim_objective objs[] = {SIM_OBJ_EDP, SIM_OBJ_PPW, SIM_OBJ_ENERGY,
                                                   SIM_OBJ_PERF};
         struct sim_machine *m = load(one_app);
@@ -221,8 +219,8 @@ static void i7_two_apps_tries_every_split(void **state)
                 p.cores[1] = 4 - a;
                 p.freq_mhz[0] = 3700;
                 assert_int_equal(sim_partition_run(m, &p, STEP_100MS, apps, &t_s, &e_j), 0);
-                assert_true(t.score <= apps[0].energy_j * apps[0].time_s +
-                                           apps[1].energy_j * apps[1].time_s);
+                assert_true(t.score <=
+                            apps[0].energy_j * apps[0].time_s + apps[1].energy_j * apps[1].time_s);
         }
         sim_partition_free(&p);
         sim_together_free(&t);
@@ -263,10 +261,10 @@ static void partition_run_is_disjoint(void **state)
 
 static void more_apps_than_cpus_is_refused(void **state)
 {
-        struct sim_machine *m =
-            load(X22_3F "[app a]\np = 0.5\ninstructions = 1e9\n[app b]\np = 0.5\ninstructions = 1e9\n"
-                        "[app c]\np = 0.5\ninstructions = 1e9\n[app d]\np = 0.5\ninstructions = 1e9\n"
-                        "[app e]\np = 0.5\ninstructions = 1e9\n");
+        struct sim_machine *m = load(
+            X22_3F "[app a]\np = 0.5\ninstructions = 1e9\n[app b]\np = 0.5\ninstructions = 1e9\n"
+                   "[app c]\np = 0.5\ninstructions = 1e9\n[app d]\np = 0.5\ninstructions = 1e9\n"
+                   "[app e]\np = 0.5\ninstructions = 1e9\n");
         struct sim_together t;
 
         (void)state;

@@ -539,7 +539,8 @@ static void memory_bandwidth_caps_speedup(void **state)
         assert_near(r1.time_s / r32.time_s, cap, 0.01 * cap);
         /* The extra cores burn energy for nothing: past the limit EDP grows, and the best
          * static setting is inside the machine, near the limit. */
-        assert_true(sim_objective_score(SIM_OBJ_EDP, &r32) > sim_objective_score(SIM_OBJ_EDP, &r16));
+        assert_true(sim_objective_score(SIM_OBJ_EDP, &r32) >
+                    sim_objective_score(SIM_OBJ_EDP, &r16));
         struct sim_result best;
         assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_EDP, STEP_100MS, &best, NULL, NULL), 0);
         if (best.cores < 8 || best.cores > 16)

@@ -289,6 +289,13 @@ static unsigned app_freq(const struct manager *m, const struct cpumask *cpus)
         return 0;
 }
 
+/* 0 when pid may be managed; else why not (procguard.h). The model machine's processes are
+ * its own: only real ones can be what we must not touch. Callers ask once, before adopt_as. */
+static int may_manage(const struct manager *m, pid_t pid, char *err, size_t err_size)
+{
+        return m->pf->sim ? 0 : procguard_check(pid, err, err_size);
+}
+
 static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, const char *exec_name,
                     const char *how, char *err, size_t err_size)
 {
@@ -304,13 +311,6 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         if (!platform_proc_alive(m->pf, pid)) {
                 snprintf(err, err_size, "no process with pid %d", (int)pid);
                 return -ESRCH;
-        }
-        /* The model machine's processes are its own: only real ones can be what we must not
-         * touch. */
-        if (!m->pf->sim) {
-                r = procguard_check(pid, err, err_size);
-                if (r < 0)
-                        return r;
         }
         if (m->n_apps == m->cap_apps) {
                 unsigned cap = m->cap_apps ? m->cap_apps * 2 : 16;
@@ -363,12 +363,17 @@ int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const 
                         char *err, size_t err_size)
 {
         const struct policy *pol = resolve_policy(m, policy);
+        int r;
 
         if (!pol) {
                 snprintf(err, err_size, "no policy named '%s' (see pctl policy list)",
                          policy && *policy ? policy : m->opt.conf.default_policy);
                 return -ENOENT;
         }
+        /* A process that is gone is adopt_as's to say. */
+        r = may_manage(m, pid, err, err_size);
+        if (r < 0 && r != -ESRCH)
+                return r;
         return adopt_as(m, pid, pol, exec_name, "on request", err, err_size);
 }
 
@@ -637,7 +642,7 @@ static void adopt_by_rules(struct manager *m)
                 if (!pol)
                         continue;
                 /* A rule never selects what must not be managed; that is no news to log. */
-                if (!m->pf->sim && procguard_check(procs[i].pid, err, sizeof(err)) == -EPERM) {
+                if (may_manage(m, procs[i].pid, err, sizeof(err)) == -EPERM) {
                         log_debug("rule of policy %s matched, not taken: %s", pol->name, err);
                         continue;
                 }

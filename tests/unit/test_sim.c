@@ -548,7 +548,7 @@ static void memory_bandwidth_caps_speedup(void **state)
                          best.freq_mhz);
         sim_free(m);
 
-        /* The ground truth says the same, and the counters show it as a lower IPC. */
+        /* The ground truth says the same. */
         struct actuator a = {.ops = &sim_actuator_ops};
         struct actuator_config cfg = {.dvfs = true};
         struct actuator_app *app;

@@ -1,0 +1,70 @@
+/* Where each thread of an app spent an interval: running, waiting for a CPU, blocked in a
+ * futex, yielding, blocked elsewhere, or gone. The input of the speedup stack
+ * (include/pctl/stack.h). Backends: eBPF (tracepoints, accumulated in kernel), /proc
+ * (schedstat + state sampled at the interval, coarser) and the model machine. One ops
+ * table per backend, as for the counter sensors (include/pctl/sensor.h). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum thread_state {
+        THREAD_RUN = 0,   /* on a CPU */
+        THREAD_RUNQUEUE,  /* runnable, waiting for a CPU */
+        THREAD_SYNC,      /* blocked in futex (locks, condition variables, barriers, joins) */
+        THREAD_YIELD,     /* in sched_yield (spinning politely) */
+        THREAD_BLOCKED,   /* blocked elsewhere: I/O, sleep, poll */
+        THREAD_EXITED,    /* the part of the interval after the thread exited */
+        THREAD_STATES
+};
+
+/* One thread over one interval: ns[state] sums to the part of the interval the thread
+ * existed for plus its THREAD_EXITED time (a thread born mid-interval has less). */
+struct threadstate_thread {
+        pid_t tid;
+        uint64_t ns[THREAD_STATES];
+};
+
+/* Concurrency histogram buckets: active_ns[k] is the time with exactly k threads of the app
+ * running or runnable (k = THREADSTATE_MAX_ACTIVE holds k and above). */
+#define THREADSTATE_MAX_ACTIVE 64
+
+/* One app (every thread of process pid) over one interval. */
+struct threadstate_app {
+        pid_t pid;
+        uint64_t interval_ns;
+        unsigned n_threads; /* threads seen in the interval, exited ones included */
+        struct threadstate_thread *threads;
+        /* Time with k threads active; all zero and has_active false where the backend cannot
+         * see overlaps (the /proc fallback). */
+        bool has_active;
+        uint64_t active_ns[THREADSTATE_MAX_ACTIVE + 1];
+};
+
+struct threadstate_probe {
+        bool available;
+        int err; /* negative errno */
+        char reason[256];
+};
+
+struct threadstate;
+
+struct threadstate_ops {
+        const char *name;        /* "ebpf", "proc", "sim" */
+        const char *description;
+        const char *source;      /* what `pctl stack --json` reports as "source" */
+        int (*probe)(void *machine, struct threadstate_probe *out);
+        int (*open)(struct threadstate *ts, void *machine);
+        /* Replaces the watched processes. */
+        int (*set_pids)(struct threadstate *ts, const pid_t *pids, unsigned n);
+        /* Per watched pid, the interval since the previous read; apps[i].pid == pids[i].
+         * A process that has exited is reported with its threads all THREAD_EXITED. */
+        int (*read)(struct threadstate *ts, struct threadstate_app *apps, unsigned n);
+        void (*close)(struct threadstate *ts);
+};
+
+struct threadstate {
+        const struct threadstate_ops *ops;
+        void *priv;
+};

@@ -19,6 +19,11 @@ packages=(
         dpkg-dev debhelper lintian # make package (debian/, scripts/package.sh)
         debootstrap systemd-container # the system test: a booted Debian container (tests/system)
         xz-utils zstd pigz lbzip2 # tests/real: multi-threaded tools people run
+        libbpf-dev bpftool # the eBPF thread-state sensor: libbpf, skeletons (sensors/bpf)
+        libmicrohttpd-dev # pctld's Prometheus /metrics endpoint
+        prometheus        # promtool and a real server scraping pctld in the tests
+        libslurm-dev slurm-wlm slurmd slurmctld munge # the SPANK plugin and a one-node cluster
+        libsqlite3-dev sqlite3 # pctl history: past runs of each app
 )
 
 missing=()

@@ -29,3 +29,9 @@ struct stack {
 
 /* Names as in JSON and `pctl status`: "sequential", "sync", ... */
 const char *stack_component_name(enum stack_component c);
+
+/* The stack of one app over the interval (or a sum of intervals: threadstate_app figures
+ * add up). cores: CPUs granted (N); speedup: measured (the estimator's, or NaN to take
+ * Σ run time / interval from the thread states). */
+void stack_compute(const struct threadstate_app *app, double cores, double speedup,
+                   struct stack *out);

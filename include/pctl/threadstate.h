@@ -68,3 +68,22 @@ struct threadstate {
         const struct threadstate_ops *ops;
         void *priv;
 };
+
+/* Backends, best first, NULL-terminated: ebpf (where built: PCTL_HAVE_BPF), proc. "sim" is
+ * chosen by name only (needs the machine). */
+extern const struct threadstate_ops *const threadstate_backends[];
+extern const struct threadstate_ops threadstate_proc_ops;
+#ifdef PCTL_HAVE_BPF
+extern const struct threadstate_ops threadstate_ebpf_ops;
+#endif
+extern const struct threadstate_ops threadstate_sim_ops;
+const struct threadstate_ops *threadstate_find(const char *name);
+/* The first available backend; *why says which and why the better ones were not. */
+int threadstate_pick_auto(const struct threadstate_ops **out, char *why, size_t why_size);
+
+int threadstate_open(const struct threadstate_ops *ops, void *machine, struct threadstate **out);
+int threadstate_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n);
+/* apps[n] must have room for the threads: the layer (re)allocates apps[i].threads. */
+int threadstate_read(struct threadstate *ts, struct threadstate_app *apps, unsigned n);
+void threadstate_app_free(struct threadstate_app *app);
+void threadstate_close(struct threadstate *ts);

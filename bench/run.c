@@ -158,7 +158,7 @@ static void sleep_ns(uint64_t ns)
                 ;
 }
 
-/* One thread's parallel part in chunks of at most one unit: with --sync, the first F of each
+/* One thread's parallel part in chunks of at most a tenth of a unit: with --sync, the first F of each
  * chunk holding the shared mutex; with --sleep, a nanosleep after each chunk of F/(1-F) of
  * the chunk's own time, so that F of the thread's time is asleep. */
 static void parallel_run(struct run_thread *rt, uint64_t iters, pthread_spinlock_t *spin)
@@ -171,7 +171,7 @@ static void parallel_run(struct run_thread *rt, uint64_t iters, pthread_spinlock
                 return;
         }
         while (iters > 0 && !atomic_load_explicit(sh->stop, memory_order_relaxed)) {
-                uint64_t n = iters < PBENCH_ITERS_PER_UNIT ? iters : PBENCH_ITERS_PER_UNIT;
+                uint64_t n = iters < PBENCH_DELIMITER_CHUNK ? iters : PBENCH_DELIMITER_CHUNK;
                 uint64_t locked = (uint64_t)llround(cfg->sync * (double)n);
                 uint64_t t0 = now_ns(), waited = 0;
 

@@ -28,7 +28,9 @@ struct threadstate_thread {
         /* Part of ns[THREAD_RUN] + ns[THREAD_RUNQUEUE] during which this thread was the app's
          * only active thread while another thread of the app was alive (not exited, already
          * born) and waiting. Serial code runs alone on one thread; lock hand-offs spread this
-         * time over the threads that contend: stack_compute tells them apart by it. */
+         * time over the threads that contend: stack_compute tells them apart by it, and
+         * takes the lowest TID for the thread serial code runs on (docs/stack.md). A backend
+         * that cannot tell leaves it 0: serial parts then read as sync. */
         uint64_t solo_ns;
 };
 

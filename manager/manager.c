@@ -9,6 +9,7 @@
 #include "pctl/fsio.h"
 #include "pctl/log.h"
 #include "pctl/jsonfmt.h"
+#include "pctl/metrics.h"
 #include "pctl/procguard.h"
 #include "pctl/util.h"
 
@@ -1125,4 +1126,43 @@ void manager_summary(const struct manager *m, char *buf, size_t size)
         else
                 snprintf(buf, size, "%u apps managed, %llu decisions, energy unknown", m->n_apps,
                          (unsigned long long)m->decisions);
+}
+
+int manager_metrics(const struct manager *m, struct metrics_snapshot **out)
+{
+        struct metrics_snapshot *s = metrics_snapshot_new(m->n_apps);
+
+        if (!s)
+                return -ENOMEM;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                const struct mapp *a = &m->apps[i];
+                const struct estimate *e = estimator_get(m->est, a->id);
+                struct metrics_app *x = &s->apps[i];
+                unsigned known = e ? e->known : 0;
+
+                (void)strscpy(x->app, a->name, sizeof(x->app));
+                x->pid = a->pid;
+                (void)strscpy(x->policy, a->policy.name, sizeof(x->policy));
+                x->v[METRICS_APP_CORES] = cpumask_count(&a->cpus);
+                if (a->freq_khz)
+                        x->v[METRICS_APP_FREQUENCY_HZ] = a->freq_khz * 1e3;
+                /* The same P̂ and error as `pctl status`. */
+                if (known & ESTIMATE_P_LS) {
+                        x->v[METRICS_APP_P] = e->p_ls;
+                        x->v[METRICS_APP_P_STDERR] = e->p_stderr;
+                } else if (known & ESTIMATE_P_EQ10) {
+                        x->v[METRICS_APP_P] = e->p_eq10;
+                }
+                if (known & ESTIMATE_SPEEDUP)
+                        x->v[METRICS_APP_SPEEDUP] = e->speedup;
+                if (known & ESTIMATE_POWER)
+                        x->v[METRICS_APP_POWER_W] = e->power_w;
+                if (known & ESTIMATE_ENERGY)
+                        x->v[METRICS_APP_ENERGY_J] = e->energy_j;
+        }
+        s->package_energy_source = manager_energy(m, &s->package_energy_j);
+        s->decisions = m->decisions;
+        s->cpuset_changes = m->changes;
+        *out = s;
+        return 0;
 }

@@ -16,6 +16,7 @@
 #include "pctl/policy.h"
 
 struct json_object;
+struct metrics_snapshot;
 
 struct manager_options {
         struct config conf;        /* pctl.conf as loaded */
@@ -80,3 +81,6 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *obj, 
 void manager_summary(const struct manager *m, char *buf, size_t size);
 /* The estimate of a managed pid (NULL if not managed), for `pctl sim run` reports. */
 const struct estimate *manager_estimate(const struct manager *m, pid_t pid);
+/* A snapshot of every app's figures and the manager's counters for /metrics (metrics.h);
+ * unknown figures are NaN. The caller owns it. -ENOMEM. */
+int manager_metrics(const struct manager *m, struct metrics_snapshot **out);

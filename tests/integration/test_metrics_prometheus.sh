@@ -65,7 +65,7 @@ expect_sampling() {
 }
 
 "$PCTL" run --socket "$T/pctl.sock" --policy metrics -- \
-        "$PBENCH" --p 0.9 --threads 2 --t1 120 >/dev/null 2>&1 &
+        "$PBENCH" --p 0.9 --threads 2 --t1 600 >/dev/null 2>&1 &
 RUN=$!
 CLEANUP_PIDS="$RUN"
 PB=

@@ -640,7 +640,8 @@ int metrics_server_new(const char *listen_text, unsigned min_port, struct metric
                              MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_TIMEOUT_S,
                              MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_END);
         if (!srv->mhd) {
-                close(fd);
+                /* Not closed here: whether libmicrohttpd closed it on its way out is not part
+                 * of its contract, and a second close could hit another descriptor. */
                 r = -EIO;
                 snprintf(err, err_size,
                          "cannot serve metrics on %s: libmicrohttpd refused to start", listen_text);
@@ -667,7 +668,7 @@ void metrics_server_publish(struct metrics_server *srv, struct metrics_snapshot 
         pthread_mutex_lock(&srv->lock);
         old = srv->snap;
         srv->snap = snap;
-        snap->generation = ++srv->generation;
+        srv->generation++;
         pthread_mutex_unlock(&srv->lock);
         metrics_snapshot_unref(old);
 }

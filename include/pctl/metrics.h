@@ -50,7 +50,6 @@ void metrics_histogram_observe(struct metrics_histogram *h, double seconds);
 /* One published state. Immutable once published: the server's thread reads it. */
 struct metrics_snapshot {
         unsigned refs;
-        uint64_t generation; /* set by metrics_server_publish */
         struct metrics_app *apps;
         unsigned n_apps;
         double package_energy_j;           /* NaN: unknown, left out */

@@ -267,13 +267,12 @@ static void family_header(struct mbuf *b, const char *name, const char *type, co
         mbuf_put(b, "\n", 1);
 }
 
-/* "{app="...",pid="...",policy="..."}" of an app: rendered once, used by each family. A text
+/* `app="...",pid="...",policy="..."` of an app: rendered once, used by each family. A text
  * label with no value is left out (Prometheus reads an empty label as no label). */
 static void app_label_set(struct mbuf *b, const struct metrics_app *a)
 {
         bool first = true;
 
-        mbuf_put(b, "{", 1);
         for (size_t l = 0; l < ARRAY_SIZE(app_labels); l++) {
                 const char *field = (const char *)a + app_labels[l].offset;
 
@@ -290,7 +289,26 @@ static void app_label_set(struct mbuf *b, const struct metrics_app *a)
                         mbuf_put_label_value(b, field);
                 mbuf_put(b, "\"", 1);
         }
-        mbuf_put(b, "}", 1);
+}
+
+/* One series of an app, NAME{LABELS} VALUE, or none when the value is unknown (never a
+ * made-up figure). extra is one more label, rendered (`component="sync"`), or NULL: a family
+ * with a label of its own calls this once per value of it. */
+static void app_series(struct mbuf *b, const char *name, const char *labels, size_t labels_len,
+                       const char *extra, double v)
+{
+        if (isnan(v))
+                return;
+        mbuf_puts(b, name);
+        mbuf_put(b, "{", 1);
+        mbuf_put(b, labels, labels_len);
+        if (extra) {
+                mbuf_put(b, ",", 1);
+                mbuf_puts(b, extra);
+        }
+        mbuf_put(b, "} ", 2);
+        mbuf_put_double(b, v);
+        mbuf_put(b, "\n", 1);
 }
 
 static void render_histogram(struct mbuf *b, const char *name, const char *help,
@@ -353,15 +371,9 @@ int metrics_render(const struct metrics_snapshot *s, char **text, size_t *len)
                 family_header(&b, fam->name, fam->type, fam->help);
                 for (unsigned i = 0; i < s->n_apps; i++) {
                         size_t from = i ? label_end[i - 1] : 0;
-                        double v = s->apps[i].v[fam->figure];
 
-                        if (isnan(v))
-                                continue; /* unknown: no series rather than a made-up figure */
-                        mbuf_puts(&b, fam->name);
-                        mbuf_put(&b, labels.data + from, label_end[i] - from);
-                        mbuf_put(&b, " ", 1);
-                        mbuf_put_double(&b, v);
-                        mbuf_put(&b, "\n", 1);
+                        app_series(&b, fam->name, labels.data + from, label_end[i] - from, NULL,
+                                   s->apps[i].v[fam->figure]);
                 }
         }
         family_header(&b, "pctl_package_energy_joules_total", "counter",

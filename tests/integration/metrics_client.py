@@ -8,8 +8,10 @@ never read, and many at once. Standard library only.
   metrics_client.py hold PORT N ADDRS SECS  N idle connections at once from ADDRS source
                                             addresses (127.0.0.1..), held SECS: prints
                                             "connected C timed_out T closed R"
-  metrics_client.py noread PORT SECS        a keep-alive GET whose reply is never read,
-                                            the connection held SECS
+  metrics_client.py noread PORT SECS FILE   a keep-alive GET whose reply is never read,
+                                            the connection held SECS; FILE is created
+                                            when the reply starts to arrive
+  metrics_client.py listen PORT SECS FILE   holds PORT for SECS; FILE once it listens
   metrics_client.py storm PORT N ADDRS      N concurrent GETs: prints "ok A refused R other O"
   metrics_client.py free_port               a TCP port free on 127.0.0.1 now
 """
@@ -92,15 +94,27 @@ def hold(port, n, addrs, secs):
     return len(socks), timed_out[0], closed
 
 
-def noread(port, secs):
+def noread(port, secs, marker):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     # A tiny receive window: what the server sends fills it and then waits for reads that
     # never come.
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
     s.connect(("127.0.0.1", port))
     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    # Tell the test once the reply has started to arrive, without reading it (a peek).
+    s.settimeout(10)
+    if s.recv(1, socket.MSG_PEEK):
+        open(marker, "w").close()
     time.sleep(secs)
     s.close()
+
+
+def listen(port, secs, marker):
+    s = socket.socket()
+    s.bind(("127.0.0.1", port))
+    s.listen()
+    open(marker, "w").close()
+    time.sleep(secs)
 
 
 def storm(port, n, addrs):
@@ -166,7 +180,10 @@ def main():
         print(f"connected {c} timed_out {t} closed {r}")
         return 0
     if cmd == "noread":
-        noread(port, float(args[1]))
+        noread(port, float(args[1]), args[2])
+        return 0
+    if cmd == "listen":
+        listen(port, float(args[1]), args[2])
         return 0
     if cmd == "storm":
         ok, refused, other = storm(port, int(args[1]), int(args[2]))

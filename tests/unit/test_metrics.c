@@ -428,6 +428,40 @@ static void server_refuses_a_taken_port(void **state)
         metrics_server_free(a);
 }
 
+/* The same over IPv6 loopback, where the machine has it. */
+static void server_answers_over_ipv6(void **state)
+{
+        static char buf[1 << 16];
+        struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+        struct timeval tv = {.tv_sec = 5};
+        static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+        struct metrics_server *srv = NULL;
+        char err[256];
+        size_t len = 0;
+        ssize_t n;
+        int fd, r;
+
+        (void)state;
+        r = metrics_server_new("[::1]:0", 0, &srv, err, sizeof(err));
+        if (r == -EADDRNOTAVAIL || r == -EAFNOSUPPORT)
+                skip(); /* no IPv6 loopback here */
+        assert_int_equal(r, 0);
+        metrics_server_publish(srv, metrics_snapshot_new(0));
+        sa.sin6_port = htons((uint16_t)metrics_server_port(srv));
+        fd = socket(AF_INET6, SOCK_STREAM, 0);
+        assert_true(fd >= 0);
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
+        while (len + 1 < sizeof(buf) && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+                len += (size_t)n;
+        buf[len] = '\0';
+        close(fd);
+        assert_non_null(strstr(buf, " 200 "));
+        assert_non_null(strstr(buf, "\npctl_managed_apps 0\n"));
+        metrics_server_free(srv);
+}
+
 /* Whether the server closed fd (EOF or reset) within timeout_ms. */
 static bool closed_by_server(int fd, int timeout_ms)
 {
@@ -481,6 +515,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(listen_parse),
     cmocka_unit_test(config_key),
     cmocka_unit_test(server_answers_get_metrics_only),
+    cmocka_unit_test(server_answers_over_ipv6),
     cmocka_unit_test(server_refuses_a_taken_port),
     cmocka_unit_test(server_bounds_connections_per_address),
 };

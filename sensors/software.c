@@ -158,6 +158,7 @@ struct sw_target {
         enum sw_target_mode mode;
         pid_t pid;
         bool gone;
+        DIR *task_dir; /* SW_PID: /proc/PID/task, kept open between reads */
         char path[4200]; /* SW_CPUACCT: the usage_percpu file, root-prefixed */
         struct sw_thread *threads;
         unsigned n_threads, cap_threads;
@@ -176,15 +177,15 @@ struct sw_state {
         unsigned n_targets;
 };
 
-/* Reads one thread's runtime (schedstat, ns). */
-static int sw_thread_runtime(pid_t pid, pid_t tid, uint64_t *runtime_ns)
+/* Reads one thread's runtime (schedstat, ns); task_fd is the process's /proc/PID/task. */
+static int sw_thread_runtime(int task_fd, pid_t tid, uint64_t *runtime_ns)
 {
-        char path[128], buf[256];
+        char path[64], buf[256];
         unsigned long long rt;
         ssize_t n;
 
-        snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-        n = fs_read(path, buf, sizeof(buf));
+        snprintf(path, sizeof(path), "%d/schedstat", (int)tid);
+        n = file_read_at(task_fd, path, buf, sizeof(buf));
         if (n < 0)
                 return (int)n;
         if (sscanf(buf, "%llu", &rt) != 1)
@@ -194,14 +195,14 @@ static int sw_thread_runtime(pid_t pid, pid_t tid, uint64_t *runtime_ns)
 }
 
 /* The CPU a thread last ran on (stat field 39). */
-static int sw_thread_cpu(pid_t pid, pid_t tid, int *cpu)
+static int sw_thread_cpu(int task_fd, pid_t tid, int *cpu)
 {
-        char path[128], buf[1024];
+        char path[64], buf[1024];
         const char *p;
         ssize_t n;
 
-        snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-        n = fs_read(path, buf, sizeof(buf));
+        snprintf(path, sizeof(path), "%d/stat", (int)tid);
+        n = file_read_at(task_fd, path, buf, sizeof(buf));
         if (n < 0)
                 return (int)n;
         /* The command name may hold spaces and parentheses: count fields after the last ')'. */
@@ -232,29 +233,41 @@ static struct sw_thread *sw_thread_find(struct sw_target *t, pid_t tid)
         return NULL;
 }
 
-/* Walks the threads of t->pid. With out == NULL it only records the baseline. */
+/* Walks the threads of t->pid. With out == NULL it only records the baseline. The process's
+ * /proc/PID/task stays open from one read to the next: each read lists it again (rewinddir)
+ * and opens its threads' files relative to it, which saves the path walk through /proc per
+ * file, and a PID reused by another process after this one exited is never read as this app. */
 static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
                        unsigned index)
 {
-        char path[4096];
         struct dirent *de;
+        unsigned listed = 0;
         DIR *d;
-        int r;
+        int task_fd;
 
         if (t->gone)
                 return 0;
-        r = fs_path(path, sizeof(path), "/proc/%d/task", (int)t->pid);
-        if (r < 0)
-                return r;
-        d = opendir(path);
+        d = t->task_dir;
         if (!d) {
-                /* The app is gone: its target reads as not measured, which is not an error. */
-                if (errno == ENOENT || errno == ESRCH) {
-                        t->gone = true;
-                        return 0;
+                char path[4096];
+                int r = fs_path(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+
+                if (r < 0)
+                        return r;
+                d = opendir(path);
+                if (!d) {
+                        /* The app is gone: its target reads as not measured, not an error. */
+                        if (errno == ENOENT || errno == ESRCH) {
+                                t->gone = true;
+                                return 0;
+                        }
+                        return -errno;
                 }
-                return -errno;
+                t->task_dir = d;
+        } else {
+                rewinddir(d);
         }
+        task_fd = dirfd(d);
         for (unsigned i = 0; i < t->n_threads; i++)
                 t->threads[i].seen = false;
         while ((de = readdir(d))) {
@@ -264,8 +277,9 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
 
                 if (de->d_name[0] == '.' || parse_int(de->d_name, &tid) < 0)
                         continue;
+                listed++;
                 /* A thread that exits between readdir and read is not an error. */
-                if (sw_thread_runtime(t->pid, tid, &rt) < 0)
+                if (sw_thread_runtime(task_fd, tid, &rt) < 0)
                         continue;
                 th = sw_thread_find(t, tid);
                 if (!th) {
@@ -273,10 +287,8 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
                                 unsigned cap = t->cap_threads ? 2 * t->cap_threads : 16;
                                 struct sw_thread *nt = realloc(t->threads, cap * sizeof(*nt));
 
-                                if (!nt) {
-                                        closedir(d);
+                                if (!nt)
                                         return -ENOMEM;
-                                }
                                 t->threads = nt;
                                 t->cap_threads = cap;
                         }
@@ -285,7 +297,7 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
                         *th = (struct sw_thread){.tid = tid, .runtime_ns = out ? 0 : rt};
                 }
                 /* Where it ran matters only when it ran: a sleeping thread costs one read. */
-                if (out && rt > th->runtime_ns && sw_thread_cpu(t->pid, tid, &cpu) < 0)
+                if (out && rt > th->runtime_ns && sw_thread_cpu(task_fd, tid, &cpu) < 0)
                         cpu = -1;
                 if (out && cpu >= 0 && (unsigned)cpu < st->n_cpus && rt >= th->runtime_ns) {
                         struct sensor_counts *c = sensor_target_cpu(out, index, (unsigned)cpu);
@@ -296,7 +308,14 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
                 th->runtime_ns = rt;
                 th->seen = true;
         }
-        closedir(d);
+        /* A process that has been reaped lists no thread at all: it is gone. */
+        if (listed == 0) {
+                closedir(t->task_dir);
+                t->task_dir = NULL;
+                t->gone = true;
+                t->n_threads = 0;
+                return 0;
+        }
         /* Forget threads that exited, so that a reused TID starts from zero. */
         for (unsigned i = 0; i < t->n_threads;) {
                 if (!t->threads[i].seen)
@@ -349,6 +368,8 @@ static void sw_target_free(struct sw_target *t, unsigned n_cpus)
         free(t->fds);
         free(t->prev_ns);
         free(t->threads);
+        if (t->task_dir)
+                closedir(t->task_dir);
 }
 
 static int sw_target_init(struct sw_state *st, const struct sensor_target *in, struct sw_target *t)

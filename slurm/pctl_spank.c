@@ -22,6 +22,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <slurm/slurm.h> /* SLURM_BATCH_SCRIPT and the other special step ids */
 #include <slurm/spank.h>
 
 #include "pctl/control_client.h"
@@ -43,7 +44,8 @@ static struct {
         char policy[PCTL_SPANK_MAX_POLICY + 2]; /* one byte more shows it was too long */
         bool unmanaged;                         /* said why once; the rest runs unmanaged */
         char node[HOST_NAME_MAX + 1];
-        char job[32];
+        char job[32]; /* the job id, the tag pctld shows */
+        char who[64]; /* "job 12 step 0", for messages */
         unsigned n_adopted, n_exited;
         pid_t adopted[PCTL_SPANK_MAX_TASKS];
         struct step_report report;
@@ -150,7 +152,8 @@ static int pctld_call(struct json_object *request, struct json_object **reply, c
 /* The job's name for pctld: the job id (array jobs and steps share it). */
 static void step_identify(spank_t sp)
 {
-        uint32_t job_id = 0;
+        uint32_t job_id = 0, step_id = 0;
+        const char *kind = NULL;
 
         if (step.node[0])
                 return;
@@ -161,6 +164,18 @@ static void step_identify(spank_t sp)
                 snprintf(step.job, sizeof(step.job), "%u", job_id);
         else
                 strscpy(step.job, "unknown", sizeof(step.job));
+        if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS)
+                kind = "unknown";
+        else if (step_id == SLURM_BATCH_SCRIPT)
+                kind = "batch";
+        else if (step_id == SLURM_EXTERN_CONT)
+                kind = "extern";
+        else if (step_id == SLURM_INTERACTIVE_STEP)
+                kind = "interactive";
+        if (kind)
+                snprintf(step.who, sizeof(step.who), "job %s %s step", step.job, kind);
+        else
+                snprintf(step.who, sizeof(step.who), "job %s step %u", step.job, step_id);
         step_report_init(&step.report);
 }
 
@@ -182,15 +197,15 @@ static const char *task_exec_name(spank_t sp)
 static bool policy_usable(void)
 {
         if (strlen(step.policy) > PCTL_SPANK_MAX_POLICY) {
-                say("job %s: --pctl-policy: a name of more than %d bytes is no policy name; the "
+                say("%s: --pctl-policy: a name of more than %d bytes is no policy name; the "
                     "job runs unmanaged on %s",
-                    step.job, PCTL_SPANK_MAX_POLICY, step.node);
+                    step.who, PCTL_SPANK_MAX_POLICY, step.node);
                 return false;
         }
         if (!step.policy[0]) {
-                say("job %s: --pctl-policy needs a policy name (pctl policy list); the job runs "
+                say("%s: --pctl-policy needs a policy name (pctl policy list); the job runs "
                     "unmanaged on %s",
-                    step.job, step.node);
+                    step.who, step.node);
                 return false;
         }
         return true;
@@ -214,13 +229,13 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
                 return ESPANK_SUCCESS;
         }
         if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 0) {
-                say("job %s: slurmstepd gave no task pid; the job runs unmanaged on %s", step.job,
+                say("%s: slurmstepd gave no task pid; the job runs unmanaged on %s", step.who,
                     step.node);
                 step.unmanaged = true;
                 return ESPANK_SUCCESS;
         }
         if (step.n_adopted == PCTL_SPANK_MAX_TASKS) {
-                say("job %s: more than %d tasks on %s: the rest runs unmanaged", step.job,
+                say("%s: more than %d tasks on %s: the rest runs unmanaged", step.who,
                     PCTL_SPANK_MAX_TASKS, step.node);
                 step.unmanaged = true;
                 return ESPANK_SUCCESS;
@@ -241,7 +256,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
         json_object_put(reply);
         if (r < 0) {
                 /* Said once per node: the other tasks would meet the same. */
-                say("job %s: %s; the job runs unmanaged", step.job, why);
+                say("%s: %s; the job runs unmanaged", step.who, why);
                 step.unmanaged = true;
                 return ESPANK_SUCCESS;
         }
@@ -263,15 +278,15 @@ static void step_summary(void)
         char line[512];
 
         if (step.n_no_report == step.n_exited) {
-                say("job %s on %s: no summary: %s", step.job, step.node, step.no_report);
+                say("%s on %s: no summary: %s", step.who, step.node, step.no_report);
                 return;
         }
         step_report_format(&step.report, line, sizeof(line));
         if (step.n_no_report)
-                say("job %s on %s: %s; %u task%s without a report: %s", step.job, step.node, line,
+                say("%s on %s: %s; %u task%s without a report: %s", step.who, step.node, line,
                     step.n_no_report, step.n_no_report == 1 ? "" : "s", step.no_report);
         else
-                say("job %s on %s: %s", step.job, step.node, line);
+                say("%s on %s: %s", step.who, step.node, line);
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)

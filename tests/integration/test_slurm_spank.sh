@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# pctl_spank.so in a real one-node Slurm cluster (scripts/slurm-local.sh) with a private pctld
+# under a declared power model: `srun --pctl-policy=edp -n1 -c2 pbench --p 0.2` is managed
+# (status shows it with its job id, moved to 1 CPU) and its stderr ends with the plugin's
+# summary; a job without the option is untouched; an unknown policy, no pctld, and pctld
+# stopping mid-job each give one clear line and the job runs on to success.
+set -u
+. "$TEST_LIB"
+[ "$(id -u)" -eq 0 ] || skip "needs root for slurmd and cgroup v1 cpusets"
+for b in munged slurmctld slurmd srun; do
+        command -v "$b" >/dev/null || skip "$b is not installed (scripts/deps.sh: munge, slurmctld, slurmd, slurm-client)"
+done
+[ -f "$BUILD_DIR/pctl_spank.so" ] || skip "pctl_spank.so was not built (no slurm/spank.h: libslurm-dev)"
+[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs for a job of -c2"
+pctld_setup
+export PCTL_SLURM_DIR="$T/slurm"
+cleanup() {
+        "$SRC_DIR/scripts/slurm-local.sh" stop >/dev/null 2>&1
+        pctld_cleanup
+}
+trap cleanup EXIT
+pctld_start
+"$SRC_DIR/scripts/slurm-local.sh" start --plugin "$BUILD_DIR/pctl_spank.so" \
+        --pctl-socket "$T/pctl.sock" || fail "slurm-local.sh start failed"
+export SLURM_CONF="$PCTL_SLURM_DIR/slurm.conf"
+node=$(hostname -s)
+
+# The managed job: pctld adopts pbench before it execs, tagged with the job id, and the edp
+# policy moves a P = 0.2 program to 1 CPU under the declared model (20 W + 10 W per core).
+srun --pctl-policy=edp -n1 -c2 "$PBENCH" --p 0.2 --threads 2 --t1 4 >"$T/job.out" 2>"$T/job.err" &
+SRUN=$!
+CLEANUP_PIDS="$SRUN"
+job="" cores="" jobtag=""
+for _ in $(seq 300); do
+        [ -n "$job" ] || job=$(squeue -h -o %i 2>/dev/null | head -n 1)
+        status_json 2>/dev/null &&
+                read -r jobtag cores < <(json_get "$T/status.json" \
+                        "' '.join(str(a['job']) + ' ' + str(a['cores']) for a in d['apps'] if a['name'] == 'pbench') or 'none none'")
+        [ "$cores" = 1 ] && break
+        kill -0 "$SRUN" 2>/dev/null || break
+        sleep 0.1
+done
+[ -n "$job" ] || fail "squeue never showed the job"
+[ "$jobtag" = "$job" ] || fail "status shows pbench with job '$jobtag', not Slurm's job $job: $(cat "$T/status.json")"
+[ "$cores" = 1 ] || fail "pbench was not moved to 1 CPU (cores '$cores'): $(cat "$T/status.json")"
+"$PCTL" status --socket "$T/pctl.sock" | grep -Eq "^ +job $job\$" || fail "pctl status does not show job $job"
+echo "ok: job $job managed: status shows pbench with job $job on 1 CPU"
+wait "$SRUN"
+rc=$?
+[ "$rc" -eq 0 ] || fail "srun exited $rc: $(cat "$T/job.err")"
+grep -q "^speedup" "$T/job.out" || fail "pbench did not finish: $(cat "$T/job.out")"
+last=$(tail -n 1 "$T/job.err")
+echo "$last" | grep -Eq "^pctl: job $job step 0 on $node: energy [0-9.]+ J \(declared\), EDP [0-9.e+]+ J·s, P̂ -?[0-9.]+(±[0-9.]+)?, ended at 1 core, clock unknown \(policy edp, 1 task, [0-9.]+ s managed\)\$" ||
+        fail "the job's stderr does not end with the summary: $(cat "$T/job.err")"
+[ "$(grep -c "^pctl:" "$T/job.err")" -eq 1 ] || fail "more than one pctl line: $(cat "$T/job.err")"
+echo "ok: summary: $last"
+
+# Without the option the job is untouched: no app in pctld, the root cpuset, no pctl line. The
+# same with --pctl-policy=monitor lands in pctld's cpuset: the check can tell them apart.
+srun -n1 -c2 sh -c 'sleep 1; cat /proc/self/cpuset' >"$T/plain.out" 2>"$T/plain.err" &
+SRUN=$!
+CLEANUP_PIDS="$SRUN"
+for _ in $(seq 10); do
+        status_json
+        [ "$(json_get "$T/status.json" "len(d['apps'])")" = 0 ] || fail "pctld manages a job without --pctl-policy: $(cat "$T/status.json")"
+        sleep 0.1
+done
+wait "$SRUN" || fail "the plain job failed: $(cat "$T/plain.err")"
+[ "$(cat "$T/plain.out")" = / ] || fail "the plain job ran in cpuset '$(cat "$T/plain.out")', not /"
+grep -q "pctl" "$T/plain.err" && fail "the plain job got a pctl line: $(cat "$T/plain.err")"
+srun --pctl-policy=monitor -n1 sh -c 'sleep 1; cat /proc/self/cpuset' >"$T/mon.out" 2>"$T/mon.err" ||
+        fail "the monitor job failed: $(cat "$T/mon.err")"
+grep -q "^/$GROUP/" "$T/mon.out" || fail "a managed job ran in '$(cat "$T/mon.out")', not under /$GROUP"
+echo "ok: untouched without the option (cpuset /), managed with it ($(cat "$T/mon.out"))"
+
+# An unknown policy: one clear line, the job runs unmanaged and succeeds.
+out=$(srun --pctl-policy=nosuch -n1 sh -c 'cat /proc/self/cpuset' 2>"$T/bad.err") ||
+        fail "a job with an unknown policy failed: $(cat "$T/bad.err")"
+[ "$out" = / ] || fail "a job with an unknown policy ran in '$out'"
+grep -q "^pctl: job [0-9]* step 0: pctld on $node refused: no policy named 'nosuch' (see pctl policy list); the job runs unmanaged\$" "$T/bad.err" ||
+        fail "no clear line for the unknown policy: $(cat "$T/bad.err")"
+[ "$(grep -c "^pctl:" "$T/bad.err")" -eq 1 ] || fail "more than one line: $(cat "$T/bad.err")"
+echo "ok: unknown policy: $(cat "$T/bad.err")"
+
+# pctld stops mid-job: the job finishes, with one line that says why there is no summary.
+srun --pctl-policy=edp -n1 sh -c 'sleep 3; echo ran' >"$T/mid.out" 2>"$T/mid.err" &
+SRUN=$!
+CLEANUP_PIDS="$SRUN"
+for _ in $(seq 100); do
+        status_json
+        [ "$(json_get "$T/status.json" "len(d['apps'])")" = 1 ] && break
+        sleep 0.1
+done
+[ "$(json_get "$T/status.json" "len(d['apps'])")" = 1 ] || fail "the mid-job test was never managed"
+pctld_stop TERM
+wait "$SRUN" || fail "the job failed when pctld stopped: $(cat "$T/mid.err")"
+[ "$(cat "$T/mid.out")" = ran ] || fail "the job did not run to its end: $(cat "$T/mid.out")"
+grep -q "^pctl: job [0-9]* step 0 on $node: no summary: pctld on $node stopped during the job (nothing listens on $T/pctl.sock)\$" "$T/mid.err" ||
+        fail "no clear line when pctld stopped: $(cat "$T/mid.err")"
+[ "$(grep -c "^pctl:" "$T/mid.err")" -eq 1 ] || fail "more than one line: $(cat "$T/mid.err")"
+echo "ok: pctld stopped mid-job: $(cat "$T/mid.err")"
+
+# No pctld at all: two tasks run, the node says so once.
+out=$(srun --pctl-policy=edp -n2 sh -c 'echo ran' 2>"$T/none.err") ||
+        fail "a job failed without pctld: $(cat "$T/none.err")"
+[ "$(echo "$out" | grep -c '^ran$')" -eq 2 ] || fail "the two tasks did not both run: $out"
+grep -q "^pctl: job [0-9]* step 0: no pctld on $node (nothing listens on $T/pctl.sock); the job runs unmanaged\$" "$T/none.err" ||
+        fail "no clear line without pctld: $(cat "$T/none.err")"
+[ "$(grep -c "^pctl:" "$T/none.err")" -eq 1 ] || fail "not said exactly once: $(cat "$T/none.err")"
+echo "ok: no pctld: $(cat "$T/none.err")"
+
+# stop leaves nothing: no daemon of the cluster, no directory.
+pids=$(awk '{ print $2 }' "$PCTL_SLURM_DIR/pids")
+"$SRC_DIR/scripts/slurm-local.sh" stop || fail "slurm-local.sh stop failed"
+for p in $pids; do kill -0 "$p" 2>/dev/null && fail "pid $p of the cluster is still alive"; done
+[ -e "$PCTL_SLURM_DIR" ] && fail "$PCTL_SLURM_DIR is still there"
+echo "ok: slurm-local.sh stop left nothing"

@@ -82,6 +82,21 @@ grep -q "^pctl: job [0-9]* step 0: pctld on $node refused: no policy named 'nosu
 [ "$(grep -c "^pctl:" "$T/bad.err")" -eq 1 ] || fail "more than one line: $(cat "$T/bad.err")"
 echo "ok: unknown policy: $(cat "$T/bad.err")"
 
+# Two tasks on the node: one line for both. sbatch: the batch step and its srun step each
+# get their line (the option reaches the inner srun through the job's environment).
+srun --pctl-policy=monitor -n2 sh -c 'sleep 1' 2>"$T/two.err" || fail "the two-task job failed: $(cat "$T/two.err")"
+[ "$(grep -c "^pctl:" "$T/two.err")" -eq 1 ] || fail "not one line for two tasks: $(cat "$T/two.err")"
+grep -q "^pctl: job [0-9]* step 0 on $node: .* (policy monitor, 2 tasks, [0-9.]* s managed)\$" "$T/two.err" ||
+        fail "no summary of two tasks: $(cat "$T/two.err")"
+echo "ok: two tasks: $(cat "$T/two.err")"
+sbatch --wait --pctl-policy=monitor -o "$T/batch.out" -e "$T/batch.err" --wrap "srun -n1 sleep 1" >/dev/null ||
+        fail "the batch job failed: $(cat "$T/batch.err")"
+grep -q "^pctl: job [0-9]* batch step on $node: .*(policy monitor, 1 task," "$T/batch.err" ||
+        fail "no line of the batch step: $(cat "$T/batch.err")"
+grep -q "^pctl: job [0-9]* step 0 on $node: .*(policy monitor, 1 task," "$T/batch.err" ||
+        fail "no line of the srun step inside the batch job: $(cat "$T/batch.err")"
+echo "ok: sbatch: $(tr '\n' '|' <"$T/batch.err")"
+
 # pctld stops mid-job: the job finishes, with one line that says why there is no summary.
 srun --pctl-policy=edp -n1 sh -c 'sleep 3; echo ran' >"$T/mid.out" 2>"$T/mid.err" &
 SRUN=$!
@@ -108,6 +123,36 @@ grep -q "^pctl: job [0-9]* step 0: no pctld on $node (nothing listens on $T/pctl
         fail "no clear line without pctld: $(cat "$T/none.err")"
 [ "$(grep -c "^pctl:" "$T/none.err")" -eq 1 ] || fail "not said exactly once: $(cat "$T/none.err")"
 echo "ok: no pctld: $(cat "$T/none.err")"
+
+# A pctld that accepts and never answers holds a launch for timeout_ms at most. slurmstepd
+# reads plugstack.conf at each step, so the new arguments apply to the next job.
+python3 - "$T/hang.sock" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(8)
+held = []
+end = time.time() + 60
+while time.time() < end:
+    s.settimeout(end - time.time())
+    try:
+        held.append(s.accept()[0])
+    except socket.timeout:
+        break
+PY
+HANG=$!
+CLEANUP_PIDS="$HANG"
+for _ in $(seq 50); do [ -S "$T/hang.sock" ] && break; sleep 0.1; done
+echo "optional $BUILD_DIR/pctl_spank.so socket=$T/hang.sock timeout_ms=500" >"$PCTL_SLURM_DIR/plugstack.conf"
+start=$(date +%s.%N)
+out=$(srun --pctl-policy=edp -n1 sh -c 'echo ran' 2>"$T/hang.err") || fail "a job failed on a hung pctld: $(cat "$T/hang.err")"
+took=$(echo "$(date +%s.%N) - $start" | bc)
+[ "$out" = ran ] || fail "the job did not run: $out"
+grep -q "^pctl: job [0-9]* step 0: cannot talk to pctld on $node at $T/hang.sock: Connection timed out; the job runs unmanaged\$" "$T/hang.err" ||
+        fail "no clear line on a hung pctld: $(cat "$T/hang.err")"
+[ "$(echo "$took < 10" | bc)" = 1 ] || fail "the launch took $took s with timeout_ms=500"
+echo "ok: hung pctld: ${took} s, $(cat "$T/hang.err")"
+kill "$HANG" 2>/dev/null
 
 # stop leaves nothing: no daemon of the cluster, no directory.
 pids=$(awk '{ print $2 }' "$PCTL_SLURM_DIR/pids")

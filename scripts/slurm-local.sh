@@ -129,7 +129,7 @@ cmd_start() {
                 echo "slurm-local.sh: $dir exists: a cluster is running, or a stop did not finish (slurm-local.sh stop)" >&2
                 exit 2
         fi
-        if ss -ltn | awk '{ print $4 }' | grep -Eq ":($ctld_port|$slurmd_port)\$"; then
+        if command -v ss >/dev/null && ss -ltn | awk '{ print $4 }' | grep -Eq ":($ctld_port|$slurmd_port)\$"; then
                 echo "slurm-local.sh: port $ctld_port or $slurmd_port is taken (PCTL_SLURM_PORT=N picks N and N+1)" >&2
                 exit 2
         fi

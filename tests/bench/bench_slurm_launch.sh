@@ -47,7 +47,7 @@ done
 median() { sort -n "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 plain=$(median "$T/plain.ms")
 managed=$(median "$T/managed.ms")
-added=$(echo "$managed - $plain" | bc)
+added=$(awk -v a="$managed" -v b="$plain" 'BEGIN { print a - b }')
 echo "bench: slurm step launch (srun -n1 true, median of $STEPS, measured): $plain ms without --pctl-policy, $managed ms with --pctl-policy=monitor"
 echo "bench: slurm plugin cost per step (adopt + report + summary, measured): $added ms (target < $TARGET_MS ms)"
-[ "$(echo "$added < $TARGET_MS" | bc)" = 1 ] || fail "the plugin adds $added ms to a step, over $TARGET_MS ms"
+awk -v a="$added" -v t="$TARGET_MS" 'BEGIN { exit !(a < t) }' || fail "the plugin adds $added ms to a step, over $TARGET_MS ms"

@@ -45,9 +45,13 @@ alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 # Processes that hold a file under $dir open (slurmstepd keeps slurmd's log): what a stop must
 # not leave behind.
 holders() {
-        local p
+        local p f
         for p in /proc/[0-9]*; do
-                ls -l "$p/fd" 2>/dev/null | grep -q -- "-> $dir/" && echo "${p#/proc/}"
+                for f in "$p"/fd/*; do
+                        case $(readlink "$f" 2>/dev/null) in
+                        "$dir"/*) echo "${p#/proc/}" && break ;;
+                        esac
+                done
         done
 }
 

@@ -24,6 +24,15 @@ pctld_start
         --pctl-socket "$T/pctl.sock" || fail "slurm-local.sh start failed"
 export SLURM_CONF="$PCTL_SLURM_DIR/slurm.conf"
 node=$(hostname -s)
+# wait_no_apps: until pctld has noticed that the last job's tasks left (it looks every 100 ms;
+# srun may return first).
+wait_no_apps() {
+        for _ in $(seq 100); do
+                status_json && [ "$(json_get "$T/status.json" "len(d['apps'])")" = 0 ] && return 0
+                sleep 0.1
+        done
+        fail "pctld still manages apps of jobs that ended: $(cat "$T/status.json")"
+}
 
 # The managed job: pctld adopts pbench before it execs, tagged with the job id, and the edp
 # policy moves a P = 0.2 program to 1 CPU under the declared model (20 W + 10 W per core).
@@ -55,6 +64,7 @@ echo "$last" | grep -Eq "^pctl: job $job step 0 on $node: energy [0-9.]+ J \(dec
 [ "$(grep -c "^pctl:" "$T/job.err")" -eq 1 ] || fail "more than one pctl line: $(cat "$T/job.err")"
 echo "ok: summary: $last"
 
+wait_no_apps
 # Without the option the job is untouched: no app in pctld, the root cpuset, no pctl line. The
 # same with --pctl-policy=monitor lands in pctld's cpuset: the check can tell them apart.
 srun -n1 -c2 sh -c 'sleep 1; cat /proc/self/cpuset' >"$T/plain.out" 2>"$T/plain.err" &
@@ -97,6 +107,7 @@ grep -q "^pctl: job [0-9]* step 0 on $node: .*(policy monitor, 1 task," "$T/batc
         fail "no line of the srun step inside the batch job: $(cat "$T/batch.err")"
 echo "ok: sbatch: $(tr '\n' '|' <"$T/batch.err")"
 
+wait_no_apps
 # pctld stops mid-job: the job finishes, with one line that says why there is no summary.
 srun --pctl-policy=edp -n1 sh -c 'sleep 3; echo ran' >"$T/mid.out" 2>"$T/mid.err" &
 SRUN=$!

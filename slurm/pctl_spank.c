@@ -50,6 +50,7 @@ static struct {
         pid_t adopted[PCTL_SPANK_MAX_TASKS];
         struct step_report report;
         unsigned n_no_report;
+        bool pctld_gone;     /* a call failed short of a reply: the other tasks do not wait too */
         char no_report[512]; /* why pctld had no report on a task, the first time */
 } step = {.socket = PCTL_SPANK_DEFAULT_SOCKET, .timeout_ms = PCTL_SPANK_DEFAULT_TIMEOUT_MS};
 
@@ -305,12 +306,16 @@ int slurm_spank_task_exit(spank_t sp, int ac, char **av)
         json_object_object_add(request, "cmd", json_object_new_string("report"));
         json_object_object_add(request, "pid", json_object_new_int64(pid));
         /* pctld keeps a report for a minute after the task leaves; it may not have noticed
-         * yet, and then reports the task as it stands. */
-        r = pctld_call(request, &reply, why, sizeof(why));
+         * yet, and then reports the task as it stands. Once pctld is gone or hangs, the
+         * remaining tasks do not each wait timeout_ms for it: slurmstepd ends the step only
+         * after this returns. */
+        r = step.pctld_gone ? -ECANCELED : pctld_call(request, &reply, why, sizeof(why));
         if (r == -ENOENT || r == -ECONNREFUSED)
                 snprintf(why, sizeof(why),
                          "pctld on %s stopped during the job (nothing listens on %s)", step.node,
                          step.socket);
+        if (r < 0 && r != -EPERM)
+                step.pctld_gone = true;
         if (r < 0 || step_report_add(&step.report, reply) < 0) {
                 if (!step.n_no_report++)
                         (void)strscpy(step.no_report,

@@ -109,19 +109,19 @@ grep -q "^pctl: job [0-9]* step 0 on $node: .*(policy monitor, 1 task," "$T/batc
 echo "ok: sbatch: $(tr '\n' '|' <"$T/batch.err")"
 
 wait_no_apps
-# pctld stops mid-job: the job finishes, with one line that says why there is no summary.
-srun --pctl-policy=edp -n1 sh -c 'sleep 3; echo ran' >"$T/mid.out" 2>"$T/mid.err" &
+# pctld stops mid-job: both tasks finish, with one line that says why there is no summary.
+srun --pctl-policy=edp -n2 sh -c 'sleep 3; echo ran' >"$T/mid.out" 2>"$T/mid.err" &
 SRUN=$!
 CLEANUP_PIDS="$SRUN"
 for _ in $(seq 100); do
         status_json
-        [ "$(json_get "$T/status.json" "len(d['apps'])")" = 1 ] && break
+        [ "$(json_get "$T/status.json" "len(d['apps'])")" = 2 ] && break
         sleep 0.1
 done
-[ "$(json_get "$T/status.json" "len(d['apps'])")" = 1 ] || fail "the mid-job test was never managed"
+[ "$(json_get "$T/status.json" "len(d['apps'])")" = 2 ] || fail "the mid-job test was never managed"
 pctld_stop TERM
 wait "$SRUN" || fail "the job failed when pctld stopped: $(cat "$T/mid.err")"
-[ "$(cat "$T/mid.out")" = ran ] || fail "the job did not run to its end: $(cat "$T/mid.out")"
+[ "$(grep -c '^ran$' "$T/mid.out")" = 2 ] || fail "the job did not run to its end: $(cat "$T/mid.out")"
 grep -q "^pctl: job [0-9]* step 0 on $node: no summary: pctld on $node stopped during the job (nothing listens on $T/pctl.sock)\$" "$T/mid.err" ||
         fail "no clear line when pctld stopped: $(cat "$T/mid.err")"
 [ "$(grep -c "^pctl:" "$T/mid.err")" -eq 1 ] || fail "more than one line: $(cat "$T/mid.err")"

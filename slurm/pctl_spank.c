@@ -257,7 +257,9 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
         json_object_put(reply);
         if (r < 0) {
                 /* Said once per node: the other tasks would meet the same. */
-                say("%s: %s; the job runs unmanaged", step.who, why);
+                say("%s: %s; %s", step.who, why,
+                    step.n_adopted ? "its other tasks there run unmanaged"
+                                   : "the job runs unmanaged");
                 step.unmanaged = true;
                 return ESPANK_SUCCESS;
         }

@@ -26,7 +26,9 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 ctld_port=${PCTL_SLURM_PORT:-16817}
 slurmd_port=$((ctld_port + 1))
 
+# usage [WHAT]: says what is wrong, if given, and the usage line; exit status 2.
 usage() {
+        [ $# -gt 0 ] && echo "slurm-local.sh: $*" >&2
         echo "Usage: slurm-local.sh start [--plugin SO] [--pctl-socket PATH] | stop | status" >&2
         exit 2
 }
@@ -113,11 +115,12 @@ cmd_start() {
         local plugin="" pctl_socket="" node cpus
         while [ $# -gt 0 ]; do
                 case $1 in
-                --plugin) [ $# -ge 2 ] || usage; plugin=$2; shift 2 ;;
-                --pctl-socket) [ $# -ge 2 ] || usage; pctl_socket=$2; shift 2 ;;
-                *) usage ;;
+                --plugin) [ $# -ge 2 ] || usage "--plugin needs a file"; plugin=$2; shift 2 ;;
+                --pctl-socket) [ $# -ge 2 ] || usage "--pctl-socket needs a path"; pctl_socket=$2; shift 2 ;;
+                *) usage "unknown option '$1'" ;;
                 esac
         done
+        case $pctl_socket in "" | /*) ;; *) echo "slurm-local.sh: --pctl-socket takes an absolute path" >&2; exit 2 ;; esac
         need munged munge
         need slurmctld slurmctld
         need slurmd slurmd
@@ -128,7 +131,6 @@ cmd_start() {
         fi
         [ -f "$plugin" ] || { echo "slurm-local.sh: no plugin at $plugin (make build, or --plugin SO)" >&2; exit 2; }
         plugin=$(cd "$(dirname "$plugin")" && pwd)/$(basename "$plugin")
-        case $pctl_socket in "" | /*) ;; *) echo "slurm-local.sh: --pctl-socket takes an absolute path" >&2; exit 2 ;; esac
         if [ -e "$dir" ]; then
                 echo "slurm-local.sh: $dir exists: a cluster is running, or a stop did not finish (slurm-local.sh stop)" >&2
                 exit 2
@@ -207,7 +209,8 @@ cmd_status() {
 
 case ${1:-} in
 start) shift; cmd_start "$@" ;;
-stop) [ $# -eq 1 ] || usage; cmd_stop ;;
-status) [ $# -eq 1 ] || usage; cmd_status ;;
-*) usage ;;
+stop) [ $# -eq 1 ] || usage "stop takes no arguments"; cmd_stop ;;
+status) [ $# -eq 1 ] || usage "status takes no arguments"; cmd_status ;;
+"") usage ;;
+*) usage "unknown command '$1'" ;;
 esac

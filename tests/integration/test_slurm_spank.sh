@@ -20,8 +20,16 @@ cleanup() {
 }
 trap cleanup EXIT
 pctld_start
-"$SRC_DIR/scripts/slurm-local.sh" start --plugin "$BUILD_DIR/pctl_spank.so" \
-        --pctl-socket "$T/pctl.sock" || fail "slurm-local.sh start failed"
+# slurm-local.sh refuses a bad command line, exit status 2, and starts nothing.
+local_sh="$SRC_DIR/scripts/slurm-local.sh"
+expect_exit 2 "unknown option '--bogus'" "$local_sh" start --bogus
+expect_exit 2 "unknown command 'begin'" "$local_sh" begin
+expect_exit 2 "no plugin at $T/none.so" "$local_sh" start --plugin "$T/none.so"
+expect_exit 2 "takes an absolute path" "$local_sh" start --pctl-socket rel.sock
+[ -e "$PCTL_SLURM_DIR" ] && fail "a refused start left $PCTL_SLURM_DIR"
+"$local_sh" start --plugin "$BUILD_DIR/pctl_spank.so" --pctl-socket "$T/pctl.sock" ||
+        fail "slurm-local.sh start failed"
+expect_exit 2 "a cluster is running" "$local_sh" start --plugin "$BUILD_DIR/pctl_spank.so"
 export SLURM_CONF="$PCTL_SLURM_DIR/slurm.conf"
 node=$(hostname -s)
 # wait_no_apps: until pctld has noticed that the last job's tasks left (it looks every 100 ms;

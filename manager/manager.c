@@ -37,9 +37,10 @@ struct mapp_config {
 struct mapp {
         uint64_t id;
         pid_t pid;
-        char name[16];        /* printable: what it runs, escaped */
-        char comm[16];        /* /proc/PID/comm as last read, raw */
-        struct policy policy; /* a copy, without match patterns: the set may be reloaded */
+        char name[16];                 /* printable: what it runs, escaped */
+        char comm[16];                 /* /proc/PID/comm as last read, raw */
+        char job[MANAGER_JOB_MAX + 1]; /* the batch job it belongs to, "" for none */
+        struct policy policy;          /* a copy, without match patterns: the set may be reloaded */
         struct actuator_app *handle;
         struct cpumask cpus;
         unsigned freq_khz;
@@ -381,6 +382,35 @@ int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const 
 int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, size_t err_size)
 {
         return manager_adopt_named(m, pid, policy, NULL, err, err_size);
+}
+
+bool manager_job_valid(const char *job)
+{
+        size_t n = strnlen(job, MANAGER_JOB_MAX + 1);
+
+        if (n == 0 || n > MANAGER_JOB_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (job[i] <= ' ' || job[i] > '~')
+                        return false;
+        return true;
+}
+
+int manager_set_job(struct manager *m, pid_t pid, const char *job, char *err, size_t err_size)
+{
+        struct mapp *a = find_app(m, pid, NULL);
+
+        if (!manager_job_valid(job)) {
+                snprintf(err, err_size, "a job tag is 1 to %d printable characters without spaces",
+                         MANAGER_JOB_MAX);
+                return -EINVAL;
+        }
+        if (!a) {
+                snprintf(err, err_size, "pid %d is not managed", (int)pid);
+                return -ENOENT;
+        }
+        (void)strscpy(a->job, job, sizeof(a->job));
+        return 0;
 }
 
 int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size)
@@ -984,6 +1014,7 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *j, ch
         json_object_object_add(j, "name", jsonfmt_string(a->name));
         json_object_object_add(j, "pid", json_object_new_int64(a->pid));
         json_object_object_add(j, "policy", jsonfmt_string(a->policy.name));
+        json_object_object_add(j, "job", jsonfmt_string(a->job[0] ? a->job : NULL));
         json_object_object_add(j, "state", jsonfmt_string(rep ? "left" : "managed"));
         json_object_object_add(j, "left_because", jsonfmt_string(rep ? rep->why : NULL));
         json_run(m, j, a, e, now_ns);
@@ -1031,6 +1062,7 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(j, "name", jsonfmt_string(a->name));
         json_object_object_add(j, "pid", json_object_new_int64(a->pid));
         json_object_object_add(j, "policy", jsonfmt_string(a->policy.name));
+        json_object_object_add(j, "job", jsonfmt_string(a->job[0] ? a->job : NULL));
         json_object_object_add(j, "objective",
                                jsonfmt_string(objective_to_string(a->policy.objective)));
         json_object_object_add(j, "effective_objective",

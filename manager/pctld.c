@@ -340,7 +340,8 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
                      char *error, size_t error_size)
 {
         struct daemon *d = userdata;
-        const char *policy, *exec_name;
+        const char *policy, *exec_name, *job;
+        char shown[3 * MANAGER_JOB_MAX];
         pid_t pid;
         int r;
 
@@ -350,6 +351,21 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
         r = request_policy(req, &policy, error, error_size);
         if (r < 0)
                 return r;
+        /* "job": the batch job the process belongs to (the Slurm plugin sends its job id);
+         * optional, checked before anything changes. */
+        r = control_request_string(req, "job", &job, error, error_size);
+        if (r == -ENOENT)
+                job = NULL;
+        else if (r < 0)
+                return r;
+        if (job && !manager_job_valid(job)) {
+                control_escape(job, strlen(job), shown, sizeof(shown));
+                snprintf(error, error_size,
+                         "\"job\": '%s' is not a job tag (1 to %d printable characters without "
+                         "spaces)",
+                         shown, MANAGER_JOB_MAX);
+                return -EINVAL;
+        }
         /* "exec": what `pctl run`'s child is about to run; optional. */
         r = control_request_string(req, "exec", &exec_name, error, error_size);
         if (r == -ENOENT)
@@ -359,6 +375,8 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
         r = manager_adopt_named(d->mgr, pid, policy, exec_name, error, error_size);
         if (r < 0)
                 return r;
+        if (job)
+                (void)manager_set_job(d->mgr, pid, job, error, error_size); /* checked above */
         json_object_object_add(reply, "pid", json_object_new_int64(pid));
         return 0;
 }

@@ -46,6 +46,12 @@ int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, s
  * exec): the app is named so from the start, until its own name changes. */
 int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
                         char *err, size_t err_size);
+/* A job tag names the batch job an app belongs to (Slurm's job id): status, reports and metrics
+ * show it. 1 to MANAGER_JOB_MAX printable ASCII characters without spaces. */
+#define MANAGER_JOB_MAX 64
+bool manager_job_valid(const char *job);
+/* Tags the managed pid with job. -EINVAL (not a valid tag) or -ENOENT (not managed) with err. */
+int manager_set_job(struct manager *m, pid_t pid, const char *job, char *err, size_t err_size);
 /* Gives pid back untouched; it will not be matched by a rule again. */
 int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size);
 /* Replaces the policy set (SIGHUP, `pctl policy reload`); apps keep theirs by name, or fall

@@ -58,7 +58,8 @@ for h in "${modes[@]}"; do
         check "$h" "--all --help --json --method --objective --together " sim oracle x.ini --
         check "$h" "auto dp exhaustive " sim oracle x.ini --together --method ""
         check "$h" "auto likwid perf replay software " sample --backend ""
-        check "$h" "--config --help --policy --socket " adopt 1 --
+        check "$h" "--config --help --job --policy --socket " adopt 1 --
+        check "$h" "" adopt 1 --job ""
         check "$h" "check list reload " policy ""
         check "$h" "--config --dir --help --json " policy list --
         check "$h" "--config --help --socket " policy reload --

@@ -1160,6 +1160,9 @@ void manager_summary(const struct manager *m, char *buf, size_t size)
                          (unsigned long long)m->decisions);
 }
 
+_Static_assert(sizeof(((struct metrics_app *)0)->job) >= MANAGER_JOB_MAX + 1,
+               "a job tag fits its label");
+
 int manager_metrics(const struct manager *m, struct metrics_snapshot **out)
 {
         struct metrics_snapshot *s = metrics_snapshot_new(m->n_apps);
@@ -1175,6 +1178,7 @@ int manager_metrics(const struct manager *m, struct metrics_snapshot **out)
                 (void)strscpy(x->app, a->name, sizeof(x->app));
                 x->pid = a->pid;
                 (void)strscpy(x->policy, a->policy.name, sizeof(x->policy));
+                (void)strscpy(x->job, a->job, sizeof(x->job));
                 x->v[METRICS_APP_CORES] = cpumask_count(&a->cpus);
                 if (a->freq_khz)
                         x->v[METRICS_APP_FREQUENCY_HZ] = a->freq_khz * 1e3;

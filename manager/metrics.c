@@ -32,6 +32,7 @@ static const struct metrics_label {
     {"app", offsetof(struct metrics_app, app), false},
     {"pid", offsetof(struct metrics_app, pid), true},
     {"policy", offsetof(struct metrics_app, policy), false},
+    {"job", offsetof(struct metrics_app, job), false},
 };
 
 /* The per-app families, one row each: the figure, the name (units in it, _total for a

@@ -32,6 +32,7 @@ struct metrics_app {
         char app[64];
         pid_t pid;
         char policy[64];
+        char job[65]; /* the batch job (Slurm's job id), "" for none */
         double v[METRICS_APP_FIGURES];
 };
 

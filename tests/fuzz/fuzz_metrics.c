@@ -1,5 +1,5 @@
 /* Text from outside in /metrics (manager/metrics.c): an app's name and any label value come
- * from processes and requests. Whatever the bytes, a label value must come out as valid
+ * from processes and requests (a job tag from Slurm). Whatever the bytes, a label value must come out as valid
  * UTF-8 with no raw quote, line feed or lone backslash, unescape to the input where the input
  * was UTF-8, and be cut only at a whole character; and the input as a metrics_listen value is
  * accepted or refused with a reason. */
@@ -103,6 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         strncpy(snap->apps[0].app, text, sizeof(snap->apps[0].app) - 1);
         strncpy(snap->apps[0].policy, text, sizeof(snap->apps[0].policy) - 1);
+        strncpy(snap->apps[0].job, text, sizeof(snap->apps[0].job) - 1);
         snap->apps[0].pid = 1;
         snap->apps[0].v[METRICS_APP_CORES] = 1;
         if (metrics_render(snap, &rendered, &len) < 0 || strlen(rendered) != len)

@@ -177,7 +177,13 @@ for _ in $(seq 150); do
         SLEEPERS="$SLEEPERS $!"
 done
 CLEANUP_PIDS="$CLEANUP_PIDS $SLEEPERS"
-for p in $SLEEPERS; do
+# The first as Slurm's plugin hands a job's task over: with a job tag, the job label.
+set -- $SLEEPERS
+JOBBED=$1
+shift
+"$PCTL" adopt "$JOBBED" --policy monitor --job 4242 --socket "$T/pctl.sock" >/dev/null ||
+        fail "adopt $JOBBED --job failed"
+for p in "$@"; do
         "$PCTL" adopt "$p" --policy monitor --socket "$T/pctl.sock" >/dev/null || fail "adopt $p failed"
 done
 sleep 0.3
@@ -185,7 +191,11 @@ $CLIENT get "$PORT" >"$T/metrics.txt" || fail "scrape with 151 apps failed"
 grep -q '^pctl_managed_apps 151$' "$T/metrics.txt" || fail "not 151 apps: $(grep managed_apps "$T/metrics.txt")"
 promtool check metrics <"$T/metrics.txt" >"$T/promtool.out" 2>&1 ||
         fail "promtool check metrics with 151 apps: $(cat "$T/promtool.out")"
-echo "ok: 151 apps, $(wc -c <"$T/metrics.txt") bytes per scrape, promtool passes"
+grep -q "^pctl_app_cores{app=\"sleep\",pid=\"$JOBBED\",policy=\"monitor\",job=\"4242\"} " "$T/metrics.txt" ||
+        fail "no job label on the app adopted with --job 4242: $(grep "pid=\"$JOBBED\"" "$T/metrics.txt")"
+grep -q "^pctl_app_cores{app=\"pbench\",pid=\"$PB\",policy=\"metrics\"} " "$T/metrics.txt" ||
+        fail "pbench (no job) has a job label: $(grep "pid=\"$PB\"" "$T/metrics.txt")"
+echo "ok: 151 apps, $(wc -c <"$T/metrics.txt") bytes per scrape, promtool passes, job label where tagged"
 
 # A client that connects and never sends is held until the idle timeout (10 s); clients that
 # never read their replies (a tiny receive window) hold nothing: the reply goes to the

@@ -164,6 +164,15 @@ static void labels_are_escaped(void **state)
         assert_int_equal(metrics_escape_label(out, 4, "ab\"c"), 5);
         assert_string_equal(out, "ab");
         assert_int_equal(metrics_escape_label(NULL, 0, "\n\n"), 4);
+        /* A job tag (Slurm's) is one more label; without one the label is left out. */
+        strcpy(s->apps[0].job, "1234");
+        text = render(s);
+        assert_line(text,
+                    "pctl_app_cores{app=\"pbench\",pid=\"4242\",policy=\"edp\",job=\"1234\"} 2");
+        assert_line(text,
+                    "pctl_app_cores{app=\"we\\\"ird\\\\na\\nme\",pid=\"7\",policy=\"ppw\"} 1");
+        free(text);
+        s->apps[0].job[0] = '\0';
         /* An empty label value is left out: Prometheus reads it as no label. */
         s->apps[0].policy[0] = '\0';
         text = render(s);

@@ -18,12 +18,14 @@
 #include "pctl/config.h"
 #include "pctl/control.h"
 #include "pctl/cpumask.h"
+#include "pctl/manager.h"
 #include "pctl/util.h"
 
 struct client_args {
         const char *socket;
         const char *config;
         const char *policy;
+        const char *job; /* adopt: the batch job the process belongs to */
         bool json;
         bool quiet;     /* run: no summary */
         bool watch;     /* status: redraw every watch_s */
@@ -44,7 +46,9 @@ static void client_usage(const char *cmd, FILE *f)
                     "FILE] -- CMD [ARG...]\n",
                     f);
         else if (strcmp(cmd, "adopt") == 0)
-                fputs("Usage: pctl adopt PID [--policy NAME] [--socket PATH | --config FILE]\n", f);
+                fputs("Usage: pctl adopt PID [--policy NAME] [--job ID] [--socket PATH | --config "
+                      "FILE]\n",
+                      f);
         else if (strcmp(cmd, "reload") == 0)
                 fputs("Usage: pctl policy reload [--socket PATH | --config FILE]\n", f);
         else
@@ -54,15 +58,11 @@ static void client_usage(const char *cmd, FILE *f)
 static int client_parse(int argc, char **argv, struct client_args *a)
 {
         static const struct option opts[] = {
-            {"socket", required_argument, NULL, 's'},
-            {"config", required_argument, NULL, 'c'},
-            {"policy", required_argument, NULL, 'p'},
-            {"json", no_argument, NULL, 'j'},
-            {"help", no_argument, NULL, 'h'},
-            {"watch", optional_argument, NULL, 'w'},
-            {"count", required_argument, NULL, 'n'},
-            {"quiet", no_argument, NULL, 'q'},
-            {},
+            {"socket", required_argument, NULL, 's'}, {"config", required_argument, NULL, 'c'},
+            {"policy", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
+            {"help", no_argument, NULL, 'h'},         {"watch", optional_argument, NULL, 'w'},
+            {"count", required_argument, NULL, 'n'},  {"quiet", no_argument, NULL, 'q'},
+            {"job", required_argument, NULL, 'J'},    {},
         };
         const char *cmd = argv[0];
         bool is_status = strcmp(cmd, "status") == 0;
@@ -92,6 +92,20 @@ static int client_parse(int argc, char **argv, struct client_args *a)
                         break;
                 case 'j':
                         a->json = true;
+                        break;
+                case 'J':
+                        if (strcmp(cmd, "adopt") != 0) {
+                                fprintf(stderr, "pctl %s: --job goes with adopt only\n", cmd);
+                                return -EINVAL;
+                        }
+                        if (!manager_job_valid(optarg)) {
+                                fprintf(stderr,
+                                        "pctl adopt: --job: '%s' is not a job tag (1 to %d "
+                                        "printable characters without spaces)\n",
+                                        optarg, MANAGER_JOB_MAX);
+                                return -EINVAL;
+                        }
+                        a->job = optarg;
                         break;
                 case 'q':
                         if (strcmp(cmd, "run") != 0) {
@@ -339,6 +353,8 @@ static void status_human(struct json_object *s)
                 print_num(a, "edp_rate", " %*.3g", 10);
                 print_num(a, "gain_pct", " %*.1f", 10);
                 printf("\n%-15s %s\n", "", reply_string(a, "reason"));
+                if (reply_string(a, "job"))
+                        printf("%-15s job %s\n", "", reply_string(a, "job"));
                 status_stack(a);
                 /* The whole run's P where it tells something the phase's does not. */
                 if (reply_number(a, "p_run", &prun) &&
@@ -588,6 +604,8 @@ static int send_pid(struct client_args *a, const char *cmd, pid_t pid, const cha
         json_object_object_add(request, "pid", json_object_new_int(pid));
         if (a->policy)
                 json_object_object_add(request, "policy", json_object_new_string(a->policy));
+        if (a->job)
+                json_object_object_add(request, "job", json_object_new_string(a->job));
         if (exec_name) {
                 /* As the kernel will name it: the file name, cut to 15 bytes. */
                 snprintf(comm, sizeof(comm), "%s", slash ? slash + 1 : exec_name);

@@ -46,12 +46,17 @@ int fs_path(char *buf, size_t size, const char *fmt, ...)
 
 ssize_t file_read(const char *abs_path, char *buf, size_t size)
 {
+        return file_read_at(AT_FDCWD, abs_path, buf, size);
+}
+
+ssize_t file_read_at(int dir_fd, const char *path, char *buf, size_t size)
+{
         _cleanup_close_ int fd = -1;
         size_t len = 0;
 
         if (size == 0)
                 return -ENOBUFS;
-        fd = open(abs_path, O_RDONLY | O_CLOEXEC);
+        fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         for (;;) {

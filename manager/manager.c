@@ -10,6 +10,7 @@
 #include "pctl/fsio.h"
 #include "pctl/log.h"
 #include "pctl/jsonfmt.h"
+#include "pctl/metrics.h"
 #include "pctl/procguard.h"
 #include "pctl/util.h"
 
@@ -37,9 +38,10 @@ struct mapp_config {
 struct mapp {
         uint64_t id;
         pid_t pid;
-        char name[16];        /* printable: what it runs, escaped */
-        char comm[16];        /* /proc/PID/comm as last read, raw */
-        struct policy policy; /* a copy, without match patterns: the set may be reloaded */
+        char name[16];                 /* printable: what it runs, escaped */
+        char comm[16];                 /* /proc/PID/comm as last read, raw */
+        char job[MANAGER_JOB_MAX + 1]; /* the batch job it belongs to, "" for none */
+        struct policy policy;          /* a copy, without match patterns: the set may be reloaded */
         struct actuator_app *handle;
         struct cpumask cpus;
         unsigned freq_khz;
@@ -411,6 +413,35 @@ int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const 
 int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, size_t err_size)
 {
         return manager_adopt_named(m, pid, policy, NULL, err, err_size);
+}
+
+bool manager_job_valid(const char *job)
+{
+        size_t n = strnlen(job, MANAGER_JOB_MAX + 1);
+
+        if (n == 0 || n > MANAGER_JOB_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (job[i] <= ' ' || job[i] > '~')
+                        return false;
+        return true;
+}
+
+int manager_set_job(struct manager *m, pid_t pid, const char *job, char *err, size_t err_size)
+{
+        struct mapp *a = find_app(m, pid, NULL);
+
+        if (!manager_job_valid(job)) {
+                snprintf(err, err_size, "a job tag is 1 to %d printable characters without spaces",
+                         MANAGER_JOB_MAX);
+                return -EINVAL;
+        }
+        if (!a) {
+                snprintf(err, err_size, "pid %d is not managed", (int)pid);
+                return -ENOENT;
+        }
+        (void)strscpy(a->job, job, sizeof(a->job));
+        return 0;
 }
 
 int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size)
@@ -1047,6 +1078,7 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *j, ch
         json_object_object_add(j, "name", jsonfmt_string(a->name));
         json_object_object_add(j, "pid", json_object_new_int64(a->pid));
         json_object_object_add(j, "policy", jsonfmt_string(a->policy.name));
+        json_object_object_add(j, "job", jsonfmt_string(a->job[0] ? a->job : NULL));
         json_object_object_add(j, "state", jsonfmt_string(rep ? "left" : "managed"));
         json_object_object_add(j, "left_because", jsonfmt_string(rep ? rep->why : NULL));
         json_run(m, j, a, e, now_ns);
@@ -1115,6 +1147,7 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(j, "name", jsonfmt_string(a->name));
         json_object_object_add(j, "pid", json_object_new_int64(a->pid));
         json_object_object_add(j, "policy", jsonfmt_string(a->policy.name));
+        json_object_object_add(j, "job", jsonfmt_string(a->job[0] ? a->job : NULL));
         json_object_object_add(j, "objective",
                                jsonfmt_string(objective_to_string(a->policy.objective)));
         json_object_object_add(j, "effective_objective",
@@ -1211,4 +1244,47 @@ void manager_summary(const struct manager *m, char *buf, size_t size)
         else
                 snprintf(buf, size, "%u apps managed, %llu decisions, energy unknown", m->n_apps,
                          (unsigned long long)m->decisions);
+}
+
+_Static_assert(sizeof(((struct metrics_app *)0)->job) >= MANAGER_JOB_MAX + 1,
+               "a job tag fits its label");
+
+int manager_metrics(const struct manager *m, struct metrics_snapshot **out)
+{
+        struct metrics_snapshot *s = metrics_snapshot_new(m->n_apps);
+
+        if (!s)
+                return -ENOMEM;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                const struct mapp *a = &m->apps[i];
+                const struct estimate *e = estimator_get(m->est, a->id);
+                struct metrics_app *x = &s->apps[i];
+                unsigned known = e ? e->known : 0;
+
+                (void)strscpy(x->app, a->name, sizeof(x->app));
+                x->pid = a->pid;
+                (void)strscpy(x->policy, a->policy.name, sizeof(x->policy));
+                (void)strscpy(x->job, a->job, sizeof(x->job));
+                x->v[METRICS_APP_CORES] = cpumask_count(&a->cpus);
+                if (a->freq_khz)
+                        x->v[METRICS_APP_FREQUENCY_HZ] = a->freq_khz * 1e3;
+                /* The same P̂ and error as `pctl status`. */
+                if (known & ESTIMATE_P_LS) {
+                        x->v[METRICS_APP_P] = e->p_ls;
+                        x->v[METRICS_APP_P_STDERR] = e->p_stderr;
+                } else if (known & ESTIMATE_P_EQ10) {
+                        x->v[METRICS_APP_P] = e->p_eq10;
+                }
+                if (known & ESTIMATE_SPEEDUP)
+                        x->v[METRICS_APP_SPEEDUP] = e->speedup;
+                if (known & ESTIMATE_POWER)
+                        x->v[METRICS_APP_POWER_W] = e->power_w;
+                if (known & ESTIMATE_ENERGY)
+                        x->v[METRICS_APP_ENERGY_J] = e->energy_j;
+        }
+        s->package_energy_source = manager_energy(m, &s->package_energy_j);
+        s->decisions = m->decisions;
+        s->cpuset_changes = m->changes;
+        *out = s;
+        return 0;
 }

@@ -22,6 +22,7 @@
 #include "pctl/fsio.h"
 #include "pctl/log.h"
 #include "pctl/manager.h"
+#include "pctl/metrics.h"
 #include "pctl/platform_file.h"
 #include "pctl/util.h"
 
@@ -34,7 +35,9 @@ struct daemon {
         sd_event *event;
         sd_event_source *sample_timer, *decide_timer, *sim_timer;
         struct control_server *control;
-        uint64_t next_decision_ns; /* virtual time, for sim: */
+        uint64_t next_decision_ns;            /* virtual time, for sim: */
+        struct metrics_server *metrics;       /* NULL unless metrics_listen is set */
+        struct metrics_histogram sample_hist; /* wall time of manager_sample */
 };
 
 /* The other frequency manager running, if any: "comm (pid N)" in which. */
@@ -110,11 +113,33 @@ static void notify_status(struct daemon *d)
         sd_notifyf(false, "STATUS=%s", summary);
 }
 
+/* One interval's sampling, timed for pctl_sample_duration_seconds. */
+static int daemon_sample(struct daemon *d)
+{
+        uint64_t t0 = now_ns();
+        int r = manager_sample(d->mgr);
+
+        metrics_histogram_observe(&d->sample_hist, (now_ns() - t0) / 1e9);
+        return r;
+}
+
+/* Hands /metrics a snapshot of this interval; scrapes read it from the server's thread. */
+static void daemon_publish_metrics(struct daemon *d)
+{
+        struct metrics_snapshot *snap;
+
+        if (!d->metrics || manager_metrics(d->mgr, &snap) < 0)
+                return; /* out of memory: scrapes get the previous interval's */
+        snap->sample_duration = d->sample_hist;
+        metrics_server_publish(d->metrics, snap);
+}
+
 static int on_sample(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct daemon *d = userdata;
-        int r = manager_sample(d->mgr);
+        int r = daemon_sample(d);
 
+        daemon_publish_metrics(d);
         if (r < 0)
                 log_warning_errno(r, "Sampling failed, trying again next interval: %m");
         return sd_event_source_set_time(s, usec + d->conf.interval_ms * 1000ULL);
@@ -141,12 +166,13 @@ static int on_sim_tick(sd_event_source *s, uint64_t usec, void *userdata)
 
                 if (r < 0)
                         return log_error_errno(r, "The model machine failed: %m");
-                manager_sample(d->mgr);
+                daemon_sample(d);
                 if (platform_now_ns(d->pf) >= d->next_decision_ns) {
                         manager_decide(d->mgr);
                         d->next_decision_ns += d->conf.decision_ms * NSEC_PER_MSEC;
                 }
         }
+        daemon_publish_metrics(d);
         notify_status(d);
         return sd_event_source_set_time(s, usec + 1000);
 }
@@ -170,8 +196,9 @@ static const struct restart_key {
         {                                                                                          \
 #k, offsetof(struct config, k), sizeof(((struct config *)0)->k), str               \
         }
-    KEY(platform, true),  KEY(socket, true),        KEY(cgroup_root, true), KEY(cgroup_group, true),
-    KEY(state_dir, true), KEY(platform_file, true), KEY(dvfs, false),
+    KEY(platform, true),     KEY(socket, true),         KEY(cgroup_root, true),
+    KEY(cgroup_group, true), KEY(state_dir, true),      KEY(platform_file, true),
+    KEY(dvfs, false),        KEY(metrics_listen, true),
 #undef KEY
 };
 
@@ -313,7 +340,8 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
                      char *error, size_t error_size)
 {
         struct daemon *d = userdata;
-        const char *policy, *exec_name;
+        const char *policy, *exec_name, *job;
+        char shown[3 * MANAGER_JOB_MAX];
         pid_t pid;
         int r;
 
@@ -323,6 +351,21 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
         r = request_policy(req, &policy, error, error_size);
         if (r < 0)
                 return r;
+        /* "job": the batch job the process belongs to (the Slurm plugin sends its job id);
+         * optional, checked before anything changes. */
+        r = control_request_string(req, "job", &job, error, error_size);
+        if (r == -ENOENT)
+                job = NULL;
+        else if (r < 0)
+                return r;
+        if (job && !manager_job_valid(job)) {
+                control_escape(job, strlen(job), shown, sizeof(shown));
+                snprintf(error, error_size,
+                         "\"job\": '%s' is not a job tag (1 to %d printable characters without "
+                         "spaces)",
+                         shown, MANAGER_JOB_MAX);
+                return -EINVAL;
+        }
         /* "exec": what `pctl run`'s child is about to run; optional. */
         r = control_request_string(req, "exec", &exec_name, error, error_size);
         if (r == -ENOENT)
@@ -332,6 +375,8 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
         r = manager_adopt_named(d->mgr, pid, policy, exec_name, error, error_size);
         if (r < 0)
                 return r;
+        if (job)
+                (void)manager_set_job(d->mgr, pid, job, error, error_size); /* checked above */
         json_object_object_add(reply, "pid", json_object_new_int64(pid));
         return 0;
 }
@@ -607,6 +652,17 @@ int main(int argc, char **argv)
                 log_error_errno(r, "Failed to listen on %s: %m", d.conf.socket);
                 goto out_event;
         }
+        /* After the signals are blocked: the server's thread inherits the mask, so SIGTERM
+         * and SIGHUP still reach the signalfd. */
+        if (d.conf.metrics_listen[0]) {
+                r = metrics_server_new(d.conf.metrics_listen, 1, &d.metrics, why, sizeof(why));
+                if (r < 0) {
+                        log_error("%s", why);
+                        goto out_control;
+                }
+                daemon_publish_metrics(&d);
+                log_info("serving Prometheus metrics on http://%s/metrics", d.conf.metrics_listen);
+        }
         log_info("ready: sampling every %u ms, deciding every %u ms, socket %s", d.conf.interval_ms,
                  d.conf.decision_ms, d.conf.socket);
         sd_notify(false, "READY=1");
@@ -616,6 +672,8 @@ int main(int argc, char **argv)
                 log_error_errno(r, "Event loop failed: %m");
         sd_notify(false, "STOPPING=1");
 
+out_control:
+        metrics_server_free(d.metrics);
         control_server_free(d.control);
 out_event:
         sd_event_source_disable_unref(d.sample_timer);

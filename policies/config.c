@@ -7,6 +7,7 @@
 
 #include "pctl/inifile.h"
 #include "pctl/inikey.h"
+#include "pctl/metrics.h"
 #include "pctl/util.h"
 
 bool config_name_valid(const char *name)
@@ -32,6 +33,23 @@ static int config_set_platform(void *field, const char *value, void *ctx, char *
         }
         snprintf(why, why_size, "'%s' is not auto, likwid, perf, software or sim:SCENARIO", value);
         return -EINVAL;
+}
+
+/* Empty is off; else an address and port this host can listen on (checked at start). */
+static int config_set_metrics_listen(void *field, const char *value, void *ctx, char *why,
+                                     size_t why_size)
+{
+        struct sockaddr_storage sa;
+        socklen_t len;
+        int r;
+
+        (void)ctx;
+        if (value[0]) {
+                r = metrics_listen_parse(value, 1, &sa, &len, why, why_size);
+                if (r < 0)
+                        return r;
+        }
+        return strscpy(field, value, METRICS_LISTEN_MAX);
 }
 
 #define STR(field) offsetof(struct config, field), sizeof(((struct config *)0)->field)
@@ -105,6 +123,12 @@ static const struct inikey daemon_keys[] = {
      .choices = "auto|on|off",
      .def = "auto",
      .doc = "auto: leave frequencies alone when another manager runs; on: take over; off"},
+    {.key = "metrics_listen",
+     .type = INIKEY_CUSTOM,
+     .offset = offsetof(struct config, metrics_listen),
+     .custom = config_set_metrics_listen,
+     .def = "",
+     .doc = "Prometheus /metrics on ADDR:PORT (127.0.0.1:9464, [::1]:9464); empty: off"},
 };
 
 bool config_key_info(size_t i, struct config_key_info *out)

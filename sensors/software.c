@@ -148,6 +148,7 @@ int sensor_busy_read(enum sensor_busy_source src, uint64_t *busy_ns, unsigned n_
 
 struct sw_thread {
         pid_t tid;
+        int fd; /* its schedstat, kept open; -1: opened at each read */
         uint64_t runtime_ns;
         bool seen;
 };
@@ -158,6 +159,7 @@ struct sw_target {
         enum sw_target_mode mode;
         pid_t pid;
         bool gone;
+        DIR *task_dir; /* SW_PID: /proc/PID/task, kept open between reads */
         char path[4200]; /* SW_CPUACCT: the usage_percpu file, root-prefixed */
         struct sw_thread *threads;
         unsigned n_threads, cap_threads;
@@ -176,15 +178,57 @@ struct sw_state {
         unsigned n_targets;
 };
 
-/* Reads one thread's runtime (schedstat, ns). */
-static int sw_thread_runtime(pid_t pid, pid_t tid, uint64_t *runtime_ns)
+/* The text of a /proc file through a descriptor kept open: proc files regenerate on a read
+ * from offset 0. */
+static ssize_t sw_pread(int fd, char *buf, size_t size)
 {
-        char path[128], buf[256];
+        ssize_t n;
+
+        do
+                n = pread(fd, buf, size - 1, 0);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        buf[n] = '\0';
+        return n;
+}
+
+/* Field `field` (1-based, as proc(5) numbers them) of a /proc stat line. The command name may
+ * hold spaces and parentheses: fields are counted after the last ')'. */
+static int sw_stat_field(const char *buf, int field, long long *value)
+{
+        const char *p = strrchr(buf, ')');
+
+        if (!p || field < 3)
+                return -EBADMSG;
+        p++;
+        for (int f = 3; f <= field; f++) {
+                while (*p == ' ')
+                        p++;
+                if (!*p)
+                        return -EBADMSG;
+                if (f == field)
+                        return sscanf(p, "%lld", value) == 1 ? 0 : -EBADMSG;
+                while (*p && *p != ' ')
+                        p++;
+        }
+        return -EBADMSG;
+}
+
+/* One thread's runtime (schedstat, ns): through its kept descriptor, else opened relative to
+ * the process's /proc/PID/task. -ESRCH (or -ENOENT) once the thread has exited. */
+static int sw_thread_runtime(int task_fd, const struct sw_thread *th, uint64_t *runtime_ns)
+{
+        char path[64], buf[256];
         unsigned long long rt;
         ssize_t n;
 
-        snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-        n = fs_read(path, buf, sizeof(buf));
+        if (th->fd >= 0) {
+                n = sw_pread(th->fd, buf, sizeof(buf));
+        } else {
+                snprintf(path, sizeof(path), "%d/schedstat", (int)th->tid);
+                n = file_read_at(task_fd, path, buf, sizeof(buf));
+        }
         if (n < 0)
                 return (int)n;
         if (sscanf(buf, "%llu", &rt) != 1)
@@ -194,34 +238,21 @@ static int sw_thread_runtime(pid_t pid, pid_t tid, uint64_t *runtime_ns)
 }
 
 /* The CPU a thread last ran on (stat field 39). */
-static int sw_thread_cpu(pid_t pid, pid_t tid, int *cpu)
+static int sw_thread_cpu(int task_fd, pid_t tid, int *cpu)
 {
-        char path[128], buf[1024];
-        const char *p;
+        char path[64], buf[1024];
+        long long v;
         ssize_t n;
+        int r;
 
-        snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-        n = fs_read(path, buf, sizeof(buf));
+        snprintf(path, sizeof(path), "%d/stat", (int)tid);
+        n = file_read_at(task_fd, path, buf, sizeof(buf));
         if (n < 0)
                 return (int)n;
-        /* The command name may hold spaces and parentheses: count fields after the last ')'. */
-        p = strrchr(buf, ')');
-        if (!p)
-                return -EBADMSG;
-        p++;
-        for (int field = 3; field <= 39; field++) {
-                while (*p == ' ')
-                        p++;
-                if (!*p)
-                        return -EBADMSG;
-                if (field == 39) {
-                        *cpu = atoi(p);
-                        break;
-                }
-                while (*p && *p != ' ')
-                        p++;
-        }
-        return 0;
+        r = sw_stat_field(buf, 39, &v);
+        if (r == 0)
+                *cpu = (int)v;
+        return r;
 }
 
 static struct sw_thread *sw_thread_find(struct sw_target *t, pid_t tid)
@@ -232,78 +263,154 @@ static struct sw_thread *sw_thread_find(struct sw_target *t, pid_t tid)
         return NULL;
 }
 
-/* Walks the threads of t->pid. With out == NULL it only records the baseline. */
-static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
-                       unsigned index)
+static void sw_threads_forget(struct sw_target *t, bool all)
 {
-        char path[4096];
-        struct dirent *de;
-        DIR *d;
-        int r;
+        for (unsigned i = 0; i < t->n_threads;) {
+                if (all || !t->threads[i].seen) {
+                        if (t->threads[i].fd >= 0)
+                                close(t->threads[i].fd);
+                        t->threads[i] = t->threads[--t->n_threads];
+                } else {
+                        i++;
+                }
+        }
+}
 
-        if (t->gone)
-                return 0;
-        r = fs_path(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+static void sw_pid_gone(struct sw_target *t)
+{
+        sw_threads_forget(t, true);
+        if (t->task_dir)
+                closedir(t->task_dir);
+        t->task_dir = NULL;
+        t->gone = true;
+}
+
+/* Charges the runtime a thread gained since the last read to the CPU it last ran on.
+ * -ESRCH/-ENOENT when it has exited (the time since the last read is lost: see
+ * docs/estimator.md). */
+static int sw_thread_account(struct sw_state *st, struct sw_target *t, struct sw_thread *th,
+                             struct sensor_sample *out, unsigned index)
+{
+        int task_fd = dirfd(t->task_dir), cpu = -1, r;
+        uint64_t rt;
+
+        r = sw_thread_runtime(task_fd, th, &rt);
         if (r < 0)
                 return r;
-        d = opendir(path);
-        if (!d) {
-                /* The app is gone: its target reads as not measured, which is not an error. */
-                if (errno == ENOENT || errno == ESRCH) {
-                        t->gone = true;
-                        return 0;
-                }
-                return -errno;
+        /* Where it ran matters only when it ran: a sleeping thread costs one read. */
+        if (out && rt > th->runtime_ns && sw_thread_cpu(task_fd, th->tid, &cpu) < 0)
+                cpu = -1;
+        if (out && cpu >= 0 && (unsigned)cpu < st->n_cpus && rt >= th->runtime_ns) {
+                struct sensor_counts *c = sensor_target_cpu(out, index, (unsigned)cpu);
+
+                c->busy_ns += rt - th->runtime_ns;
+                c->measured |= SENSOR_BUSY;
         }
-        for (unsigned i = 0; i < t->n_threads; i++)
-                t->threads[i].seen = false;
-        while ((de = readdir(d))) {
+        th->runtime_ns = rt;
+        th->seen = true;
+        return 0;
+}
+
+/* Finds threads not yet known by listing /proc/PID/task. With out == NULL (the baseline) a new
+ * thread's runtime so far is not charged; otherwise it was born since the last read (or since
+ * the last listing) and all of it is. Returns the number of threads listed, or -errno. */
+static int sw_pid_list(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
+                       unsigned index)
+{
+        int task_fd = dirfd(t->task_dir), listed = 0;
+        struct dirent *de;
+
+        rewinddir(t->task_dir);
+        while ((de = readdir(t->task_dir))) {
                 struct sw_thread *th;
-                uint64_t rt = 0;
-                int cpu = -1, tid;
+                char path[64];
+                int tid;
 
                 if (de->d_name[0] == '.' || parse_int(de->d_name, &tid) < 0)
                         continue;
-                /* A thread that exits between readdir and read is not an error. */
-                if (sw_thread_runtime(t->pid, tid, &rt) < 0)
+                listed++;
+                if (sw_thread_find(t, tid))
                         continue;
-                th = sw_thread_find(t, tid);
-                if (!th) {
-                        if (t->n_threads == t->cap_threads) {
-                                unsigned cap = t->cap_threads ? 2 * t->cap_threads : 16;
-                                struct sw_thread *nt = realloc(t->threads, cap * sizeof(*nt));
+                if (t->n_threads == t->cap_threads) {
+                        unsigned cap = t->cap_threads ? 2 * t->cap_threads : 16;
+                        struct sw_thread *nt = realloc(t->threads, cap * sizeof(*nt));
 
-                                if (!nt) {
-                                        closedir(d);
-                                        return -ENOMEM;
-                                }
-                                t->threads = nt;
-                                t->cap_threads = cap;
+                        if (!nt)
+                                return -ENOMEM;
+                        t->threads = nt;
+                        t->cap_threads = cap;
+                }
+                th = &t->threads[t->n_threads++];
+                /* Kept open so that later reads are one pread; where descriptors run out, it
+                 * is opened at each read instead. */
+                snprintf(path, sizeof(path), "%d/schedstat", tid);
+                *th = (struct sw_thread){
+                    .tid = tid, .fd = openat(task_fd, path, O_RDONLY | O_CLOEXEC)};
+                if (sw_thread_account(st, t, th, out, index) < 0) {
+                        /* Exited between the listing and the read: not an error. */
+                        if (th->fd >= 0)
+                                close(th->fd);
+                        t->n_threads--;
+                }
+        }
+        return listed;
+}
+
+/* Reads the threads of t->pid. With out == NULL it only records the baseline.
+ *
+ * The process's /proc/PID/task and each thread's schedstat stay open from one read to the
+ * next: a read is one fstat of the directory (its link count gives the thread count) and one
+ * pread per thread, and /proc/PID/task is listed again only when the count differs from the
+ * threads that answered (a thread was born, or one exited and another was born). Descriptors opened
+ * through the kept directory follow the process itself, so a PID reused after the app exited
+ * is never read as it. */
+static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
+                       unsigned index)
+{
+        unsigned live = 0;
+        long long n_threads = -1;
+        struct stat sb;
+        int listed;
+
+        if (t->gone)
+                return 0;
+        if (!t->task_dir) {
+                char path[4096];
+                int r = fs_path(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+
+                if (r < 0)
+                        return r;
+                t->task_dir = opendir(path);
+                if (!t->task_dir) {
+                        /* The app is gone: its target reads as not measured, not an error. */
+                        if (errno == ENOENT || errno == ESRCH) {
+                                sw_pid_gone(t);
+                                return 0;
                         }
-                        th = &t->threads[t->n_threads++];
-                        /* Born after the previous read: all of its runtime is in this interval. */
-                        *th = (struct sw_thread){.tid = tid, .runtime_ns = out ? 0 : rt};
+                        return -errno;
                 }
-                /* Where it ran matters only when it ran: a sleeping thread costs one read. */
-                if (out && rt > th->runtime_ns && sw_thread_cpu(t->pid, tid, &cpu) < 0)
-                        cpu = -1;
-                if (out && cpu >= 0 && (unsigned)cpu < st->n_cpus && rt >= th->runtime_ns) {
-                        struct sensor_counts *c = sensor_target_cpu(out, index, (unsigned)cpu);
-
-                        c->busy_ns += rt - th->runtime_ns;
-                        c->measured |= SENSOR_BUSY;
-                }
-                th->runtime_ns = rt;
-                th->seen = true;
         }
-        closedir(d);
+        /* The kernel gives /proc/PID/task a link count of its threads + 2: a fstat is far
+         * cheaper than generating /proc/PID/stat to read num_threads. */
+        if (fstat(dirfd(t->task_dir), &sb) == 0 && sb.st_nlink >= 2)
+                n_threads = (long long)sb.st_nlink - 2;
+        for (unsigned i = 0; i < t->n_threads; i++) {
+                t->threads[i].seen = false;
+                if (sw_thread_account(st, t, &t->threads[i], out, index) == 0)
+                        live++;
+        }
+        if (n_threads < 0 || live != (unsigned long long)n_threads || live == 0) {
+                listed = sw_pid_list(st, t, out, index);
+                if (listed < 0)
+                        return listed;
+                /* A process that has been reaped lists no thread at all: it is gone. */
+                if (listed == 0) {
+                        sw_pid_gone(t);
+                        return 0;
+                }
+        }
         /* Forget threads that exited, so that a reused TID starts from zero. */
-        for (unsigned i = 0; i < t->n_threads;) {
-                if (!t->threads[i].seen)
-                        t->threads[i] = t->threads[--t->n_threads];
-                else
-                        i++;
-        }
+        sw_threads_forget(t, false);
         if (out) {
                 cpumask_foreach (cpu, &st->cpus) {
                         if ((unsigned)cpu < st->n_cpus)
@@ -348,6 +455,8 @@ static void sw_target_free(struct sw_target *t, unsigned n_cpus)
                                 close(t->fds[c]);
         free(t->fds);
         free(t->prev_ns);
+        if (t->mode == SW_PID)
+                sw_pid_gone(t);
         free(t->threads);
 }
 

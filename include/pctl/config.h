@@ -32,6 +32,7 @@ struct config {
         char state_dir[CONFIG_PATH_MAX];
         char platform_file[CONFIG_PATH_MAX];
         unsigned dvfs;           /* enum config_dvfs */
+        char metrics_listen[64]; /* Prometheus /metrics on ADDR:PORT; "" is off */
         struct power_decl power; /* [power]; has_power false when the section is absent */
         bool has_power;
 };

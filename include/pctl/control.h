@@ -10,6 +10,8 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "pctl/control_client.h"
+
 struct json_object;
 
 #define CONTROL_MAX_REQUEST (64 * 1024)
@@ -70,6 +72,4 @@ int control_server_new(sd_event *e, const char *path, int listen_fd,
                        struct control_server **out);
 void control_server_free(struct control_server *s);
 
-/* Client side: sends request (a JSON object, no newline) and returns the reply text in *reply
- * (malloc'd, NUL-terminated). -ENOENT/-ECONNREFUSED when no daemon listens at path. */
-int control_call(const char *path, const char *request, char **reply);
+/* The client side, control_call(), is in control_client.h: it links without sd-event. */

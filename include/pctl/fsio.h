@@ -22,4 +22,6 @@ int fs_write(const char *path, const char *value);
 
 /* The same without the root prefix, for paths that already carry it. */
 ssize_t file_read(const char *abs_path, char *buf, size_t size);
+/* file_read of a path relative to an open directory (openat(2) semantics). */
+ssize_t file_read_at(int dir_fd, const char *path, char *buf, size_t size);
 int file_write(const char *abs_path, const char *value);

@@ -16,6 +16,7 @@
 #include "pctl/policy.h"
 
 struct json_object;
+struct metrics_snapshot;
 
 struct manager_options {
         struct config conf;        /* pctl.conf as loaded */
@@ -45,6 +46,12 @@ int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, s
  * exec): the app is named so from the start, until its own name changes. */
 int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
                         char *err, size_t err_size);
+/* A job tag names the batch job an app belongs to (Slurm's job id): status, reports and metrics
+ * show it. 1 to MANAGER_JOB_MAX printable ASCII characters without spaces. */
+#define MANAGER_JOB_MAX 64
+bool manager_job_valid(const char *job);
+/* Tags the managed pid with job. -EINVAL (not a valid tag) or -ENOENT (not managed) with err. */
+int manager_set_job(struct manager *m, pid_t pid, const char *job, char *err, size_t err_size);
 /* Gives pid back untouched; it will not be matched by a rule again. */
 int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size);
 /* Replaces the policy set (SIGHUP, `pctl policy reload`); apps keep theirs by name, or fall
@@ -80,3 +87,6 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *obj, 
 void manager_summary(const struct manager *m, char *buf, size_t size);
 /* The estimate of a managed pid (NULL if not managed), for `pctl sim run` reports. */
 const struct estimate *manager_estimate(const struct manager *m, pid_t pid);
+/* A snapshot of every app's figures and the manager's counters for /metrics (metrics.h);
+ * unknown figures are NaN. The caller owns it. -ENOMEM. */
+int manager_metrics(const struct manager *m, struct metrics_snapshot **out);

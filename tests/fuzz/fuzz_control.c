@@ -8,6 +8,7 @@
 
 #include "fuzz_util.h"
 #include "pctl/control.h"
+#include "pctl/manager.h"
 
 static void check_printable(const char *s)
 {
@@ -21,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int mark = fuzz_fds_mark();
         struct control_request req = {0};
         char err[256] = "", error[256];
-        const char *policy;
+        const char *policy, *job;
         int64_t pid;
         int r = control_request_parse((const char *)data, size, &req, err, sizeof(err));
 
@@ -39,6 +40,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 error[0] = '\0';
                 r = control_request_string(&req, "policy", &policy, error, sizeof(error));
                 if (r == 0 && (!policy || strlen(policy) > CONTROL_MAX_REQUEST))
+                        abort();
+                if (r < 0 && r != -ENOENT && !error[0])
+                        abort();
+                check_printable(error);
+                /* cmd_adopt's "job" tag: a valid one is short and printable. */
+                error[0] = '\0';
+                r = control_request_string(&req, "job", &job, error, sizeof(error));
+                if (r == 0 && manager_job_valid(job) && strlen(job) > MANAGER_JOB_MAX)
                         abort();
                 if (r < 0 && r != -ENOENT && !error[0])
                         abort();

@@ -61,7 +61,8 @@ for h in "${modes[@]}"; do
         check "$h" "auto ebpf proc " stack 1 --backend ""
         check "$h" "--backend --count --help --interval --json --plot " stack 1 --
         check "$h" "$D/trace.csv " stack 1 --plot "$D/tr"
-        check "$h" "--config --help --policy --socket " adopt 1 --
+        check "$h" "--config --help --job --policy --socket " adopt 1 --
+        check "$h" "" adopt 1 --job ""
         check "$h" "check list reload " policy ""
         check "$h" "--config --dir --help --json " policy list --
         check "$h" "--config --help --socket " policy reload --

@@ -65,3 +65,23 @@ print("p_run %.3f ±%.3f, pbench's own P %.3f, phase P %.3f" %
 assert d <= 0.05, "p_run %.3f is %.3f from pbench's %.3f" % (r["p_run"], d, b["p_from_busy"])
 EOF
 echo "ok: --json summary of pbench"
+
+# A real multi-threaded tool (issue 20): xz -T2 on a few MiB ends with the summary, its output
+# intact, and its own exit status, success and failure alike.
+if command -v xz >/dev/null; then
+        head -c $((4 << 20)) /dev/urandom | base64 >"$T/xz-in.txt"
+        run -- xz -T2 -1 --block-size=1MiB -c "$T/xz-in.txt" >"$T/xz-out.xz" 2>"$T/err"
+        rc=$?
+        [ "$rc" -eq 0 ] || fail "pctl run -- xz -T2 exited $rc: $(cat "$T/err")"
+        xz -dc "$T/xz-out.xz" | cmp -s - "$T/xz-in.txt" || fail "xz's output under pctl run is not its input"
+        grep -q "exited with status 0" "$T/err" || fail "no summary after xz: $(cat "$T/err")"
+        grep -Eq "^  CPU +[0-9.]+ s \(user" "$T/err" || fail "no CPU time after xz: $(cat "$T/err")"
+        run -- xz -T2 -c "$T/no-such-file" >/dev/null 2>"$T/err"
+        rc=$?
+        [ "$rc" -eq 1 ] || fail "xz on a missing file under pctl run exited $rc, not xz's 1"
+        grep -q "No such file" "$T/err" && grep -q "exited with status 1" "$T/err" ||
+                fail "xz's own message or the summary is missing: $(cat "$T/err")"
+        echo "ok: pctl run -- xz -T2: summary, output intact, xz's exit status (0 and 1)"
+else
+        echo "note: xz not installed (scripts/deps.sh installs it): the xz case was not run"
+fi

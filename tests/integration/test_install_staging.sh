@@ -19,6 +19,11 @@ compdir=$(pkg-config --variable=completionsdir bash-completion 2>/dev/null)
         for f in "$SRC_DIR"/etc/policies.d/*.conf; do echo "/etc/pctl/policies.d/${f##*/}"; done
         echo "${compdir:-/usr/share/bash-completion/completions}/pctl"
         for f in "$SRC_DIR"/man/*.[158]; do echo "/usr/share/man/man${f##*.}/${f##*/}"; done
+        # The Slurm plugin, where Slurm's headers were found at configure time.
+        if [ -f "$BUILD_DIR/pctl_spank.so" ]; then
+                plugindir=$(sed -n 's/^PCTL_SLURM_PLUGINDIR:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")
+                echo "/usr/${plugindir:?PCTL_SLURM_PLUGINDIR not in CMakeCache.txt}/pctl_spank.so"
+        fi
 } | sort >"$T/want"
 (cd "$dest" && find . ! -type d | sed 's|^\.||' | sort) >"$T/got"
 diff -u "$T/want" "$T/got" >"$T/diff" || fail "staged files differ from the expected list: $(cat "$T/diff")"

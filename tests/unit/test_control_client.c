@@ -1,0 +1,122 @@
+/* control_call_timeout against a real Unix socket whose other end misbehaves: a daemon that
+ * accepts and never answers must not hold the caller past its timeout (the Slurm plugin calls
+ * pctld while a job launches), and one that hangs up says so. */
+#include "pctl_test.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "pctl/control_client.h"
+
+static double monotonic_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A listening socket at a fresh path; the child accepts one connection, reads the request and
+ * then either answers "reply", hangs up without a word (reply NULL, hang false) or holds the
+ * connection open for 10 s (hang true). */
+static pid_t serve_once(char *path, size_t size, const char *reply, bool hang)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int fd, c;
+        pid_t pid;
+        char buf[256];
+
+        snprintf(path, size, "/tmp/pctl-test-cc-%d.sock", (int)getpid());
+        unlink(path);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        assert_true(fd >= 0);
+        assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(listen(fd, 4), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                c = accept(fd, NULL, NULL);
+                if (c < 0)
+                        _exit(1);
+                if (read(c, buf, sizeof(buf)) <= 0)
+                        _exit(1);
+                if (reply && write(c, reply, strlen(reply)) < 0)
+                        _exit(1);
+                if (hang)
+                        sleep(10);
+                _exit(0);
+        }
+        close(fd);
+        return pid;
+}
+
+static void reap(pid_t pid, const char *path)
+{
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        unlink(path);
+}
+
+static void an_answer_comes_back_whole(void **state)
+{
+        char path[108], *reply = NULL;
+        pid_t pid = serve_once(path, sizeof(path), "{\"ok\":true}\n", false);
+
+        (void)state;
+        assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 2000, &reply), 0);
+        assert_string_equal(reply, "{\"ok\":true}\n");
+        free(reply);
+        reap(pid, path);
+}
+
+static void a_silent_daemon_times_out(void **state)
+{
+        char path[108], *reply = NULL;
+        pid_t pid = serve_once(path, sizeof(path), NULL, true);
+        double start_s = monotonic_s(), took_s;
+
+        (void)state;
+        assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 300, &reply),
+                         -ETIMEDOUT);
+        took_s = monotonic_s() - start_s;
+        assert_null(reply);
+        /* Bounded by the timeout, not by the server's 10 s: generous for a loaded machine. */
+        assert_true(took_s >= 0.25 && took_s < 5);
+        reap(pid, path);
+}
+
+static void a_hang_up_is_a_reset(void **state)
+{
+        char path[108], *reply = NULL;
+        pid_t pid = serve_once(path, sizeof(path), NULL, false);
+
+        (void)state;
+        assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 2000, &reply),
+                         -ECONNRESET);
+        assert_null(reply);
+        reap(pid, path);
+}
+
+static void no_daemon_is_enoent(void **state)
+{
+        char *reply = NULL;
+
+        (void)state;
+        assert_int_equal(control_call_timeout("/tmp/pctl-no-such-socket", "{}", 100, &reply),
+                         -ENOENT);
+        assert_null(reply);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(an_answer_comes_back_whole),
+    cmocka_unit_test(a_silent_daemon_times_out),
+    cmocka_unit_test(a_hang_up_is_a_reset),
+    cmocka_unit_test(no_daemon_is_enoent),
+};
+PCTL_TEST_MAIN(tests)

@@ -394,7 +394,8 @@ static double busy_speedup(const struct pbench_config *cfg, const struct pbench_
 /* A speedup stack in cores: the speedup and the delimiters pbench programs (docs/stack.md). */
 struct pbench_stack {
         double speedup, sequential, sync, imbalance, io;
-        double rest; /* measured only: N - speedup - the others (runqueue, overheads) */
+        double runqueue; /* measured only: woken inside those waits but without a CPU */
+        double rest;     /* measured only: N - speedup - the others (runqueue, overheads) */
 };
 
 /* What the programmed P and delimiters give on an otherwise idle machine, per iteration of one
@@ -440,28 +441,31 @@ static bool programmed_stack(const struct pbench_config *cfg, struct pbench_stac
             .sync = locked > longest ? waits / wall : 0,
             .imbalance = locked > longest ? 0 : waits / wall,
             .io = sleeping / wall,
+            .runqueue = NAN,
             .rest = NAN,
         };
         return true;
 }
 
-/* What pbench's own timing of the run gives: every thread's waits over the wall time. */
+/* What pbench's own timing of the run gives: every thread's waits over the wall time, less
+ * the part of each wait it spent woken but without a CPU (other load: runqueue). */
 static void measured_stack(const struct pbench_config *cfg, const struct pbench_result *res,
                            struct pbench_stack *st)
 {
-        double busy = 0, seq = 0, sync = 0, imb = 0, io = 0, wall = res->wall_s;
+        double busy = 0, seq = 0, sync = 0, imb = 0, io = 0, rq = 0, wall = res->wall_s;
 
         for (unsigned t = 0; t < cfg->threads; t++) {
                 busy += res->thread_busy_s[t];
                 /* Thread 0 runs the sequential part: its wait there is the barrier's own. */
                 if (t > 0)
-                        seq += res->thread_seq_wait_s[t];
-                sync += res->thread_mutex_wait_s[t];
-                imb += res->thread_par_wait_s[t];
+                        seq += res->thread_seq_wait_s[t] - res->thread_seq_rq_s[t];
+                sync += res->thread_mutex_wait_s[t] - res->thread_mutex_rq_s[t];
+                imb += res->thread_par_wait_s[t] - res->thread_par_rq_s[t];
                 io += res->thread_sleep_s[t];
+                rq += res->thread_mutex_rq_s[t] + res->thread_seq_rq_s[t] + res->thread_par_rq_s[t];
         }
         if (!(wall > 0)) {
-                *st = (struct pbench_stack){NAN, NAN, NAN, NAN, NAN, NAN};
+                *st = (struct pbench_stack){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
                 return;
         }
         *st = (struct pbench_stack){
@@ -470,8 +474,10 @@ static void measured_stack(const struct pbench_config *cfg, const struct pbench_
             .sync = sync / wall,
             .imbalance = imb / wall,
             .io = io / wall,
+            .runqueue = rq / wall,
         };
-        st->rest = cfg->threads - st->speedup - st->sequential - st->sync - st->imbalance - st->io;
+        st->rest = cfg->threads - st->speedup - st->sequential - st->sync - st->imbalance - st->io -
+                   st->runqueue;
 }
 
 static struct json_object *stack_json(const struct pbench_config *cfg,
@@ -485,8 +491,10 @@ static struct json_object *stack_json(const struct pbench_config *cfg,
         json_object_object_add(c, "sync", jsonfmt_double(st->sync));
         json_object_object_add(c, "imbalance", jsonfmt_double(st->imbalance));
         json_object_object_add(c, "io", jsonfmt_double(st->io));
-        if (isfinite(st->rest))
+        if (isfinite(st->rest)) {
+                json_object_object_add(c, "runqueue", jsonfmt_double(st->runqueue));
                 json_object_object_add(c, "rest", jsonfmt_double(st->rest));
+        }
         json_object_object_add(o, "components", c);
         return o;
 }
@@ -546,6 +554,10 @@ static void print_json(const struct pbench_config *cfg, const char *cpus_text, d
         json_object_object_add(j, "thread_sleep_s", thread_array(cfg, res->thread_sleep_s));
         json_object_object_add(j, "thread_seq_wait_s", thread_array(cfg, res->thread_seq_wait_s));
         json_object_object_add(j, "thread_par_wait_s", thread_array(cfg, res->thread_par_wait_s));
+        json_object_object_add(j, "thread_mutex_runqueue_s",
+                               thread_array(cfg, res->thread_mutex_rq_s));
+        json_object_object_add(j, "thread_seq_runqueue_s", thread_array(cfg, res->thread_seq_rq_s));
+        json_object_object_add(j, "thread_par_runqueue_s", thread_array(cfg, res->thread_par_rq_s));
         {
                 struct pbench_stack st;
 
@@ -615,8 +627,9 @@ static void print_table(const struct pbench_config *cfg, const char *cpus_text, 
                                st.speedup, st.sequential, st.sync, st.imbalance, st.io);
                 measured_stack(cfg, res, &st);
                 printf("stack measured:   speedup %.3f, sequential %.3f, sync %.3f, "
-                       "imbalance %.3f, io %.3f, rest %.3f (cores)\n",
-                       st.speedup, st.sequential, st.sync, st.imbalance, st.io, st.rest);
+                       "imbalance %.3f, io %.3f, runqueue %.3f, rest %.3f (cores)\n",
+                       st.speedup, st.sequential, st.sync, st.imbalance, st.io, st.runqueue,
+                       st.rest);
         }
 }
 

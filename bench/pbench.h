@@ -99,6 +99,11 @@ struct pbench_result {
         double thread_sleep_s[PBENCH_MAX_THREADS];
         double thread_seq_wait_s[PBENCH_MAX_THREADS];
         double thread_par_wait_s[PBENCH_MAX_THREADS];
+        /* Of the mutex and barrier waits, the time the thread, woken, waited for a CPU: other
+         * load's, not the delimiter's (its schedstat; 0 without one). */
+        double thread_mutex_rq_s[PBENCH_MAX_THREADS];
+        double thread_seq_rq_s[PBENCH_MAX_THREADS];
+        double thread_par_rq_s[PBENCH_MAX_THREADS];
 };
 
 /* Thread t's weight in the parallel part under --imbalance R: 1 + (R - 1) t / (N - 1). */

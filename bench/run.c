@@ -3,12 +3,16 @@
  * and CPU time measures the programmed P. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pbench.h"
 #include "pctl/util.h"
@@ -49,6 +53,10 @@ struct run_thread {
         double busy_s;
         uint64_t work_iters;
         uint64_t mutex_wait_ns, sleep_ns, seq_wait_ns, par_wait_ns;
+        /* Of those waits, the time the thread, woken, waited for a CPU (other load): from
+         * its own /proc/thread-self/schedstat, -1 where there is none. */
+        int schedstat_fd;
+        uint64_t mutex_rq_ns, seq_rq_ns, par_rq_ns;
         uint64_t worked_ns; /* --sleep: wall time of the parallel chunks' work */
         /* thread 0 only */
         double wall_s, sequential_s, parallel_s;
@@ -159,6 +167,43 @@ static void sleep_ns(uint64_t ns)
                 ;
 }
 
+/* The calling thread's time waiting on a runqueue so far (schedstat's second field), 0
+ * where the kernel has no schedstat. */
+static uint64_t run_delay_ns(int fd)
+{
+        char buf[96];
+        uint64_t run, delay;
+        ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+
+        if (n <= 0)
+                return 0;
+        buf[n] = '\0';
+        return sscanf(buf, "%" SCNu64 " %" SCNu64, &run, &delay) == 2 ? delay : 0;
+}
+
+/* Waits in fn(arg) (a contended lock, a barrier); adds the wall time to *wait_ns and the part
+ * spent runnable without a CPU to *rq_ns. */
+static void timed_wait(struct run_thread *rt, uint64_t *wait_ns, uint64_t *rq_ns, int (*fn)(void *),
+                       void *arg)
+{
+        uint64_t t0 = now_ns(), rq0 = run_delay_ns(rt->schedstat_fd), rq1;
+
+        fn(arg);
+        rq1 = run_delay_ns(rt->schedstat_fd);
+        *wait_ns += now_ns() - t0;
+        *rq_ns += rq1 > rq0 ? rq1 - rq0 : 0;
+}
+
+static int lock_wait(void *m)
+{
+        return pthread_mutex_lock(m);
+}
+
+static int barrier_wait(void *b)
+{
+        return pthread_barrier_wait(b);
+}
+
 /* One thread's parallel part in chunks of at most a tenth of a unit: with --sync, the first F
  * of each chunk holding the shared mutex; with --sleep, a nanosleep after each chunk so that
  * the thread has slept F/(1-F) of its working time, F of its time. */
@@ -177,8 +222,10 @@ static void parallel_run(struct run_thread *rt, uint64_t iters, pthread_spinlock
                 uint64_t t0 = now_ns(), waited = 0;
 
                 if (locked > 0) {
-                        pthread_mutex_lock(&sh->sync_lock);
-                        waited = now_ns() - t0;
+                        /* Time only the waits: an uncontended lock costs no system call. */
+                        if (pthread_mutex_trylock(&sh->sync_lock) != 0)
+                                timed_wait(rt, &waited, &rt->mutex_rq_ns, lock_wait,
+                                           &sh->sync_lock);
                         kernel_run(&rt->ks, locked, spin, sh->stop);
                         pthread_mutex_unlock(&sh->sync_lock);
                 }
@@ -206,7 +253,7 @@ static void run_loop(struct run_thread *rt)
 {
         struct run_shared *sh = rt->sh;
         pthread_spinlock_t *lock = sh->cfg->kernel == PBENCH_KERNEL_SPIN ? &sh->spin : NULL;
-        uint64_t start_ns = now_ns(), wait_ns;
+        uint64_t start_ns = now_ns();
 
         for (;;) {
                 if (rt->index == 0) {
@@ -220,17 +267,13 @@ static void run_loop(struct run_thread *rt)
                                 rt->work_iters += seq_iters;
                         }
                 }
-                wait_ns = now_ns();
-                pthread_barrier_wait(&sh->seq_done);
+                timed_wait(rt, &rt->seq_wait_ns, &rt->seq_rq_ns, barrier_wait, &sh->seq_done);
                 if (sh->done)
                         break;
                 uint64_t t1 = now_ns();
-                rt->seq_wait_ns += t1 - wait_ns;
                 parallel_run(rt, sh->par_iters[rt->index], lock);
                 rt->work_iters += sh->par_iters[rt->index];
-                wait_ns = now_ns();
-                pthread_barrier_wait(&sh->par_done);
-                rt->par_wait_ns += now_ns() - wait_ns;
+                timed_wait(rt, &rt->par_wait_ns, &rt->par_rq_ns, barrier_wait, &sh->par_done);
                 if (rt->index == 0) {
                         rt->parallel_s += (double)(now_ns() - t1) / 1e9;
                         rt->iterations++;
@@ -265,11 +308,14 @@ static void *run_thread_main(void *arg)
         pthread_mutex_unlock(&sh->lock);
 
         if (verdict == VERDICT_GO) {
+                rt->schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
                 busy_start_s = thread_cpu_s();
                 if (rt->index == 0)
                         sh->phase_start_ns = now_ns();
                 run_loop(rt);
                 rt->busy_s = thread_cpu_s() - busy_start_s;
+                if (rt->schedstat_fd >= 0)
+                        close(rt->schedstat_fd);
         }
         if (!lent)
                 kernel_state_free(&rt->ks);
@@ -330,7 +376,7 @@ int pbench_run(struct pbench_config *cfg, const atomic_int *stop, struct pbench_
         pthread_mutex_init(&sh->sync_lock, NULL);
 
         for (; created < cfg->threads; created++) {
-                rts[created] = (struct run_thread){.sh = sh, .index = created};
+                rts[created] = (struct run_thread){.sh = sh, .index = created, .schedstat_fd = -1};
                 r = thread_start(&rts[created], cfg->thread_cpu[created]);
                 if (r < 0)
                         break;
@@ -364,6 +410,9 @@ int pbench_run(struct pbench_config *cfg, const atomic_int *stop, struct pbench_
                         out->thread_sleep_s[i] = (double)rts[i].sleep_ns / 1e9;
                         out->thread_seq_wait_s[i] = (double)rts[i].seq_wait_ns / 1e9;
                         out->thread_par_wait_s[i] = (double)rts[i].par_wait_ns / 1e9;
+                        out->thread_mutex_rq_s[i] = (double)rts[i].mutex_rq_ns / 1e9;
+                        out->thread_seq_rq_s[i] = (double)rts[i].seq_rq_ns / 1e9;
+                        out->thread_par_rq_s[i] = (double)rts[i].par_rq_ns / 1e9;
                         out->work_iters += rts[i].work_iters;
                         kernel_sink(&rts[i].ks);
                 }

@@ -34,8 +34,9 @@ measure() {
 # closure, the largest delimiter and each comparison within 0.1 core (expressions over the
 # total `st`, its components `c` and pbench's own `own`). Runqueue is what other load takes
 # from pbench, not one of its delimiters: it is shown, not judged as "largest". Exit 0 pass,
-# 1 fail, 3 fail while other load took more than half a core (this machine is shared: such a
-# result says nothing about the stack).
+# 1 fail, 3 fail while other load took more than a quarter of a core (this machine is shared;
+# other load makes a laggard of whichever thread it delays, and its solo time then cancels the
+# serial thread's: docs/stack.md).
 judge() {
         python3 - "$tmp/$1.total.json" "$tmp/$1.pbench.json" "$@" <<'EOF'
 import json, sys
@@ -67,11 +68,11 @@ for k in range(0, len(checks), 3):
         print(f"ok: {name}: {what} {got:.3f}, expected {exp:.3f} within 0.1")
 if not bad:
     sys.exit(0)
-busy = c["runqueue"] > 0.5
+busy = c["runqueue"] > 0.25
 for b in bad:
     print(f"{'(busy machine) ' if busy else ''}FAIL: {name}: {b}")
 if busy:
-    print(f"{name}: other load took {c['runqueue']:.2f} cores of 2: not judged, trying again")
+    print(f"{name}: other load took {c['runqueue']:.2f} cores of 2 (over 0.25): not judged, trying again")
 sys.exit(3 if busy else 1)
 EOF
 }
@@ -101,5 +102,5 @@ case_run seq 5 sequential "--p 0.5" \
         "sequential against pbench's barrier waits" 'c["sequential"]' 'own["sequential"]'
 case_run imbalance 5 imbalance "--p 0.95 --imbalance 3"
 head -c 300 "$tmp/sync.stack.err"
-[ $busy_cases -eq 0 ] || skip "$busy_cases case(s) ran 3 times with other load taking over half a core"
+[ $busy_cases -eq 0 ] || skip "$busy_cases case(s) ran 3 times with other load taking over a quarter of a core"
 exit 0

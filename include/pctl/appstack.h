@@ -1,5 +1,5 @@
 /* pctld's speedup stack of each managed app: the thread-state sensor (the best available
- * backend) read every sampling interval, summed over a window of about a second, and the
+ * backend) read every sampling interval, summed over a window of 3 seconds, and the
  * stack computed from it (include/pctl/stack.h, docs/stack.md). */
 #pragma once
 
@@ -9,14 +9,15 @@
 #include "pctl/stack.h"
 #include "pctl/threadstate.h"
 
-/* Intervals are summed until they cover this much: a stack from 100 ms of samples taken
- * every 4 ms would be mostly noise. */
-#define APPSTACK_WINDOW_NS (1000 * 1000 * 1000ULL)
+/* Intervals are summed until they cover this much: with pbench --sync 0.8 under pctld, one
+ * second of 20 ms samples (50) read imbalance or sequential as often as sync; 3 s of 10 ms
+ * samples read sync each time. */
+#define APPSTACK_WINDOW_NS (3000 * 1000 * 1000ULL)
 
-/* pctld watches every app all the time: the /proc fallback samples every 20 ms on average
- * there. At pctl stack's 4 ms its sampler took 2.2% of a CPU for a 3-thread pbench here
- * (measured, docs/stack.md); 20 ms takes about a fifth of that (extrapolated). */
-#define APPSTACK_SAMPLE_PERIOD_NS (20 * 1000 * 1000ULL)
+/* pctld watches every app all the time: the /proc fallback samples every 10 ms on average
+ * there. At pctl stack's 4 ms its sampler took 1.3-2.2% of a CPU for a 3-thread pbench here
+ * (measured, docs/stack.md); 10 ms takes about 40% of that (extrapolated). */
+#define APPSTACK_SAMPLE_PERIOD_NS (10 * 1000 * 1000ULL)
 
 struct appstacks;
 

@@ -18,7 +18,7 @@ echo "ok: $(grep -o "speedup stacks: thread states from [a-z]*" "$T/pctld.log")"
         >"$T/run.out" 2>&1 &
 RUN=$!
 CLEANUP_PIDS="$RUN"
-# The stack needs a window of a second once the app is managed; give it a few.
+# The stack needs a window of 3 s once the app is managed; give it more.
 for _ in $(seq 60); do
         sleep 0.25
         status_json 2>/dev/null || continue

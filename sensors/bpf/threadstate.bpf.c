@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Thread states of the watched processes, accumulated in the kernel (docs/threadstate-ebpf.md).
+ * Nothing goes to user space per event: the loader reads the maps once per interval.
+ *
+ * BTF-typed tracepoints (tp_btf) rather than tracefs ones: they need no tracefs mount, hand
+ * the handlers the task pointers and sched_switch's preempt flag, and, unlike tracefs
+ * tracepoint programs, may take bpf_spin_lock, which keeps a thread's figures and its app's
+ * number of active threads consistent when its events run on several CPUs at once. The futex
+ * and sched_yield syscalls are caught at raw_syscalls sys_enter/sys_exit, filtered on the
+ * syscall number first. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "threadstate_maps.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_SCHED_YIELD 24
+#define NR_FUTEX 202
+#define SYSCALL_NR(regs) ((long)(regs)->orig_ax)
+#define SYSCALL_ARG2(regs) ((regs)->si)
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_SCHED_YIELD 124
+#define NR_FUTEX 98
+#define SYSCALL_NR(regs) ((long)(regs)->syscallno)
+#define SYSCALL_ARG2(regs) ((regs)->regs[1])
+#else
+#error "threadstate.bpf.c: syscall numbers for this architecture are missing"
+#endif
+#define NR_FUTEX_WAITV 449 /* the same on every architecture (Linux >= 5.16) */
+
+/* futex(2) operations that wait; the private and clock flags are masked off. */
+#define FUTEX_CMD_MASK 127
+#define FUTEX_WAIT 0
+#define FUTEX_LOCK_PI 6
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAIT_REQUEUE_PI 11
+#define FUTEX_LOCK_PI2 13
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, TS_MAX_APPS);
+        __type(key, __u32);
+        __type(value, __u32);
+} watched SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, TS_MAX_THREADS);
+        __type(key, __u32);
+        __type(value, struct ts_thread);
+} threads SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, TS_MAX_APPS);
+        __type(key, __u32);
+        __type(value, struct ts_app);
+} apps SEC(".maps");
+
+/* What happened to a thread; the new state is chosen under its lock from its flags. */
+enum ev {
+        EV_OUT_BLOCKED,  /* switched out, not runnable */
+        EV_OUT_RUNNABLE, /* switched out, still runnable (preempted or yielding) */
+        EV_IN,           /* switched in */
+        EV_WAKE,
+        EV_EXIT,
+        EV_YIELD_ENTER,
+        EV_YIELD_EXIT,
+        EV_FUTEX_ENTER,
+        EV_FUTEX_EXIT,
+};
+
+static __always_inline int is_active(__u32 state)
+{
+        return state == TS_RUN || state == TS_RUNQUEUE;
+}
+
+/* Adds delta to the app's number of active threads, closing the histogram bucket of the
+ * count that held until now. */
+static __always_inline void app_add(__u32 tgid, int delta, __u64 now)
+{
+        struct ts_app *a;
+        __u32 k;
+
+        if (!delta)
+                return;
+        a = bpf_map_lookup_elem(&apps, &tgid);
+        if (!a)
+                return;
+        bpf_spin_lock(&a->lock);
+        k = a->active;
+        if (k > TS_MAX_ACTIVE)
+                k = TS_MAX_ACTIVE;
+        /* Events of two CPUs may reach the lock out of time order: never go back. */
+        if (now > a->since_ns) {
+                a->active_ns[k] += now - a->since_ns;
+                a->since_ns = now;
+        }
+        if (delta > 0)
+                a->active++;
+        else if (a->active > 0)
+                a->active--;
+        bpf_spin_unlock(&a->lock);
+}
+
+/* Applies ev to t at now; returns the change in its app's number of active threads. A thread
+ * not counted yet (seeded from /proc, or born a moment ago) counts from its first event. */
+static __always_inline int thread_event(struct ts_thread *t, enum ev ev, __u64 now)
+{
+        __u32 state, old_state;
+        int before, after;
+
+        bpf_spin_lock(&t->lock);
+        old_state = t->state;
+        if (old_state == TS_EXITED) {
+                bpf_spin_unlock(&t->lock);
+                return 0;
+        }
+        state = old_state;
+        switch (ev) {
+        case EV_OUT_BLOCKED:
+                state = (t->flags & TS_IN_FUTEX) ? TS_SYNC : TS_BLOCKED;
+                break;
+        case EV_OUT_RUNNABLE:
+                state = (t->flags & TS_IN_YIELD) ? TS_YIELD : TS_RUNQUEUE;
+                break;
+        case EV_IN:
+                state = (t->flags & TS_IN_YIELD) ? TS_YIELD : TS_RUN;
+                break;
+        case EV_WAKE:
+                /* A wakeup that finds the thread still running (it set its state but had not
+                 * switched out yet) changes nothing. */
+                if (old_state == TS_SYNC || old_state == TS_BLOCKED)
+                        state = TS_RUNQUEUE;
+                break;
+        case EV_EXIT:
+                state = TS_EXITED;
+                break;
+        case EV_YIELD_ENTER:
+                t->flags |= TS_IN_YIELD;
+                state = TS_YIELD;
+                break;
+        case EV_YIELD_EXIT:
+                t->flags &= ~TS_IN_YIELD;
+                state = TS_RUN;
+                break;
+        case EV_FUTEX_ENTER:
+                t->flags |= TS_IN_FUTEX;
+                break;
+        case EV_FUTEX_EXIT:
+                t->flags &= ~TS_IN_FUTEX;
+                break;
+        }
+        if (state == old_state) {
+                bpf_spin_unlock(&t->lock);
+                return 0;
+        }
+        if (now > t->since_ns) {
+                if (old_state < TS_STATES)
+                        t->ns[old_state] += now - t->since_ns;
+                t->since_ns = now;
+        }
+        before = (t->flags & TS_COUNTED) && is_active(old_state);
+        after = is_active(state);
+        t->state = state;
+        t->flags |= TS_COUNTED;
+        bpf_spin_unlock(&t->lock);
+        return after - before;
+}
+
+static __always_inline void on_thread(__u32 tid, enum ev ev)
+{
+        struct ts_thread *t = bpf_map_lookup_elem(&threads, &tid);
+        __u64 now;
+        __u32 tgid;
+
+        if (!t)
+                return;
+        now = bpf_ktime_get_ns();
+        tgid = t->tgid;
+        app_add(tgid, thread_event(t, ev, now), now);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(ts_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+             unsigned int prev_state)
+{
+        /* prev_state is the task's state when it called schedule(): TASK_RUNNING (0) when
+         * preempted or yielding, a sleeping state when it blocks. */
+        on_thread(prev->pid, (preempt || prev_state == 0) ? EV_OUT_RUNNABLE : EV_OUT_BLOCKED);
+        on_thread(next->pid, EV_IN);
+        return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(ts_sched_wakeup, struct task_struct *p)
+{
+        on_thread(p->pid, EV_WAKE);
+        return 0;
+}
+
+/* A new thread of a watched process: tracked from here, runnable. */
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(ts_sched_wakeup_new, struct task_struct *p)
+{
+        struct ts_thread fresh = {};
+        struct ts_thread *t;
+        __u32 tgid = p->tgid, tid = p->pid;
+        __u64 now;
+
+        if (!bpf_map_lookup_elem(&watched, &tgid))
+                return 0;
+        now = bpf_ktime_get_ns();
+        fresh.tgid = tgid;
+        fresh.state = TS_RUNQUEUE;
+        fresh.since_ns = now;
+        if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST))
+                return 0;
+        t = bpf_map_lookup_elem(&threads, &tid);
+        if (!t)
+                return 0;
+        /* Counted under its lock, so that an event of the new thread on another CPU that came
+         * first is not counted twice. */
+        bpf_spin_lock(&t->lock);
+        if (t->flags & TS_COUNTED) {
+                bpf_spin_unlock(&t->lock);
+                return 0;
+        }
+        t->flags |= TS_COUNTED;
+        bpf_spin_unlock(&t->lock);
+        app_add(tgid, 1, now);
+        return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(ts_sched_process_exit, struct task_struct *p)
+{
+        on_thread(p->pid, EV_EXIT);
+        return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ts_sys_enter, struct pt_regs *regs, long id)
+{
+        __u32 tid;
+
+        if (id != NR_FUTEX && id != NR_SCHED_YIELD && id != NR_FUTEX_WAITV)
+                return 0;
+        tid = (__u32)bpf_get_current_pid_tgid();
+        if (id == NR_SCHED_YIELD) {
+                on_thread(tid, EV_YIELD_ENTER);
+                return 0;
+        }
+        if (id == NR_FUTEX) {
+                unsigned long cmd = SYSCALL_ARG2(regs) & FUTEX_CMD_MASK;
+
+                if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_LOCK_PI &&
+                    cmd != FUTEX_LOCK_PI2 && cmd != FUTEX_WAIT_REQUEUE_PI)
+                        return 0;
+        }
+        on_thread(tid, EV_FUTEX_ENTER);
+        return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ts_sys_exit, struct pt_regs *regs, long ret)
+{
+        long id = SYSCALL_NR(regs);
+
+        if (id == NR_SCHED_YIELD)
+                on_thread((__u32)bpf_get_current_pid_tgid(), EV_YIELD_EXIT);
+        else if (id == NR_FUTEX || id == NR_FUTEX_WAITV)
+                on_thread((__u32)bpf_get_current_pid_tgid(), EV_FUTEX_EXIT);
+        return 0;
+}
+
+/* Run on demand by the loader after it seeded threads that existed before they were watched:
+ * their state now (running, runnable, asleep) from the task itself, and their count in the
+ * app, under the same locks as the events. */
+SEC("iter/task")
+int ts_seed(struct bpf_iter__task *ctx)
+{
+        struct task_struct *task = ctx->task;
+        struct ts_thread *t;
+        __u32 tgid, tid, state;
+        int active, runnable, on_cpu;
+        __u64 now;
+
+        if (!task)
+                return 0;
+        tgid = task->tgid;
+        tid = task->pid;
+        if (!bpf_map_lookup_elem(&watched, &tgid))
+                return 0;
+        t = bpf_map_lookup_elem(&threads, &tid);
+        if (!t)
+                return 0;
+        runnable = task->__state == 0;
+        on_cpu = task->on_cpu;
+        now = bpf_ktime_get_ns();
+        bpf_spin_lock(&t->lock);
+        if ((t->flags & TS_COUNTED) || t->state == TS_EXITED) {
+                bpf_spin_unlock(&t->lock);
+                return 0;
+        }
+        if (runnable)
+                state = !on_cpu ? TS_RUNQUEUE : (t->flags & TS_IN_YIELD) ? TS_YIELD : TS_RUN;
+        else
+                state = (t->flags & TS_IN_FUTEX) ? TS_SYNC : TS_BLOCKED;
+        t->state = state;
+        t->flags |= TS_COUNTED;
+        active = is_active(state);
+        bpf_spin_unlock(&t->lock);
+        if (active)
+                app_add(tgid, 1, now);
+        return 0;
+}

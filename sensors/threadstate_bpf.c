@@ -54,6 +54,7 @@ struct eb_thread {
 
 struct eb_app {
         pid_t pid;
+        __u32 slot;       /* index in the apps array map */
         uint64_t last_ns; /* end of the previous interval (or when the pid was watched) */
         uint64_t active_total_ns[TS_MAX_ACTIVE + 1];
         struct eb_thread *threads; /* sorted by tid */
@@ -70,6 +71,7 @@ struct eb_priv {
         struct bpf_link *seed_link;
         struct eb_app *apps;
         unsigned n_apps;
+        bool slot_used[TS_MAX_APPS];
         /* The threads map, read in one pass per read(). */
         __u32 *keys;
         struct ts_thread *values;
@@ -388,14 +390,16 @@ static int eb_forget_threads(struct eb_priv *p, pid_t tgid)
         return 0;
 }
 
-static int eb_unwatch(struct eb_priv *p, pid_t pid)
+static int eb_unwatch(struct eb_priv *p, struct eb_app *a)
 {
-        __u32 key = (__u32)pid;
+        __u32 key = (__u32)a->pid;
 
-        /* Unwatched first, so that no thread of it is added while its threads go. */
+        /* Unwatched first, so that no thread of it is added while its threads go; the slot
+         * is free for another app once they are. */
         (void)bpf_map_delete_elem(bpf_map__fd(p->skel->maps.watched), &key);
-        (void)bpf_map_delete_elem(bpf_map__fd(p->skel->maps.apps), &key);
-        return eb_forget_threads(p, pid);
+        if (a->slot < TS_MAX_APPS)
+                p->slot_used[a->slot] = false;
+        return eb_forget_threads(p, a->pid);
 }
 
 /* Whether /proc/PID/task/TID/syscall shows a waiting futex call, or sched_yield. */
@@ -447,18 +451,23 @@ static int eb_watch(struct eb_priv *p, struct eb_app *a)
 {
         int threads_fd = bpf_map__fd(p->skel->maps.threads);
         struct ts_app app = {};
-        __u32 key = (__u32)a->pid, one = 1;
+        __u32 key = (__u32)a->pid;
         char path[64];
         struct dirent *de;
         DIR *d;
         int r;
 
+        for (a->slot = 0; a->slot < TS_MAX_APPS && p->slot_used[a->slot]; a->slot++)
+                ;
+        if (a->slot == TS_MAX_APPS)
+                return -E2BIG;
+        p->slot_used[a->slot] = true;
         a->last_ns = now_ns();
         app.since_ns = a->last_ns;
-        r = bpf_map_update_elem(bpf_map__fd(p->skel->maps.apps), &key, &app, BPF_ANY);
+        r = bpf_map_update_elem(bpf_map__fd(p->skel->maps.apps), &a->slot, &app, BPF_ANY);
         if (r < 0)
                 return r;
-        r = bpf_map_update_elem(bpf_map__fd(p->skel->maps.watched), &key, &one, BPF_ANY);
+        r = bpf_map_update_elem(bpf_map__fd(p->skel->maps.watched), &key, &a->slot, BPF_ANY);
         if (r < 0)
                 return r;
         fs_path(path, sizeof(path), "/proc/%d/task", (int)a->pid);
@@ -472,7 +481,8 @@ static int eb_watch(struct eb_priv *p, struct eb_app *a)
                 return -errno;
         }
         while ((de = readdir(d))) {
-                struct ts_thread t = {.tgid = (__u32)a->pid, .since_ns = a->last_ns};
+                struct ts_thread t = {
+                    .tgid = (__u32)a->pid, .slot = a->slot, .since_ns = a->last_ns};
                 bool in_futex, in_yield;
                 __u32 tid;
                 int tid_i;
@@ -568,7 +578,7 @@ static int ebpf_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n)
                         apps[j] = p->apps[i];
                         continue;
                 }
-                (void)eb_unwatch(p, p->apps[i].pid);
+                (void)eb_unwatch(p, &p->apps[i]);
                 eb_app_free(&p->apps[i]);
         }
         free(p->apps);
@@ -591,7 +601,8 @@ static int ebpf_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n)
         if (r < 0) {
                 /* Leave nothing half watched: the failed set is dropped. */
                 for (unsigned i = 0; i < n; i++) {
-                        (void)eb_unwatch(p, apps[i].pid);
+                        if (apps[i].pid)
+                                (void)eb_unwatch(p, &apps[i]);
                         eb_app_free(&apps[i]);
                 }
                 p->n_apps = 0;
@@ -665,7 +676,6 @@ static int eb_report(struct eb_priv *p, struct eb_app *a, const size_t *idx, siz
         struct threadstate_thread *th = NULL;
         struct eb_thread *next = NULL;
         struct ts_app app;
-        __u32 key = (__u32)a->pid;
         unsigned live = 0, k;
         int r;
 
@@ -707,7 +717,7 @@ static int eb_report(struct eb_priv *p, struct eb_app *a, const size_t *idx, siz
         }
         out->n_threads = (unsigned)m;
 
-        r = bpf_map_lookup_elem_flags(bpf_map__fd(p->skel->maps.apps), &key, &app, BPF_F_LOCK);
+        r = bpf_map_lookup_elem_flags(bpf_map__fd(p->skel->maps.apps), &a->slot, &app, BPF_F_LOCK);
         if (r == 0) {
                 unsigned cur = app.active < TS_MAX_ACTIVE ? app.active : TS_MAX_ACTIVE;
 

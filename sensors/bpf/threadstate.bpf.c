@@ -54,7 +54,7 @@ struct {
 } threads SEC(".maps");
 
 struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(type, BPF_MAP_TYPE_ARRAY);
         __uint(max_entries, TS_MAX_APPS);
         __type(key, __u32);
         __type(value, struct ts_app);
@@ -69,8 +69,6 @@ enum ev {
         EV_EXIT,
         EV_YIELD_ENTER,
         EV_YIELD_EXIT,
-        EV_FUTEX_ENTER,
-        EV_FUTEX_EXIT,
 };
 
 static __always_inline int is_active(__u32 state)
@@ -80,14 +78,14 @@ static __always_inline int is_active(__u32 state)
 
 /* Adds delta to the app's number of active threads, closing the histogram bucket of the
  * count that held until now. */
-static __always_inline void app_add(__u32 tgid, int delta, __u64 now)
+static __always_inline void app_add(__u32 slot, int delta, __u64 now)
 {
         struct ts_app *a;
         __u32 k;
 
         if (!delta)
                 return;
-        a = bpf_map_lookup_elem(&apps, &tgid);
+        a = bpf_map_lookup_elem(&apps, &slot);
         if (!a)
                 return;
         bpf_spin_lock(&a->lock);
@@ -147,12 +145,6 @@ static __always_inline int thread_event(struct ts_thread *t, enum ev ev, __u64 n
                 t->flags &= ~TS_IN_YIELD;
                 state = TS_RUN;
                 break;
-        case EV_FUTEX_ENTER:
-                t->flags |= TS_IN_FUTEX;
-                break;
-        case EV_FUTEX_EXIT:
-                t->flags &= ~TS_IN_FUTEX;
-                break;
         }
         if (state == old_state) {
                 bpf_spin_unlock(&t->lock);
@@ -171,17 +163,32 @@ static __always_inline int thread_event(struct ts_thread *t, enum ev ev, __u64 n
         return after - before;
 }
 
-static __always_inline void on_thread(__u32 tid, enum ev ev)
+/* The flags of a thread in a futex or sched_yield: no state changes, no clock read. */
+static __always_inline void on_flags(__u32 tid, __u32 set, __u32 clear)
 {
         struct ts_thread *t = bpf_map_lookup_elem(&threads, &tid);
-        __u64 now;
-        __u32 tgid;
 
         if (!t)
                 return;
-        now = bpf_ktime_get_ns();
-        tgid = t->tgid;
-        app_add(tgid, thread_event(t, ev, now), now);
+        bpf_spin_lock(&t->lock);
+        t->flags = (t->flags | set) & ~clear;
+        bpf_spin_unlock(&t->lock);
+}
+
+/* Applies ev to thread tid if it is watched. *now is read from the clock at the first
+ * watched thread of the event and shared by the second (sched_switch has two): in these VMs
+ * a clock read costs as much as a map lookup. */
+static __always_inline void on_thread(__u32 tid, enum ev ev, __u64 *now)
+{
+        struct ts_thread *t = bpf_map_lookup_elem(&threads, &tid);
+        __u32 slot;
+
+        if (!t)
+                return;
+        if (!*now)
+                *now = bpf_ktime_get_ns();
+        slot = t->slot;
+        app_add(slot, thread_event(t, ev, *now), *now);
 }
 
 SEC("tp_btf/sched_switch")
@@ -190,15 +197,19 @@ int BPF_PROG(ts_sched_switch, bool preempt, struct task_struct *prev, struct tas
 {
         /* prev_state is the task's state when it called schedule(): TASK_RUNNING (0) when
          * preempted or yielding, a sleeping state when it blocks. */
-        on_thread(prev->pid, (preempt || prev_state == 0) ? EV_OUT_RUNNABLE : EV_OUT_BLOCKED);
-        on_thread(next->pid, EV_IN);
+        __u64 now = 0;
+
+        on_thread(prev->pid, (preempt || prev_state == 0) ? EV_OUT_RUNNABLE : EV_OUT_BLOCKED, &now);
+        on_thread(next->pid, EV_IN, &now);
         return 0;
 }
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(ts_sched_wakeup, struct task_struct *p)
 {
-        on_thread(p->pid, EV_WAKE);
+        __u64 now = 0;
+
+        on_thread(p->pid, EV_WAKE, &now);
         return 0;
 }
 
@@ -209,12 +220,14 @@ int BPF_PROG(ts_sched_wakeup_new, struct task_struct *p)
         struct ts_thread fresh = {};
         struct ts_thread *t;
         __u32 tgid = p->tgid, tid = p->pid;
+        __u32 *slot = bpf_map_lookup_elem(&watched, &tgid);
         __u64 now;
 
-        if (!bpf_map_lookup_elem(&watched, &tgid))
+        if (!slot)
                 return 0;
         now = bpf_ktime_get_ns();
         fresh.tgid = tgid;
+        fresh.slot = *slot;
         fresh.state = TS_RUNQUEUE;
         fresh.since_ns = now;
         if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST))
@@ -231,27 +244,30 @@ int BPF_PROG(ts_sched_wakeup_new, struct task_struct *p)
         }
         t->flags |= TS_COUNTED;
         bpf_spin_unlock(&t->lock);
-        app_add(tgid, 1, now);
+        app_add(fresh.slot, 1, now);
         return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(ts_sched_process_exit, struct task_struct *p)
 {
-        on_thread(p->pid, EV_EXIT);
+        __u64 now = 0;
+
+        on_thread(p->pid, EV_EXIT, &now);
         return 0;
 }
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(ts_sys_enter, struct pt_regs *regs, long id)
 {
+        __u64 now = 0;
         __u32 tid;
 
         if (id != NR_FUTEX && id != NR_SCHED_YIELD && id != NR_FUTEX_WAITV)
                 return 0;
         tid = (__u32)bpf_get_current_pid_tgid();
         if (id == NR_SCHED_YIELD) {
-                on_thread(tid, EV_YIELD_ENTER);
+                on_thread(tid, EV_YIELD_ENTER, &now);
                 return 0;
         }
         if (id == NR_FUTEX) {
@@ -261,7 +277,7 @@ int BPF_PROG(ts_sys_enter, struct pt_regs *regs, long id)
                     cmd != FUTEX_LOCK_PI2 && cmd != FUTEX_WAIT_REQUEUE_PI)
                         return 0;
         }
-        on_thread(tid, EV_FUTEX_ENTER);
+        on_flags(tid, TS_IN_FUTEX, 0);
         return 0;
 }
 
@@ -269,11 +285,12 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(ts_sys_exit, struct pt_regs *regs, long ret)
 {
         long id = SYSCALL_NR(regs);
+        __u64 now = 0;
 
         if (id == NR_SCHED_YIELD)
-                on_thread((__u32)bpf_get_current_pid_tgid(), EV_YIELD_EXIT);
+                on_thread((__u32)bpf_get_current_pid_tgid(), EV_YIELD_EXIT, &now);
         else if (id == NR_FUTEX || id == NR_FUTEX_WAITV)
-                on_thread((__u32)bpf_get_current_pid_tgid(), EV_FUTEX_EXIT);
+                on_flags((__u32)bpf_get_current_pid_tgid(), 0, TS_IN_FUTEX);
         return 0;
 }
 
@@ -285,7 +302,7 @@ int ts_seed(struct bpf_iter__task *ctx)
 {
         struct task_struct *task = ctx->task;
         struct ts_thread *t;
-        __u32 tgid, tid, state;
+        __u32 tgid, tid, state, *slot;
         int active, runnable, on_cpu;
         __u64 now;
 
@@ -293,7 +310,8 @@ int ts_seed(struct bpf_iter__task *ctx)
                 return 0;
         tgid = task->tgid;
         tid = task->pid;
-        if (!bpf_map_lookup_elem(&watched, &tgid))
+        slot = bpf_map_lookup_elem(&watched, &tgid);
+        if (!slot)
                 return 0;
         t = bpf_map_lookup_elem(&threads, &tid);
         if (!t)
@@ -315,6 +333,6 @@ int ts_seed(struct bpf_iter__task *ctx)
         active = is_active(state);
         bpf_spin_unlock(&t->lock);
         if (active)
-                app_add(tgid, 1, now);
+                app_add(t->slot, 1, now);
         return 0;
 }

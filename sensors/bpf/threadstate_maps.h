@@ -34,13 +34,15 @@ struct ts_thread {
         __u32 tgid;
         __u32 state;
         __u32 flags;
-        __u32 pad;
+        __u32 slot; /* its app's index in the apps array */
         __u64 since_ns;
         __u64 ns[TS_STATES];
 };
 
-/* One watched process, key: tgid. active_ns[k]: cumulative time with k threads running or
- * runnable (k = TS_MAX_ACTIVE: that many or more); the current count has held since since_ns. */
+/* One watched process, at the index the watched map gives for its tgid (an array: its
+ * lookups cost nothing, a hash lookup costs as much as a clock read in these VMs). active_ns[k]:
+ * cumulative time with k threads running or runnable (k = TS_MAX_ACTIVE: that many or more); the
+ * current count has held since since_ns. */
 struct ts_app {
         struct bpf_spin_lock lock;
         __u32 active;

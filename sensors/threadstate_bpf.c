@@ -669,15 +669,13 @@ static int eb_report_dead(struct eb_app *a, struct threadstate_app *out, uint64_
 }
 
 /* One app's interval from the sorted snapshot entries idx[0..m). */
-static int eb_report(struct eb_priv *p, struct eb_app *a, const size_t *idx, size_t m, uint64_t now,
-                     struct threadstate_app *out)
+static int eb_report(struct eb_priv *p, struct eb_app *a, const size_t *idx, size_t m,
+                     const struct ts_app *app, uint64_t now, struct threadstate_app *out)
 {
         int threads_fd = bpf_map__fd(p->skel->maps.threads);
         struct threadstate_thread *th = NULL;
         struct eb_thread *next = NULL;
-        struct ts_app app;
         unsigned live = 0, k;
-        int r;
 
         if (m) {
                 th = realloc(out->threads, m * sizeof(*th));
@@ -717,15 +715,14 @@ static int eb_report(struct eb_priv *p, struct eb_app *a, const size_t *idx, siz
         }
         out->n_threads = (unsigned)m;
 
-        r = bpf_map_lookup_elem_flags(bpf_map__fd(p->skel->maps.apps), &a->slot, &app, BPF_F_LOCK);
-        if (r == 0) {
-                unsigned cur = app.active < TS_MAX_ACTIVE ? app.active : TS_MAX_ACTIVE;
+        if (app) {
+                unsigned cur = app->active < TS_MAX_ACTIVE ? app->active : TS_MAX_ACTIVE;
 
                 for (k = 0; k <= TS_MAX_ACTIVE; k++) {
-                        uint64_t total = app.active_ns[k];
+                        uint64_t total = app->active_ns[k];
 
-                        if (k == cur && now > app.since_ns)
-                                total += now - app.since_ns;
+                        if (k == cur && now > app->since_ns)
+                                total += now - app->since_ns;
                         out->active_ns[k] =
                             total > a->active_total_ns[k] ? total - a->active_total_ns[k] : 0;
                         if (total > a->active_total_ns[k])
@@ -753,17 +750,50 @@ static int eb_report(struct eb_priv *p, struct eb_app *a, const size_t *idx, siz
 }
 
 /* The interval of each app (only the fresh ones when fresh_only) into apps[0..p->n_apps). */
+/* Reads the apps' figures into out[] (ok[i] false where the lookup failed); true when they
+ * equal prev[] (no thread of any app changed its activity in between). */
+static bool eb_read_apps(struct eb_priv *p, const struct ts_app *prev, struct ts_app *out, bool *ok)
+{
+        int fd = bpf_map__fd(p->skel->maps.apps);
+        bool same = true;
+
+        for (unsigned i = 0; i < p->n_apps; i++) {
+                ok[i] = bpf_map_lookup_elem_flags(fd, &p->apps[i].slot, &out[i], BPF_F_LOCK) == 0;
+                if (prev && ok[i] &&
+                    (out[i].since_ns != prev[i].since_ns || out[i].active != prev[i].active))
+                        same = false;
+        }
+        return same;
+}
+
+/* How many times a read copies the threads again when an app's activity changed while they
+ * were copied (the copy and the app figures then describe different moments). */
+#define EB_READ_TRIES 3
+
 static int eb_collect(struct eb_priv *p, struct threadstate_app *apps, bool fresh_only)
 {
         _cleanup_free_ size_t *idx = NULL;
+        _cleanup_free_ struct ts_app *app_before = calloc(p->n_apps + 1, sizeof(struct ts_app));
+        _cleanup_free_ struct ts_app *app_after = calloc(p->n_apps + 1, sizeof(struct ts_app));
+        _cleanup_free_ bool *ok = calloc(p->n_apps + 1, sizeof(bool));
         size_t total, pos;
         uint64_t now;
         int r;
 
-        r = eb_snapshot(p, &total);
-        if (r < 0)
-                return r;
-        /* After the snapshot: no figure in it runs past now. */
+        if (!app_before || !app_after || !ok)
+                return -ENOMEM;
+        /* The threads map and the apps are separate copies: when a thread changed between
+         * them (the reader was preempted in between, say), its state and the histogram
+         * disagree for this interval. Copy again while that happens. */
+        for (int tries = 0;; tries++) {
+                (void)eb_read_apps(p, NULL, app_before, ok);
+                r = eb_snapshot(p, &total);
+                if (r < 0)
+                        return r;
+                if (eb_read_apps(p, app_before, app_after, ok) || tries + 1 == EB_READ_TRIES)
+                        break;
+        }
+        /* After the copies: no figure in them runs past now. */
         now = now_ns();
         idx = calloc(total ? total : 1, sizeof(*idx));
         if (!idx)
@@ -798,7 +828,7 @@ static int eb_collect(struct eb_priv *p, struct threadstate_app *apps, bool fres
                 first = pos;
                 while (pos + m < total && p->values[idx[pos + m]].tgid == (__u32)a->pid)
                         m++;
-                r = eb_report(p, a, idx + first, m, now, out);
+                r = eb_report(p, a, idx + first, m, ok[i] ? &app_after[i] : NULL, now, out);
                 if (r < 0)
                         return r;
         }

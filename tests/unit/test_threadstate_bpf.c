@@ -8,9 +8,10 @@
  *
  * Tolerances. The backend accounts every nanosecond of a thread to exactly one state, so a
  * thread's states sum to the interval within 1% (+1 ms for the reads' skew). schedstat's run
- * time is read at the same moments, so RUN matches it within 2% + 2 ms. schedstat's run_delay
- * only grows when a wait ends, so a wait in progress at either end (up to a few 3 ms slices
- * on a loaded 2-CPU machine) is counted by us and not yet by it: RUNQUEUE within 3% + 10 ms. */
+ * time is read at about the same moments, so RUN matches it within 2% + 2 ms (+ the time
+ * between the moments). schedstat's run_delay only grows when a wait ends, so a wait in
+ * progress at either end (30 ms seen on this loaded 2-CPU machine) is counted by us and not
+ * yet by it: RUNQUEUE within 10% + 10 ms. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -163,6 +164,7 @@ static void workload_stop(pid_t pid)
 
 struct sched_stat {
         uint64_t run_ns, wait_ns;
+        uint64_t at_ns; /* when it was read */
 };
 
 static struct sched_stat schedstat(pid_t pid, pid_t tid)
@@ -176,10 +178,14 @@ static struct sched_stat schedstat(pid_t pid, pid_t tid)
                 sscanf(buf, "%llu %llu", &run, &wait);
         s.run_ns = run;
         s.wait_ns = wait;
+        s.at_ns = now_ns();
         return s;
 }
 
 static struct threadstate ts = {.ops = &threadstate_ebpf_ops};
+
+/* When the backend's interval began and ended: inside set_pids and read. */
+static uint64_t set_t0, set_t1, read_t0, read_t1;
 
 static void require_bpf(void)
 {
@@ -220,13 +226,17 @@ static void ts_close(struct threadstate_app *apps, unsigned n)
 
 static void watch(pid_t pid)
 {
+        set_t0 = now_ns();
         assert_int_equal(threadstate_ebpf_ops.set_pids(&ts, &pid, 1), 0);
+        set_t1 = now_ns();
 }
 
 static void read_after(unsigned ms, struct threadstate_app *apps, unsigned n)
 {
         usleep(ms * 1000);
+        read_t0 = now_ns();
         assert_int_equal(threadstate_ebpf_ops.read(&ts, apps, n), 0);
+        read_t1 = now_ns();
 }
 
 static const struct threadstate_thread *find_thread(const struct threadstate_app *app, pid_t tid)
@@ -267,6 +277,9 @@ static void check_app(const struct threadstate_app *app)
 {
         double interval = (double)app->interval_ns, tol = 0.01 * interval + 1e6;
         double hist = 0, weighted = 0, active = 0;
+        /* The histogram and the threads are two copies; the read copies again when a thread
+         * changed between them, three times at most. */
+        double tol_weighted = 0.02 * interval + 2e6;
 
         print_message("pid %d: interval %.1f ms, %u threads\n", (int)app->pid, ms(app->interval_ns),
                       app->n_threads);
@@ -284,19 +297,34 @@ static void check_app(const struct threadstate_app *app)
                 weighted += (double)k * (double)app->active_ns[k];
         }
         assert_near(hist, interval, tol);
-        assert_near(weighted, active, tol);
+        assert_near(weighted, active, tol_weighted);
 }
 
 /* RUN and RUNQUEUE of a thread against schedstat over the same interval. */
+static uint64_t gap(uint64_t at, uint64_t t0, uint64_t t1)
+{
+        uint64_t a = at > t0 ? at - t0 : t0 - at, b = at > t1 ? at - t1 : t1 - at;
+
+        return a > b ? a : b;
+}
+
+/* RUN and RUNQUEUE of a thread against schedstat read at about the same moments. A thread
+ * runs or waits at most as long as the time between the moments: that difference (the test
+ * process may be preempted between a read and the other) is added to the tolerance. */
 static void check_schedstat(const struct threadstate_thread *t, struct sched_stat before,
                             struct sched_stat after, uint64_t interval_ns)
 {
         double interval = (double)interval_ns;
+        double skew =
+            (double)(gap(before.at_ns, set_t0, set_t1) + gap(after.at_ns, read_t0, read_t1));
 
         assert_near((double)t->ns[THREAD_RUN], (double)(after.run_ns - before.run_ns),
-                    0.02 * interval + 2e6);
+                    0.02 * interval + 2e6 + skew);
+        /* schedstat's run_delay grows only when a wait ends: a wait in progress at either end
+         * is ours and not yet its (single waits reached 30 ms at load average 9 on 2 CPUs).
+         * RUNQUEUE is pinned down anyway by RUN above and the states' sum in check_app. */
         assert_near((double)t->ns[THREAD_RUNQUEUE], (double)(after.wait_ns - before.wait_ns),
-                    0.03 * interval + 10e6);
+                    0.1 * interval + 10e6 + skew);
 }
 
 static void test_spin(void **state)
@@ -327,6 +355,8 @@ static void test_spin(void **state)
                  * the seeding found it there. */
                 assert_true(main_t->ns[THREAD_SYNC] >= 0.99 * (double)app.interval_ns);
                 s0 = s1;
+                set_t0 = read_t0;
+                set_t1 = read_t1;
         }
         workload_stop(pid);
         ts_close(&app, 1);

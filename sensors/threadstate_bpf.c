@@ -50,6 +50,7 @@ const char *const threadstate_bpf_tracepoints[] = {
 struct eb_thread {
         pid_t tid;
         uint64_t total_ns[THREAD_STATES];
+        uint64_t solo_total_ns;
 };
 
 struct eb_app {
@@ -676,7 +677,14 @@ static int eb_report(struct eb_priv *p, struct eb_app *a, const size_t *idx, siz
         struct threadstate_thread *th = NULL;
         struct eb_thread *next = NULL;
         unsigned live = 0, k;
+        uint64_t solo_clock = 0;
 
+        /* The app's solo clock now: while one thread is active and another alive, it runs. */
+        if (app) {
+                solo_clock = app->solo_clock_ns;
+                if (app->active == 1 && app->alive >= 2 && now > app->since_ns)
+                        solo_clock += now - app->since_ns;
+        }
         if (m) {
                 th = realloc(out->threads, m * sizeof(*th));
                 if (!th)
@@ -707,6 +715,22 @@ static int eb_report(struct eb_priv *p, struct eb_app *a, const size_t *idx, siz
                          * base for a moment: nothing this interval, and the base stays. */
                         th[i].ns[s] = total > base ? total - base : 0;
                         next[i].total_ns[s] = total > base ? total : base;
+                }
+                {
+                        uint64_t total = v->solo_ns;
+                        uint64_t base = prev ? prev->solo_total_ns : 0;
+                        uint64_t active = th[i].ns[THREAD_RUN] + th[i].ns[THREAD_RUNQUEUE];
+
+                        /* Active now: its solo time since it became so is on the clock. */
+                        if ((v->flags & TS_COUNTED) &&
+                            (v->state == TS_RUN || v->state == TS_RUNQUEUE) &&
+                            solo_clock > v->solo_mark_ns)
+                                total += solo_clock - v->solo_mark_ns;
+                        th[i].solo_ns = total > base ? total - base : 0;
+                        /* Part of its active time, whatever the copies' skew. */
+                        if (th[i].solo_ns > active)
+                                th[i].solo_ns = active;
+                        next[i].solo_total_ns = total > base ? total : base;
                 }
                 if (v->state == TS_EXITED)
                         (void)bpf_map_delete_elem(threads_fd, &p->keys[idx[i]]);

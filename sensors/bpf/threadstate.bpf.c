@@ -76,14 +76,15 @@ static __always_inline int is_active(__u32 state)
         return state == TS_RUN || state == TS_RUNQUEUE;
 }
 
-/* Adds delta to the app's number of active threads, closing the histogram bucket of the
- * count that held until now. */
-static __always_inline void app_add(__u32 slot, int delta, __u64 now)
+/* Applies a thread's change to its app: d_active to the number of active threads (closing
+ * the histogram bucket of the count that held until now), d_alive to the live ones, and the
+ * thread's solo time, from the app's solo clock, when it starts or stops being active. */
+static __always_inline void app_add(struct ts_thread *t, int d_active, int d_alive, __u64 now)
 {
         struct ts_app *a;
-        __u32 k;
+        __u32 k, slot = t->slot;
 
-        if (!delta)
+        if (!d_active && !d_alive)
                 return;
         a = bpf_map_lookup_elem(&apps, &slot);
         if (!a)
@@ -95,27 +96,40 @@ static __always_inline void app_add(__u32 slot, int delta, __u64 now)
         /* Events of two CPUs may reach the lock out of time order: never go back. */
         if (now > a->since_ns) {
                 a->active_ns[k] += now - a->since_ns;
+                if (a->active == 1 && a->alive >= 2)
+                        a->solo_clock_ns += now - a->since_ns;
                 a->since_ns = now;
         }
-        if (delta > 0)
+        if (d_active > 0) {
                 a->active++;
-        else if (a->active > 0)
-                a->active--;
+                t->solo_mark_ns = a->solo_clock_ns;
+        } else if (d_active < 0) {
+                if (a->active > 0)
+                        a->active--;
+                if (a->solo_clock_ns > t->solo_mark_ns)
+                        t->solo_ns += a->solo_clock_ns - t->solo_mark_ns;
+        }
+        if (d_alive > 0)
+                a->alive++;
+        else if (d_alive < 0 && a->alive > 0)
+                a->alive--;
         bpf_spin_unlock(&a->lock);
 }
 
-/* Applies ev to t at now; returns the change in its app's number of active threads. A thread
- * not counted yet (seeded from /proc, or born a moment ago) counts from its first event. */
-static __always_inline int thread_event(struct ts_thread *t, enum ev ev, __u64 now)
+/* Applies ev to t at now; *d_active and *d_alive get the changes for its app. A thread not
+ * counted yet (seeded from /proc, or born a moment ago) counts from its first event. */
+static __always_inline void thread_event(struct ts_thread *t, enum ev ev, __u64 now, int *d_active,
+                                         int *d_alive)
 {
         __u32 state, old_state;
-        int before, after;
+        int before, after, counted;
 
+        *d_active = *d_alive = 0;
         bpf_spin_lock(&t->lock);
         old_state = t->state;
         if (old_state == TS_EXITED) {
                 bpf_spin_unlock(&t->lock);
-                return 0;
+                return;
         }
         state = old_state;
         switch (ev) {
@@ -148,19 +162,21 @@ static __always_inline int thread_event(struct ts_thread *t, enum ev ev, __u64 n
         }
         if (state == old_state) {
                 bpf_spin_unlock(&t->lock);
-                return 0;
+                return;
         }
         if (now > t->since_ns) {
                 if (old_state < TS_STATES)
                         t->ns[old_state] += now - t->since_ns;
                 t->since_ns = now;
         }
-        before = (t->flags & TS_COUNTED) && is_active(old_state);
+        counted = t->flags & TS_COUNTED;
+        before = counted && is_active(old_state);
         after = is_active(state);
         t->state = state;
         t->flags |= TS_COUNTED;
         bpf_spin_unlock(&t->lock);
-        return after - before;
+        *d_active = after - before;
+        *d_alive = (state == TS_EXITED) ? (counted ? -1 : 0) : (counted ? 0 : 1);
 }
 
 /* The flags of a thread in a futex or sched_yield: no state changes, no clock read. */
@@ -181,14 +197,14 @@ static __always_inline void on_flags(__u32 tid, __u32 set, __u32 clear)
 static __always_inline void on_thread(__u32 tid, enum ev ev, __u64 *now)
 {
         struct ts_thread *t = bpf_map_lookup_elem(&threads, &tid);
-        __u32 slot;
+        int d_active, d_alive;
 
         if (!t)
                 return;
         if (!*now)
                 *now = bpf_ktime_get_ns();
-        slot = t->slot;
-        app_add(slot, thread_event(t, ev, *now), *now);
+        thread_event(t, ev, *now, &d_active, &d_alive);
+        app_add(t, d_active, d_alive, *now);
 }
 
 SEC("tp_btf/sched_switch")
@@ -244,7 +260,7 @@ int BPF_PROG(ts_sched_wakeup_new, struct task_struct *p)
         }
         t->flags |= TS_COUNTED;
         bpf_spin_unlock(&t->lock);
-        app_add(fresh.slot, 1, now);
+        app_add(t, 1, 1, now);
         return 0;
 }
 
@@ -332,7 +348,6 @@ int ts_seed(struct bpf_iter__task *ctx)
         t->flags |= TS_COUNTED;
         active = is_active(state);
         bpf_spin_unlock(&t->lock);
-        if (active)
-                app_add(t->slot, 1, now);
+        app_add(t, active, 1, now);
         return 0;
 }

@@ -37,6 +37,11 @@ struct ts_thread {
         __u32 slot; /* its app's index in the apps array */
         __u64 since_ns;
         __u64 ns[TS_STATES];
+        /* Time it was its app's only active thread while another was alive (threadstate.h's
+         * solo_ns), up to when it last stopped being active; while it is active, what its
+         * app's solo clock read when it started. Both under the app's lock. */
+        __u64 solo_ns;
+        __u64 solo_mark_ns;
 };
 
 /* One watched process, at the index the watched map gives for its tgid (an array: its
@@ -46,6 +51,11 @@ struct ts_thread {
 struct ts_app {
         struct bpf_spin_lock lock;
         __u32 active;
+        __u32 alive; /* threads counted and not exited */
+        __u32 pad;
         __u64 since_ns;
         __u64 active_ns[TS_MAX_ACTIVE + 1];
+        /* Cumulative time with one thread active and another alive, up to since_ns: the
+         * thread active then gets it as solo time. */
+        __u64 solo_clock_ns;
 };

@@ -265,10 +265,10 @@ static uint64_t thread_sum(const struct threadstate_thread *t)
 static void print_thread(const struct threadstate_thread *t)
 {
         print_message("  tid %d: run %.1f rq %.1f sync %.1f yield %.1f blocked %.1f exited %.1f "
-                      "ms\n",
+                      "(solo %.1f) ms\n",
                       (int)t->tid, ms(t->ns[THREAD_RUN]), ms(t->ns[THREAD_RUNQUEUE]),
                       ms(t->ns[THREAD_SYNC]), ms(t->ns[THREAD_YIELD]), ms(t->ns[THREAD_BLOCKED]),
-                      ms(t->ns[THREAD_EXITED]));
+                      ms(t->ns[THREAD_EXITED]), ms(t->solo_ns));
 }
 
 /* The checks every interval passes: each thread's states cover the interval, the histogram
@@ -298,6 +298,25 @@ static void check_app(const struct threadstate_app *app)
         }
         assert_near(hist, interval, tol);
         assert_near(weighted, active, tol_weighted);
+        /* Solo time is time with one thread active: at most active_ns[1] in all. */
+        {
+                double solo = 0;
+
+                for (unsigned i = 0; i < app->n_threads; i++)
+                        solo += (double)app->threads[i].solo_ns;
+                assert_true(solo <= (double)app->active_ns[1] + tol_weighted);
+        }
+}
+
+/* Where two threads or more were alive all along, all the time with one active is some
+ * thread's solo time. */
+static void check_solo_all(const struct threadstate_app *app)
+{
+        double solo = 0, interval = (double)app->interval_ns;
+
+        for (unsigned i = 0; i < app->n_threads; i++)
+                solo += (double)app->threads[i].solo_ns;
+        assert_near(solo, (double)app->active_ns[1], 0.02 * interval + 2e6);
 }
 
 /* RUN and RUNQUEUE of a thread against schedstat over the same interval. */
@@ -354,6 +373,13 @@ static void test_spin(void **state)
                 /* The main thread waits in pthread_join (futex) from before it was watched:
                  * the seeding found it there. */
                 assert_true(main_t->ns[THREAD_SYNC] >= 0.99 * (double)app.interval_ns);
+                /* The spinner is the only active thread, the main thread alive: all its
+                 * active time is solo. */
+                assert_near((double)w->solo_ns,
+                            (double)(w->ns[THREAD_RUN] + w->ns[THREAD_RUNQUEUE]),
+                            0.02 * (double)app.interval_ns + 2e6);
+                assert_true(main_t->solo_ns == 0);
+                check_solo_all(&app);
                 s0 = s1;
                 set_t0 = read_t0;
                 set_t1 = read_t1;
@@ -383,6 +409,9 @@ static void test_sleep(void **state)
         assert_true(w->ns[THREAD_BLOCKED] >= 0.8 * (double)app.interval_ns);
         assert_true(w->ns[THREAD_SYNC] <= 0.01 * (double)app.interval_ns);
         assert_true(w->ns[THREAD_YIELD] == 0);
+        assert_near((double)w->solo_ns, (double)(w->ns[THREAD_RUN] + w->ns[THREAD_RUNQUEUE]),
+                    0.02 * (double)app.interval_ns + 2e6);
+        check_solo_all(&app);
         workload_stop(pid);
         ts_close(&app, 1);
 }
@@ -408,6 +437,7 @@ static void test_mutex(void **state)
         holder = find_thread(&app, shm->tid[0]);
         waiter = find_thread(&app, shm->tid[1]);
         waited = (double)(wait1 - wait0);
+        check_solo_all(&app);
         print_message("  the waiter waited for the lock %.1f ms (its own clock)\n", waited / 1e6);
         /* The holder sleeps: blocked, seldom waiting for the lock (only when the waiter was
          * preempted holding it). On a loaded machine it also waits for a CPU after each
@@ -471,6 +501,8 @@ static void test_runqueue(void **state)
                 /* Two spinning threads on one CPU: each waits for it about half the time. */
                 assert_true(w->ns[THREAD_RUNQUEUE] >= 0.25 * (double)app.interval_ns);
                 run_total += (double)w->ns[THREAD_RUN];
+                /* Never alone: both always runnable. */
+                assert_true(w->solo_ns <= 0.03 * (double)app.interval_ns);
         }
         assert_true(run_total <= 1.02 * (double)app.interval_ns);
         /* Both always runnable: two active threads throughout. */

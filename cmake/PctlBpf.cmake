@@ -56,7 +56,7 @@ function(pctl_bpf_attach target)
     COMMENT "Generating vmlinux.h from ${PCTL_VMLINUX_BTF}" VERBATIM)
   # The host's include path is not the BPF target's: only libbpf's headers and ours.
   add_custom_command(OUTPUT ${dir}/threadstate.bpf.o
-    COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_${arch} -Wall -Werror
+    COMMAND ${BPF_CLANG} -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_${arch} -Wall -Werror
       -I${dir} -I${CMAKE_SOURCE_DIR}/sensors/bpf -I${LIBBPF_INCLUDEDIR}
       -c ${bpf_src} -o ${dir}/threadstate.bpf.o
     DEPENDS ${bpf_src} ${CMAKE_SOURCE_DIR}/sensors/bpf/threadstate_maps.h ${dir}/vmlinux.h

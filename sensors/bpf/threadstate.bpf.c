@@ -179,16 +179,19 @@ static __always_inline void thread_event(struct ts_thread *t, enum ev ev, __u64 
         *d_alive = (state == TS_EXITED) ? (counted ? -1 : 0) : (counted ? 0 : 1);
 }
 
-/* The flags of a thread in a futex or sched_yield: no state changes, no clock read. */
-static __always_inline void on_flags(__u32 tid, __u32 set, __u32 clear)
+/* The in-futex flag: no state change, no clock read, no lock. Only the thread itself sets
+ * or clears it (these are its syscalls), so reading it first is safe; an atomic or/and keeps
+ * the other flags, which the seeding iterator may set under the lock at the same time. */
+static __always_inline void on_futex(__u32 tid, bool enter)
 {
         struct ts_thread *t = bpf_map_lookup_elem(&threads, &tid);
 
         if (!t)
                 return;
-        bpf_spin_lock(&t->lock);
-        t->flags = (t->flags | set) & ~clear;
-        bpf_spin_unlock(&t->lock);
+        if (enter && !(t->flags & TS_IN_FUTEX))
+                __sync_fetch_and_or(&t->flags, TS_IN_FUTEX);
+        else if (!enter && (t->flags & TS_IN_FUTEX))
+                __sync_fetch_and_and(&t->flags, ~TS_IN_FUTEX);
 }
 
 /* Applies ev to thread tid if it is watched. *now is read from the clock at the first
@@ -293,7 +296,7 @@ int BPF_PROG(ts_sys_enter, struct pt_regs *regs, long id)
                     cmd != FUTEX_LOCK_PI2 && cmd != FUTEX_WAIT_REQUEUE_PI)
                         return 0;
         }
-        on_flags(tid, TS_IN_FUTEX, 0);
+        on_futex(tid, true);
         return 0;
 }
 
@@ -306,7 +309,7 @@ int BPF_PROG(ts_sys_exit, struct pt_regs *regs, long ret)
         if (id == NR_SCHED_YIELD)
                 on_thread((__u32)bpf_get_current_pid_tgid(), EV_YIELD_EXIT, &now);
         else if (id == NR_FUTEX || id == NR_FUTEX_WAITV)
-                on_flags((__u32)bpf_get_current_pid_tgid(), 0, TS_IN_FUTEX);
+                on_futex((__u32)bpf_get_current_pid_tgid(), false);
         return 0;
 }
 

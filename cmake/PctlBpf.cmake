@@ -45,7 +45,8 @@ function(pctl_bpf_attach target)
   elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
     set(arch arm64)
   else()
-    message(FATAL_ERROR "eBPF thread-state backend: no syscall numbers for ${CMAKE_SYSTEM_PROCESSOR}; configure with -DPCTL_BPF=OFF")
+    message(FATAL_ERROR "eBPF thread-state backend: no syscall numbers for "
+      "${CMAKE_SYSTEM_PROCESSOR}; configure with -DPCTL_BPF=OFF")
   endif()
   set(dir ${CMAKE_BINARY_DIR}/bpf)
   set(bpf_src ${CMAKE_SOURCE_DIR}/sensors/bpf/threadstate.bpf.c)
@@ -62,7 +63,8 @@ function(pctl_bpf_attach target)
     DEPENDS ${bpf_src} ${CMAKE_SOURCE_DIR}/sensors/bpf/threadstate_maps.h ${dir}/vmlinux.h
     COMMENT "Compiling the BPF program threadstate.bpf.c" VERBATIM)
   add_custom_command(OUTPUT ${dir}/threadstate.skel.h
-    COMMAND ${BPFTOOL} gen skeleton ${dir}/threadstate.bpf.o name threadstate_bpf > ${dir}/threadstate.skel.h.tmp
+    COMMAND ${BPFTOOL} gen skeleton ${dir}/threadstate.bpf.o name threadstate_bpf
+      > ${dir}/threadstate.skel.h.tmp
     COMMAND ${CMAKE_COMMAND} -E rename ${dir}/threadstate.skel.h.tmp ${dir}/threadstate.skel.h
     DEPENDS ${dir}/threadstate.bpf.o
     COMMENT "Generating the BPF skeleton threadstate.skel.h" VERBATIM)

@@ -8,10 +8,10 @@
  *
  * Tolerances. The backend accounts every nanosecond of a thread to exactly one state, so a
  * thread's states sum to the interval within 1% (+1 ms for the reads' skew). schedstat's run
- * time is read at about the same moments, so RUN matches it within 2% + 2 ms (+ the time
- * between the moments). schedstat's run_delay only grows when a wait ends, so a wait in
- * progress at either end (30 ms seen on this loaded 2-CPU machine) is counted by us and not
- * yet by it: RUNQUEUE within 10% + 10 ms. */
+ * time is read at about the same moments: RUN matches it within 3% + 10 ms (+ the time
+ * between the moments; check_schedstat says why not tighter). schedstat's run_delay only
+ * grows when a wait ends, so a wait in progress at either end (30 ms seen on this loaded
+ * 2-CPU machine) is counted by us and not yet by it: RUNQUEUE within 10% + 10 ms. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -337,8 +337,16 @@ static void check_schedstat(const struct threadstate_thread *t, struct sched_sta
         double skew =
             (double)(gap(before.at_ns, set_t0, set_t1) + gap(after.at_ns, read_t0, read_t1));
 
+        print_message("  tid %d: run %.2f ms, schedstat %.2f ms; runqueue %.2f ms, schedstat "
+                      "%.2f ms; reads %.2f ms apart\n",
+                      (int)t->tid, ms(t->ns[THREAD_RUN]), ms(after.run_ns - before.run_ns),
+                      ms(t->ns[THREAD_RUNQUEUE]), ms(after.wait_ns - before.wait_ns), skew / 1e6);
+        /* Mostly within 0.2 ms (see the lines printed). But schedstat's run time of a running
+         * thread is brought up to date only at a tick (4 ms at this kernel's HZ=250) or a
+         * switch, at each end, and it leaves out the time the hypervisor took the vCPU
+         * (steal), which ours counts: at load 13, 2 runs in 10 were 13 and 22 ms off. */
         assert_near((double)t->ns[THREAD_RUN], (double)(after.run_ns - before.run_ns),
-                    0.02 * interval + 2e6 + skew);
+                    0.03 * interval + 10e6 + skew);
         /* schedstat's run_delay grows only when a wait ends: a wait in progress at either end
          * is ours and not yet its (single waits reached 30 ms at load average 9 on 2 CPUs).
          * RUNQUEUE is pinned down anyway by RUN above and the states' sum in check_app. */

@@ -510,6 +510,22 @@ static int eb_watch(struct eb_priv *p, struct eb_app *a)
         return 0;
 }
 
+/* The Tgid of /proc/PID/status: the process a thread id belongs to. */
+static pid_t eb_tgid(pid_t pid)
+{
+        char path[64], buf[4096];
+        const char *p;
+        int tgid;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        if (fs_read(path, buf, sizeof(buf)) < 0)
+                return -1;
+        p = strstr(buf, "\nTgid:");
+        if (!p || sscanf(p + 6, "%d", &tgid) != 1)
+                return -1;
+        return tgid;
+}
+
 /* Runs the seeding iterator once. */
 static int eb_seed(struct eb_priv *p)
 {
@@ -565,6 +581,9 @@ static int ebpf_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n)
                 fs_path(path, sizeof(path), "/proc/%d/task", (int)pids[i]);
                 if (access(path, F_OK) < 0)
                         return -ESRCH;
+                /* A thread's id has a /proc entry too, but its events carry its process's. */
+                if (eb_tgid(pids[i]) != pids[i])
+                        return eb_tgid(pids[i]) < 0 ? -ESRCH : -EINVAL;
         }
         apps = calloc(n ? n : 1, sizeof(*apps));
         if (!apps)

@@ -622,6 +622,8 @@ static void test_set_pids(void **state)
         assert_int_equal(threadstate_ebpf_ops.set_pids(&ts, set, 2), -EINVAL);
         set[1] = -1;
         assert_int_equal(threadstate_ebpf_ops.set_pids(&ts, set, 2), -EINVAL);
+        set[1] = shm->tid[0]; /* b's worker: a thread, not a process */
+        assert_int_equal(threadstate_ebpf_ops.set_pids(&ts, set, 2), -EINVAL);
         read_after(100, apps, 2);
         assert_int_equal(apps[0].pid, b);
         assert_int_equal(apps[1].pid, a);

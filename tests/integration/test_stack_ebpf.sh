@@ -23,7 +23,8 @@ pids+=($live)
 "$PCTL" --json stack "$live" --backend ebpf --interval 100 --count 1 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 if [ $rc -ne 0 ]; then
-        grep -q "not a thread-state backend" "$tmp/err" && skip "built without the eBPF backend"
+        grep -Eq "not a thread-state backend|built without the eBPF backend" "$tmp/err" &&
+                skip "built without the eBPF backend"
         grep -q "is not available" "$tmp/err" && skip "eBPF not available here: $(cat "$tmp/err")"
         fail "pctl stack --backend ebpf: exit $rc: $(cat "$tmp/err")"
 fi

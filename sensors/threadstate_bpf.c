@@ -81,53 +81,92 @@ struct eb_priv {
 
 /* libbpf's messages, kept for the reason a load or attach failed rather than printed: the
  * caller decides what to say. File-static because libbpf_set_print is process-wide. */
-static char libbpf_msgs[4096];
+static char libbpf_msgs[8192];
+
+/* Appends text, keeping the latest bytes when it is full (the verifier log comes in one
+ * message, possibly longer than the buffer; its end says why). */
+static void eb_msgs_append(const char *text)
+{
+        size_t len = strlen(libbpf_msgs), add = strlen(text), cap = sizeof(libbpf_msgs) - 1;
+
+        if (add >= cap) {
+                memcpy(libbpf_msgs, text + add - cap, cap + 1);
+                return;
+        }
+        if (len + add > cap) {
+                size_t drop = len + add - cap;
+
+                memmove(libbpf_msgs, libbpf_msgs + drop, len - drop + 1);
+                len -= drop;
+        }
+        memcpy(libbpf_msgs + len, text, add + 1);
+}
 
 static int eb_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-        size_t len = strlen(libbpf_msgs);
-        char line[512];
-        int n;
+        char *text = NULL;
 
         if (level == LIBBPF_DEBUG)
                 return 0;
-        n = vsnprintf(line, sizeof(line), fmt, ap);
-        if (n <= 0)
+        if (vasprintf(&text, fmt, ap) < 0)
                 return 0;
-        /* Keep the latest messages: drop the oldest half when full. */
-        if (len + strlen(line) + 1 > sizeof(libbpf_msgs)) {
-                memmove(libbpf_msgs, libbpf_msgs + len / 2, len - len / 2 + 1);
-                len = strlen(libbpf_msgs);
-        }
-        snprintf(libbpf_msgs + len, sizeof(libbpf_msgs) - len, "%s", line);
-        log_debug("libbpf: %s", strstrip(line));
+        eb_msgs_append(text);
+        log_debug("libbpf: %s", strstrip(text));
+        free(text);
         return 0;
 }
 
-/* The verifier's last words for the reason: the line before "-- END PROG LOAD LOG --", and
- * which program ("prog 'x': failed to load"). */
-static void eb_load_failure(char *reason, size_t size, int err)
+/* Lines of the verifier log that are statistics, not the reason. */
+static bool eb_log_stats_line(const char *line, size_t len)
 {
-        const char *end = strstr(libbpf_msgs, "-- END PROG LOAD LOG --");
-        const char *prog = strstr(libbpf_msgs, "prog '");
-        char last[160] = "", name[64] = "?";
+        static const char *const stats[] = {"processed ", "verification time", "stack depth",
+                                            "max_states_per_insn"};
+
+        for (size_t i = 0; i < ARRAY_SIZE(stats); i++)
+                if (len >= strlen(stats[i]) && strncmp(line, stats[i], strlen(stats[i])) == 0)
+                        return true;
+        return false;
+}
+
+void threadstate_bpf_load_reason(const char *msgs, int err, char *reason, size_t size)
+{
+        const char *end = strstr(msgs, "-- END PROG LOAD LOG --");
+        const char *prog = strstr(msgs, "prog '");
+        char name[64] = "?";
 
         if (prog)
                 sscanf(prog, "prog '%63[^']'", name);
         if (end) {
+                /* The last line before the end that is not a statistic. */
                 const char *p = end;
-                const char *start;
 
-                while (p > libbpf_msgs && (p[-1] == '\n' || p[-1] == ' '))
-                        p--;
-                start = p;
-                while (start > libbpf_msgs && start[-1] != '\n')
-                        start--;
-                snprintf(last, sizeof(last), "%.*s", (int)(p - start), start);
-                snprintf(reason, size, "the BPF verifier refused program %s: %s", name, last);
+                while (p > msgs) {
+                        const char *stop, *start;
+
+                        while (p > msgs && (p[-1] == '\n' || p[-1] == ' '))
+                                p--;
+                        stop = p;
+                        start = p;
+                        while (start > msgs && start[-1] != '\n')
+                                start--;
+                        if (stop > start && !eb_log_stats_line(start, (size_t)(stop - start))) {
+                                snprintf(reason, size, "the BPF verifier refused program %s: %.*s",
+                                         name, (int)(stop - start), start);
+                                return;
+                        }
+                        p = start;
+                }
+                snprintf(reason, size, "the BPF verifier refused program %s", name);
                 return;
         }
-        snprintf(reason, size, "loading the BPF program failed: %s", strerror(-err));
+        /* No verifier log: the kernel refused bpf(2) itself (privilege, lockdown, an LSM). */
+        if (err == -EPERM || err == -EACCES)
+                snprintf(reason, size,
+                         "the kernel refused to load BPF programs (%s): needs CAP_BPF and "
+                         "CAP_PERFMON, or root; or a lockdown or LSM policy forbids it",
+                         strerror(-err));
+        else
+                snprintf(reason, size, "loading the BPF program failed: %s", strerror(-err));
 }
 
 /* CAP_BPF + CAP_PERFMON (Linux >= 5.8), or CAP_SYS_ADMIN, in the effective set. */
@@ -205,13 +244,7 @@ static int eb_load(struct threadstate_bpf **out, struct bpf_link **seed_link, ch
         bpf_program__set_autoattach(skel->progs.ts_seed, false);
         r = threadstate_bpf__load(skel);
         if (r < 0) {
-                if (r == -EPERM || r == -EACCES)
-                        snprintf(reason, reason_size,
-                                 "the kernel refused to load BPF programs (%s): needs CAP_BPF "
-                                 "and CAP_PERFMON, or root",
-                                 strerror(-r));
-                else
-                        eb_load_failure(reason, reason_size, r);
+                threadstate_bpf_load_reason(libbpf_msgs, r, reason, reason_size);
                 goto fail;
         }
         r = threadstate_bpf__attach(skel);

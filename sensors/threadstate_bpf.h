@@ -12,3 +12,7 @@ extern const char *const threadstate_bpf_tracepoints[];
  * the program reads; else -ENOENT (a tracepoint is missing: reason names it) or the error of
  * loading the BTF. */
 int threadstate_bpf_check_tracepoints(const char *const *names, char *reason, size_t reason_size);
+
+/* Why loading the program failed, from libbpf's messages (msgs) and the error: the verifier's
+ * reason and the program's name when the verifier refused it, else the kernel's refusal. */
+void threadstate_bpf_load_reason(const char *msgs, int err, char *reason, size_t size);

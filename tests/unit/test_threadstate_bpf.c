@@ -650,6 +650,39 @@ static void test_probe_missing_tracepoint(void **state)
         assert_non_null(strstr(reason, "tracepoint sched_no_such_event is missing"));
 }
 
+/* libbpf 1.1's messages when the verifier refuses a program (captured on this machine from
+ * a program that writes through a map lookup without checking it). */
+static const char verifier_log[] =
+    "libbpf: prog 'ts_sched_switch': BPF program load failed: Permission denied\n"
+    "libbpf: prog 'ts_sched_switch': -- BEGIN PROG LOAD LOG --\n"
+    "0: R1=ctx() R10=fp0\n"
+    "6: (85) call bpf_map_lookup_elem#1    ; R0=map_value_or_null(id=1,map=m,ks=4,vs=8)\n"
+    "7: (b7) r1 = 1                        ; R1=1\n"
+    "8: (7b) *(u64 *)(r0 +0) = r1\n"
+    "R0 invalid mem access 'map_value_or_null'\n"
+    "processed 8 insns (limit 1000000) max_states_per_insn 0 total_states 0 peak_states 0 "
+    "mark_read 0\n"
+    "-- END PROG LOAD LOG --\n"
+    "libbpf: prog 'ts_sched_switch': failed to load: -13\n"
+    "libbpf: failed to load object 'threadstate_bpf'\n";
+
+/* The verifier's refusal (EACCES, as a missing privilege) is told apart by its log. */
+static void test_probe_verifier_reason(void **state)
+{
+        char reason[256];
+
+        (void)state;
+        threadstate_bpf_load_reason(verifier_log, -EACCES, reason, sizeof(reason));
+        print_message("reason: %s\n", reason);
+        assert_string_equal(reason, "the BPF verifier refused program ts_sched_switch: R0 "
+                                    "invalid mem access 'map_value_or_null'");
+        threadstate_bpf_load_reason("", -EPERM, reason, sizeof(reason));
+        assert_non_null(strstr(reason, "needs CAP_BPF and CAP_PERFMON"));
+        threadstate_bpf_load_reason("libbpf: failed to load object\n", -E2BIG, reason,
+                                    sizeof(reason));
+        assert_non_null(strstr(reason, "loading the BPF program failed"));
+}
+
 /* Root without CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN: the probe says which. */
 static void test_probe_no_caps(void **state)
 {
@@ -710,6 +743,7 @@ NOT_BUILT(test_process_exit)
 NOT_BUILT(test_set_pids)
 NOT_BUILT(test_probe_missing_tracepoint)
 NOT_BUILT(test_probe_no_caps)
+NOT_BUILT(test_probe_verifier_reason)
 
 static int setup(void **state)
 {
@@ -731,6 +765,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(test_set_pids),
             cmocka_unit_test(test_probe_missing_tracepoint),
             cmocka_unit_test(test_probe_no_caps),
+            cmocka_unit_test(test_probe_verifier_reason),
         };
 
         if (argc > 1)

@@ -307,8 +307,8 @@ static int ebpf_probe(void *machine, struct threadstate_probe *out)
         threadstate_bpf__destroy(skel);
         out->available = true;
         snprintf(out->reason, sizeof(out->reason),
-                 "BPF program loads; tracepoints sched_switch, sched_wakeup(_new), "
-                 "sched_process_exit, sys_enter/sys_exit (futex, sched_yield)");
+                 "exact transitions from tracepoints sched_switch, sched_wakeup(_new), "
+                 "sched_process_exit, sys_enter/exit (futex, sched_yield), kept in the kernel");
         return 0;
 }
 

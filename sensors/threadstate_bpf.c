@@ -401,8 +401,10 @@ static int eb_snapshot(struct eb_priv *p, size_t *n)
                         free(p->values);
                         p->keys = calloc(p->cap, sizeof(*p->keys));
                         p->values = calloc(p->cap, sizeof(*p->values));
-                        if (!p->keys || !p->values)
+                        if (!p->keys || !p->values) {
+                                p->cap = 0;
                                 return -ENOMEM;
+                        }
                 }
         }
         *n = have;

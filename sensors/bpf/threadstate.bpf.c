@@ -344,7 +344,7 @@ int ts_seed(struct bpf_iter__task *ctx)
                 return 0;
         }
         if (runnable)
-                state = !on_cpu ? TS_RUNQUEUE : (t->flags & TS_IN_YIELD) ? TS_YIELD : TS_RUN;
+                state = (t->flags & TS_IN_YIELD) ? TS_YIELD : on_cpu ? TS_RUN : TS_RUNQUEUE;
         else
                 state = (t->flags & TS_IN_FUTEX) ? TS_SYNC : TS_BLOCKED;
         t->state = state;

@@ -24,6 +24,7 @@
 #include "pctl/util.h"
 #include "threadstate.skel.h"
 #include "threadstate_bpf.h"
+#include "threadstate_proc.h"
 #include "threadstate_maps.h"
 
 _Static_assert(TS_RUN == THREAD_RUN && TS_RUNQUEUE == THREAD_RUNQUEUE && TS_SYNC == THREAD_SYNC &&
@@ -464,20 +465,16 @@ static void eb_thread_syscall(pid_t pid, pid_t tid, bool *in_futex, bool *in_yie
         }
 }
 
-/* The state letter of /proc/PID/task/TID/stat (after the command name, which may hold
- * spaces and parentheses); 0 when the thread is gone. */
+/* The state letter of /proc/PID/task/TID/stat (the /proc backend's parser); 0 when the
+ * thread is gone. */
 static char eb_thread_letter(pid_t pid, pid_t tid)
 {
-        char path[128], buf[1024];
-        const char *p;
+        char path[128], buf[1024], state;
 
         snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-        if (fs_read(path, buf, sizeof(buf)) < 0)
+        if (fs_read(path, buf, sizeof(buf)) < 0 || threadstate_proc_parse_stat(buf, &state) < 0)
                 return 0;
-        p = strrchr(buf, ')');
-        if (!p || p[1] != ' ')
-                return 0;
-        return p[2];
+        return state;
 }
 
 /* Starts watching pid: its app entry, the watched bit (from then on the program adds its new

@@ -55,6 +55,7 @@ struct shared {
         _Atomic uint64_t lock_wait_ns[2];
         _Atomic pid_t tid[2];
         _Atomic uint64_t exit_ns; /* when WL_EXITING's thread 1 returns */
+        _Atomic uint64_t sleeps;  /* WL_SLEEP's nanosleep calls done */
 };
 
 static struct shared *shm;
@@ -77,8 +78,10 @@ static void *worker(void *arg)
         shm->tid[i] = (pid_t)syscall(SYS_gettid);
         switch (child_wl) {
         case WL_SLEEP:
-                for (;;)
+                for (;;) {
                         nanosleep(&ms, NULL);
+                        shm->sleeps++;
+                }
         case WL_YIELD:
                 for (;;)
                         sched_yield();
@@ -153,6 +156,18 @@ static pid_t workload_start(enum workload wl)
         close(fds[1]);
         assert_int_equal(read(fds[0], &c, 1), 1);
         close(fds[0]);
+        /* Until the main thread waits in pthread_join (a futex): on a loaded machine it may
+         * take a while to get there after it said it was ready. */
+        for (int tries = 0; wl != WL_SHORT && tries < 2000; tries++) {
+                char path[64], buf[256];
+                long nr;
+
+                snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+                if (fs_read(path, buf, sizeof(buf)) > 0 && sscanf(buf, "%ld", &nr) == 1 &&
+                    nr == SYS_futex)
+                        break;
+                usleep(1000);
+        }
         return pid;
 }
 
@@ -401,22 +416,35 @@ static void test_sleep(void **state)
         struct threadstate_app app = {0};
         struct sched_stat s0, s1;
         const struct threadstate_thread *w;
+        uint64_t sleeps0, sleeps1;
+        double sleeps;
         pid_t pid;
 
         (void)state;
         ts_open();
         pid = workload_start(WL_SLEEP);
         watch(pid);
+        sleeps0 = shm->sleeps;
         s0 = schedstat(pid, shm->tid[0]);
         read_after(INTERVAL_MS, &app, 1);
+        sleeps1 = shm->sleeps;
         s1 = schedstat(pid, shm->tid[0]);
         check_app(&app);
         w = find_thread(&app, shm->tid[0]);
         check_schedstat(w, s0, s1, app.interval_ns);
-        /* 1 ms sleeps and a few µs of work each: blocked, never in a futex. */
-        assert_true(w->ns[THREAD_BLOCKED] >= 0.8 * (double)app.interval_ns);
+        /* Never in a futex, never yielding: blocked or waiting for a CPU after each wakeup
+         * (most of the time on a loaded machine). */
         assert_true(w->ns[THREAD_SYNC] <= 0.01 * (double)app.interval_ns);
         assert_true(w->ns[THREAD_YIELD] == 0);
+        /* Each nanosleep blocks at least its 1 ms and, timer slack (50 us) and a late timer
+         * included, well under 1.5 ms; the sleeps at either end of the interval count in part
+         * (hence the 2 more or fewer). Whatever the load, since a sleep needs no CPU. */
+        sleeps = (double)(sleeps1 - sleeps0);
+        print_message("  %.0f sleeps of 1 ms, blocked %.1f ms\n", sleeps,
+                      ms(w->ns[THREAD_BLOCKED]));
+        assert_true(sleeps >= 10);
+        assert_true(w->ns[THREAD_BLOCKED] >= (sleeps - 2) * 1e6);
+        assert_true(w->ns[THREAD_BLOCKED] <= (sleeps + 2) * 1.5e6);
         assert_near((double)w->solo_ns, (double)(w->ns[THREAD_RUN] + w->ns[THREAD_RUNQUEUE]),
                     0.02 * (double)app.interval_ns + 2e6);
         check_solo_all(&app);
@@ -452,9 +480,10 @@ static void test_mutex(void **state)
          * sleep (up to half the time, seen here at load average 12 on 2 CPUs). */
         assert_true(holder->ns[THREAD_BLOCKED] >= 0.25 * interval);
         assert_true(holder->ns[THREAD_SYNC] <= waiter->ns[THREAD_SYNC] / 2);
-        /* The waiter waits for the lock 80% of the time, less its own waits for a CPU: in
-         * the futex, never blocked elsewhere. */
-        assert_true(waiter->ns[THREAD_SYNC] >= 0.4 * interval);
+        /* The waiter waits for the lock 80% of the time, less its own waits for a CPU (at
+         * load 18, with other tests beside, 62% was seen): in the futex, never blocked
+         * elsewhere. */
+        assert_true(waiter->ns[THREAD_SYNC] >= 0.2 * interval);
         assert_true(waiter->ns[THREAD_BLOCKED] <= 0.01 * interval);
         /* Its own clock around pthread_mutex_lock also holds the wait for a CPU after the
          * wakeup and the lock code itself: SYNC is that wait less those, never more. */

@@ -25,6 +25,11 @@ enum thread_state {
 struct threadstate_thread {
         pid_t tid;
         uint64_t ns[THREAD_STATES];
+        /* Part of ns[THREAD_RUN] + ns[THREAD_RUNQUEUE] during which this thread was the app's
+         * only active thread while another thread of the app was alive (not exited, already
+         * born) and waiting. Serial code runs alone on one thread; lock hand-offs spread this
+         * time over the threads that contend: stack_compute tells them apart by it. */
+        uint64_t solo_ns;
 };
 
 /* Concurrency histogram buckets: active_ns[k] is the time with exactly k threads of the app
@@ -38,7 +43,8 @@ struct threadstate_app {
         unsigned n_threads; /* threads seen in the interval, exited ones included */
         struct threadstate_thread *threads;
         /* Time with k threads active; all zero and has_active false where the backend cannot
-         * see overlaps (the /proc fallback). */
+         * see overlaps. The /proc fallback fills it from its samples (each sample's count
+         * held until the next one). */
         bool has_active;
         uint64_t active_ns[THREADSTATE_MAX_ACTIVE + 1];
 };
@@ -60,14 +66,20 @@ struct threadstate_ops {
         /* Replaces the watched processes. */
         int (*set_pids)(struct threadstate *ts, const pid_t *pids, unsigned n);
         /* Per watched pid, the interval since the previous read; apps[i].pid == pids[i].
-         * A process that has exited is reported with its threads all THREAD_EXITED. */
+         * apps[i].threads is NULL or the array the previous read left: the backend reallocs
+         * it to n_threads. A thread that exits is reported in the interval it exits (its
+         * remainder THREAD_EXITED), then no more. A process that has exited is reported with
+         * its threads all THREAD_EXITED. */
         int (*read)(struct threadstate *ts, struct threadstate_app *apps, unsigned n);
         void (*close)(struct threadstate *ts);
+        /* Optional, for backends that sample (proc): the mean time between samples. */
+        int (*set_sample_period)(struct threadstate *ts, uint64_t period_ns);
 };
 
 struct threadstate {
         const struct threadstate_ops *ops;
         void *priv;
+        unsigned n_pids; /* the layer's: what the last set_pids set */
 };
 
 /* Backends, best first, NULL-terminated: ebpf (where built: PCTL_HAVE_BPF), proc. "sim" is
@@ -84,7 +96,18 @@ int threadstate_pick_auto(const struct threadstate_ops **out, char *why, size_t 
 
 int threadstate_open(const struct threadstate_ops *ops, void *machine, struct threadstate **out);
 int threadstate_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n);
-/* apps[n] must have room for the threads: the layer (re)allocates apps[i].threads. */
+/* n must be the number of pids set. apps[i].threads is NULL (zero the apps before the first
+ * read) or the array a previous read left; the backend reallocs it. On error the apps' figures
+ * are not to be used. */
 int threadstate_read(struct threadstate *ts, struct threadstate_app *apps, unsigned n);
+/* A sampling backend's mean time between samples (pctld samples less often than pctl stack:
+ * it watches every app all the time). -EOPNOTSUPP for a backend that does not sample. */
+int threadstate_set_sample_period(struct threadstate *ts, uint64_t period_ns);
 void threadstate_app_free(struct threadstate_app *app);
+/* Adds interval `a` to `sum` (zeroed at first; its threads are allocated here), thread by tid:
+ * a thread that exited stays exited in the intervals after, as [SSM] counts Exit_i up to the
+ * end. sum->pid is a's. */
+int threadstate_app_add(struct threadstate_app *sum, const struct threadstate_app *a);
+/* True when the process is gone: no thread, or every thread exited in the interval. */
+bool threadstate_app_exited(const struct threadstate_app *app);
 void threadstate_close(struct threadstate *ts);

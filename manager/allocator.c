@@ -434,6 +434,80 @@ static bool model_contradicted(const struct allocator_ctx *ctx, struct allocator
         return false;
 }
 
+/* Places a returning app at its remembered configuration, the search set up to verify it
+ * with small steps. False when the policy's bounds no longer allow it (then it learns). */
+static bool hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
+                       const struct allocator_bounds *b)
+{
+        char ftext[32];
+        bool freq_ok = !ctx->n_freqs || !a->hint_freq_khz ||
+                       (freq_in(b, a->hint_freq_khz) && freq_index(ctx, a->hint_freq_khz) >= 0);
+
+        if (a->hint_cores < b->min_cores || a->hint_cores > b->max_cores || !freq_ok) {
+                a->hint_cores = 0;
+                return false;
+        }
+        a->learning = false;
+        a->searching = true;
+        a->from_history = true;
+        a->step_cores = a->step_freqs = 1;
+        a->halving = false;
+        a->converged = false;
+        a->want_cores = a->hint_cores;
+        a->want_freq_khz = !ctx->n_freqs      ? a->freq_khz
+                           : a->hint_freq_khz ? a->hint_freq_khz
+                                              : b->max_khz;
+        a->hint_freq_khz = a->want_freq_khz;
+        snprintf(a->reason, sizeof(a->reason),
+                 "from history: %u cores%s, the best of a past run; verifying", a->hint_cores,
+                 freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
+        return true;
+}
+
+/* The returning app at its remembered configuration: measuring it, then confirming it when it
+ * measures within ALLOCATOR_HISTORY_VERIFY of the remembered score (it stays while that
+ * measurement is fresh). True when that decides this decision. Measured further off, moved
+ * (sharing trimmed it), or once the measurement is stale, the hint is spent and the measured
+ * search goes on from here. */
+static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
+                       const struct allocator_point *cur)
+{
+        char ftext[32];
+        double off;
+
+        if (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz) ||
+            (!cur && a->hint_verified)) {
+                a->hint_cores = 0;
+                return false;
+        }
+        freq_text(a->hint_freq_khz, ftext, sizeof(ftext));
+        if (!cur) {
+                stay(a, "%s", "");
+                snprintf(a->reason, sizeof(a->reason), "from history: %u cores%s; measuring it",
+                         a->hint_cores, ftext);
+                return true;
+        }
+        off = isfinite(a->hint_score) && a->hint_score != 0
+                  ? (cur->score - a->hint_score) / fabs(a->hint_score)
+                  : NAN;
+        stay(a, "%s", "");
+        if (!a->hint_verified && !(fabs(off) <= ALLOCATOR_HISTORY_VERIFY)) {
+                /* Another load, input or phase than last time: search from here. */
+                a->hint_cores = 0;
+                snprintf(a->reason, sizeof(a->reason),
+                         "from history: %u cores%s measured %+.0f%% off the remembered score; "
+                         "searching around it",
+                         a->cores, ftext, 100 * off);
+                return true;
+        }
+        a->hint_verified = ctx->decision;
+        a->converged = true;
+        snprintf(a->reason, sizeof(a->reason),
+                 "from history: %u cores%s verified (measured %+.0f%% of the remembered score)",
+                 a->hint_cores, ftext, 100 * off);
+        return true;
+}
+
 static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
 {
         const struct policy *pol = a->policy;
@@ -455,6 +529,11 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 a->converged = true;
                 stay(a, "%s", "monitor: estimates only, nothing changed");
                 return;
+        }
+        /* A returning app starts where its past run ended best, instead of learning. */
+        if (a->hint_cores && !a->searching) {
+                if (hint_start(ctx, a, &b))
+                        return;
         }
         /* Until P is known well enough, the app runs as its baseline (every allowed core, top
          * frequency): moving on a rough estimate would lock in its error, since one core
@@ -539,6 +618,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         }
         if (!a->model_refuted && best_meas && !isnan(best_pred))
                 a->model_refuted = model_contradicted(ctx, a, &b, best_meas);
+        if (a->hint_cores && hint_check(ctx, a, cur_meas))
+                return;
         if (cur_meas && best_meas && best_meas != cur_meas &&
             objective_better(cur_meas->score, best_meas->score, ctx->hysteresis)) {
                 a->want_cores = best_meas->cores;
@@ -631,6 +712,9 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
 
         if (!app->policy || app->policy->objective == OBJECTIVE_MONITOR)
                 return false;
+        /* A returning app is placed at its remembered configuration at once. */
+        if (app->hint_cores && !app->searching)
+                return true;
         e = estimator_get(ctx->est, app->id);
         if (!e)
                 return false;
@@ -646,6 +730,27 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
                 if (app->hist[i].cores == app->cores && app->hist[i].freq_khz == app->freq_khz)
                         return app->hist[i].samples >= probe_samples(ctx);
         return false;
+}
+
+bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
+                    struct allocator_point *out)
+{
+        const struct allocator_point *best = NULL;
+        struct allocator_bounds b;
+
+        if (!app->policy)
+                return false;
+        app_bounds(ctx, app->policy, &b);
+        for (unsigned i = 0; i < app->n_hist; i++) {
+                const struct allocator_point *p = &app->hist[i];
+
+                if (point_fresh(ctx, p) && point_in_bounds(ctx, &b, p) &&
+                    (!best || p->score < best->score))
+                        best = p;
+        }
+        if (best)
+                *out = *best;
+        return best != NULL;
 }
 
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)

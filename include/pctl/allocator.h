@@ -42,6 +42,15 @@ struct allocator_app {
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
         bool freq_shared;
+        /* From history (pctl history): the best configuration a past run of the same app
+         * measured, and its score there. The app starts there instead of learning, at its
+         * first decision, and verifies it: measured within ALLOCATOR_HISTORY_VERIFY of the
+         * remembered score, it stays while the measurement is fresh; otherwise it searches
+         * around it. 0 cores: none. The allocator clears hint_cores when it is done with it. */
+        unsigned hint_cores, hint_freq_khz;
+        double hint_score;
+        bool from_history;      /* placed at the remembered configuration */
+        uint64_t hint_verified; /* the decision the hint measured as remembered; 0: not yet */
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
         unsigned n_hist;
@@ -108,6 +117,10 @@ struct allocator_ctx {
 };
 
 #define ALLOCATOR_PROBE_SAMPLES 3
+/* A remembered configuration is confirmed when it measures within this fraction of its
+ * remembered score: far above a probe's counter noise (~1%), below what another phase or
+ * another machine load does to the score. */
+#define ALLOCATOR_HISTORY_VERIFY 0.10
 
 /* Records the measured objective score of the app's current configuration. Call once per
  * sensor interval after estimator_update (or once per decision): the first sample after a
@@ -123,6 +136,11 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
 /* Chooses want_cores / want_freq_khz for every app, sharing ctx->n_cpus by weight among the
  * apps that do not share CPUs (shares_cpus: learners, with ctx->learners_share). */
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
+
+/* The best fresh measured point of the app (within its policy's bounds): what a run teaches
+ * pctl history. False when nothing has been measured. */
+bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
+                    struct allocator_point *out);
 
 /* Picks CPUs: each app keeps as many of its current CPUs as it still may, then takes free
  * ones from the package it already uses most, so apps stay on whole packages where they can.

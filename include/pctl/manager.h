@@ -16,6 +16,7 @@
 #include "pctl/policy.h"
 
 struct json_object;
+struct history;
 
 struct manager_options {
         struct config conf;        /* pctl.conf as loaded */
@@ -28,6 +29,9 @@ struct manager_options {
         bool dvfs;                /* may change frequencies */
         char dvfs_why[320];       /* why not, when !dvfs */
         char calibration[480];    /* the platform file used, or why none */
+        /* Memory of past runs (borrowed; NULL: none): a returning app starts at its best
+         * configuration, and every app's run is recorded when it leaves. */
+        struct history *history;
 };
 
 struct manager;
@@ -78,5 +82,7 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *obj, 
                    size_t err_size);
 /* A one-line summary for systemd's STATUS=. */
 void manager_summary(const struct manager *m, char *buf, size_t size);
+/* Whether a managed pid was started at a past run's best configuration (pctl history). */
+bool manager_from_history(const struct manager *m, pid_t pid);
 /* The estimate of a managed pid (NULL if not managed), for `pctl sim run` reports. */
 const struct estimate *manager_estimate(const struct manager *m, pid_t pid);

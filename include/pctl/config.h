@@ -31,10 +31,10 @@ struct config {
         char cgroup_group[CONFIG_NAME_MAX]; /* our subtree under cgroup_root */
         char state_dir[CONFIG_PATH_MAX];
         char platform_file[CONFIG_PATH_MAX];
-        char history_path[CONFIG_PATH_MAX]; /* "": off */
-        unsigned dvfs;                      /* enum config_dvfs */
+        unsigned dvfs;           /* enum config_dvfs */
         struct power_decl power; /* [power]; has_power false when the section is absent */
         bool has_power;
+        char history_path[CONFIG_PATH_MAX]; /* pctl history's file; "": off */
 };
 
 /* The built-in defaults, as the table states them. */

@@ -470,7 +470,7 @@ static bool hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
  * (sharing trimmed it), or once the measurement is stale, the hint is spent and the measured
  * search goes on from here. */
 static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
-                       const struct allocator_point *cur)
+                       const struct allocator_point *cur, double best_pred)
 {
         char ftext[32];
         double off;
@@ -481,15 +481,26 @@ static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
                 return false;
         }
         freq_text(a->hint_freq_khz, ftext, sizeof(ftext));
+        if (!isfinite(a->hint_score)) {
+                /* Remembered without a measured score (no counters): nothing to verify by.
+                 * It holds until the model can rank configurations; the model decides then. */
+                if (!isnan(best_pred)) {
+                        a->hint_cores = 0;
+                        return false;
+                }
+                stay(a, "%s", "");
+                snprintf(a->reason, sizeof(a->reason),
+                         "from history: %u cores%s (remembered without a measured score)",
+                         a->hint_cores, ftext);
+                return true;
+        }
         if (!cur) {
                 stay(a, "%s", "");
                 snprintf(a->reason, sizeof(a->reason), "from history: %u cores%s; measuring it",
                          a->hint_cores, ftext);
                 return true;
         }
-        off = isfinite(a->hint_score) && a->hint_score != 0
-                  ? (cur->score - a->hint_score) / fabs(a->hint_score)
-                  : NAN;
+        off = a->hint_score != 0 ? (cur->score - a->hint_score) / fabs(a->hint_score) : NAN;
         stay(a, "%s", "");
         if (!a->hint_verified && !(fabs(off) <= ALLOCATOR_HISTORY_VERIFY)) {
                 /* Another load, input or phase than last time: search from here. */
@@ -618,7 +629,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         }
         if (!a->model_refuted && best_meas && !isnan(best_pred))
                 a->model_refuted = model_contradicted(ctx, a, &b, best_meas);
-        if (a->hint_cores && hint_check(ctx, a, cur_meas))
+        if (a->hint_cores && hint_check(ctx, a, cur_meas, best_pred))
                 return;
         if (cur_meas && best_meas && best_meas != cur_meas &&
             objective_better(cur_meas->score, best_meas->score, ctx->hysteresis)) {

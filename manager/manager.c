@@ -265,8 +265,18 @@ static void history_record(struct manager *m, unsigned i)
         char err[640];
         int r;
 
-        if (!m->opt.history || !a->have_key || !allocator_best(&ctx, &m->alloc[i], &best))
-                return; /* nothing measured: nothing learned */
+        if (!m->opt.history || !a->have_key)
+                return;
+        if (!allocator_best(&ctx, &m->alloc[i], &best)) {
+                const struct allocator_app *al = &m->alloc[i];
+
+                /* No score measured (no counters: busy time only): the configuration the
+                 * model settled it at is what was learned; still learning, nothing was. */
+                if (al->learning || al->exploring || !al->searching || !al->cores)
+                        return;
+                best = (struct allocator_point){
+                    .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN};
+        }
         (void)strscpy(h.objective, objective_to_string(a->policy.objective), sizeof(h.objective));
         h.p = e && (e->known & ESTIMATE_P_LS) ? e->p_ls : NAN;
         h.mem_fraction = e && isfinite(e->mem_fraction) ? e->mem_fraction : NAN;
@@ -320,11 +330,14 @@ static void history_recall(struct manager *m, unsigned i)
                 al->hint_cores = h.best_cores;
                 al->hint_freq_khz = h.best_freq_khz;
                 al->hint_score = h.best_score;
+                char mhz[32] = "";
+
+                if (h.best_freq_khz)
+                        snprintf(mhz, sizeof(mhz), " at %u MHz", h.best_freq_khz / 1000);
                 log_app_info(a->name, (int)a->pid, a->policy.name,
                              "%s (pid %d): from history (%u past runs, P %.2f): starts at %u "
-                             "cores, %u MHz",
-                             a->name, (int)a->pid, h.runs, h.p, h.best_cores,
-                             h.best_freq_khz / 1000);
+                             "cores%s",
+                             a->name, (int)a->pid, h.runs, h.p, h.best_cores, mhz);
         }
         history_entry_clear(&h);
 }

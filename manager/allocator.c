@@ -72,6 +72,22 @@ static void search_reset(struct allocator_app *a)
         a->model_refuted = false;
 }
 
+static const struct allocator_point *best_fresh(const struct allocator_ctx *ctx,
+                                                const struct allocator_app *app);
+
+/* The app changed phase: before its measurements go, the first phase's best is kept for
+ * pctl history (allocator_best): a returning app starts in its first phase. */
+static void phase_reset(const struct allocator_ctx *ctx, struct allocator_app *app)
+{
+        const struct allocator_point *best = best_fresh(ctx, app);
+
+        if (!app->start_saved && app->searching && best) {
+                app->start_best = *best;
+                app->start_saved = true;
+        }
+        search_reset(app);
+}
+
 void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app)
 {
         const struct estimate *e = estimator_get(ctx->est, app->id);
@@ -93,7 +109,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         if (e->phase_changes != app->phase_changes_seen) {
                 app->phase_changes_seen = e->phase_changes;
                 if (!app->searching || app->samples_here > ALLOCATOR_PHASE_AFTER_MOVE)
-                        search_reset(app);
+                        phase_reset(ctx, app);
         }
         /* Time-sharing CPUs with other apps, the score is theirs as much as its own: it
          * says nothing of the configuration. */
@@ -153,7 +169,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 if (fabs(again.revisit_score - again.score) <= ALLOCATOR_DRIFT * fabs(again.score))
                         return; /* the same app: the point keeps its longer mean */
                 /* The app changed: this visit is the only measurement that holds. */
-                search_reset(app);
+                phase_reset(ctx, app);
                 app->hist[0] = (struct allocator_point){.cores = again.cores,
                                                         .freq_khz = again.freq_khz,
                                                         .score = again.revisit_score,
@@ -743,14 +759,15 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
         return false;
 }
 
-bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
-                    struct allocator_point *out)
+/* The best fresh measured point within the policy's bounds, NULL when none. */
+static const struct allocator_point *best_fresh(const struct allocator_ctx *ctx,
+                                                const struct allocator_app *app)
 {
         const struct allocator_point *best = NULL;
         struct allocator_bounds b;
 
         if (!app->policy)
-                return false;
+                return NULL;
         app_bounds(ctx, app->policy, &b);
         for (unsigned i = 0; i < app->n_hist; i++) {
                 const struct allocator_point *p = &app->hist[i];
@@ -759,6 +776,16 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
                     (!best || p->score < best->score))
                         best = p;
         }
+        return best;
+}
+
+bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
+                    struct allocator_point *out)
+{
+        const struct allocator_point *best = best_fresh(ctx, app);
+
+        if (app->start_saved)
+                best = &app->start_best;
         if (best)
                 *out = *best;
         return best != NULL;

@@ -251,6 +251,7 @@ static void report_keep(struct manager *m, unsigned i, const char *why)
 }
 
 static struct allocator_ctx decision_ctx(struct manager *m);
+static int decide_apply(struct manager *m);
 
 /* Records what this run of app i taught (pctl history): its best measured configuration and
  * score, P̂, frequency sensitivity. A history that refuses (locked, read-only, full) is
@@ -459,6 +460,12 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         log_app_info(a->name, (int)pid, a->policy.name,
                      "managing %s (pid %d) with policy %s (%s), %s", a->name, (int)pid,
                      a->policy.name, objective_to_string(a->policy.objective), how);
+        /* Known from a past run (already exec'd: adopted by PID, by a rule, on the model
+         * machine): placed at once, not after its first sample. */
+        m->alloc[m->n_apps - 1].policy = &a->policy;
+        history_recall(m, m->n_apps - 1);
+        if (m->alloc[m->n_apps - 1].hint_cores)
+                (void)decide_apply(m);
         return 0;
 }
 

@@ -51,6 +51,10 @@ struct allocator_app {
         double hint_score;
         bool from_history;      /* placed at the remembered configuration */
         uint64_t hint_verified; /* the decision the hint measured as remembered; 0: not yet */
+        /* The best point of the app's first phase, kept when it changed phase: what a
+         * returning app (which starts in that phase) should start at. */
+        struct allocator_point start_best;
+        bool start_saved;
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
         unsigned n_hist;
@@ -137,8 +141,9 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
  * apps that do not share CPUs (shares_cpus: learners, with ctx->learners_share). */
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
 
-/* The best fresh measured point of the app (within its policy's bounds): what a run teaches
- * pctl history. False when nothing has been measured. */
+/* What a run teaches pctl history: the best fresh measured point of the app within its
+ * policy's bounds, or, when it changed phase, its first phase's best (a returning app starts
+ * in its first phase). False when nothing has been measured. */
 bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
                     struct allocator_point *out);
 

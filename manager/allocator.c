@@ -31,6 +31,9 @@
  * counters' noise over a probe, far below what a phase change does to the score. Checked only
  * for an app alone: sharing the machine, its score also moves with what the others do. */
 #define ALLOCATOR_DRIFT 0.2
+/* Sharing: taking a core an app holds now (a move for it) must save this much more, by the
+ * model, than denying a core another app does not hold yet. */
+#define ALLOCATOR_TRIM_STICKY 1.0
 
 static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores, unsigned freq_khz)
 {
@@ -242,6 +245,11 @@ static double predicted_score(const struct allocator_ctx *ctx, uint64_t id, enum
 
         if (estimator_predict(ctx->est, id, cores, freq_khz, ctx->pm, &pr) < 0)
                 return NAN;
+        /* The machine's static power (uncore, CPUs no app holds) is shared by the apps that
+         * run: an app pays its share, not all of it, so one more core is worth less to it
+         * than alone (the several-apps objective is the sum of the apps' own figures). */
+        if (ctx->n_apps > 1 && ctx->pm && isfinite(pr.power_w))
+                pr.power_w -= ctx->pm->static_w * (1 - 1.0 / ctx->n_apps);
         if (time_s)
                 *time_s = pr.time_s;
         if (objective_score_prediction(o, &pr, &score) < 0)
@@ -572,7 +580,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
             !(e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
               (base_meas || (ctx->learners_share && ctx->n_apps > 1)))) {
                 a->learning = true;
-                a->shares_cpus = ctx->learners_share;
+                a->shares_cpus = ctx->learners_share; /* allocator_decide may partition it */
                 a->want_cores = b.max_cores;
                 a->want_freq_khz = b.max_khz;
                 if (!e || !(e->known & ESTIMATE_P_LS))
@@ -647,6 +655,15 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 a->model_refuted = model_contradicted(ctx, a, &b, best_meas);
         if (a->hint_cores && hint_check(ctx, a, cur_meas, best_pred))
                 return;
+        /* At a probe not measured yet: its measurement first. A model jump from here (the
+         * model ranks the probe poorly, by design) would leave every probe unmeasured when
+         * sharing trims the jump back, and the app would swing between the two each
+         * decision (20 apps on 64 cores: 14 changes per app-minute). */
+        if (!cur_meas && a->cores == a->probe_cores && a->freq_khz == a->probe_freq_khz &&
+            ctx->n_apps > 1) {
+                stay(a, "%s", "measuring this configuration");
+                return;
+        }
         if (cur_meas && best_meas && best_meas != cur_meas &&
             objective_better(cur_meas->score, best_meas->score, ctx->hysteresis)) {
                 a->want_cores = best_meas->cores;
@@ -701,8 +718,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 }
                 if (n) {
                         a->converged = false;
-                        a->want_cores = cand[0].cores;
-                        a->want_freq_khz = cand[0].freq_khz;
+                        a->want_cores = a->probe_cores = cand[0].cores;
+                        a->want_freq_khz = a->probe_freq_khz = cand[0].freq_khz;
                         a->reserve_cores = best_meas->cores;
                         a->exploring = true;
                         snprintf(a->reason, sizeof(a->reason),
@@ -791,12 +808,29 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
         return best != NULL;
 }
 
+/* What one core less than its reserve costs the app, by the model: the relative rise of its
+ * predicted score at the frequency it wants, over its weight. NaN when the model cannot say. */
+static double trim_cost(const struct allocator_ctx *ctx, const struct allocator_app *a)
+{
+        double now =
+            predicted_score(ctx, a->id, a->effective, a->reserve_cores, a->want_freq_khz, NULL);
+        double less =
+            predicted_score(ctx, a->id, a->effective, a->reserve_cores - 1, a->want_freq_khz, NULL);
+
+        if (!isfinite(now) || !isfinite(less) || now == 0)
+                return NAN;
+        return (less - now) / fabs(now) / a->policy->weight;
+}
+
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
 {
         unsigned total = 0;
+        double weights = 0;
 
         if (ctx->n_cpus == 0)
                 return -EINVAL;
+        unsigned learners = 0, settled = 0;
+
         for (unsigned i = 0; i < n; i++) {
                 if (!apps[i].policy)
                         return -EINVAL;
@@ -805,25 +839,69 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 decide_one(ctx, &apps[i]);
                 if (apps[i].reserve_cores < apps[i].want_cores)
                         apps[i].reserve_cores = apps[i].want_cores;
+                if (apps[i].shares_cpus)
+                        learners++;
+                else
+                        settled += apps[i].reserve_cores;
+        }
+        /* Learners time-share CPUs only when what the others leave them cannot give each
+         * two of its own (P cannot be learned on one): on CPUs of their own they disturb
+         * no partitioned app's measurements, and are not slowed by one either. */
+        for (unsigned i = 0; i < n; i++) {
+                if (apps[i].shares_cpus && settled + 2 * learners <= ctx->n_cpus) {
+                        apps[i].shares_cpus = false;
+                        snprintf(apps[i].reason + strlen(apps[i].reason),
+                                 sizeof(apps[i].reason) - strlen(apps[i].reason),
+                                 " (on CPUs of its own)");
+                }
                 if (!apps[i].shares_cpus)
                         total += apps[i].reserve_cores;
         }
-        /* Too many wants: take cores from the app that holds the most per unit of weight,
-         * never below its minimum. */
+        /* Too many wants: take cores, one at a time. First from an app the model cannot
+         * rank (a learner) above its fair share by weight, the one holding the most per unit
+         * of weight; then from the app the model says loses least by it (the relative rise of
+         * its predicted score, over its weight), which is how the partition is chosen
+         * jointly; else by cores per weight. Never below an app's minimum. */
+        for (unsigned i = 0; i < n; i++)
+                if (!apps[i].shares_cpus)
+                        weights += apps[i].policy->weight;
         while (total > ctx->n_cpus) {
-                struct allocator_app *victim = NULL;
-                double worst = -1;
+                struct allocator_app *victim = NULL, *cheapest = NULL, *unknown = NULL;
+                double worst = -1, worst_unknown = -1, least = NAN;
 
                 for (unsigned i = 0; i < n; i++) {
                         struct allocator_app *a = &apps[i];
                         unsigned min = a->policy->min_cores ? a->policy->min_cores : 1;
-                        double per_weight = a->reserve_cores / a->policy->weight;
+                        double per_weight = a->reserve_cores / a->policy->weight, cost;
 
-                        if (!a->shares_cpus && a->reserve_cores > min && per_weight > worst) {
+                        if (a->shares_cpus || a->reserve_cores <= min)
+                                continue;
+                        if (per_weight > worst) {
                                 worst = per_weight;
                                 victim = a;
                         }
+                        cost = trim_cost(ctx, a);
+                        if (isnan(cost)) {
+                                if (per_weight > ctx->n_cpus / weights &&
+                                    per_weight > worst_unknown) {
+                                        worst_unknown = per_weight;
+                                        unknown = a;
+                                }
+                                continue;
+                        }
+                        /* Cores it holds now cost a move to take: a core it does not hold
+                         * yet is denied first, unless that saves clearly less. */
+                        if (a->reserve_cores <= a->cores)
+                                cost *= 1 + ALLOCATOR_TRIM_STICKY;
+                        if (isnan(least) || cost < least) {
+                                least = cost;
+                                cheapest = a;
+                        }
                 }
+                if (unknown)
+                        victim = unknown;
+                else if (cheapest)
+                        victim = cheapest;
                 if (!victim)
                         return -ENOSPC; /* the minimums alone do not fit */
                 victim->reserve_cores--;

@@ -88,6 +88,7 @@ struct allocator_app {
          * lose them again when it returns: every probe would move every app). */
         unsigned reserve_cores;
         bool exploring; /* want_* is a probe of the search or a jump of the model */
+        unsigned probe_cores, probe_freq_khz; /* the search's last probe */
         /* The last probe sharing could not grant (it asked for more cores than its share):
          * not asked for again until it is stale, or the search would ask every decision. */
         unsigned denied_cores, denied_freq_khz;

@@ -51,6 +51,7 @@ struct mapp {
         struct history_key key;
         bool key_tried, have_key;
         char exec_comm[16];
+        bool decided; /* the allocator has placed it once */
 };
 
 /* What is left of an app after it leaves: its estimate and configurations, for a report. */
@@ -854,9 +855,12 @@ static bool observe_all(struct manager *m)
                 m->alloc[i].freq_khz = m->apps[i].freq_khz;
                 history_recall(m, i);
                 allocator_observe(&ctx, &m->alloc[i]);
-                /* A returning app is placed before the first decision tick, too. */
+                /* A returning app is placed before the first decision tick, too; a new app is
+                 * placed at the first sample it is seen in (learners get CPUs of their own when
+                 * there is room), not left where it started until the tick. */
                 want |= (m->decisions > 0 || m->alloc[i].hint_cores) &&
                         allocator_wants_decision(&ctx, &m->alloc[i]);
+                want |= !m->apps[i].decided;
         }
         return want;
 }
@@ -881,6 +885,8 @@ static int decide_apply(struct manager *m)
         if (r < 0)
                 return log_warning_errno(r, "allocator: no plan this decision (%m), keeping "
                                             "the current one");
+        for (unsigned i = 0; i < m->n_apps; i++)
+                m->apps[i].decided = true;
         cur = calloc(m->n_apps, sizeof(*cur));
         next = calloc(m->n_apps, sizeof(*next));
         if (!cur || !next) {

@@ -34,6 +34,10 @@
 /* Sharing: taking a core an app holds now (a move for it) must save this much more, by the
  * model, than denying a core another app does not hold yet. */
 #define ALLOCATOR_TRIM_STICKY 1.0
+/* Sharing, an app the model cannot rank yet (a learner) is given at most its fair share by
+ * weight and at most this many cores (per unit of weight): enough to learn P on, without
+ * taking a settled app's cores for the learning. */
+#define ALLOCATOR_LEARNER_CORES 8.0
 
 static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores, unsigned freq_khz)
 {
@@ -882,7 +886,8 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                         }
                         cost = trim_cost(ctx, a);
                         if (isnan(cost)) {
-                                if (per_weight > ctx->n_cpus / weights &&
+                                if (per_weight >
+                                        fmin(ctx->n_cpus / weights, ALLOCATOR_LEARNER_CORES) &&
                                     per_weight > worst_unknown) {
                                         worst_unknown = per_weight;
                                         unknown = a;

@@ -26,9 +26,14 @@ hist() { "$PCTL" history --config "$T/pctl.conf" "$@"; }
 CMD=("$PBENCH" --p 0.2 --t1 6)
 
 pctld_start
-"$PCTL" run --socket "$T/pctl.sock" --quiet -- "${CMD[@]}" >/dev/null || fail "first run failed"
-sleep 0.3 # the record is written as pctld releases the app
-hist --json >"$T/h1.json" || fail "pctl history: $(cat "$T/h1.json")"
+# A run is recorded once it has left learning; on a loaded machine P may take longer to settle
+# than one run lasts, so up to three runs.
+for run in 1 2 3; do
+        "$PCTL" run --socket "$T/pctl.sock" --quiet -- "${CMD[@]}" >/dev/null || fail "run $run failed"
+        sleep 0.3 # the record is written as pctld releases the app
+        hist --json >"$T/h1.json" || fail "pctl history: $(cat "$T/h1.json")"
+        grep -q '"exe"' "$T/h1.json" && break
+done
 best=$(python3 - "$T/h1.json" "$PBENCH" <<'EOF'
 import json, os, sys
 h = json.load(open(sys.argv[1]))
@@ -39,8 +44,8 @@ assert a["runs"] == 1 and a["policy"] == "edp" and a["best_cores"] >= 1, a
 assert a["p_est"] is not None and abs(a["p_est"] - 0.2) < 0.1, a
 print(a["best_cores"])
 EOF
-) || fail "the first run is not in the history: $(cat "$T/h1.json")"
-echo "ok: the first run is remembered: best $best cores"
+) || fail "no run is in the history: $(cat "$T/h1.json")"
+echo "ok: the run that learned P is remembered: best $best cores"
 
 # The second run: its first change of CPUs (if any) and its status say "from history", at the
 # remembered core count, before the 1 s warm-up is over.
@@ -69,6 +74,8 @@ sleep 0.3
 hist --json | python3 -c 'import json,sys; a=json.load(sys.stdin)["apps"]; assert a[0]["runs"] == 2, a' ||
         fail "the second run was not counted"
 hist | grep -q pbench || fail "pctl history does not list pbench"
+mkdir "$T/ro"
+cp "$DB" "$T/ro/history.db" # it remembers pbench: for the read-only case below
 
 # forget: by base name; nothing left to forget is a failure (1).
 hist forget pbench >"$T/out" || fail "forget pbench: $(cat "$T/out")"
@@ -116,13 +123,8 @@ rm -f "$DB"
 
 # Read-only (a read-only mount: root writes through file permissions): past runs still start
 # apps, this run's are not recorded, and that is said.
-mkdir "$T/ro"
 DB=$T/ro/history.db
 sed -i "s|^history_path = .*|history_path = $DB|" "$T/pctl.conf"
-: >"$T/pctld.log"
-pctld_start
-"$PCTL" run --socket "$T/pctl.sock" --quiet -- "${CMD[@]}" >/dev/null || fail "run to fill the ro history"
-pctld_stop TERM
 mount --bind "$T/ro" "$T/ro" && mount -o remount,bind,ro "$T/ro" || skip "cannot make a read-only mount here"
 RO=$T/ro
 fault "read-only file" "is read-only: past runs are used"

@@ -40,14 +40,15 @@ struct sim_args {
         const char *policy;       /* run under the manager with this policy */
         const char *policies_dir; /* where to find it, when it is not a bare objective */
         bool log;                 /* print each decision and change with its reason */
+        const char *history;      /* pctl history file: read at the start, written as apps end */
 };
 
 static void sim_usage(FILE *f)
 {
         fputs("Usage: pctl sim run SCENARIO --static cores=N,freq=MHZ|max [--trace FILE] "
               "[--json]\n"
-              "       pctl sim run SCENARIO --policy NAME [--policies-dir DIR] [--log] "
-              "[--json]\n"
+              "       pctl sim run SCENARIO --policy NAME [--policies-dir DIR] [--history FILE] "
+              "[--log] [--json]\n"
               "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf [--all] [--json]\n"
               "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf --together "
               "[--method auto|exhaustive|dp] [--json]\n",
@@ -104,6 +105,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
             {"policy", required_argument, NULL, 'p'},
             {"policies-dir", required_argument, NULL, 'd'},
             {"log", no_argument, NULL, 'l'},
+            {"history", required_argument, NULL, 'H'},
             {"json", no_argument, NULL, 'j'},
             {"help", no_argument, NULL, 'h'},
             {},
@@ -115,7 +117,8 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-                if ((c == 's' || c == 't' || c == 'p' || c == 'd' || c == 'l') && !run) {
+                if ((c == 's' || c == 't' || c == 'p' || c == 'd' || c == 'l' || c == 'H') &&
+                    !run) {
                         fprintf(stderr, "pctl sim oracle: %s is an option of 'pctl sim run'\n",
                                 argv[optind - 1]);
                         return -EINVAL;
@@ -162,6 +165,11 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
                 case 'l':
                         a->log = true;
                         break;
+                case 'H':
+                        if (optarg[0] != '/')
+                                return bad(a, "--history", optarg, "is not an absolute path");
+                        a->history = optarg;
+                        break;
                 case 'j':
                         a->json = true;
                         break;
@@ -194,6 +202,10 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         }
         if (run && a->policies_dir && !a->policy) {
                 fprintf(stderr, "pctl sim run: --policies-dir goes with --policy\n");
+                return -EINVAL;
+        }
+        if (run && a->history && !a->policy) {
+                fprintf(stderr, "pctl sim run: --history goes with --policy\n");
                 return -EINVAL;
         }
         if (run && a->log && !a->policy) {
@@ -500,8 +512,11 @@ out:
  * one, and what it cost. */
 static int sim_run_policy_cmd(const struct sim_args *a)
 {
-        struct simrun_options opt = {
-            .scenario = a->scenario, .policy = a->policy, .delta_i_rate = NAN, .log = a->log};
+        struct simrun_options opt = {.scenario = a->scenario,
+                                     .policy = a->policy,
+                                     .delta_i_rate = NAN,
+                                     .log = a->log,
+                                     .history_path = a->history};
         struct policy_set set = {0};
         struct config_problems problems = {0};
         struct simrun_result res;
@@ -526,7 +541,10 @@ static int sim_run_policy_cmd(const struct sim_args *a)
         policy_set_free(&set);
         if (r < 0) {
                 fprintf(stderr, "pctl sim run: %s\n", err);
-                return r == -ENOENT || r == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
+                /* A history file that is not one (corrupt, a newer schema) is bad input. */
+                return r == -ENOENT || r == -EINVAL || r == -EBADMSG || r == -EPROTONOSUPPORT
+                           ? EXIT_USAGE
+                           : EXIT_FAILURE_RUN;
         }
         if (a->json) {
                 j = json_object_new_object();
@@ -551,6 +569,8 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                         json_object_object_add(o, "p_est", jsonfmt_double(ap->p_est));
                         json_object_object_add(o, "speedup_true", jsonfmt_double(ap->speedup_true));
                         json_object_object_add(o, "speedup_est", jsonfmt_double(ap->speedup_est));
+                        json_object_object_add(o, "from_history",
+                                               json_object_new_boolean(ap->from_history));
                         json_object_array_add(apps, o);
                 } else {
                         printf("%-16s %5u %8u %10.3f %11.3f %8.2f %12.5g %6.3f %6.3f\n", row.name,

@@ -74,6 +74,8 @@ static const struct command commands[] = {
     {"adopt", cmd_adopt, "hand a running process to pctld", GLOBAL_SOCKET | GLOBAL_CONFIG, NULL},
     {"release", cmd_release, "give a process back untouched", GLOBAL_SOCKET | GLOBAL_CONFIG, NULL},
     {"stack", cmd_stack, "why a process does not scale: its speedup stack", GLOBAL_JSON, NULL},
+    {"history", cmd_history, "what pctld remembers of past runs; forget it",
+     GLOBAL_CONFIG | GLOBAL_JSON, NULL},
 };
 
 static bool subs_all_take(const struct subcommand *subs, unsigned bit)

@@ -31,6 +31,13 @@
  * counters' noise over a probe, far below what a phase change does to the score. Checked only
  * for an app alone: sharing the machine, its score also moves with what the others do. */
 #define ALLOCATOR_DRIFT 0.2
+/* Sharing: taking a core an app holds now (a move for it) must save this much more, by the
+ * model, than denying a core another app does not hold yet. */
+#define ALLOCATOR_TRIM_STICKY 1.0
+/* Sharing, an app the model cannot rank yet (a learner) is given at most its fair share by
+ * weight and at most this many cores (per unit of weight): enough to learn P on, without
+ * taking a settled app's cores for the learning. */
+#define ALLOCATOR_LEARNER_CORES 8.0
 
 static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores, unsigned freq_khz)
 {
@@ -72,6 +79,22 @@ static void search_reset(struct allocator_app *a)
         a->model_refuted = false;
 }
 
+static const struct allocator_point *best_fresh(const struct allocator_ctx *ctx,
+                                                const struct allocator_app *app);
+
+/* The app changed phase: before its measurements go, the first phase's best is kept for
+ * pctl history (allocator_best): a returning app starts in its first phase. */
+static void phase_reset(const struct allocator_ctx *ctx, struct allocator_app *app)
+{
+        const struct allocator_point *best = best_fresh(ctx, app);
+
+        if (!app->start_saved && app->searching && best) {
+                app->start_best = *best;
+                app->start_saved = true;
+        }
+        search_reset(app);
+}
+
 void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app)
 {
         const struct estimate *e = estimator_get(ctx->est, app->id);
@@ -93,7 +116,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         if (e->phase_changes != app->phase_changes_seen) {
                 app->phase_changes_seen = e->phase_changes;
                 if (!app->searching || app->samples_here > ALLOCATOR_PHASE_AFTER_MOVE)
-                        search_reset(app);
+                        phase_reset(ctx, app);
         }
         /* Time-sharing CPUs with other apps, the score is theirs as much as its own: it
          * says nothing of the configuration. */
@@ -153,7 +176,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 if (fabs(again.revisit_score - again.score) <= ALLOCATOR_DRIFT * fabs(again.score))
                         return; /* the same app: the point keeps its longer mean */
                 /* The app changed: this visit is the only measurement that holds. */
-                search_reset(app);
+                phase_reset(ctx, app);
                 app->hist[0] = (struct allocator_point){.cores = again.cores,
                                                         .freq_khz = again.freq_khz,
                                                         .score = again.revisit_score,
@@ -226,6 +249,11 @@ static double predicted_score(const struct allocator_ctx *ctx, uint64_t id, enum
 
         if (estimator_predict(ctx->est, id, cores, freq_khz, ctx->pm, &pr) < 0)
                 return NAN;
+        /* The machine's static power (uncore, CPUs no app holds) is shared by the apps that
+         * run: an app pays its share, not all of it, so one more core is worth less to it
+         * than alone (the several-apps objective is the sum of the apps' own figures). */
+        if (ctx->n_apps > 1 && ctx->pm && isfinite(pr.power_w))
+                pr.power_w -= ctx->pm->static_w * (1 - 1.0 / ctx->n_apps);
         if (time_s)
                 *time_s = pr.time_s;
         if (objective_score_prediction(o, &pr, &score) < 0)
@@ -434,6 +462,91 @@ static bool model_contradicted(const struct allocator_ctx *ctx, struct allocator
         return false;
 }
 
+/* Places a returning app at its remembered configuration, the search set up to verify it
+ * with small steps. False when the policy's bounds no longer allow it (then it learns). */
+static bool hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
+                       const struct allocator_bounds *b)
+{
+        char ftext[32];
+        bool freq_ok = !ctx->n_freqs || !a->hint_freq_khz ||
+                       (freq_in(b, a->hint_freq_khz) && freq_index(ctx, a->hint_freq_khz) >= 0);
+
+        if (a->hint_cores < b->min_cores || a->hint_cores > b->max_cores || !freq_ok) {
+                a->hint_cores = 0;
+                return false;
+        }
+        a->learning = false;
+        a->searching = true;
+        a->from_history = true;
+        a->step_cores = a->step_freqs = 1;
+        a->halving = false;
+        a->converged = false;
+        a->want_cores = a->hint_cores;
+        a->want_freq_khz = !ctx->n_freqs      ? a->freq_khz
+                           : a->hint_freq_khz ? a->hint_freq_khz
+                                              : b->max_khz;
+        a->hint_freq_khz = a->want_freq_khz;
+        snprintf(a->reason, sizeof(a->reason),
+                 "from history: %u cores%s, the best of a past run; verifying", a->hint_cores,
+                 freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
+        return true;
+}
+
+/* The returning app at its remembered configuration: measuring it, then confirming it when it
+ * measures within ALLOCATOR_HISTORY_VERIFY of the remembered score (it stays while that
+ * measurement is fresh). True when that decides this decision. Measured further off, moved
+ * (sharing trimmed it), or once the measurement is stale, the hint is spent and the measured
+ * search goes on from here. */
+static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
+                       const struct allocator_point *cur, double best_pred)
+{
+        char ftext[32];
+        double off;
+
+        if (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz) ||
+            (!cur && a->hint_verified)) {
+                a->hint_cores = 0;
+                return false;
+        }
+        freq_text(a->hint_freq_khz, ftext, sizeof(ftext));
+        if (!isfinite(a->hint_score)) {
+                /* Remembered without a measured score (no counters): nothing to verify by.
+                 * It holds until the model can rank configurations; the model decides then. */
+                if (!isnan(best_pred)) {
+                        a->hint_cores = 0;
+                        return false;
+                }
+                stay(a, "%s", "");
+                snprintf(a->reason, sizeof(a->reason),
+                         "from history: %u cores%s (remembered without a measured score)",
+                         a->hint_cores, ftext);
+                return true;
+        }
+        if (!cur) {
+                stay(a, "%s", "");
+                snprintf(a->reason, sizeof(a->reason), "from history: %u cores%s; measuring it",
+                         a->hint_cores, ftext);
+                return true;
+        }
+        off = a->hint_score != 0 ? (cur->score - a->hint_score) / fabs(a->hint_score) : NAN;
+        stay(a, "%s", "");
+        if (!a->hint_verified && !(fabs(off) <= ALLOCATOR_HISTORY_VERIFY)) {
+                /* Another load, input or phase than last time: search from here. */
+                a->hint_cores = 0;
+                snprintf(a->reason, sizeof(a->reason),
+                         "from history: %u cores%s measured %+.0f%% off the remembered score; "
+                         "searching around it",
+                         a->cores, ftext, 100 * off);
+                return true;
+        }
+        a->hint_verified = ctx->decision;
+        a->converged = true;
+        snprintf(a->reason, sizeof(a->reason),
+                 "from history: %u cores%s verified (measured %+.0f%% of the remembered score)",
+                 a->hint_cores, ftext, 100 * off);
+        return true;
+}
+
 static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
 {
         const struct policy *pol = a->policy;
@@ -456,6 +569,11 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 stay(a, "%s", "monitor: estimates only, nothing changed");
                 return;
         }
+        /* A returning app starts where its past run ended best, instead of learning. */
+        if (a->hint_cores && !a->searching) {
+                if (hint_start(ctx, a, &b))
+                        return;
+        }
         /* Until P is known well enough, the app runs as its baseline (every allowed core, top
          * frequency): moving on a rough estimate would lock in its error, since one core
          * teaches nothing about P. If P will not settle (rows, spinning), a measured baseline
@@ -466,7 +584,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
             !(e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
               (base_meas || (ctx->learners_share && ctx->n_apps > 1)))) {
                 a->learning = true;
-                a->shares_cpus = ctx->learners_share;
+                a->shares_cpus = ctx->learners_share; /* allocator_decide may partition it */
                 a->want_cores = b.max_cores;
                 a->want_freq_khz = b.max_khz;
                 if (!e || !(e->known & ESTIMATE_P_LS))
@@ -539,6 +657,17 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         }
         if (!a->model_refuted && best_meas && !isnan(best_pred))
                 a->model_refuted = model_contradicted(ctx, a, &b, best_meas);
+        if (a->hint_cores && hint_check(ctx, a, cur_meas, best_pred))
+                return;
+        /* At a probe not measured yet: its measurement first. A model jump from here (the
+         * model ranks the probe poorly, by design) would leave every probe unmeasured when
+         * sharing trims the jump back, and the app would swing between the two each
+         * decision (20 apps on 64 cores: 14 changes per app-minute). */
+        if (!cur_meas && a->cores == a->probe_cores && a->freq_khz == a->probe_freq_khz &&
+            ctx->n_apps > 1) {
+                stay(a, "%s", "measuring this configuration");
+                return;
+        }
         if (cur_meas && best_meas && best_meas != cur_meas &&
             objective_better(cur_meas->score, best_meas->score, ctx->hysteresis)) {
                 a->want_cores = best_meas->cores;
@@ -593,8 +722,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 }
                 if (n) {
                         a->converged = false;
-                        a->want_cores = cand[0].cores;
-                        a->want_freq_khz = cand[0].freq_khz;
+                        a->want_cores = a->probe_cores = cand[0].cores;
+                        a->want_freq_khz = a->probe_freq_khz = cand[0].freq_khz;
                         a->reserve_cores = best_meas->cores;
                         a->exploring = true;
                         snprintf(a->reason, sizeof(a->reason),
@@ -631,6 +760,9 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
 
         if (!app->policy || app->policy->objective == OBJECTIVE_MONITOR)
                 return false;
+        /* A returning app is placed at its remembered configuration at once. */
+        if (app->hint_cores && !app->searching)
+                return true;
         e = estimator_get(ctx->est, app->id);
         if (!e)
                 return false;
@@ -648,12 +780,61 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
         return false;
 }
 
+/* The best fresh measured point within the policy's bounds, NULL when none. */
+static const struct allocator_point *best_fresh(const struct allocator_ctx *ctx,
+                                                const struct allocator_app *app)
+{
+        const struct allocator_point *best = NULL;
+        struct allocator_bounds b;
+
+        if (!app->policy)
+                return NULL;
+        app_bounds(ctx, app->policy, &b);
+        for (unsigned i = 0; i < app->n_hist; i++) {
+                const struct allocator_point *p = &app->hist[i];
+
+                if (point_fresh(ctx, p) && point_in_bounds(ctx, &b, p) &&
+                    (!best || p->score < best->score))
+                        best = p;
+        }
+        return best;
+}
+
+bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
+                    struct allocator_point *out)
+{
+        const struct allocator_point *best = best_fresh(ctx, app);
+
+        if (app->start_saved)
+                best = &app->start_best;
+        if (best)
+                *out = *best;
+        return best != NULL;
+}
+
+/* What one core less than its reserve costs the app, by the model: the relative rise of its
+ * predicted score at the frequency it wants, over its weight. NaN when the model cannot say. */
+static double trim_cost(const struct allocator_ctx *ctx, const struct allocator_app *a)
+{
+        double now =
+            predicted_score(ctx, a->id, a->effective, a->reserve_cores, a->want_freq_khz, NULL);
+        double less =
+            predicted_score(ctx, a->id, a->effective, a->reserve_cores - 1, a->want_freq_khz, NULL);
+
+        if (!isfinite(now) || !isfinite(less) || now == 0)
+                return NAN;
+        return (less - now) / fabs(now) / a->policy->weight;
+}
+
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
 {
         unsigned total = 0;
+        double weights = 0;
 
         if (ctx->n_cpus == 0)
                 return -EINVAL;
+        unsigned learners = 0, settled = 0;
+
         for (unsigned i = 0; i < n; i++) {
                 if (!apps[i].policy)
                         return -EINVAL;
@@ -662,25 +843,70 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 decide_one(ctx, &apps[i]);
                 if (apps[i].reserve_cores < apps[i].want_cores)
                         apps[i].reserve_cores = apps[i].want_cores;
+                if (apps[i].shares_cpus)
+                        learners++;
+                else
+                        settled += apps[i].reserve_cores;
+        }
+        /* Learners time-share CPUs only when what the others leave them cannot give each
+         * two of its own (P cannot be learned on one): on CPUs of their own they disturb
+         * no partitioned app's measurements, and are not slowed by one either. */
+        for (unsigned i = 0; i < n; i++) {
+                if (apps[i].shares_cpus && settled + 2 * learners <= ctx->n_cpus) {
+                        apps[i].shares_cpus = false;
+                        snprintf(apps[i].reason + strlen(apps[i].reason),
+                                 sizeof(apps[i].reason) - strlen(apps[i].reason),
+                                 " (on CPUs of its own)");
+                }
                 if (!apps[i].shares_cpus)
                         total += apps[i].reserve_cores;
         }
-        /* Too many wants: take cores from the app that holds the most per unit of weight,
-         * never below its minimum. */
+        /* Too many wants: take cores, one at a time. First from an app the model cannot
+         * rank (a learner) above its fair share by weight, the one holding the most per unit
+         * of weight; then from the app the model says loses least by it (the relative rise of
+         * its predicted score, over its weight), which is how the partition is chosen
+         * jointly; else by cores per weight. Never below an app's minimum. */
+        for (unsigned i = 0; i < n; i++)
+                if (!apps[i].shares_cpus)
+                        weights += apps[i].policy->weight;
         while (total > ctx->n_cpus) {
-                struct allocator_app *victim = NULL;
-                double worst = -1;
+                struct allocator_app *victim = NULL, *cheapest = NULL, *unknown = NULL;
+                double worst = -1, worst_unknown = -1, least = NAN;
 
                 for (unsigned i = 0; i < n; i++) {
                         struct allocator_app *a = &apps[i];
                         unsigned min = a->policy->min_cores ? a->policy->min_cores : 1;
-                        double per_weight = a->reserve_cores / a->policy->weight;
+                        double per_weight = a->reserve_cores / a->policy->weight, cost;
 
-                        if (!a->shares_cpus && a->reserve_cores > min && per_weight > worst) {
+                        if (a->shares_cpus || a->reserve_cores <= min)
+                                continue;
+                        if (per_weight > worst) {
                                 worst = per_weight;
                                 victim = a;
                         }
+                        cost = trim_cost(ctx, a);
+                        if (isnan(cost)) {
+                                if (per_weight >
+                                        fmin(ctx->n_cpus / weights, ALLOCATOR_LEARNER_CORES) &&
+                                    per_weight > worst_unknown) {
+                                        worst_unknown = per_weight;
+                                        unknown = a;
+                                }
+                                continue;
+                        }
+                        /* Cores it holds now cost a move to take: a core it does not hold
+                         * yet is denied first, unless that saves clearly less. */
+                        if (a->reserve_cores <= a->cores)
+                                cost *= 1 + ALLOCATOR_TRIM_STICKY;
+                        if (isnan(least) || cost < least) {
+                                least = cost;
+                                cheapest = a;
+                        }
                 }
+                if (unknown)
+                        victim = unknown;
+                else if (cheapest)
+                        victim = cheapest;
                 if (!victim)
                         return -ENOSPC; /* the minimums alone do not fit */
                 victim->reserve_cores--;

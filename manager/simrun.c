@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/history.h"
 #include "pctl/log.h"
 #include "pctl/manager.h"
 #include "pctl/platform.h"
@@ -38,6 +39,7 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
         struct policy_set set = {0};
         struct platform *pf = NULL;
         struct manager *m = NULL;
+        struct history *hist = NULL;
         struct simrun_result res = {0};
         char spec[4096];
         uint64_t interval_ns, decision_ns, next_decision, limit_ns;
@@ -56,6 +58,12 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                          opt->policy);
                 r = -ENOENT;
                 goto out;
+        }
+        if (opt->history_path) {
+                r = history_open(opt->history_path, false, &hist, err, err_size);
+                if (r < 0)
+                        goto out;
+                mo.history = hist;
         }
         config_init(&mo.conf);
         (void)strscpy(mo.conf.default_policy, opt->policy, sizeof(mo.conf.default_policy));
@@ -138,6 +146,8 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                                 res.apps[i].cores = e->n_cores;
                         if (e->freq_khz)
                                 res.apps[i].freq_mhz = e->freq_khz / 1000;
+                        res.apps[i].from_history |=
+                            manager_from_history(m, SIM_PID_BASE + (pid_t)i);
                 }
                 r = manager_sample(m);
                 if (r < 0) {
@@ -174,6 +184,7 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
 out:
         log_set_max_level(saved_level);
         manager_free(m);
+        history_close(hist);
         platform_close(pf);
         simrun_result_free(&res);
         return r;

@@ -42,6 +42,19 @@ struct allocator_app {
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
         bool freq_shared;
+        /* From history (pctl history): the best configuration a past run of the same app
+         * measured, and its score there. The app starts there instead of learning, at its
+         * first decision, and verifies it: measured within ALLOCATOR_HISTORY_VERIFY of the
+         * remembered score, it stays while the measurement is fresh; otherwise it searches
+         * around it. 0 cores: none. The allocator clears hint_cores when it is done with it. */
+        unsigned hint_cores, hint_freq_khz;
+        double hint_score;
+        bool from_history;      /* placed at the remembered configuration */
+        uint64_t hint_verified; /* the decision the hint measured as remembered; 0: not yet */
+        /* The best point of the app's first phase, kept when it changed phase: what a
+         * returning app (which starts in that phase) should start at. */
+        struct allocator_point start_best;
+        bool start_saved;
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
         unsigned n_hist;
@@ -75,6 +88,7 @@ struct allocator_app {
          * lose them again when it returns: every probe would move every app). */
         unsigned reserve_cores;
         bool exploring; /* want_* is a probe of the search or a jump of the model */
+        unsigned probe_cores, probe_freq_khz; /* the search's last probe */
         /* The last probe sharing could not grant (it asked for more cores than its share):
          * not asked for again until it is stale, or the search would ask every decision. */
         unsigned denied_cores, denied_freq_khz;
@@ -108,6 +122,10 @@ struct allocator_ctx {
 };
 
 #define ALLOCATOR_PROBE_SAMPLES 3
+/* A remembered configuration is confirmed when it measures within this fraction of its
+ * remembered score: far above a probe's counter noise (~1%), below what another phase or
+ * another machine load does to the score. */
+#define ALLOCATOR_HISTORY_VERIFY 0.10
 
 /* Records the measured objective score of the app's current configuration. Call once per
  * sensor interval after estimator_update (or once per decision): the first sample after a
@@ -123,6 +141,12 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
 /* Chooses want_cores / want_freq_khz for every app, sharing ctx->n_cpus by weight among the
  * apps that do not share CPUs (shares_cpus: learners, with ctx->learners_share). */
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
+
+/* What a run teaches pctl history: the best fresh measured point of the app within its
+ * policy's bounds, or, when it changed phase, its first phase's best (a returning app starts
+ * in its first phase). False when nothing has been measured. */
+bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
+                    struct allocator_point *out);
 
 /* Picks CPUs: each app keeps as many of its current CPUs as it still may, then takes free
  * ones from the package it already uses most, so apps stay on whole packages where they can.

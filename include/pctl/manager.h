@@ -17,6 +17,7 @@
 
 struct json_object;
 struct metrics_snapshot;
+struct history;
 
 struct manager_options {
         struct config conf;        /* pctl.conf as loaded */
@@ -29,6 +30,9 @@ struct manager_options {
         bool dvfs;                /* may change frequencies */
         char dvfs_why[320];       /* why not, when !dvfs */
         char calibration[480];    /* the platform file used, or why none */
+        /* Memory of past runs (borrowed; NULL: none): a returning app starts at its best
+         * configuration, and every app's run is recorded when it leaves. */
+        struct history *history;
 };
 
 struct manager;
@@ -85,6 +89,8 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *obj, 
                    size_t err_size);
 /* A one-line summary for systemd's STATUS=. */
 void manager_summary(const struct manager *m, char *buf, size_t size);
+/* Whether a managed pid was started at a past run's best configuration (pctl history). */
+bool manager_from_history(const struct manager *m, pid_t pid);
 /* The estimate of a managed pid (NULL if not managed), for `pctl sim run` reports. */
 const struct estimate *manager_estimate(const struct manager *m, pid_t pid);
 /* A snapshot of every app's figures and the manager's counters for /metrics (metrics.h);

@@ -20,6 +20,9 @@ struct simrun_options {
         double ipc1;          /* 0: unknown */
         double max_virtual_s; /* stop after this much virtual time; 0: 1e6 s */
         bool log;             /* keep the manager's log: each decision (debug) and change */
+        /* pctl history on the model machine: read at the start (returning apps start at
+         * their best), written as each app ends. NULL: none. */
+        const char *history_path;
 };
 
 struct simrun_app {
@@ -32,6 +35,7 @@ struct simrun_app {
         double p_est;        /* NaN when the estimator never settled on one */
         double speedup_true; /* at its final setting, alone, memory bandwidth included */
         double speedup_est;  /* the estimator's last speedup (eq. 9); NaN when none */
+        bool from_history;   /* started at a past run's best configuration */
 };
 
 struct simrun_result {

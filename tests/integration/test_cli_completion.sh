@@ -11,7 +11,10 @@ trap 'pctld_cleanup; rm -rf "$D"' EXIT
 
 mkdir -p "$D/pol"
 printf '[policy fast]\nobjective = performance\n' >"$D/pol/fast.conf"
-printf '[daemon]\npolicies_dir = %s/pol\n' "$D" >"$D/pctl.conf"
+printf '[daemon]\npolicies_dir = %s/pol\nhistory_path = %s/h.db\n' "$D" "$D" >"$D/pctl.conf"
+# A history that remembers one app of the model machine, for `pctl history forget`.
+"$PCTL" sim run "$SRC_DIR/tests/scenarios/startup-i7-p03.ini" --policy edp --history "$D/h.db" \
+        >/dev/null || fail "sim run --history failed"
 : >"$D/trace.csv"
 
 # complete_words [HELPERS] WORD...: what TAB offers after `pctl WORD...` (the last word is the
@@ -45,7 +48,11 @@ modes=("")
 for h in "${modes[@]}"; do
         got=$(bash --norc -c '[ -n "$1" ] && . "$1"; . "$2"; complete -p pctl' _ "$h" "$COMPLETION")
         [ "$got" = "complete -F _pctl pctl" ] || fail "complete -p pctl: $got"
-        check "$h" "adopt calibrate model policy release run sample sensors sim stack status " ""
+        check "$h" "adopt calibrate history model policy release run sample sensors sim stack status " ""
+        check "$h" "forget " history ""
+        check "$h" "--config --file --help --json " history --
+        check "$h" "--all --config --file --help --json " history forget --
+        check "$h" "p03 " --config "$D/pctl.conf" history forget ""
         check "$h" "--config --help --json --socket --version " --
         check "$h" "sample sensors sim stack status " --json s
         check "$h" "sample sensors sim stack status " --socket "$D/x.sock" s

@@ -37,7 +37,7 @@ python3 -c "import sys; sys.exit(0 if $managed < $default else 1)" || fail "edp 
 
 # --log: each decision with its virtual time and each change with its reason.
 "$PCTL" sim run "$S/i7-p01.ini" --policy edp --log >/dev/null 2>"$T/log" || fail "sim run --policy edp --log"
-grep -q "decision 1 at 1.0 s" "$T/log" || fail "--log printed no decision line: $(head -3 "$T/log")"
+grep -Eq "decision 1 at [0-9]+\.[0-9] s" "$T/log" || fail "--log printed no decision line: $(head -3 "$T/log")"
 grep -q "CPUs .*, \(exploring\|model\|measured\)" "$T/log" || fail "--log printed no change with its reason: $(cat "$T/log")"
 
 # Scenario defaults: freqs_mhz without volts takes the preset's V/f curve, which is what

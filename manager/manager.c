@@ -1047,6 +1047,11 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(
             j, "speedup_source",
             jsonfmt_string(e ? estimate_speedup_source_name(e->speedup_source) : NULL));
+        /* Where eq. 9's IPC_I0(1) came from: the app's own one-core figure or a stand-in. */
+        json_object_object_add(j, "ipc1_source",
+                               jsonfmt_string(e && (e->known & ESTIMATE_IPC1)
+                                                  ? estimate_ipc1_source_name(e->ipc1_source)
+                                                  : NULL));
         json_object_object_add(j, "p_est", jsonfmt_double(p));
         json_object_object_add(
             j, "p_confidence",

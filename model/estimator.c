@@ -54,10 +54,11 @@ struct est_app {
         struct est_fbin fbins[EST_MAX_FREQS];
         unsigned n_pending;
         struct est_point pending[EST_MAX_PENDING];
-        double var_y; /* per-point variance of y around the fit; NaN without a fit */
-        /* IPC_I0(1) observed with the app on one core, at ipc1_freq_khz. */
-        double ipc1_w, ipc1_wsum;
-        unsigned ipc1_freq_khz;
+        double var_y;      /* per-point variance of y around the fit; NaN without a fit */
+        unsigned fit_rank; /* est_point_rank of the fit's points; 0 while it has none */
+        /* IPC_I0(1) observed with the app on one core, per frequency (IPC depends on it). */
+        unsigned n_ipc1;
+        struct est_fbin ipc1[EST_MAX_FREQS];
         /* Scratch of the current update. */
         /* Unhalted cycles and busy seconds on its CPUs, all tasks: the system work on them
          * runs because the app is there (eq. 7 counts it in C_max too). NaN if unknown. */
@@ -93,6 +94,7 @@ const char *estimate_ipc1_source_name(enum estimate_ipc1_source s)
             [ESTIMATE_IPC1_ONE_CORE] = "one-core",
             [ESTIMATE_IPC1_BUSIEST_CORE] = "busiest-core",
             [ESTIMATE_IPC1_CALIBRATION] = "calibration",
+            [ESTIMATE_IPC1_ONE_CORE_SCALED] = "one-core-scaled",
         };
         return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "none";
 }
@@ -286,9 +288,11 @@ static void est_app_decay(struct est_app *a, double f)
                 a->fbins[i].winv *= f;
                 top = fmax(top, a->fbins[i].w);
         }
-        a->ipc1_w *= f;
-        a->ipc1_wsum *= f;
-        top = fmax(top, a->ipc1_w);
+        for (unsigned i = 0; i < a->n_ipc1; i++) {
+                a->ipc1[i].w *= f;
+                a->ipc1[i].winv *= f;
+                top = fmax(top, a->ipc1[i].w);
+        }
         /* Only ratios of weights matter: rescale before the recent ones underflow too. */
         if (top > 0 && top < 1e-100) {
                 double k = 1.0 / top;
@@ -303,8 +307,10 @@ static void est_app_decay(struct est_app *a, double f)
                         a->fbins[i].w *= k;
                         a->fbins[i].winv *= k;
                 }
-                a->ipc1_w *= k;
-                a->ipc1_wsum *= k;
+                for (unsigned i = 0; i < a->n_ipc1; i++) {
+                        a->ipc1[i].w *= k;
+                        a->ipc1[i].winv *= k;
+                }
         }
 }
 
@@ -332,26 +338,59 @@ static void est_bin_add(struct est_app *a, unsigned cores, double y, double w)
         b->wyy += w * y * y;
 }
 
-static void est_fbin_add(struct est_app *a, unsigned freq_khz, double inv_ipc)
+/* Adds a 1/IPC observation at freq_khz to one of the app's per-frequency tables. */
+static void est_fbin_add(struct est_fbin *bins, unsigned *n_bins, unsigned freq_khz, double inv_ipc)
 {
         struct est_fbin *b = NULL;
 
-        for (unsigned i = 0; i < a->n_fbins && !b; i++)
-                if (a->fbins[i].freq_khz == freq_khz)
-                        b = &a->fbins[i];
+        for (unsigned i = 0; i < *n_bins && !b; i++)
+                if (bins[i].freq_khz == freq_khz)
+                        b = &bins[i];
         if (!b) {
-                if (a->n_fbins < EST_MAX_FREQS) {
-                        b = &a->fbins[a->n_fbins++];
+                if (*n_bins < EST_MAX_FREQS) {
+                        b = &bins[(*n_bins)++];
                 } else {
-                        b = &a->fbins[0];
-                        for (unsigned i = 1; i < a->n_fbins; i++)
-                                if (a->fbins[i].w < b->w)
-                                        b = &a->fbins[i];
+                        b = &bins[0];
+                        for (unsigned i = 1; i < *n_bins; i++)
+                                if (bins[i].w < b->w)
+                                        b = &bins[i];
                 }
                 *b = (struct est_fbin){.freq_khz = freq_khz};
         }
         b->w += 1;
         b->winv += inv_ipc;
+}
+
+/* The app's IPC_I0(1) at freq_khz: observed there on one core (*scaled false), else observed
+ * on one core at the nearest other frequency and carried to freq_khz by its frequency
+ * sensitivity (1/IPC = compute + memory share x f, docs/estimator.md). NaN when neither. */
+static double est_ipc1_at(const struct est_app *a, unsigned freq_khz, bool *scaled)
+{
+        const struct est_fbin *near = NULL;
+        const struct estimate *e = &a->e;
+        double m, f_ref, k0, k1;
+
+        *scaled = false;
+        for (unsigned i = 0; i < a->n_ipc1; i++) {
+                const struct est_fbin *b = &a->ipc1[i];
+
+                if (!(b->w > 0 && b->winv > 0))
+                        continue;
+                if (b->freq_khz == freq_khz)
+                        return b->w / b->winv;
+                if (!near || labs((long)b->freq_khz - (long)freq_khz) <
+                                 labs((long)near->freq_khz - (long)freq_khz))
+                        near = b;
+        }
+        if (!near || !freq_khz || !near->freq_khz || !(e->known & ESTIMATE_MEM_FRACTION) ||
+            !e->mem_freq_ref_khz)
+                return NAN;
+        m = e->mem_fraction;
+        f_ref = e->mem_freq_ref_khz;
+        k0 = (1 - m) + m * near->freq_khz / f_ref;
+        k1 = (1 - m) + m * freq_khz / f_ref;
+        *scaled = true;
+        return near->w / near->winv * k0 / k1;
 }
 
 /* Refits P over the bins: model_p_least_squares on the per-N means, then the spread of the
@@ -409,10 +448,38 @@ static void est_app_fit(struct est_app *a)
 
 static void est_app_restart(struct est_app *a)
 {
+        a->fit_rank = 0;
         a->n_bins = 0;
         a->n_fbins = 0;
-        a->ipc1_w = a->ipc1_wsum = 0;
+        a->n_ipc1 = 0;
         a->var_y = NAN;
+}
+
+/* How much a speedup point is worth: eq. 9 on the app's own one-core IPC (2) over anything
+ * that stands in for it, or busy time (1). */
+static unsigned est_point_rank(const struct estimate *e)
+{
+        if (e->speedup_source == ESTIMATE_SPEEDUP_COUNTERS && e->n_cores >= 2 &&
+            (e->ipc1_source == ESTIMATE_IPC1_ONE_CORE ||
+             e->ipc1_source == ESTIMATE_IPC1_ONE_CORE_SCALED))
+                return 2;
+        return 1;
+}
+
+/* Whether the fit takes a point of this rank. The fit's points rest on one kind of IPC_I0(1):
+ * the first point on the app's own one-core IPC drops the points that stood in for it (they
+ * hid contention), and later stand-ins do not dilute it. */
+static bool est_fit_takes(struct est_app *a, unsigned rank)
+{
+        if (rank < a->fit_rank)
+                return false;
+        if (rank > a->fit_rank && a->fit_rank) {
+                a->n_bins = 0;
+                a->n_pending = 0;
+                est_app_fit(a);
+        }
+        a->fit_rank = rank;
+        return true;
 }
 
 /* A new point at `cores` >= 2: into the fit, or held as a misfit; enough consecutive misfits
@@ -703,7 +770,8 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         a->busy_s = busy_total;
 
         if (counters) {
-                double ipc_core;
+                double ipc_core, ipc1_here;
+                bool ipc1_scaled;
 
                 e->i0 = i0;
                 e->delta_i = delta_i;
@@ -714,24 +782,25 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                         e->known |= ESTIMATE_IPC;
                 if (model_ipc(i0_busiest, c_max, &ipc_core) < 0 || !(ipc_core > 0))
                         ipc_core = NAN;
-                if (n == 1 && !v->run_only && (e->known & ESTIMATE_IPC) && e->ipc > 0) {
+                if (n == 1 && !v->run_only && (e->known & ESTIMATE_IPC) && e->ipc > 0)
                         /* IPC_I0(1) observed; speedup is 1 by definition and says nothing of
-                         * P. A new frequency starts a new mean: IPC depends on it. */
-                        if (a->ipc1_freq_khz != v->freq_khz)
-                                a->ipc1_w = a->ipc1_wsum = 0;
-                        a->ipc1_freq_khz = v->freq_khz;
-                        a->ipc1_w += 1;
-                        a->ipc1_wsum += e->ipc;
-                }
-                if (a->ipc1_w > 0 && a->ipc1_freq_khz == v->freq_khz) {
-                        e->ipc1 = a->ipc1_wsum / a->ipc1_w;
-                        e->ipc1_source = ESTIMATE_IPC1_ONE_CORE;
-                } else if (isfinite(ipc_core)) {
-                        e->ipc1 = ipc_core;
-                        e->ipc1_source = ESTIMATE_IPC1_BUSIEST_CORE;
+                         * P. */
+                        est_fbin_add(a->ipc1, &a->n_ipc1, v->freq_khz, 1.0 / e->ipc);
+                /* eq. 9 wants the app's own one-core IPC: on N cores its cores' IPC already
+                 * holds the contention (memory bandwidth, cache) that the speedup must
+                 * show. The busiest core's IPC while on N cores hides it (the speedup then
+                 * reduces to Amdahl's), so it comes last. */
+                ipc1_here = est_ipc1_at(a, v->freq_khz, &ipc1_scaled);
+                if (isfinite(ipc1_here)) {
+                        e->ipc1 = ipc1_here;
+                        e->ipc1_source =
+                            ipc1_scaled ? ESTIMATE_IPC1_ONE_CORE_SCALED : ESTIMATE_IPC1_ONE_CORE;
                 } else if (est->cfg.ipc1_calibrated > 0) {
                         e->ipc1 = est->cfg.ipc1_calibrated;
                         e->ipc1_source = ESTIMATE_IPC1_CALIBRATION;
+                } else if (isfinite(ipc_core)) {
+                        e->ipc1 = ipc_core;
+                        e->ipc1_source = ESTIMATE_IPC1_BUSIEST_CORE;
                 }
                 if (e->ipc1_source != ESTIMATE_IPC1_NONE)
                         e->known |= ESTIMATE_IPC1;
@@ -745,7 +814,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 /* Frequency sensitivity from the per-core IPC over all its CPUs: the same
                  * code runs on each, and n cores average out n times the counter noise. */
                 if (v->freq_khz && i0 > 0 && cycles > 0 && !v->run_only)
-                        est_fbin_add(a, v->freq_khz, cycles / i0);
+                        est_fbin_add(a->fbins, &a->n_fbins, v->freq_khz, cycles / i0);
         } else if (busy_ok && busy_max > 0) {
                 /* Loop-and-barrier threads that block while waiting: Σbusy/max busy is Amdahl's
                  * T(1)/T(N). */
@@ -754,7 +823,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         }
         if (e->speedup_source != ESTIMATE_SPEEDUP_NONE && e->speedup > 0 && isfinite(e->speedup)) {
                 e->known |= ESTIMATE_SPEEDUP;
-                if (n >= 2 && !v->run_only)
+                if (n >= 2 && !v->run_only && est_fit_takes(a, est_point_rank(e)))
                         est_app_point(est, a, n, 1.0 - 1.0 / e->speedup, s->timestamp_ns);
         }
         est_app_run(a, n, dt_s, counters, busy_ok, busy_sum, busy_max,
@@ -1036,8 +1105,8 @@ int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, 
         const struct estimate *e;
         struct model_app app = {0};
         unsigned ref_khz;
-        double ipc1;
-        bool mem_known;
+        double ipc1, own_ipc1;
+        bool mem_known, scaled;
         int r;
 
         if (!a)
@@ -1065,12 +1134,16 @@ int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, 
         }
         app.freq_ref_khz = ref_khz;
         app.mem_fraction = mem_known ? e->mem_fraction : 0;
-        /* Single-core IPC at the reference: the decayed mean there (steadier than one
-         * interval's), else the last IPC_I0(1). */
+        /* Single-core IPC at the reference: the app's own one-core mean there, else the
+         * decayed mean of its per-core IPC there (steadier than one interval's), else the
+         * last IPC_I0(1). */
         ipc1 = (e->known & ESTIMATE_IPC1) ? e->ipc1 : NAN;
         for (unsigned i = 0; i < a->n_fbins; i++)
                 if (a->fbins[i].freq_khz == ref_khz && a->fbins[i].w > 0 && a->fbins[i].winv > 0)
                         ipc1 = a->fbins[i].w / a->fbins[i].winv;
+        own_ipc1 = est_ipc1_at(a, ref_khz, &scaled);
+        if (isfinite(own_ipc1))
+                ipc1 = own_ipc1;
         if (ipc1 > 0 && ref_khz > 1) {
                 app.instructions = 1e9;
                 app.t1_s = app.instructions / model_ips(ipc1, ref_khz * 1e3); /* eq. 1, 8 */

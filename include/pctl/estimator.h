@@ -62,12 +62,17 @@ enum estimate_figure {
         ESTIMATE_P_RUN = 1u << 15,
 };
 
-/* Where IPC_I0(1) of eq. 9 came from, in order of preference. */
+/* Where IPC_I0(1) of eq. 9 came from. In order of preference: one-core, one-core-scaled,
+ * calibration, busiest-core. */
 enum estimate_ipc1_source {
         ESTIMATE_IPC1_NONE = 0,
-        ESTIMATE_IPC1_ONE_CORE,     /* this app observed on one core */
-        ESTIMATE_IPC1_BUSIEST_CORE, /* per-core IPC of the app's busiest core */
-        ESTIMATE_IPC1_CALIBRATION,  /* the platform's calibrated single-core IPC */
+        ESTIMATE_IPC1_ONE_CORE, /* this app observed on one core at this frequency */
+        /* The per-core IPC of the app's busiest core while on N cores: contention on N cores
+         * lowers it as much as IPC_I0(N), so the speedup misses it. The last resort. */
+        ESTIMATE_IPC1_BUSIEST_CORE,
+        ESTIMATE_IPC1_CALIBRATION, /* the platform's calibrated single-core IPC (pbench's) */
+        /* Observed on one core at another frequency, carried here by mem_fraction. */
+        ESTIMATE_IPC1_ONE_CORE_SCALED,
 };
 
 enum estimate_speedup_source {

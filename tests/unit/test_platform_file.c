@@ -178,8 +178,9 @@ static void corrupt_file_names_the_line(void **state)
 /* An app on 2 cores that was never seen on one, whose busiest core spun (cycles but no
  * instructions retired), so its own per-core IPC says nothing: with a platform file loaded,
  * its IPC_I0(1) comes from the calibration; without it (missing file: defaults), it does
- * not. The estimator prefers the app's own figures (one-core observation, then its busiest
- * core) to calibration's, which measured pbench, not this app. */
+ * not. The estimator prefers the app's own one-core observation to calibration's (which
+ * measured pbench, not this app), and calibration's to the busiest core's, which hides
+ * contention. */
 static enum estimate_ipc1_source ipc1_source_with(const struct platform_profile *pf, double *ipc1)
 {
         struct estimator_config cfg = {.delta_i_rate = NAN};

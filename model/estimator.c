@@ -29,6 +29,13 @@ struct est_fbin {
         double w, winv;
 };
 
+/* Decayed mean of the busiest core's 1/IPC at one (core count, frequency): contention shows
+ * as this rising with the core count. */
+struct est_cbin {
+        unsigned cores, freq_khz;
+        double w, winv;
+};
+
 /* A point that did not fit, held until the misfits either stop or make a phase change. */
 struct est_point {
         unsigned cores;
@@ -56,6 +63,8 @@ struct est_app {
         struct est_point pending[EST_MAX_PENDING];
         double var_y;      /* per-point variance of y around the fit; NaN without a fit */
         unsigned fit_rank; /* est_point_rank of the fit's points; 0 while it has none */
+        unsigned n_cbins;
+        struct est_cbin cbins[EST_MAX_BINS];
         /* IPC_I0(1) observed with the app on one core, per frequency (IPC depends on it). */
         unsigned n_ipc1;
         struct est_fbin ipc1[EST_MAX_FREQS];
@@ -219,6 +228,7 @@ static void est_estimate_reset(struct estimate *e, uint64_t id)
             .mem_fraction = NAN,
             .speedup_run = NAN,
             .p_run = NAN,
+            .ipc_core_drop = NAN,
         };
 }
 
@@ -293,6 +303,11 @@ static void est_app_decay(struct est_app *a, double f)
                 a->ipc1[i].winv *= f;
                 top = fmax(top, a->ipc1[i].w);
         }
+        for (unsigned i = 0; i < a->n_cbins; i++) {
+                a->cbins[i].w *= f;
+                a->cbins[i].winv *= f;
+                top = fmax(top, a->cbins[i].w);
+        }
         /* Only ratios of weights matter: rescale before the recent ones underflow too. */
         if (top > 0 && top < 1e-100) {
                 double k = 1.0 / top;
@@ -310,6 +325,10 @@ static void est_app_decay(struct est_app *a, double f)
                 for (unsigned i = 0; i < a->n_ipc1; i++) {
                         a->ipc1[i].w *= k;
                         a->ipc1[i].winv *= k;
+                }
+                for (unsigned i = 0; i < a->n_cbins; i++) {
+                        a->cbins[i].w *= k;
+                        a->cbins[i].winv *= k;
                 }
         }
 }
@@ -359,6 +378,44 @@ static void est_fbin_add(struct est_fbin *bins, unsigned *n_bins, unsigned freq_
         }
         b->w += 1;
         b->winv += inv_ipc;
+}
+
+/* The busiest core's IPC at (cores, freq_khz) into its decayed mean, and the drop from the
+ * fewest cores seen at that frequency to the most (NaN until two core counts). */
+static double est_cbin_add(struct est_app *a, unsigned cores, unsigned freq_khz, double ipc)
+{
+        const struct est_cbin *lo = NULL, *hi = NULL;
+        struct est_cbin *b = NULL;
+
+        for (unsigned i = 0; i < a->n_cbins && !b; i++)
+                if (a->cbins[i].cores == cores && a->cbins[i].freq_khz == freq_khz)
+                        b = &a->cbins[i];
+        if (!b) {
+                if (a->n_cbins < EST_MAX_BINS) {
+                        b = &a->cbins[a->n_cbins++];
+                } else {
+                        b = &a->cbins[0];
+                        for (unsigned i = 1; i < a->n_cbins; i++)
+                                if (a->cbins[i].w < b->w)
+                                        b = &a->cbins[i];
+                }
+                *b = (struct est_cbin){.cores = cores, .freq_khz = freq_khz};
+        }
+        b->w += 1;
+        b->winv += 1.0 / ipc;
+        for (unsigned i = 0; i < a->n_cbins; i++) {
+                const struct est_cbin *c = &a->cbins[i];
+
+                if (c->freq_khz != freq_khz || !(c->w > 0 && c->winv > 0))
+                        continue;
+                if (!lo || c->cores < lo->cores)
+                        lo = c;
+                if (!hi || c->cores > hi->cores)
+                        hi = c;
+        }
+        if (!lo || lo == hi)
+                return NAN;
+        return 1.0 - (hi->w / hi->winv) / (lo->w / lo->winv);
 }
 
 /* The app's IPC_I0(1) at freq_khz: observed there on one core (*scaled false), else observed
@@ -451,7 +508,8 @@ static void est_app_restart(struct est_app *a)
         a->fit_rank = 0;
         a->n_bins = 0;
         a->n_fbins = 0;
-        a->n_ipc1 = 0;
+        /* IPC_I0(1) stays: only a one-core interval renews it, and a misfit that is the
+         * model's (contention the Amdahl curve cannot follow) looks like a phase change. */
         a->var_y = NAN;
 }
 
@@ -699,7 +757,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
 
         /* Clear the interval's figures; the fit and the cumulative energy stay. */
         e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION | ESTIMATE_SPEEDUP_RUN |
-                    ESTIMATE_P_RUN;
+                    ESTIMATE_P_RUN | ESTIMATE_IPC_CORE_DROP;
         e->n_cores = n;
         e->freq_khz = v->freq_khz;
         /* The allocator counts its observations by this: start-up is not one. */
@@ -782,6 +840,14 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                         e->known |= ESTIMATE_IPC;
                 if (model_ipc(i0_busiest, c_max, &ipc_core) < 0 || !(ipc_core > 0))
                         ipc_core = NAN;
+                if (isfinite(ipc_core) && !v->run_only) {
+                        double drop = est_cbin_add(a, n, v->freq_khz, ipc_core);
+
+                        if (isfinite(drop)) {
+                                e->ipc_core_drop = drop;
+                                e->known |= ESTIMATE_IPC_CORE_DROP;
+                        }
+                }
                 if (n == 1 && !v->run_only && (e->known & ESTIMATE_IPC) && e->ipc > 0)
                         /* IPC_I0(1) observed; speedup is 1 by definition and says nothing of
                          * P. */

@@ -67,6 +67,13 @@ struct allocator_app {
          * not send it back to the baseline. */
         bool searching;
         uint64_t seen_intervals; /* the estimate's interval count at the last observation */
+        /* The one-core probe for eq. 9's IPC_I0(1): running now, since which interval, at
+         * which frequency, where it goes back to, and the settable frequencies (by index)
+         * probed already. */
+        bool ipc1_probing;
+        uint64_t ipc1_probe_since;
+        unsigned ipc1_probe_khz, ipc1_back_cores, ipc1_back_khz;
+        uint64_t ipc1_probed;
         /* Out. */
         unsigned want_cores;
         unsigned want_freq_khz;

@@ -60,6 +60,7 @@ enum estimate_figure {
         ESTIMATE_IPS = 1u << 13,
         ESTIMATE_SPEEDUP_RUN = 1u << 14,
         ESTIMATE_P_RUN = 1u << 15,
+        ESTIMATE_IPC_CORE_DROP = 1u << 16,
 };
 
 /* Where IPC_I0(1) of eq. 9 came from. In order of preference: one-core, one-core-scaled,
@@ -111,6 +112,10 @@ struct estimate {
         enum estimate_ipc1_source ipc1_source;
         double speedup;
         enum estimate_speedup_source speedup_source;
+        /* Contention made visible: 1 − the busiest core's IPC at the most cores seen over
+         * its IPC at the fewest, at this frequency (decayed means). Near 0 without
+         * contention; eq. 9 then needs no one-core probe. */
+        double ipc_core_drop;
 
         /* Parallel fraction. */
         double p_eq10;         /* eq. 10 on the decayed mean speedup at the current N */

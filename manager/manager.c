@@ -138,6 +138,7 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
 {
         struct estimator_config ecfg = {
             .delta_i_rate = opt->delta_i_rate,
+            .delta_i_alpha = opt->delta_i_alpha,
             .ipc1_calibrated = opt->ipc1,
             .power = opt->have_power ? &opt->power : NULL,
             .fit_power = !opt->have_power,

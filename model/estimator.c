@@ -143,8 +143,14 @@ struct estimator *estimator_new(const struct estimator_config *cfg)
         struct estimator *est;
         struct estimator_config c = cfg ? *cfg : (struct estimator_config){.delta_i_rate = NAN};
 
-        if (!(c.delta_i_rate >= 0))
-                c.delta_i_rate = ESTIMATOR_DEFAULT_DELTA_I_RATE;
+        /* Uncalibrated: the reference paper's ΔI/T, system-wide. Calibrated: α (0 when only
+         * the per-core rate was measured, as older platform files have it). */
+        if (!(c.delta_i_rate >= 0)) {
+                c.delta_i_rate = 0;
+                c.delta_i_alpha = ESTIMATOR_DEFAULT_DELTA_I_ALPHA;
+        } else if (!(c.delta_i_alpha >= 0)) {
+                c.delta_i_alpha = 0;
+        }
         if (c.half_life_s == 0)
                 c.half_life_s = EST_DEFAULT_HALF_LIFE_S;
         if (c.phase_sigmas == 0)
@@ -153,7 +159,7 @@ struct estimator *estimator_new(const struct estimator_config *cfg)
                 c.phase_rel_floor = EST_DEFAULT_PHASE_REL_FLOOR;
         if (c.phase_intervals == 0)
                 c.phase_intervals = EST_DEFAULT_PHASE_INTERVALS;
-        if (!isfinite(c.delta_i_rate) || !(c.ipc1_calibrated >= 0) ||
+        if (!isfinite(c.delta_i_rate) || !isfinite(c.delta_i_alpha) || !(c.ipc1_calibrated >= 0) ||
             !isfinite(c.ipc1_calibrated) || !(c.half_life_s > 0) || !isfinite(c.half_life_s) ||
             !(c.phase_sigmas > 0) || !(c.phase_rel_floor > 0) ||
             c.phase_intervals > EST_MAX_PENDING) {
@@ -729,7 +735,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         struct estimate *e = &a->e;
         bool counters = true, busy_ok = true, target_instr = v->target >= 0;
         double i0 = 0, delta_i = 0, c_max = 0, i0_busiest = 0, busy_sum = 0, busy_max = 0;
-        double cycles = 0, busy_total = 0, cpu_idle_min = INFINITY;
+        double cycles = 0, busy_total = 0, cpu_idle_min = INFINITY, busy_rate_sum = 0;
         unsigned n = 0;
 
         if (a->have_ts && s->timestamp_ns > a->last_ts_ns)
@@ -753,6 +759,9 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 /* With a target, only its own time: the CPU-wide time holds other tasks. */
                 busy_ok &=
                     tc ? (tc->measured & SENSOR_BUSY) != 0 : (c->measured & SENSOR_BUSY) != 0;
+                /* Busy seconds of its CPUs, all tasks: eq. 14's time-proportional ΔI is split
+                 * among them by this (NaN when one is unknown). */
+                busy_rate_sum += est_busy_s(c, v->freq_khz);
         }
 
         /* Clear the interval's figures; the fit and the cumulative energy stay. */
@@ -801,9 +810,14 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                                 i0_c = (double)tc->instr;
                                 d = fmax((double)c->instr - i0_c, 0);
                         } else {
-                                /* eq. 5: ΔI from the rate over the time the CPU was busy, or
-                                 * the whole interval when that is unknown. */
-                                d = est->cfg.delta_i_rate * (isnan(busy) ? dt_s : busy);
+                                /* eq. 5 with eq. 14 per interval: β per busy second of the
+                                 * CPU (the whole interval when unknown), and the CPU's share
+                                 * of α·t, by busy time (evenly when that is unknown). */
+                                double b = isnan(busy) ? dt_s : busy;
+
+                                d = est->cfg.delta_i_rate * b +
+                                    est->cfg.delta_i_alpha * dt_s *
+                                        (busy_rate_sum > 0 ? b / busy_rate_sum : 1.0 / n);
                                 d = fmin(d, (double)c->instr);
                                 i0_c = (double)c->instr - d;
                         }

@@ -16,13 +16,22 @@
 #include "pctl/sensor.h"
 
 /* The reference paper's measured ΔI/T for its synthetic benchmark on the i7 (mean 6.58e4/s,
- * section IV), used when calibration has not measured the platform's rate. Instructions/s
- * per busy core. */
-#define ESTIMATOR_DEFAULT_DELTA_I_RATE 6.58e4
+ * section IV): system instructions per second of run time, system-wide, whatever the number
+ * of cores. Used as eq. 14's α, with β = 0, when calibration has not measured the platform. */
+#define ESTIMATOR_DEFAULT_DELTA_I_ALPHA 6.58e4
 
+/* ΔI over an interval of t seconds on an app's CPUs, eq. 14 per interval (docs/estimator.md):
+ *   ΔI = α·t + β·B,  B the busy core-seconds of its CPUs (N·t when N cores are busy)
+ * α lands on its CPUs whatever their number (split among them by busy time), β is per busy
+ * core. */
 struct estimator_config {
-        /* ΔI rate per busy core, instructions/s (calibration's ΔI/T). NaN or < 0: the default. */
+        /* β: ΔI per busy core-second, instructions/s (calibration's fit). NaN or < 0: not
+         * calibrated, and then α and β are the defaults (α = ESTIMATOR_DEFAULT_DELTA_I_ALPHA,
+         * β = 0). */
         double delta_i_rate;
+        /* α: ΔI per second on the app's CPUs, instructions/s. Used with a calibrated β; NaN
+         * or < 0 there: 0. */
+        double delta_i_alpha;
         /* Calibrated single-core IPC of I0; 0 for unknown. */
         double ipc1_calibrated;
         /* Package power model for idle/static attribution and for power without RAPL; may be

@@ -450,7 +450,9 @@ static void predictions_follow_the_model(void **state)
 {
         struct synth_machine m = {.os_ips = 6.58e4, .metrics = ALL_COUNTERS, .rng = 31};
         struct model_power pm = {.static_w = 20};
-        struct estimator *est = estimator_new(NULL);
+        /* ΔI as calibration fits it on this machine: β per busy core-second, no α. */
+        struct estimator *est =
+            estimator_new(&(struct estimator_config){.delta_i_rate = 6.58e4, .delta_i_alpha = 0});
         struct sensor_sample s;
         struct synth_app a = {
             .p = 0.7, .ipc_ref = 1.0, .freq_ref_khz = 2000000, .freq_khz = 2000000, .n_cores = 4};

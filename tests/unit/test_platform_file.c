@@ -21,6 +21,8 @@ static void make_profile(struct platform_profile *p)
         p->n_cpus = 12;
         p->ipc1 = 1.87;
         p->delta_i_rate = 6.6e4;
+        p->delta_i_alpha = 3.1e5;
+        p->delta_i_fit_error = 0.04;
         p->power.static_w = 27.6;
         model_power_set_point(&p->power, 1200000, 5.1, 2.2);
         model_power_set_point(&p->power, 2600000, 10.2, 2.2);
@@ -47,6 +49,8 @@ static void round_trip(void **state)
         assert_int_equal(out.n_cpus, 12);
         assert_near(out.ipc1, 1.87, 1e-9);
         assert_near(out.delta_i_rate, 6.6e4, 1e-3);
+        assert_near(out.delta_i_alpha, 3.1e5, 1e-3);
+        assert_near(out.delta_i_fit_error, 0.04, 1e-12);
         assert_int_equal(out.power.n_points, 2);
         assert_near(out.power.static_w, 27.6, 1e-9);
         assert_int_equal(out.power.points[1].freq_khz, 2600000);

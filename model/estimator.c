@@ -93,6 +93,7 @@ struct estimator {
         /* Per CPU: the views that hold it and the sums of their targets' counts there, to
          * split a CPU that apps share (time-sharing, each with its own target). */
         struct est_cpu_share *share;
+        double *cpu_idle_j; /* per CPU, the idle energy the power model gives it */
         unsigned n_owner;
 };
 
@@ -199,6 +200,7 @@ void estimator_free(struct estimator *est)
         free(est->apps);
         free(est->owner);
         free(est->share);
+        free(est->cpu_idle_j);
         free(est);
 }
 
@@ -957,6 +959,7 @@ static int est_validate(struct estimator *est, const struct sensor_sample *s,
         if (est->n_owner < s->n_cpus) {
                 int *o = realloc(est->owner, s->n_cpus * sizeof(*o));
                 struct est_cpu_share *sh;
+                double *idle;
 
                 if (!o)
                         return -ENOMEM;
@@ -965,6 +968,10 @@ static int est_validate(struct estimator *est, const struct sensor_sample *s,
                 if (!sh)
                         return -ENOMEM;
                 est->share = sh;
+                idle = realloc(est->cpu_idle_j, s->n_cpus * sizeof(*idle));
+                if (!idle)
+                        return -ENOMEM;
+                est->cpu_idle_j = idle;
                 est->n_owner = s->n_cpus;
         }
         return 0;
@@ -1004,8 +1011,13 @@ static unsigned est_power_freq(const struct estimator *est, unsigned freq_khz)
         return freq_khz ? freq_khz : model_power_max_freq(&est->power);
 }
 
-/* The package energy split among the apps by unhalted cycles (busy time without cycles),
- * after the static power and the idle cores' power are set apart. */
+/* The power-charging rule, the same for measurements and for predictions (model_predict;
+ * docs/estimator.md, "Power share"): an app is charged what the machine draws for it as if it
+ * ran alone: the static power in full, the idle power of its CPUs' idle time, and the dynamic
+ * power of its own busy time. The power model's static_w holds the package and the CPUs no app
+ * holds; its idle_w is what holding an idle CPU adds. Measured: the package energy less static
+ * and idle is the dynamic energy, split among all CPUs by unhalted cycles (busy time without
+ * cycles); without the package energy, the model's core power at the app's busy cores. */
 static void est_power_share(struct estimator *est, const struct sensor_sample *s,
                             const struct estimator_app_view *apps, unsigned n_apps)
 {
@@ -1014,8 +1026,10 @@ static void est_power_share(struct estimator *est, const struct sensor_sample *s
         double energy_j = 0, static_j = NAN, idle_j = NAN, activity_all = 0, activity_apps = 0;
         bool by_cycles = true;
 
-        for (unsigned c = 0; c < s->n_cpus; c++)
+        for (unsigned c = 0; c < s->n_cpus; c++) {
                 est->owner[c] = -1;
+                est->cpu_idle_j[c] = 0;
+        }
         for (unsigned i = 0; i < n_apps; i++)
                 cpumask_foreach (cpu, &apps[i].cpus)
                         est->owner[cpu] = (int)i;
@@ -1026,23 +1040,25 @@ static void est_power_share(struct estimator *est, const struct sensor_sample *s
         pf->energy_measured = s->energy_measured;
         pf->power_w = pf->static_w = pf->idle_w = pf->unattributed_w = NAN;
         if (est->have_power) {
-                /* Idle power of every monitored CPU for the time it was not busy. */
+                /* Idle power of every CPU an app holds, for the time it was not busy. */
                 static_j = est->power.static_w * dt_s;
                 idle_j = 0;
                 for (unsigned c = 0; c < s->n_cpus && isfinite(idle_j); c++) {
                         const struct sensor_counts *cc = &s->cpu[c];
-                        unsigned f = est_power_freq(
-                            est, est->owner[c] >= 0 ? apps[est->owner[c]].freq_khz : 0);
-                        double idle_w, busy = est_busy_s(cc, f);
+                        unsigned f;
+                        double idle_w, busy;
 
-                        if (!cc->measured)
+                        if (!cc->measured || est->owner[c] < 0)
                                 continue;
+                        f = est_power_freq(est, apps[est->owner[c]].freq_khz);
+                        busy = est_busy_s(cc, f);
                         if (isnan(busy) || model_power_at(&est->power, f, 0, 1, &idle_w) < 0) {
                                 idle_j = NAN;
                                 break;
                         }
                         idle_w -= est->power.static_w;
-                        idle_j += idle_w * fmax(dt_s - fmin(busy, dt_s), 0);
+                        est->cpu_idle_j[c] = idle_w * fmax(dt_s - fmin(busy, dt_s), 0);
+                        idle_j += est->cpu_idle_j[c];
                 }
                 pf->static_w = static_j / dt_s;
                 pf->idle_w = idle_j / dt_s;
@@ -1063,28 +1079,37 @@ static void est_power_share(struct estimator *est, const struct sensor_sample *s
         for (unsigned i = 0; i < n_apps; i++) {
                 struct est_app *a = est_find(est, apps[i].id, i);
                 struct estimate *e = &a->e;
+                double held_j = 0;
 
                 e->known &= ~(unsigned)(ESTIMATE_POWER | ESTIMATE_PERF_PER_W | ESTIMATE_EPI |
                                         ESTIMATE_EDP_RATE);
                 e->power_w = e->perf_per_w = e->epi = e->edp_rate = NAN;
                 e->power_source = ESTIMATE_POWER_NONE;
                 e->power_declared = false;
+                if (isfinite(idle_j)) {
+                        /* Its CPUs' idle energy (split evenly on a CPU apps share), and the
+                         * static energy in full. */
+                        cpumask_foreach (cpu, &apps[i].cpus)
+                                held_j += est->cpu_idle_j[cpu] /
+                                          (est->share[cpu].holders ? est->share[cpu].holders : 1);
+                        held_j += static_j;
+                }
                 if (s->energy_measured && isfinite(idle_j) && activity_all > 0) {
                         double act = by_cycles ? a->cycles : a->busy_s * 1e9;
                         double dyn_j = fmax(energy_j - static_j - idle_j, 0);
 
                         if (isfinite(act)) {
-                                e->power_w = dyn_j * act / activity_all / dt_s;
+                                e->power_w = (dyn_j * act / activity_all + held_j) / dt_s;
                                 e->power_source = ESTIMATE_POWER_MEASURED;
                                 e->power_declared = est->power.declared;
                                 activity_apps += act;
                         }
-                } else if (!s->energy_measured && est->have_power && isfinite(a->busy_s)) {
+                } else if (!s->energy_measured && isfinite(idle_j) && isfinite(a->busy_s)) {
                         double w;
 
                         if (model_power_at(&est->power, est_power_freq(est, apps[i].freq_khz),
                                            a->busy_s / dt_s, 0, &w) == 0) {
-                                e->power_w = w - est->power.static_w;
+                                e->power_w = w - est->power.static_w + held_j / dt_s;
                                 e->power_source = ESTIMATE_POWER_MODEL;
                                 e->power_declared = est->power.declared;
                         }

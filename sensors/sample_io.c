@@ -12,7 +12,12 @@
 #include "pctl/jsonfmt.h"
 #include "pctl/util.h"
 
-#define SAMPLE_IO_COLUMNS "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j"
+/* v2 added freq_khz (the frequency a CPU ran at while unhalted, from cycles / ref-cycles);
+ * v1 traces still read. */
+#define SAMPLE_IO_COLUMNS                                                                          \
+        "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,freq_khz,energy_j"
+#define SAMPLE_IO_COLUMNS_V1                                                                       \
+        "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j"
 #define LIKWID_MAX_GROUPS 16
 #define LIKWID_MAX_METRICS 64
 
@@ -44,15 +49,15 @@ int sample_io_write_header_fmt(FILE *f, const char *backend, const struct sensor
         shape_cpus(shape, cpus, &m);
         if (cpumask_format(&m, list, sizeof(list)) < 0)
                 return -ENOBUFS;
-        fprintf(f, "# pctl-sample v1 backend=%s cpus=%s packages=%u targets=%u\n",
+        fprintf(f, "# pctl-sample v2 backend=%s cpus=%s packages=%u targets=%u\n",
                 backend ? backend : "unknown", list, shape ? shape->n_packages : 0,
                 shape ? shape->n_targets : 0);
         if (fmt == SAMPLE_IO_CSV)
                 fputs(SAMPLE_IO_COLUMNS "\n", f);
         else
-                fprintf(f, "%12s %12s %-8s %5s %16s %16s %16s %14s %7s %12s\n", "time_s",
+                fprintf(f, "%12s %12s %-8s %5s %16s %16s %16s %14s %7s %9s %12s\n", "time_s",
                         "interval_s", "kind", "cpu", "instr", "cycles", "ref_cycles", "busy_ns",
-                        "busy_%", "energy_j");
+                        "busy_%", "freq_khz", "energy_j");
         return write_status(f);
 }
 
@@ -79,6 +84,7 @@ static void csv_row(FILE *f, const struct sensor_sample *s, const char *kind, co
         csv_u64(f, c->measured & SENSOR_CYCLES, c->cycles);
         csv_u64(f, c->measured & SENSOR_REF_CYCLES, c->ref_cycles);
         csv_u64(f, c->measured & SENSOR_BUSY, c->busy_ns);
+        csv_u64(f, c->measured & SENSOR_FREQ, c->freq_khz);
         fputs(",\n", f);
 }
 
@@ -103,6 +109,7 @@ static void text_row(FILE *f, const struct sensor_sample *s, const char *kind, u
                 fprintf(f, " %7.1f", 100.0 * (double)c->busy_ns / (double)s->interval_ns);
         else
                 fprintf(f, " %7s", "-");
+        text_u64(f, 9, c->measured & SENSOR_FREQ, c->freq_khz);
         fprintf(f, " %12s\n", "-");
 }
 
@@ -122,6 +129,7 @@ static struct json_object *counts_json(const struct sensor_counts *c, unsigned c
         json_object_object_add(o, "ref_cycles",
                                counter_json(c->measured & SENSOR_REF_CYCLES, c->ref_cycles));
         json_object_object_add(o, "busy_ns", counter_json(c->measured & SENSOR_BUSY, c->busy_ns));
+        json_object_object_add(o, "freq_khz", counter_json(c->measured & SENSOR_FREQ, c->freq_khz));
         return o;
 }
 
@@ -201,13 +209,13 @@ int sample_io_write(FILE *f, const struct sensor_sample *s, enum sample_io_forma
         }
         for (unsigned p = 0; s->energy_measured && p < s->n_packages; p++) {
                 if (fmt == SAMPLE_IO_CSV)
-                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,%.6f\n",
+                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,,%.6f\n",
                                 (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9, p,
                                 s->energy_j[p]);
                 else
-                        fprintf(f, "%12.6f %12.6f %-8s %5u %16s %16s %16s %14s %7s %12.6f\n",
+                        fprintf(f, "%12.6f %12.6f %-8s %5u %16s %16s %16s %14s %7s %9s %12.6f\n",
                                 (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9,
-                                "package", p, "", "", "", "", "", s->energy_j[p]);
+                                "package", p, "", "", "", "", "", "", s->energy_j[p]);
         }
         return write_status(f);
 }
@@ -319,17 +327,19 @@ static int seconds_to_ns(const char *s, uint64_t *out)
         return 0;
 }
 
-static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_ts)
+/* One row of our CSV: 10 fields in v1, 11 in v2 (freq_khz before energy_j). */
+static int pctl_csv_line(struct sample_io_reader *r, char *line, unsigned n_fields,
+                         uint64_t *cur_ts)
 {
-        char *f[10];
-        unsigned n = 0;
+        char *f[11];
+        unsigned n = 0, energy = n_fields - 1;
         struct rec x = {0};
         uint64_t ts, len, v[4];
         bool m[4];
         int e;
 
         for (char *p = line;; p++) {
-                if (n == 10)
+                if (n == n_fields)
                         return -EBADMSG;
                 f[n++] = p;
                 p = strchr(p, ',');
@@ -337,7 +347,7 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_t
                         break;
                 *p = '\0';
         }
-        if (n != 10)
+        if (n != n_fields)
                 return -EBADMSG;
         if (seconds_to_ns(f[0], &ts) < 0 || seconds_to_ns(f[1], &len) < 0)
                 return -EBADMSG;
@@ -352,7 +362,7 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_t
         if (x.kind != REC_CPU && parse_uint(f[3], &x.id) < 0)
                 return -EBADMSG;
         if (x.kind == REC_PACKAGE) {
-                if (x.id >= SENSOR_MAX_PACKAGES || parse_double(f[9], &x.energy_j) < 0)
+                if (x.id >= SENSOR_MAX_PACKAGES || parse_double(f[energy], &x.energy_j) < 0)
                         return -EBADMSG;
         } else {
                 if (parse_uint(f[4], &x.cpu) < 0 || x.cpu >= CPUMASK_MAX)
@@ -368,6 +378,12 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_t
                     .measured = (m[0] ? SENSOR_INSTR : 0) | (m[1] ? SENSOR_CYCLES : 0) |
                                 (m[2] ? SENSOR_REF_CYCLES : 0) | (m[3] ? SENSOR_BUSY : 0),
                 };
+                /* freq_khz: empty when unknown; a frequency is never 0. */
+                if (n_fields == 11 && f[9][0]) {
+                        if (parse_uint(f[9], &x.c.freq_khz) < 0 || x.c.freq_khz == 0)
+                                return -EBADMSG;
+                        x.c.measured |= SENSOR_FREQ;
+                }
         }
         if (r->n_iv == 0 || ts != *cur_ts) {
                 interval_end(r);
@@ -516,6 +532,7 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
         int hw_cpu[CPUMASK_MAX];
         unsigned n_hw = 0, lineno = 0;
         bool pctl = false, likwid = false, columns = false;
+        unsigned pctl_version = 0;
         uint64_t cur_ts = 0;
         char *line = text;
         int e;
@@ -528,8 +545,10 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                         *nl = '\0';
                 lineno++;
                 if (!pctl && !likwid) {
-                        if (strncmp(line, "# pctl-sample v1", 16) == 0) {
+                        if (strncmp(line, "# pctl-sample v1", 16) == 0 ||
+                            strncmp(line, "# pctl-sample v2", 16) == 0) {
                                 pctl = true;
+                                pctl_version = line[15] - '0';
                         } else if (strncmp(line, "# HWThreads:", 12) == 0 ||
                                    strncmp(line, "# GID|", 6) == 0) {
                                 likwid = true;
@@ -547,12 +566,15 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                         if (line[0] == '#' || line[0] == '\0')
                                 goto next;
                         if (!columns) {
-                                if (strcmp(line, SAMPLE_IO_COLUMNS) != 0)
+                                if (strcmp(line, pctl_version == 1 ? SAMPLE_IO_COLUMNS_V1
+                                                                   : SAMPLE_IO_COLUMNS) != 0)
                                         goto bad;
                                 columns = true;
                                 goto next;
                         }
-                        e = truncated ? -EBADMSG : pctl_csv_line(r, line, &cur_ts);
+                        e = truncated
+                                ? -EBADMSG
+                                : pctl_csv_line(r, line, pctl_version == 1 ? 10 : 11, &cur_ts);
                         if (e == -ENOMEM)
                                 return e;
                         if (e < 0) {

@@ -12,12 +12,23 @@
 #include "pctl/jsonfmt.h"
 #include "pctl/util.h"
 
-/* v2 added freq_khz (the frequency a CPU ran at while unhalted, from cycles / ref-cycles);
- * v1 traces still read. */
-#define SAMPLE_IO_COLUMNS                                                                          \
-        "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,freq_khz,energy_j"
+/* The first columns, as the format began. Columns added later follow them, each named in the
+ * column line (sample_io_extras): a trace without them still reads. */
 #define SAMPLE_IO_COLUMNS_V1                                                                       \
         "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j"
+#define SAMPLE_IO_COLUMNS SAMPLE_IO_COLUMNS_V1 ",freq_khz"
+#define SAMPLE_IO_MAX_EXTRAS 4
+
+/* A column after the first ten. */
+enum sample_io_extra {
+        /* The frequency the CPU ran at while unhalted (cycles / ref-cycles × the TSC rate). */
+        SAMPLE_IO_FREQ_KHZ,
+};
+
+static const char *const sample_io_extras[] = {
+    [SAMPLE_IO_FREQ_KHZ] = "freq_khz",
+};
+
 #define LIKWID_MAX_GROUPS 16
 #define LIKWID_MAX_METRICS 64
 
@@ -49,7 +60,7 @@ int sample_io_write_header_fmt(FILE *f, const char *backend, const struct sensor
         shape_cpus(shape, cpus, &m);
         if (cpumask_format(&m, list, sizeof(list)) < 0)
                 return -ENOBUFS;
-        fprintf(f, "# pctl-sample v2 backend=%s cpus=%s packages=%u targets=%u\n",
+        fprintf(f, "# pctl-sample v1 backend=%s cpus=%s packages=%u targets=%u\n",
                 backend ? backend : "unknown", list, shape ? shape->n_packages : 0,
                 shape ? shape->n_targets : 0);
         if (fmt == SAMPLE_IO_CSV)
@@ -84,8 +95,9 @@ static void csv_row(FILE *f, const struct sensor_sample *s, const char *kind, co
         csv_u64(f, c->measured & SENSOR_CYCLES, c->cycles);
         csv_u64(f, c->measured & SENSOR_REF_CYCLES, c->ref_cycles);
         csv_u64(f, c->measured & SENSOR_BUSY, c->busy_ns);
+        fputc(',', f); /* energy_j: package rows only */
         csv_u64(f, c->measured & SENSOR_FREQ, c->freq_khz);
-        fputs(",\n", f);
+        fputc('\n', f);
 }
 
 static void text_u64(FILE *f, int width, bool measured, uint64_t v)
@@ -209,7 +221,7 @@ int sample_io_write(FILE *f, const struct sensor_sample *s, enum sample_io_forma
         }
         for (unsigned p = 0; s->energy_measured && p < s->n_packages; p++) {
                 if (fmt == SAMPLE_IO_CSV)
-                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,,%.6f\n",
+                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,%.6f,\n",
                                 (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9, p,
                                 s->energy_j[p]);
                 else
@@ -327,12 +339,46 @@ static int seconds_to_ns(const char *s, uint64_t *out)
         return 0;
 }
 
-/* One row of our CSV: 10 fields in v1, 11 in v2 (freq_khz before energy_j). */
-static int pctl_csv_line(struct sample_io_reader *r, char *line, unsigned n_fields,
-                         uint64_t *cur_ts)
+/* The column line: the first ten, then known extra columns, each once. */
+static int pctl_columns(const char *line, enum sample_io_extra *extras, unsigned *n_extras)
 {
-        char *f[11];
-        unsigned n = 0, energy = n_fields - 1;
+        const size_t len = strlen(SAMPLE_IO_COLUMNS_V1);
+        const char *p = line + len;
+
+        *n_extras = 0;
+        if (strncmp(line, SAMPLE_IO_COLUMNS_V1, len) != 0)
+                return -EBADMSG;
+        while (*p) {
+                const char *name = p + 1, *end;
+                size_t k;
+
+                if (*p != ',' || *n_extras == SAMPLE_IO_MAX_EXTRAS)
+                        return -EBADMSG;
+                end = strchr(name, ',');
+                if (!end)
+                        end = name + strlen(name);
+                for (k = 0; k < ARRAY_SIZE(sample_io_extras); k++)
+                        if (strlen(sample_io_extras[k]) == (size_t)(end - name) &&
+                            strncmp(name, sample_io_extras[k], (size_t)(end - name)) == 0)
+                                break;
+                if (k == ARRAY_SIZE(sample_io_extras))
+                        return -EBADMSG;
+                for (unsigned i = 0; i < *n_extras; i++)
+                        if (extras[i] == (enum sample_io_extra)k)
+                                return -EBADMSG;
+                extras[(*n_extras)++] = (enum sample_io_extra)k;
+                p = end;
+        }
+        return 0;
+}
+
+/* One row of our CSV: the ten first fields, then the extra columns the column line named, in
+ * its order. */
+static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum sample_io_extra *extras,
+                         unsigned n_extras, uint64_t *cur_ts)
+{
+        char *f[10 + SAMPLE_IO_MAX_EXTRAS];
+        unsigned n = 0, n_fields = 10 + n_extras;
         struct rec x = {0};
         uint64_t ts, len, v[4];
         bool m[4];
@@ -362,7 +408,7 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, unsigned n_fiel
         if (x.kind != REC_CPU && parse_uint(f[3], &x.id) < 0)
                 return -EBADMSG;
         if (x.kind == REC_PACKAGE) {
-                if (x.id >= SENSOR_MAX_PACKAGES || parse_double(f[energy], &x.energy_j) < 0)
+                if (x.id >= SENSOR_MAX_PACKAGES || parse_double(f[9], &x.energy_j) < 0)
                         return -EBADMSG;
         } else {
                 if (parse_uint(f[4], &x.cpu) < 0 || x.cpu >= CPUMASK_MAX)
@@ -378,11 +424,17 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, unsigned n_fiel
                     .measured = (m[0] ? SENSOR_INSTR : 0) | (m[1] ? SENSOR_CYCLES : 0) |
                                 (m[2] ? SENSOR_REF_CYCLES : 0) | (m[3] ? SENSOR_BUSY : 0),
                 };
-                /* freq_khz: empty when unknown; a frequency is never 0. */
-                if (n_fields == 11 && f[9][0]) {
-                        if (parse_uint(f[9], &x.c.freq_khz) < 0 || x.c.freq_khz == 0)
-                                return -EBADMSG;
-                        x.c.measured |= SENSOR_FREQ;
+                for (unsigned k = 0; k < n_extras; k++) {
+                        const char *fk = f[10 + k];
+
+                        /* Empty: not measured. A frequency is never 0. */
+                        if (!fk[0])
+                                continue;
+                        if (extras[k] == SAMPLE_IO_FREQ_KHZ) {
+                                if (parse_uint(fk, &x.c.freq_khz) < 0 || x.c.freq_khz == 0)
+                                        return -EBADMSG;
+                                x.c.measured |= SENSOR_FREQ;
+                        }
                 }
         }
         if (r->n_iv == 0 || ts != *cur_ts) {
@@ -532,7 +584,8 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
         int hw_cpu[CPUMASK_MAX];
         unsigned n_hw = 0, lineno = 0;
         bool pctl = false, likwid = false, columns = false;
-        unsigned pctl_version = 0;
+        enum sample_io_extra extras[SAMPLE_IO_MAX_EXTRAS];
+        unsigned n_extras = 0;
         uint64_t cur_ts = 0;
         char *line = text;
         int e;
@@ -545,10 +598,8 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                         *nl = '\0';
                 lineno++;
                 if (!pctl && !likwid) {
-                        if (strncmp(line, "# pctl-sample v1", 16) == 0 ||
-                            strncmp(line, "# pctl-sample v2", 16) == 0) {
+                        if (strncmp(line, "# pctl-sample v1", 16) == 0) {
                                 pctl = true;
-                                pctl_version = line[15] - '0';
                         } else if (strncmp(line, "# HWThreads:", 12) == 0 ||
                                    strncmp(line, "# GID|", 6) == 0) {
                                 likwid = true;
@@ -566,15 +617,13 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                         if (line[0] == '#' || line[0] == '\0')
                                 goto next;
                         if (!columns) {
-                                if (strcmp(line, pctl_version == 1 ? SAMPLE_IO_COLUMNS_V1
-                                                                   : SAMPLE_IO_COLUMNS) != 0)
+                                if (pctl_columns(line, extras, &n_extras) < 0)
                                         goto bad;
                                 columns = true;
                                 goto next;
                         }
-                        e = truncated
-                                ? -EBADMSG
-                                : pctl_csv_line(r, line, pctl_version == 1 ? 10 : 11, &cur_ts);
+                        e = truncated ? -EBADMSG
+                                      : pctl_csv_line(r, line, extras, n_extras, &cur_ts);
                         if (e == -ENOMEM)
                                 return e;
                         if (e < 0) {

@@ -180,7 +180,7 @@ static void own_csv_round_trip(void **state)
                 assert_int_equal(back.cpu[0].measured, SENSOR_BUSY);
                 assert_int_equal(back.cpu[1].measured, 0);
                 assert_true(back.cpu[2].instr == 7 * k && back.cpu[2].cycles == 9 * k);
-                /* The frequency the CPU ran at (v2's freq_khz) comes back with its bit. */
+                /* The frequency the CPU ran at (freq_khz) comes back with its bit. */
                 assert_int_equal(back.cpu[2].freq_khz, 3000000 + k);
                 assert_int_equal(back.cpu[2].measured, SENSOR_INSTR | SENSOR_CYCLES |
                                                            SENSOR_REF_CYCLES | SENSOR_BUSY |
@@ -232,20 +232,26 @@ static void replay_backend_plays_a_file(void **state)
 
 /* One case per line: cmake/PctlTests.cmake reads them line by line. */
 /* clang-format off */
-/* v1 traces (no freq_khz) still read; in v2 a frequency is a positive number or empty, and
- * a row of the wrong width is refused with its line. */
-static void freq_khz_column_by_version(void **state)
+/* Traces without the freq_khz column still read; with it, a frequency is a positive number
+ * or empty; an unknown or repeated extra column is refused, and so is a row of the wrong
+ * width, each with its line. */
+static void freq_khz_column(void **state)
 {
         static const char v1[] = "# pctl-sample v1 backend=x\n"
                                  "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,"
                                  "energy_j\n";
-        static const char v2[] = "# pctl-sample v2 backend=x\n"
+        static const char fq[] = "# pctl-sample v1 backend=x\n"
                                  "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,"
-                                 "freq_khz,energy_j\n";
+                                 "energy_j,freq_khz\n";
         static const char *const bad_rows[] = {
-            "0.1,0.1,cpu,,0,,,,5,0,\n",   /* a frequency of 0 */
-            "0.1,0.1,cpu,,0,,,,5,abc,\n", /* not a number */
-            "0.1,0.1,cpu,,0,,,,5,\n",     /* a v1 row in a v2 file */
+            "0.1,0.1,cpu,,0,,,,5,,0\n",   /* a frequency of 0 */
+            "0.1,0.1,cpu,,0,,,,5,,abc\n", /* not a number */
+            "0.1,0.1,cpu,,0,,,,5,\n",     /* a row without the column */
+        };
+        static const char *const bad_columns[] = {
+            "energy_j,nosuch\n",
+            "energy_j,freq_khz,freq_khz\n",
+            "energy_j,\n",
         };
         struct sample_io_reader *r = NULL;
         struct sensor_sample s;
@@ -259,8 +265,8 @@ static void freq_khz_column_by_version(void **state)
         assert_int_equal(sample_io_read(r, &s), 0);
         assert_int_equal(s.cpu[0].measured, SENSOR_BUSY);
         sample_io_close(r);
-        snprintf(text, sizeof(text), "%s0.1,0.1,cpu,,0,,,,5,2400000,\n0.1,0.1,package,0,,,,,,,2.5\n",
-                 v2);
+        snprintf(text, sizeof(text),
+                 "%s0.1,0.1,cpu,,0,,,,5,,2400000\n0.1,0.1,package,0,,,,,,2.5,\n", fq);
         assert_int_equal(sample_io_open_text(text, &r, NULL), 0);
         assert_int_equal(sample_io_read(r, &s), 0);
         assert_int_equal(s.cpu[0].measured, SENSOR_BUSY | SENSOR_FREQ);
@@ -269,10 +275,18 @@ static void freq_khz_column_by_version(void **state)
         sample_io_close(r);
         for (size_t i = 0; i < sizeof(bad_rows) / sizeof(bad_rows[0]); i++) {
                 r = NULL;
-                snprintf(text, sizeof(text), "%s0.1,0.1,cpu,,0,,,,5,,\n%s", v2, bad_rows[i]);
+                snprintf(text, sizeof(text), "%s0.1,0.1,cpu,,0,,,,5,,\n%s", fq, bad_rows[i]);
                 assert_int_equal(sample_io_open_text(text, &r, &line), -EBADMSG);
                 assert_int_equal(line, 4);
                 assert_null(r);
+        }
+        for (size_t i = 0; i < sizeof(bad_columns) / sizeof(bad_columns[0]); i++) {
+                snprintf(text, sizeof(text),
+                         "# pctl-sample v1 backend=x\n"
+                         "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,%s",
+                         bad_columns[i]);
+                assert_int_equal(sample_io_open_text(text, &r, &line), -EBADMSG);
+                assert_int_equal(line, 2);
         }
         sensor_sample_free(&s);
 }
@@ -282,7 +296,7 @@ static const struct CMUnitTest tests[] = {
         cmocka_unit_test(rejects_unknown_text),
         cmocka_unit_test(late_times_read_exactly),
         cmocka_unit_test(own_csv_round_trip),
-        cmocka_unit_test(freq_khz_column_by_version),
+        cmocka_unit_test(freq_khz_column),
         cmocka_unit_test(replay_backend_plays_a_file),
 };
 /* clang-format on */

@@ -538,14 +538,15 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 stay(a, "%s", "monitor: estimates only, nothing changed");
                 return;
         }
-        if (ipc1_probe(ctx, a, e, &b))
-                return;
         /* Until P is known well enough, the app runs as its baseline (every allowed core, top
          * frequency): moving on a rough estimate would lock in its error, since one core
          * teaches nothing about P. If P will not settle (rows, spinning), a measured baseline
          * is enough to start the measured search; time-sharing with others, the baseline
          * cannot be measured, and the search starts without it. */
         base_meas = hist_fresh(ctx, a, b.max_cores, b.max_khz);
+        /* Before learning P on eq. 9, the app's own IPC_I0(1) where contention shows. */
+        if (ipc1_probe(ctx, a, e, &b))
+                return;
         if (!a->searching && !p_settled(e) &&
             !(e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
               (base_meas || (ctx->learners_share && ctx->n_apps > 1)))) {

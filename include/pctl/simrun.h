@@ -29,13 +29,13 @@ struct simrun_app {
         unsigned freq_mhz; /* likewise */
         double time_s;
         double energy_j;
+        /* Where the estimator's last speedup came from, and eq. 9's IPC_I0(1) (NONE: none). */
+        enum estimate_speedup_source speedup_source;
+        enum estimate_ipc1_source ipc1_source;
         double p_true;
         double p_est;        /* NaN when the estimator never settled on one */
         double speedup_true; /* at its final setting, alone, memory bandwidth included */
         double speedup_est;  /* the estimator's last speedup (eq. 9); NaN when none */
-        /* Where that speedup came from, and eq. 9's IPC_I0(1) (NONE: none). */
-        enum estimate_speedup_source speedup_source;
-        enum estimate_ipc1_source ipc1_source;
 };
 
 struct simrun_result {

@@ -567,6 +567,16 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                         struct json_object *o = row_json(&row);
 
                         json_object_object_add(o, "p_est", jsonfmt_double(ap->p_est));
+                        json_object_object_add(
+                            o, "speedup_source",
+                            jsonfmt_string(ap->speedup_source == ESTIMATE_SPEEDUP_NONE
+                                               ? NULL
+                                               : estimate_speedup_source_name(ap->speedup_source)));
+                        json_object_object_add(
+                            o, "ipc1_source",
+                            jsonfmt_string(ap->ipc1_source == ESTIMATE_IPC1_NONE
+                                               ? NULL
+                                               : estimate_ipc1_source_name(ap->ipc1_source)));
                         json_object_object_add(o, "speedup_true", jsonfmt_double(ap->speedup_true));
                         json_object_object_add(o, "speedup_est", jsonfmt_double(ap->speedup_est));
                         json_object_object_add(o, "from_history",

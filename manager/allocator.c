@@ -307,6 +307,88 @@ static int freq_index(const struct allocator_ctx *ctx, unsigned freq_khz)
         return -1;
 }
 
+/* The one-core probe's bound, in intervals: one is enough, three leave room for intervals the
+ * estimator could not use. */
+#define ALLOCATOR_IPC1_PROBE_INTERVALS 3
+/* The busiest core's IPC must fall by more than this from the fewest cores seen to the most
+ * before a probe is worth its cost: without contention the busiest core's IPC is the app's
+ * one-core IPC already. Above the counters' noise over a few intervals. */
+#define ALLOCATOR_IPC1_PROBE_DROP 0.05
+
+/* The estimate's IPC_I0(1) is the app's own, observed on one core at its frequency now. */
+static bool ipc1_own(const struct estimate *e)
+{
+        return e && (e->known & ESTIMATE_IPC1) && e->ipc1_source == ESTIMATE_IPC1_ONE_CORE;
+}
+
+/* The probe has its figure: the app's own IPC_I0(1), from an interval on one core. The move
+ * is made between two intervals, and a thread still on another CPU at the start of the first
+ * one does not count on the probe's CPU: that interval is clean enough. */
+static bool ipc1_probe_done(const struct allocator_app *a, const struct estimate *e)
+{
+        return ipc1_own(e) && a->cores == 1 && e->intervals > a->ipc1_probe_since;
+}
+
+/* The one-core probe: with counters, eq. 9 needs IPC_I0(1) of the app itself, which only a
+ * one-core interval gives (on N cores, contention lowers every core's IPC alike). Where the
+ * policy allows one core, contention shows (the busiest core's IPC falls as cores are added)
+ * and the estimator has no such figure at the app's frequency, the app runs on one core there
+ * until one interval gave it, at most ALLOCATOR_IPC1_PROBE_INTERVALS intervals. Once when
+ * contention first shows; then the estimator carries the figure to other frequencies, and
+ * once more at each frequency the search settles at, where the carried figure is used for
+ * good. True when it decided: the probe, or the way back from it. */
+static bool ipc1_probe(const struct allocator_ctx *ctx, struct allocator_app *a,
+                       const struct estimate *e, const struct allocator_bounds *b)
+{
+        int fi = ctx->n_freqs ? freq_index(ctx, a->freq_khz) : 0;
+        char ftext[32];
+
+        if (a->ipc1_probing) {
+                bool done = ipc1_probe_done(a, e);
+
+                if (!done && e->intervals - a->ipc1_probe_since < ALLOCATOR_IPC1_PROBE_INTERVALS)
+                        goto probe;
+                a->ipc1_probing = false;
+                /* Back where it was: the probe's point is no candidate of the search. */
+                a->want_cores = a->ipc1_back_cores;
+                a->want_freq_khz = a->ipc1_back_khz;
+                if (done)
+                        snprintf(a->reason, sizeof(a->reason),
+                                 "one-core probe done: IPC_I0(1) %.3f; back to %u cores%s", e->ipc1,
+                                 a->want_cores, freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
+                else
+                        snprintf(a->reason, sizeof(a->reason),
+                                 "one-core probe ended without IPC_I0(1) after %u intervals; "
+                                 "eq. 9 uses %s",
+                                 ALLOCATOR_IPC1_PROBE_INTERVALS,
+                                 estimate_ipc1_source_name(e->ipc1_source));
+                return true;
+        }
+        if (!e || fi < 0 || fi >= 64 || (a->ipc1_probed & (UINT64_C(1) << fi)) ||
+            b->min_cores > 1 || b->max_cores < 2 || a->cores < 2 ||
+            e->speedup_source != ESTIMATE_SPEEDUP_COUNTERS || ipc1_own(e))
+                return false;
+        if (!a->ipc1_probed ? !(e->known & ESTIMATE_IPC_CORE_DROP) ||
+                                  !(e->ipc_core_drop > ALLOCATOR_IPC1_PROBE_DROP)
+                            : !a->converged || e->ipc1_source != ESTIMATE_IPC1_ONE_CORE_SCALED)
+                return false;
+        a->ipc1_probing = true;
+        a->ipc1_probed |= UINT64_C(1) << fi;
+        a->ipc1_probe_since = e->intervals;
+        a->ipc1_probe_khz = a->freq_khz;
+        a->ipc1_back_cores = a->cores;
+        a->ipc1_back_khz = a->freq_khz;
+probe:
+        a->want_cores = 1;
+        a->want_freq_khz = a->ipc1_probe_khz;
+        a->exploring = true;
+        snprintf(a->reason, sizeof(a->reason),
+                 "one-core probe%s: the app's own IPC_I0(1) for eq. 9 (now %s)",
+                 freq_text(a->want_freq_khz, ftext, sizeof(ftext)),
+                 e->known & ESTIMATE_IPC1 ? estimate_ipc1_source_name(e->ipc1_source) : "none");
+        return true;
+}
+
 /* Whether the move (cores, freq) -> (to_cores, to_freq) is known to be worse without
  * measuring it: the same move, made from a nearby core count (a frequency move) or a nearby
  * frequency (a core move), measured worse (close by: see below). Core count and frequency act on an
@@ -580,6 +662,9 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
          * is enough to start the measured search; time-sharing with others, the baseline
          * cannot be measured, and the search starts without it. */
         base_meas = hist_fresh(ctx, a, b.max_cores, b.max_khz);
+        /* Before learning P on eq. 9, the app's own IPC_I0(1) where contention shows. */
+        if (ipc1_probe(ctx, a, e, &b))
+                return;
         if (!a->searching && !p_settled(e) &&
             !(e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
               (base_meas || (ctx->learners_share && ctx->n_apps > 1)))) {
@@ -766,6 +851,9 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
         e = estimator_get(ctx->est, app->id);
         if (!e)
                 return false;
+        if (app->ipc1_probing)
+                return ipc1_probe_done(app, e) ||
+                       e->intervals - app->ipc1_probe_since >= ALLOCATOR_IPC1_PROBE_INTERVALS;
         if (app->learning)
                 return p_settled(e) || (e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
                                         app->samples_here >= 1 + probe_samples(ctx));

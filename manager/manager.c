@@ -165,6 +165,7 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
 {
         struct estimator_config ecfg = {
             .delta_i_rate = opt->delta_i_rate,
+            .delta_i_alpha = opt->delta_i_alpha,
             .ipc1_calibrated = opt->ipc1,
             .power = opt->have_power ? &opt->power : NULL,
             .fit_power = !opt->have_power,
@@ -1291,10 +1292,32 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(
             j, "speedup_source",
             jsonfmt_string(e ? estimate_speedup_source_name(e->speedup_source) : NULL));
+        /* Where eq. 9's IPC_I0(1) came from: the app's own one-core figure or a stand-in. */
+        json_object_object_add(j, "ipc1_source",
+                               jsonfmt_string(e && (e->known & ESTIMATE_IPC1)
+                                                  ? estimate_ipc1_source_name(e->ipc1_source)
+                                                  : NULL));
+        /* eq. 5: the app's own instructions of the last interval and the system's on its
+         * CPUs, and how ΔI was had (per-target counts, or eq. 14's α and β). */
+        json_object_object_add(j, "i0",
+                               jsonfmt_double(e && (e->known & ESTIMATE_I0) ? e->i0 : NAN));
+        json_object_object_add(
+            j, "delta_i", jsonfmt_double(e && (e->known & ESTIMATE_DELTA_I) ? e->delta_i : NAN));
+        json_object_object_add(j, "delta_i_source",
+                               jsonfmt_string(e && (e->known & ESTIMATE_DELTA_I)
+                                                  ? estimate_delta_i_source_name(e->delta_i_source)
+                                                  : NULL));
         json_object_object_add(j, "p_est", jsonfmt_double(p));
         json_object_object_add(
             j, "p_confidence",
             jsonfmt_double(has_p && (e->known & ESTIMATE_P_LS) ? e->p_stderr : NAN));
+        /* How well one P explains the speedups seen: the fit's residual and its core counts. */
+        json_object_object_add(
+            j, "p_rms_residual",
+            jsonfmt_double(e && (e->known & ESTIMATE_P_LS) ? e->p_rms_residual : NAN));
+        json_object_object_add(
+            j, "p_n_cores",
+            e && (e->known & ESTIMATE_P_LS) ? json_object_new_uint64(e->p_n_cores) : NULL);
         json_run(m, j, a, e, platform_now_ns(m->pf));
         json_object_object_add(j, "power_w",
                                jsonfmt_double(e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN));
@@ -1349,6 +1372,8 @@ void manager_status(const struct manager *m, struct json_object *j)
                                                                     : pl->model_w));
         json_object_object_add(j, "energy_j", jsonfmt_double(energy_j));
         json_object_object_add(j, "energy_source", jsonfmt_string(energy_source));
+        /* Dynamic power of CPUs no managed app holds (other processes), from RAPL. */
+        json_object_object_add(j, "unattributed_w", jsonfmt_double(pl->unattributed_w));
         /* Where predictions' power comes from: "declared", "calibrated", "fitted" (learned
          * online from RAPL and busy time), or null. */
         manager_power_model(m, &power_model);

@@ -497,6 +497,7 @@ static void load_platform_file(const struct daemon *d, struct manager_options *m
         }
         mo->ipc1 = prof.ipc1;
         mo->delta_i_rate = prof.delta_i_rate;
+        mo->delta_i_alpha = prof.delta_i_alpha;
         if (prof.power.n_points) {
                 mo->power = prof.power;
                 mo->have_power = true;

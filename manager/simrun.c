@@ -140,8 +140,12 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                                 continue;
                         if (e->known & ESTIMATE_P_LS)
                                 res.apps[i].p_est = e->p_ls;
-                        if (e->known & ESTIMATE_SPEEDUP)
+                        if (e->known & ESTIMATE_SPEEDUP) {
                                 res.apps[i].speedup_est = e->speedup;
+                                res.apps[i].speedup_source = e->speedup_source;
+                                res.apps[i].ipc1_source =
+                                    e->known & ESTIMATE_IPC1 ? e->ipc1_source : ESTIMATE_IPC1_NONE;
+                        }
                         if (e->n_cores)
                                 res.apps[i].cores = e->n_cores;
                         if (e->freq_khz)

@@ -20,6 +20,7 @@
 
 #include "backends.h"
 #include "pctl/fsio.h"
+#include "pctl/perf_group.h"
 #include "pctl/util.h"
 
 #define PROBE_TIMEOUT_MS 3000
@@ -369,6 +370,7 @@ struct likwid_state {
         uint64_t *prev_busy_ns, *now_busy_ns;
         uint64_t prev_ts_ns;
         bool started;
+        unsigned tsc_khz; /* the rate CPU_CLK_UNHALTED_REF counts at; 0: unknown */
 };
 
 /* LIKWID's state is global to the process: one open sensor at a time. */
@@ -455,6 +457,12 @@ static int likwid_open(struct sensor *s, const struct sensor_config *cfg)
                 else if (st->event_metric[e] == 0)
                         s->has_energy = true;
         }
+        /* The frequency a CPU ran at, as perf has it: CPU_CLK_UNHALTED_CORE over
+         * CPU_CLK_UNHALTED_REF (fixed counters read together) times the TSC rate. */
+        if ((s->metrics & (SENSOR_CYCLES | SENSOR_REF_CYCLES)) ==
+                (SENSOR_CYCLES | SENSOR_REF_CYCLES) &&
+            perf_tsc_khz(20, &st->tsc_khz) == 0)
+                s->metrics |= SENSOR_FREQ;
         /* RAPL is read on the first CPU of each socket. */
         for (unsigned k = 0; k < SENSOR_MAX_PACKAGES; k++)
                 st->pkg_thread[k] = -1;
@@ -531,6 +539,8 @@ static int likwid_read(struct sensor *s, struct sensor_sample *out)
                                 c->ref_cycles = (uint64_t)v;
                         c->measured |= (unsigned)st->event_metric[e];
                 }
+                if (s->metrics & SENSOR_FREQ)
+                        perf_counts_freq(c, st->tsc_khz);
         }
         if (s->has_energy) {
                 out->energy_measured = true;

@@ -431,11 +431,8 @@ static void perf_fill(const struct perf_state *st, const struct perf_group *g,
         *prev = now;
         /* Both from one read of one group: the same slices of time. A CPU that never left
          * idle has no ref-cycles and no frequency to tell. */
-        if (st->metrics & SENSOR_FREQ) {
-                c->freq_khz = perf_freq_khz(c->cycles, c->ref_cycles, st->tsc_khz);
-                if (c->freq_khz)
-                        c->measured |= SENSOR_FREQ;
-        }
+        if (st->metrics & SENSOR_FREQ)
+                perf_counts_freq(c, st->tsc_khz);
 }
 
 static int perf_read(struct sensor *s, struct sensor_sample *out)

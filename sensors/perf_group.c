@@ -91,6 +91,20 @@ unsigned perf_freq_khz(uint64_t cycles, uint64_t ref_cycles, unsigned tsc_khz)
         return khz < 1 || khz > UINT32_MAX ? 0 : (unsigned)(khz + 0.5);
 }
 
+void perf_counts_freq(struct sensor_counts *c, unsigned tsc_khz)
+{
+        unsigned khz;
+
+        if ((c->measured & (SENSOR_CYCLES | SENSOR_REF_CYCLES)) !=
+            (SENSOR_CYCLES | SENSOR_REF_CYCLES))
+                return;
+        khz = perf_freq_khz(c->cycles, c->ref_cycles, tsc_khz);
+        if (!khz)
+                return;
+        c->freq_khz = khz;
+        c->measured |= SENSOR_FREQ;
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 static bool cpuinfo_has_flag(const char *flag)
 {

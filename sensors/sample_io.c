@@ -12,7 +12,23 @@
 #include "pctl/jsonfmt.h"
 #include "pctl/util.h"
 
-#define SAMPLE_IO_COLUMNS "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j"
+/* The first columns, as the format began. Columns added later follow them, each named in the
+ * column line (sample_io_extras): a trace without them still reads. */
+#define SAMPLE_IO_COLUMNS_V1                                                                       \
+        "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j"
+#define SAMPLE_IO_COLUMNS SAMPLE_IO_COLUMNS_V1 ",freq_khz"
+#define SAMPLE_IO_MAX_EXTRAS 4
+
+/* A column after the first ten. */
+enum sample_io_extra {
+        /* The frequency the CPU ran at while unhalted (cycles / ref-cycles × the TSC rate). */
+        SAMPLE_IO_FREQ_KHZ,
+};
+
+static const char *const sample_io_extras[] = {
+    [SAMPLE_IO_FREQ_KHZ] = "freq_khz",
+};
+
 #define LIKWID_MAX_GROUPS 16
 #define LIKWID_MAX_METRICS 64
 
@@ -50,9 +66,9 @@ int sample_io_write_header_fmt(FILE *f, const char *backend, const struct sensor
         if (fmt == SAMPLE_IO_CSV)
                 fputs(SAMPLE_IO_COLUMNS "\n", f);
         else
-                fprintf(f, "%12s %12s %-8s %5s %16s %16s %16s %14s %7s %12s\n", "time_s",
+                fprintf(f, "%12s %12s %-8s %5s %16s %16s %16s %14s %7s %9s %12s\n", "time_s",
                         "interval_s", "kind", "cpu", "instr", "cycles", "ref_cycles", "busy_ns",
-                        "busy_%", "energy_j");
+                        "busy_%", "freq_khz", "energy_j");
         return write_status(f);
 }
 
@@ -79,7 +95,9 @@ static void csv_row(FILE *f, const struct sensor_sample *s, const char *kind, co
         csv_u64(f, c->measured & SENSOR_CYCLES, c->cycles);
         csv_u64(f, c->measured & SENSOR_REF_CYCLES, c->ref_cycles);
         csv_u64(f, c->measured & SENSOR_BUSY, c->busy_ns);
-        fputs(",\n", f);
+        fputc(',', f); /* energy_j: package rows only */
+        csv_u64(f, c->measured & SENSOR_FREQ, c->freq_khz);
+        fputc('\n', f);
 }
 
 static void text_u64(FILE *f, int width, bool measured, uint64_t v)
@@ -103,6 +121,7 @@ static void text_row(FILE *f, const struct sensor_sample *s, const char *kind, u
                 fprintf(f, " %7.1f", 100.0 * (double)c->busy_ns / (double)s->interval_ns);
         else
                 fprintf(f, " %7s", "-");
+        text_u64(f, 9, c->measured & SENSOR_FREQ, c->freq_khz);
         fprintf(f, " %12s\n", "-");
 }
 
@@ -122,6 +141,7 @@ static struct json_object *counts_json(const struct sensor_counts *c, unsigned c
         json_object_object_add(o, "ref_cycles",
                                counter_json(c->measured & SENSOR_REF_CYCLES, c->ref_cycles));
         json_object_object_add(o, "busy_ns", counter_json(c->measured & SENSOR_BUSY, c->busy_ns));
+        json_object_object_add(o, "freq_khz", counter_json(c->measured & SENSOR_FREQ, c->freq_khz));
         return o;
 }
 
@@ -201,13 +221,13 @@ int sample_io_write(FILE *f, const struct sensor_sample *s, enum sample_io_forma
         }
         for (unsigned p = 0; s->energy_measured && p < s->n_packages; p++) {
                 if (fmt == SAMPLE_IO_CSV)
-                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,%.6f\n",
+                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,%.6f,\n",
                                 (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9, p,
                                 s->energy_j[p]);
                 else
-                        fprintf(f, "%12.6f %12.6f %-8s %5u %16s %16s %16s %14s %7s %12.6f\n",
+                        fprintf(f, "%12.6f %12.6f %-8s %5u %16s %16s %16s %14s %7s %9s %12.6f\n",
                                 (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9,
-                                "package", p, "", "", "", "", "", s->energy_j[p]);
+                                "package", p, "", "", "", "", "", "", s->energy_j[p]);
         }
         return write_status(f);
 }
@@ -319,17 +339,53 @@ static int seconds_to_ns(const char *s, uint64_t *out)
         return 0;
 }
 
-static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_ts)
+/* The column line: the first ten, then known extra columns, each once. */
+static int pctl_columns(const char *line, enum sample_io_extra *extras, unsigned *n_extras)
 {
-        char *f[10];
-        unsigned n = 0;
+        const size_t len = strlen(SAMPLE_IO_COLUMNS_V1);
+        const char *p = line + len;
+
+        *n_extras = 0;
+        if (strncmp(line, SAMPLE_IO_COLUMNS_V1, len) != 0)
+                return -EBADMSG;
+        while (*p) {
+                const char *name = p + 1, *end;
+                size_t k;
+
+                if (*p != ',' || *n_extras == SAMPLE_IO_MAX_EXTRAS)
+                        return -EBADMSG;
+                end = strchr(name, ',');
+                if (!end)
+                        end = name + strlen(name);
+                for (k = 0; k < ARRAY_SIZE(sample_io_extras); k++)
+                        if (strlen(sample_io_extras[k]) == (size_t)(end - name) &&
+                            strncmp(name, sample_io_extras[k], (size_t)(end - name)) == 0)
+                                break;
+                if (k == ARRAY_SIZE(sample_io_extras))
+                        return -EBADMSG;
+                for (unsigned i = 0; i < *n_extras; i++)
+                        if (extras[i] == (enum sample_io_extra)k)
+                                return -EBADMSG;
+                extras[(*n_extras)++] = (enum sample_io_extra)k;
+                p = end;
+        }
+        return 0;
+}
+
+/* One row of our CSV: the ten first fields, then the extra columns the column line named, in
+ * its order. */
+static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum sample_io_extra *extras,
+                         unsigned n_extras, uint64_t *cur_ts)
+{
+        char *f[10 + SAMPLE_IO_MAX_EXTRAS];
+        unsigned n = 0, n_fields = 10 + n_extras;
         struct rec x = {0};
         uint64_t ts, len, v[4];
         bool m[4];
         int e;
 
         for (char *p = line;; p++) {
-                if (n == 10)
+                if (n == n_fields)
                         return -EBADMSG;
                 f[n++] = p;
                 p = strchr(p, ',');
@@ -337,7 +393,7 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_t
                         break;
                 *p = '\0';
         }
-        if (n != 10)
+        if (n != n_fields)
                 return -EBADMSG;
         if (seconds_to_ns(f[0], &ts) < 0 || seconds_to_ns(f[1], &len) < 0)
                 return -EBADMSG;
@@ -368,6 +424,18 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_t
                     .measured = (m[0] ? SENSOR_INSTR : 0) | (m[1] ? SENSOR_CYCLES : 0) |
                                 (m[2] ? SENSOR_REF_CYCLES : 0) | (m[3] ? SENSOR_BUSY : 0),
                 };
+                for (unsigned k = 0; k < n_extras; k++) {
+                        const char *fk = f[10 + k];
+
+                        /* Empty: not measured. A frequency is never 0. */
+                        if (!fk[0])
+                                continue;
+                        if (extras[k] == SAMPLE_IO_FREQ_KHZ) {
+                                if (parse_uint(fk, &x.c.freq_khz) < 0 || x.c.freq_khz == 0)
+                                        return -EBADMSG;
+                                x.c.measured |= SENSOR_FREQ;
+                        }
+                }
         }
         if (r->n_iv == 0 || ts != *cur_ts) {
                 interval_end(r);
@@ -516,6 +584,8 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
         int hw_cpu[CPUMASK_MAX];
         unsigned n_hw = 0, lineno = 0;
         bool pctl = false, likwid = false, columns = false;
+        enum sample_io_extra extras[SAMPLE_IO_MAX_EXTRAS];
+        unsigned n_extras = 0;
         uint64_t cur_ts = 0;
         char *line = text;
         int e;
@@ -547,12 +617,13 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                         if (line[0] == '#' || line[0] == '\0')
                                 goto next;
                         if (!columns) {
-                                if (strcmp(line, SAMPLE_IO_COLUMNS) != 0)
+                                if (pctl_columns(line, extras, &n_extras) < 0)
                                         goto bad;
                                 columns = true;
                                 goto next;
                         }
-                        e = truncated ? -EBADMSG : pctl_csv_line(r, line, &cur_ts);
+                        e = truncated ? -EBADMSG
+                                      : pctl_csv_line(r, line, extras, n_extras, &cur_ts);
                         if (e == -ENOMEM)
                                 return e;
                         if (e < 0) {

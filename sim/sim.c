@@ -684,12 +684,10 @@ int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_trut
         }
         *out = (struct sim_app_truth){
             .name = a->spec->name,
-            .measured_rows = a->spec->n_rows > 0,
             .started = a->started,
             .finished = a->finished,
             .p_true = a->run_s > 0 ? a->p_weighted_s / a->run_s
                                    : (a->spec->n_rows > 0 ? a->spec->rows_p : a->spec->p),
-            .instructions_done = a->spec->n_rows > 0 ? a->done * a->spec->instructions : a->done,
             .instructions_total = a->spec->instructions,
             .time_s = a->run_s,
             .energy_j = a->energy_j,

@@ -75,7 +75,14 @@ struct allocator_app {
         unsigned model_cores, model_freq_khz;
         bool model_refuted;
         unsigned drifts; /* revisits that measured a changed app (the search restarted) */
-        bool learning;   /* held at the baseline until P is settled */
+        /* The one-core probe for eq. 9's IPC_I0(1): running now, since which interval, at
+         * which frequency, where it goes back to, and the settable frequencies (by index)
+         * probed already. */
+        bool ipc1_probing;
+        uint64_t ipc1_probe_since;
+        unsigned ipc1_probe_khz, ipc1_back_cores, ipc1_back_khz;
+        uint64_t ipc1_probed;
+        bool learning; /* held at the baseline until P is settled */
         /* Left learning once: a phase change re-opens the search where the app is, it does
          * not send it back to the baseline. */
         bool searching;

@@ -26,6 +26,7 @@ struct manager_options {
         struct model_power power;
         const char *power_source; /* "declared", "calibrated" */
         double delta_i_rate;      /* calibrated ΔI/T, NaN for the default */
+        double delta_i_alpha;     /* calibrated α of eq. 14 (with delta_i_rate, its β) */
         double ipc1;              /* calibrated single-core IPC, 0 for unknown */
         bool dvfs;                /* may change frequencies */
         char dvfs_why[320];       /* why not, when !dvfs */

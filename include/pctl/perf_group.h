@@ -41,6 +41,11 @@ uint64_t perf_group_delta(const struct perf_group_reading *prev,
 /* The frequency a CPU ran at while unhalted: cycles / ref_cycles × the rate ref-cycles count
  * at (the TSC's, kHz). 0 (unknown) when either is 0. */
 unsigned perf_freq_khz(uint64_t cycles, uint64_t ref_cycles, unsigned tsc_khz);
+struct sensor_counts;
+/* Sets c->freq_khz and SENSOR_FREQ from its cycles and ref-cycles when both were measured
+ * (in one read: perf's group, LIKWID's fixed counters) and they tell a frequency; leaves both
+ * as they are otherwise. */
+void perf_counts_freq(struct sensor_counts *c, unsigned tsc_khz);
 /* The TSC rate, measured against CLOCK_MONOTONIC_RAW over about interval_ms. -EOPNOTSUPP off
  * x86 or when /proc/cpuinfo lacks constant_tsc (then the TSC is no fixed reference). */
 int perf_tsc_khz(unsigned interval_ms, unsigned *out);

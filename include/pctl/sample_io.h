@@ -3,13 +3,16 @@
  *
  * CSV form (the one the replay backend reads; documented in pctl-sample(1)):
  *
- *   # pctl-sample v1 backend=software cpus=0-1 packages=1 targets=1
- *   time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j
- *   0.100000000,0.100000000,cpu,,0,,,,98765432,
- *   0.100000000,0.100000000,cpu,,1,,,,12345678,
- *   0.100000000,0.100000000,target,0,1,,,,5000000,
- *   0.100000000,0.100000000,package,0,,,,,,1.234567
+ *   # pctl-sample v1 backend=perf cpus=0-1 packages=1 targets=1
+ *   time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j,freq_khz
+ *   0.100000000,0.100000000,cpu,,0,1000,3000,2000,98765432,,3000000
+ *   0.100000000,0.100000000,cpu,,1,,,,12345678,,
+ *   0.100000000,0.100000000,target,0,1,,,,5000000,,
+ *   0.100000000,0.100000000,package,0,,,,,,1.234567,
  *
+ * - Columns after energy_j were added later and are named in the column line; a trace
+ *   without them still reads. freq_khz: the frequency the CPU ran at while unhalted
+ *   (cycles / ref-cycles × the TSC rate; perf and LIKWID).
  * - time_s: end of the interval (the sample's timestamp_ns / 1e9); interval_s: its length.
  * - kind: `cpu` (one row per sampled CPU), `target` (per target and CPU; id = target index,
  *   only CPUs where the target measured something), `package` (id = package; energy_j).
@@ -18,7 +21,7 @@
  *   changes or the file ends. Lines starting with '#' are comments.
  *
  * TEXT is a human table per interval; JSON is one object per interval per line (JSON lines):
- *   {"time_s":..,"interval_s":..,"cpus":[{"cpu":0,"busy_ns":..,"instr":null,..}],
+ *   {"time_s":..,"interval_s":..,"cpus":[{"cpu":0,"busy_ns":..,"instr":null,..,"freq_khz":..}],
  *    "packages":[{"package":0,"energy_j":..}],"targets":[{"target":0,"cpus":[..]}]}
  */
 #pragma once

@@ -67,10 +67,8 @@ unsigned sim_list_procs(const struct sim_machine *m, struct sim_proc *out, unsig
 /* Ground truth: for tests and reports only, never for the manager. */
 struct sim_app_truth {
         const char *name;
-        bool measured_rows; /* described by measured rows, not by Amdahl keys */
         bool started, finished;
-        double p_true;            /* time-weighted over the run; NaN when the rows cannot tell */
-        double instructions_done; /* I0 retired so far */
+        double p_true; /* time-weighted over the run; NaN when the rows cannot tell */
         double instructions_total;
         double start_s;    /* the virtual time it starts at */
         double time_s;     /* run time so far, from its start to now or to its finish */

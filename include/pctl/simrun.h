@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "pctl/estimator.h"
 #include "pctl/model.h"
 #include "pctl/policy.h"
 
@@ -31,6 +32,9 @@ struct simrun_app {
         unsigned freq_mhz; /* likewise */
         double time_s;
         double energy_j;
+        /* Where the estimator's last speedup came from, and eq. 9's IPC_I0(1) (NONE: none). */
+        enum estimate_speedup_source speedup_source;
+        enum estimate_ipc1_source ipc1_source;
         double p_true;
         double p_est;        /* NaN when the estimator never settled on one */
         double speedup_true; /* at its final setting, alone, memory bandwidth included */

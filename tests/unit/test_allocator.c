@@ -96,6 +96,101 @@ static struct allocator_ctx ctx_for(struct fixture *f, unsigned n_cpus)
                                       .n_apps = 1};
 }
 
+/* Counters of app 1 at P 0.9 on cores [0, n) whose cores retire `ipc` each (contention lowers
+ * it as cores are added). */
+static void feed_ipc(struct fixture *f, struct allocator_ctx *ctx, struct allocator_app *a,
+                     double ipc, unsigned intervals)
+{
+        struct synth_app s = {.p = 0.9,
+                              .ipc_ref = ipc,
+                              .freq_ref_khz = 2000000,
+                              .n_cores = a->cores,
+                              .freq_khz = 2000000};
+
+        for (unsigned i = 0; i < intervals; i++) {
+                struct estimator_app_view v = synth_view(a->id, &s, -1);
+
+                synth_begin(&f->m, &f->s, INTERVAL_NS);
+                synth_run(&f->m, &f->s, &s, -1);
+                synth_end(&f->m, &f->s, false);
+                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
+                allocator_observe(ctx, a);
+        }
+}
+
+/* Runs app 1 at 2 cores (IPC 1) then 8 (IPC ipc8) and lets the allocator decide. */
+static void contention_then_decide(struct fixture *f, struct allocator_ctx *ctx,
+                                   struct allocator_app *a, double ipc8)
+{
+        fixture_init(f);
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY;
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        *ctx = ctx_for(f, N_CPUS);
+        a->cores = 2;
+        feed_ipc(f, ctx, a, 1.0, 3);
+        a->cores = N_CPUS;
+        feed_ipc(f, ctx, a, ipc8, 3);
+        assert_int_equal(allocator_decide(ctx, a, 1), 0);
+}
+
+/* The busiest core's IPC falls 20% from 2 to 8 cores: eq. 9 on it would hide that, so the
+ * allocator runs the app on one core for one interval, then sends it back; the speedup then
+ * shows the contention. */
+static void one_core_probe_when_contention_shows(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP)};
+        struct allocator_ctx ctx;
+        const struct estimate *e;
+
+        (void)state;
+        contention_then_decide(&f, &ctx, &a, 0.8);
+        e = estimator_get(f.est, 1);
+        assert_int_equal(e->ipc1_source, ESTIMATE_IPC1_BUSIEST_CORE);
+        assert_near(e->ipc_core_drop, 0.2, 0.01);
+        assert_int_equal(a.want_cores, 1);
+        assert_non_null(strstr(a.reason, "one-core probe"));
+        assert_false(allocator_wants_decision(&ctx, &a));
+        a.cores = 1;
+        feed_ipc(&f, &ctx, &a, 1.0, 1);
+        assert_true(allocator_wants_decision(&ctx, &a));
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, N_CPUS);
+        assert_non_null(strstr(a.reason, "probe done"));
+        a.cores = N_CPUS;
+        feed_ipc(&f, &ctx, &a, 0.8, 1);
+        e = estimator_get(f.est, 1);
+        assert_int_equal(e->ipc1_source, ESTIMATE_IPC1_ONE_CORE);
+        /* Amdahl's 4.71 at P 0.9, times the 0.8 that contention leaves. */
+        assert_near(e->speedup, 0.8 / (0.1 + 0.9 / N_CPUS), 0.01);
+        /* Once is enough: no probe at the next decision. */
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_not_equal(a.want_cores, 1);
+        fixture_free(&f);
+}
+
+/* No probe when the busiest core's IPC holds (nothing hidden), nor when the policy keeps the
+ * app on 2 cores or more. */
+static void no_one_core_probe_without_contention_or_leave(void **state)
+{
+        struct fixture f;
+        struct policy two = *policy_builtin(OBJECTIVE_EDP);
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP)};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        contention_then_decide(&f, &ctx, &a, 0.99);
+        assert_int_not_equal(a.want_cores, 1);
+        assert_null(strstr(a.reason, "one-core probe"));
+        fixture_free(&f);
+        two.min_cores = 2;
+        a = (struct allocator_app){.id = 1, .policy = &two};
+        contention_then_decide(&f, &ctx, &a, 0.8);
+        assert_int_not_equal(a.want_cores, 1);
+        assert_null(strstr(a.reason, "one-core probe"));
+        fixture_free(&f);
+}
+
 static void learning_runs_at_baseline(void **state)
 {
         struct fixture f;
@@ -904,6 +999,8 @@ static void probe_is_measured_before_the_model_moves_it(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(learning_runs_at_baseline),
+    cmocka_unit_test(one_core_probe_when_contention_shows),
+    cmocka_unit_test(no_one_core_probe_without_contention_or_leave),
     cmocka_unit_test(edp_follows_p),
     cmocka_unit_test(monitor_changes_nothing),
     cmocka_unit_test(bounds_are_honoured),

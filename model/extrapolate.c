@@ -586,7 +586,7 @@ static int factor_select(struct extrap_model *mod, const struct extrap_point *pt
                         corr[k] = -1; /* a flat curve tells nothing: last resort only */
                 best_corr = fmax(best_corr, corr[k]);
         }
-        /* Correlations this close are a tie: the fewer parameters win, then the smaller
+        /* Correlations within 0.001 are a tie: the fewer parameters win, then the smaller
          * error, as a factor that bends more than the data asks is what goes wrong beyond. */
         for (unsigned k = 0; k < EXTRAP_N_KERNELS; k++) {
                 if (!(corr[k] >= best_corr - 1e-3))

@@ -187,7 +187,7 @@ static void stalls_to_time_factor(void **state)
  * shape, synthetic): time follows them through the factor, and the best count is found
  * where the stalls say, not where the time so far points. The paper's correlation rule
  * prefers a flatter factor than the true one (F grows 1.6× here; the chosen fit less), hence
- * 6 % out to 4× the measured count (docs/extrapolation.md, where it fails). */
+ * 7 % out to 4× the measured count (docs/extrapolation.md, where it fails). */
 static void stalls_predict_slowdown(void **state)
 {
         struct extrap_point pts[8];
@@ -207,7 +207,7 @@ static void stalls_predict_slowdown(void **state)
                 double spc = 200 / n + 10 + n, want = 0.01 * (1 + n / 50) * spc;
 
                 extrap_predict(&mod, n, &pr);
-                assert_near(pr.time_s / want, 1, 0.06);
+                assert_near(pr.time_s / want, 1, 0.07);
         }
         unsigned best = extrap_best_cores(&mod, 32, NULL);
         assert_true(best >= 12 && best <= 14);

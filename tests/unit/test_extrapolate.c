@@ -195,7 +195,8 @@ static void stalls_predict_slowdown(void **state)
         struct extrap_prediction pr;
 
         (void)state;
-        /* S(n) = 200 + 10 n + n²: SPC = 200/n + 10 + n, least at n = 14.1; F = 0.01 (1 + n/50) */
+        /* S(n) = 200 + 10 n + n²: SPC = 200/n + 10 + n, least at n = 14.1; F = 0.01 (1 + n/50),
+         * so T is least at 11 */
         for (unsigned i = 0; i < 8; i++) {
                 double n = i + 1, spc = 200 / n + 10 + n;
 
@@ -210,7 +211,7 @@ static void stalls_predict_slowdown(void **state)
                 assert_near(pr.time_s / want, 1, 0.07);
         }
         unsigned best = extrap_best_cores(&mod, 32, NULL);
-        assert_true(best >= 12 && best <= 14);
+        assert_true(best >= 10 && best <= 12); /* the true one is 11 */
 }
 
 /* The band: about zero on exact data, the noise level on noisy data, wider beyond the

@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "pctl/util.h"
 #include "pctl/wls.h"
 
 static const struct {
@@ -768,4 +770,104 @@ unsigned extrap_best_cores(const struct extrap_model *mod, unsigned n_max, doubl
         if (best && speedup_max)
                 *speedup_max = mod->t1_s / best_t;
         return best;
+}
+
+int extrap_runs_parse(const char *text, const char *name, struct extrap_point *pts, unsigned *lines,
+                      unsigned max, unsigned *m, char *err, size_t err_size)
+{
+        unsigned line = 0, count = 0, prev_line = 0, first_line = 0;
+        bool stalls_first = false;
+        const char *p = text;
+
+        *m = 0;
+        while (*p) {
+                const char *eol = strchr(p, '\n');
+                size_t len = eol ? (size_t)(eol - p) : strlen(p);
+                char buf[256], *field[4], *save = NULL, *tok;
+                unsigned nf = 0, cores;
+                double t, spc = NAN;
+
+                line++;
+                if (len >= sizeof(buf)) {
+                        snprintf(err, err_size, "%s:%u: line longer than %zu bytes", name, line,
+                                 sizeof(buf) - 1);
+                        return -EINVAL;
+                }
+                memcpy(buf, p, len);
+                buf[len] = '\0';
+                p = eol ? eol + 1 : p + len;
+                if (strchr(buf, '#'))
+                        *strchr(buf, '#') = '\0';
+                for (tok = strtok_r(buf, " \t\r", &save); tok;
+                     tok = strtok_r(NULL, " \t\r", &save)) {
+                        if (nf == 3) {
+                                snprintf(err, err_size,
+                                         "%s:%u: too many fields (CORES TIME_S [STALLS_PER_CORE])",
+                                         name, line);
+                                return -EINVAL;
+                        }
+                        field[nf++] = tok;
+                }
+                if (nf == 0)
+                        continue;
+                if (nf < 2) {
+                        snprintf(err, err_size, "%s:%u: expected CORES TIME_S [STALLS_PER_CORE]",
+                                 name, line);
+                        return -EINVAL;
+                }
+                if (parse_uint(field[0], &cores) < 0 || cores == 0) {
+                        snprintf(err, err_size, "%s:%u: '%.32s' is not a core count >= 1", name,
+                                 line, field[0]);
+                        return -EINVAL;
+                }
+                if (parse_double(field[1], &t) < 0 || !isfinite(t) || !(t > 0)) {
+                        snprintf(err, err_size,
+                                 "%s:%u: time '%.32s' is not a number of seconds > 0", name, line,
+                                 field[1]);
+                        return -EINVAL;
+                }
+                if (nf == 3 && (parse_double(field[2], &spc) < 0 || !isfinite(spc) || spc < 0)) {
+                        snprintf(err, err_size,
+                                 "%s:%u: stalls '%.32s' is not a count of stalled cycles >= 0",
+                                 name, line, field[2]);
+                        return -EINVAL;
+                }
+                if (count == 0) {
+                        stalls_first = nf == 3;
+                        first_line = line;
+                } else if ((nf == 3) != stalls_first) {
+                        snprintf(err, err_size,
+                                 "%s:%u: stalls %s here but %s on line %u: give them on every "
+                                 "row or on none",
+                                 name, line, nf == 3 ? "given" : "missing",
+                                 nf == 3 ? "not" : "given", first_line);
+                        return -EINVAL;
+                } else if (cores == (unsigned)pts[count - 1].cores) {
+                        snprintf(err, err_size, "%s:%u: %u cores again (duplicate of line %u)",
+                                 name, line, cores, prev_line);
+                        return -EINVAL;
+                } else if (cores < (unsigned)pts[count - 1].cores) {
+                        snprintf(err, err_size,
+                                 "%s:%u: core counts must increase: %u after %u on line %u", name,
+                                 line, cores, (unsigned)pts[count - 1].cores, prev_line);
+                        return -EINVAL;
+                }
+                if (count == max) {
+                        snprintf(err, err_size, "%s:%u: more than %u runs", name, line, max);
+                        return -E2BIG;
+                }
+                pts[count] = (struct extrap_point){cores, t, spc};
+                if (lines)
+                        lines[count] = line;
+                count++;
+                prev_line = line;
+        }
+        if (count < 3) {
+                snprintf(err, err_size,
+                         "%s:%u: %u run%s; at least 3 core counts are needed to extrapolate", name,
+                         line ? line : 1, count, count == 1 ? "" : "s");
+                return -EINVAL;
+        }
+        *m = count;
+        return 0;
 }

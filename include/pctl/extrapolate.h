@@ -13,6 +13,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum extrap_kernel {
         EXTRAP_AMDAHL,  /* a + b·n: on a core-time total, T(n) = a + b/n is Amdahl's law */
@@ -122,3 +123,12 @@ int extrap_amdahl(const struct extrap_point *pts, unsigned m, struct extrap_mode
 
 /* Pearson correlation of two series; NaN when either is constant or len < 2. */
 double extrap_pearson(const double *x, const double *y, unsigned len);
+
+/* The runs file of `pctl extrapolate`: one line per run, `CORES TIME_S [STALLS_PER_CORE]`,
+ * `#` comments and blank lines skipped; core counts strictly increasing, times > 0, stalls
+ * on every row or on none. Fills pts[0..*m) and, per point, the line it came from (lines may
+ * be NULL). name is the file's name for the messages. Returns 0, or -EINVAL with err set to
+ * "NAME:LINE: what is wrong" (fewer than three runs is an error here: name the last line);
+ * -E2BIG past max runs. Pure: the caller reads the file. */
+int extrap_runs_parse(const char *text, const char *name, struct extrap_point *pts, unsigned *lines,
+                      unsigned max, unsigned *m, char *err, size_t err_size);

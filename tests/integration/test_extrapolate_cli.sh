@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# pctl extrapolate: predictions from a runs file and from recorded traces, the JSON the issue
+# specifies, and every kind of bad input refused with file:line and exit 2, nothing on stdout.
+set -u
+. "$TEST_LIB"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# Amdahl runs (T = 2 + 8/n, s): any kernel that fits them predicts 2.125 s at 64 cores.
+printf '# cores time_s\n1 10\n2 6\n3 4.6666667\n4 4\n6 3.3333333\n8 3\n' >"$T/amdahl.txt"
+"$PCTL" extrapolate "$T/amdahl.txt" --to 64 --json >"$T/a.json" || fail "extrapolate --json"
+python3 - "$T/a.json" <<'PY' || fail "JSON of the Amdahl runs"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"kernel", "checkpoint_error", "predictions", "best_cores_time", "best_cores_edp"}, d.keys()
+assert d["kernel"] in ("Amdahl", "Rat22", "Rat23", "Rat33", "CubicLn", "ExpRat", "Poly25"), d["kernel"]
+p = d["predictions"]
+assert [r["cores"] for r in p] == list(range(1, 65))
+assert all(set(r) == {"cores", "time_s", "speedup", "low", "high"} for r in p)
+assert abs(p[63]["time_s"] - 2.125) < 0.01, p[63]
+assert abs(p[63]["speedup"] - 10 / 2.125) < 0.05, p[63]
+assert all(r["low"] <= r["time_s"] <= r["high"] for r in p)
+assert d["checkpoint_error"] < 0.01, d["checkpoint_error"]
+assert d["best_cores_time"] == 64, d["best_cores_time"]
+assert d["best_cores_edp"] is None  # no power in a runs file
+PY
+# The same through the global --json, and the text table.
+"$PCTL" --json extrapolate "$T/amdahl.txt" --to 8 | python3 -c 'import json,sys; assert len(json.load(sys.stdin)["predictions"]) == 8' ||
+        fail "pctl --json extrapolate"
+out=$("$PCTL" extrapolate "$T/amdahl.txt" --to 10) || fail "text output"
+echo "$out" | grep -q "^kernel: " || fail "no kernel line: $out"
+echo "$out" | grep -q "^best cores for time: 10 " || fail "no best count: $out"
+[ "$(echo "$out" | grep -c " measured$")" -eq 6 ] || fail "measured rows not marked: $out"
+
+# A slowdown past the runs: T = 10/n + 1 + 0.02 n^1.5 is least at 10 cores.
+python3 -c '
+for n in range(1, 9): print(n, (10 + n + 0.02 * n ** 2.5) / n)' >"$T/slow.txt"
+best=$("$PCTL" extrapolate "$T/slow.txt" --to 32 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["best_cores_time"])')
+[ "$best" = 10 ] || fail "slowdown: best cores $best, not 10"
+
+# Stalls per core as a third column on every row.
+printf '1 100 60\n2 52 33\n3 36 25.667\n4 29 23\n' >"$T/stalls.txt"
+"$PCTL" extrapolate "$T/stalls.txt" --to 8 --json >/dev/null || fail "runs with stalls"
+
+# Traces: three runs of the model machine's pbench-like app, with energy: EDP known.
+for n in 1 2 4; do
+        "$PCTL" sim run "$SRC_DIR/tests/scenarios/i7-p09.ini" --static cores=$n,freq=max \
+                --trace "$T/trace$n.csv" >/dev/null || fail "sim run --trace at $n cores"
+done
+"$PCTL" extrapolate --trace 4:"$T/trace4.csv" --trace 1:"$T/trace1.csv" --trace 2:"$T/trace2.csv" \
+        --to 8 --json >"$T/t.json" || fail "extrapolate --trace"
+python3 - "$T/t.json" <<'PY' || fail "JSON of the traces"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["predictions"]
+assert p[0]["speedup"] == 1 or abs(p[0]["speedup"] - 1) < 1e-6, p[0]
+assert p[3]["speedup"] > 2.5, p[3]  # P = 0.9 on 4 cores: 3.08
+assert d["best_cores_edp"] is not None and 1 <= d["best_cores_edp"] <= 8, d
+PY
+
+# Bad input: exit 2, file:line and the reason, nothing on stdout.
+refused() {
+        local want=$1 out rc
+        shift
+        out=$("$PCTL" "$@" 2>"$T/err")
+        rc=$?
+        [ $rc -eq 2 ] || fail "'$*' exited $rc, not 2"
+        [ -z "$out" ] || fail "'$*' printed '$out' on stdout"
+        grep -qF -- "$want" "$T/err" || fail "'$*' said '$(cat "$T/err")', not '$want'"
+        echo "ok: refused: $(cat "$T/err")"
+}
+printf '1 10\n# two runs only\n2 6\n' >"$T/two.txt"
+refused "two.txt:3: 2 runs; at least 3" extrapolate "$T/two.txt" --to 8
+printf '1 10\n2 6\n4 4\n3 5\n' >"$T/down.txt"
+refused "down.txt:4: core counts must increase: 3 after 4 on line 3" extrapolate "$T/down.txt" --to 8
+printf '1 10\n2 6\n2 6\n4 4\n' >"$T/dup.txt"
+refused "dup.txt:3: 2 cores again (duplicate of line 2)" extrapolate "$T/dup.txt" --to 8
+printf '1 10\n2 0\n4 4\n' >"$T/zero.txt"
+refused "zero.txt:2: time '0' is not a number of seconds > 0" extrapolate "$T/zero.txt" --to 8
+printf '1 10\n2 6\n4 -4\n' >"$T/neg.txt"
+refused "neg.txt:3: time '-4'" extrapolate "$T/neg.txt" --to 8
+printf '1 10\n2 6 30\n4 4\n' >"$T/mixed.txt"
+refused "mixed.txt:2: stalls given here but not on line 1" extrapolate "$T/mixed.txt" --to 8
+printf '1 10 x\n2 6\n4 4\n' >"$T/junk.txt"
+refused "junk.txt:1: stalls 'x'" extrapolate "$T/junk.txt" --to 8
+refused "amdahl.txt:7: --to 4 is below the largest measured count, 8 cores" extrapolate "$T/amdahl.txt" --to 4
+refused "--to N is required" extrapolate "$T/amdahl.txt"
+refused "not both" extrapolate "$T/amdahl.txt" --trace 1:"$T/trace1.csv" --to 8
+refused "duplicate of --trace 2:" extrapolate --trace 2:"$T/trace1.csv" --trace 2:"$T/trace2.csv" --trace 4:"$T/trace4.csv" --to 8
+refused "2 traces; at least 3" extrapolate --trace 1:"$T/trace1.csv" --trace 2:"$T/trace2.csv" --to 8
+printf 'not a trace\n' >"$T/junk.csv"
+refused "junk.csv:1: not a pctl sample CSV" extrapolate --trace 1:"$T/junk.csv" --trace 2:"$T/trace2.csv" --trace 4:"$T/trace4.csv" --to 8
+refused "no-such-file: No such file" extrapolate "$T/no-such-file" --to 8
+echo "ok: pctl extrapolate"

@@ -72,6 +72,10 @@ struct sim_scenario {
 
 struct sim_acc {
         double busy_ns, instr, cycles, ref_cycles;
+        /* Stalled cycles: busy cycles beyond the compute share of the instructions retired
+         * (memory time, bandwidth contention, spinning); none can be said of a rows app's
+         * busy time (rows_busy_ns), which clears the sensor's STALLS bit for the interval. */
+        double stalls, rows_busy_ns;
 };
 
 struct sim_app_state {

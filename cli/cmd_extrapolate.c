@@ -166,21 +166,22 @@ static int read_text(const char *path, char **out)
 }
 
 /* A recorded trace as one run: its time is the sum of its intervals, its energy that of its
- * packages (when every interval has it). */
+ * packages (when every interval has it), its stalled cycles those of its targets (the app),
+ * else of its CPUs, when every count with cycles has them: per core, over the trace's cores. */
 static int trace_point(const struct trace_arg *t, struct extrap_point *pt, double *power_w)
 {
         struct sample_io_reader *r;
         struct sensor_sample s = {0};
-        double time_s = 0, energy_j = 0;
-        bool energy = true;
+        double time_s = 0, energy_j = 0, stalls = 0;
+        bool energy = true, has_stalls = true;
         unsigned line = 0, n = 0;
         int e;
 
         e = sample_io_open(t->path, &r, &line);
         if (e == -EBADMSG) {
                 fprintf(stderr,
-                        "pctl extrapolate: %s:%u: not a pctl sample CSV or likwid-perfctr -t "
-                        "timeline\n",
+                        "pctl extrapolate: %s:%u: not a pctl sample CSV, likwid-perfctr -t "
+                        "timeline or perf stat -x, CSV\n",
                         t->path, line);
                 return -EINVAL;
         }
@@ -201,6 +202,18 @@ static int trace_point(const struct trace_arg *t, struct extrap_point *pt, doubl
                                 energy_j += s.energy_j[p];
                 else
                         energy = false;
+                for (unsigned c = 0; c < s.n_cpus; c++) {
+                        bool by_target = s.n_targets > 0;
+                        const struct sensor_counts *x =
+                            by_target ? sensor_target_cpu(&s, 0, c) : &s.cpu[c];
+
+                        if (!x->measured)
+                                continue;
+                        if (x->measured & SENSOR_STALLS)
+                                stalls += (double)x->stalls;
+                        else
+                                has_stalls = false;
+                }
                 n++;
         }
         sensor_sample_free(&s);
@@ -213,7 +226,8 @@ static int trace_point(const struct trace_arg *t, struct extrap_point *pt, doubl
                 fprintf(stderr, "pctl extrapolate: %s: no interval in the trace\n", t->path);
                 return -EINVAL;
         }
-        *pt = (struct extrap_point){t->cores, time_s, NAN};
+        *pt = (struct extrap_point){t->cores, time_s,
+                                    has_stalls && stalls > 0 ? stalls / t->cores : NAN};
         *power_w = energy ? energy_j / time_s : NAN;
         return 0;
 }
@@ -371,7 +385,8 @@ int cmd_extrapolate(int argc, char **argv)
         printf("kernel: %s, fitted to %s", extrap_kernel_name(mod.main.kernel),
                mod.basis == EXTRAP_BASIS_STALLS ? "stalled cycles" : "core-time");
         if (mod.basis == EXTRAP_BASIS_STALLS)
-                printf(" (time through a %s factor)", extrap_kernel_name(mod.factor.kernel));
+                printf(" (time through the factor, kernel %s)",
+                       extrap_kernel_name(mod.factor.kernel));
         if (isfinite(mod.checkpoint_error))
                 printf("; checkpoint error %.1f %%\n", 100 * mod.checkpoint_error);
         else

@@ -58,6 +58,45 @@ assert p[3]["speedup"] > 2.5, p[3]  # P = 0.9 on 4 cores: 3.08
 assert d["best_cores_edp"] is not None and 1 <= d["best_cores_edp"] <= 8, d
 PY
 
+# Traces with stalled cycles (the model machine counts them for a memory-bound app): the
+# stalls are fitted, and time follows through the paper's factor.
+for n in 1 2 3 4; do
+        "$PCTL" sim run "$SRC_DIR/tests/scenarios/startup-i7-mem.ini" --static cores=$n,freq=max \
+                --trace "$T/mem$n.csv" >/dev/null || fail "sim run --trace mem at $n cores"
+done
+out=$("$PCTL" extrapolate --trace 1:"$T/mem1.csv" --trace 2:"$T/mem2.csv" --trace 3:"$T/mem3.csv" \
+        --trace 4:"$T/mem4.csv" --to 8) || fail "extrapolate stalled-cycle traces"
+echo "$out" | grep -q "fitted to stalled cycles" || fail "stalls in the traces not used: $out"
+
+# perf stat -I -x, interval CSV as traces: 3 runs of 1 s, 0.6 s and 0.45 s.
+perf_trace() { # FILE CORES SECONDS
+        python3 - "$@" <<'PY'
+import sys
+path, cores, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+with open(path, "w") as f:
+    f.write("# started on Mon Nov 23 13:00:00 2026\n\n")
+    t, step = 0.0, secs / 5
+    for _ in range(5):
+        t += step
+        for c in range(cores):
+            f.write(f"{t:.9f},CPU{c},{int(2e9 * step)},,cycles,1,100.00,,\n")
+            f.write(f"{t:.9f},CPU{c},{int(1e9 * step)},,instructions,1,100.00,,\n")
+        f.write(f"{t:.9f},CPU0,{20 * step:.3f},Joules,power/energy-pkg/,1,100.00,,\n")
+PY
+}
+perf_trace "$T/p1.csv" 1 1.0
+perf_trace "$T/p2.csv" 2 0.6
+perf_trace "$T/p4.csv" 4 0.45
+"$PCTL" extrapolate --trace 1:"$T/p1.csv" --trace 2:"$T/p2.csv" --trace 4:"$T/p4.csv" --to 8 --json >"$T/p.json" ||
+        fail "extrapolate perf stat traces"
+python3 - "$T/p.json" <<'PY' || fail "JSON of the perf stat traces"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["predictions"]
+assert abs(p[0]["time_s"] - 1.0) < 0.05 and abs(p[3]["time_s"] - 0.45) < 0.02, p[:4]  # Amdahl through 3 runs
+assert d["best_cores_edp"] is not None
+PY
+
 # Bad input: exit 2, file:line and the reason, nothing on stdout.
 refused() {
         local want=$1 out rc

@@ -407,6 +407,8 @@ static int likwid_metric(const char *name)
                 return SENSOR_REF_CYCLES;
         if (strstr(name, "PWR_PKG_ENERGY") || strstr(name, "Energy [J]"))
                 return 0;
+        if (strstr(name, "CYCLE_ACTIVITY_STALLS_TOTAL") || strstr(name, "RESOURCE_STALLS_ANY"))
+                return SENSOR_STALLS;
         return -1;
 }
 
@@ -495,6 +497,8 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
                                         x.c.instr = (uint64_t)llround(v);
                                 } else if (metric == SENSOR_CYCLES) {
                                         x.c.cycles = (uint64_t)llround(v);
+                                } else if (metric == SENSOR_STALLS) {
+                                        x.c.stalls = (uint64_t)llround(v);
                                 } else {
                                         x.c.ref_cycles = (uint64_t)llround(v);
                                 }

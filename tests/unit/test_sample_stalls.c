@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "pctl_test.h"
+#include "pctl/perf_group.h"
 #include "pctl/sample_io.h"
 
 static void csv_round_trip_with_stalls(void **state)
@@ -183,6 +184,47 @@ static void perf_stat_bad_lines(void **state)
         sample_io_close(r);
 }
 
+/* likwid-perfctr -t with the stall events pctl's LIKWID backend asks for. */
+static void likwid_timeline_stalls(void **state)
+{
+        struct sample_io_reader *r = NULL;
+        struct sensor_sample s;
+
+        (void)state;
+        assert_int_equal(sample_io_open_text("# HWThreads: 0|1\n"
+                                             "# GID|MetricsCount|CpuCount|Total runtime [s]|"
+                                             "CPU_CLK_UNHALTED_CORE|CYCLE_ACTIVITY_STALLS_TOTAL\n"
+                                             "0 2 2 0.1 1000 900 300 600\n",
+                                             &r, NULL),
+                         0);
+        assert_true(sample_io_metrics(r) & SENSOR_STALLS);
+        assert_int_equal(sensor_sample_alloc(&s, 2, 0), 0);
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_int_equal(s.cpu[0].stalls, 300);
+        assert_int_equal(s.cpu[1].stalls, 600);
+        sensor_sample_free(&s);
+        sample_io_close(r);
+}
+
+/* The perf backend's stall events, in the order it tries them: the generic one, then on
+ * Intel CYCLE_ACTIVITY.STALLS_TOTAL and RESOURCE_STALLS.ANY as raw codes. */
+static void perf_stall_events_in_order(void **state)
+{
+        struct perf_event_attr a;
+
+        (void)state;
+        assert_true(perf_stall_attr(0, false, &a));
+        assert_int_equal(a.type, PERF_TYPE_HARDWARE);
+        assert_int_equal(a.config, PERF_COUNT_HW_STALLED_CYCLES_BACKEND);
+        assert_false(perf_stall_attr(1, false, &a));
+        assert_true(perf_stall_attr(1, true, &a));
+        assert_int_equal(a.type, PERF_TYPE_RAW);
+        assert_int_equal(a.config, 0x040004a3); /* event a3, umask 04, cmask 4 */
+        assert_true(perf_stall_attr(2, true, &a));
+        assert_int_equal(a.config, 0x01a2);
+        assert_false(perf_stall_attr(3, true, &a));
+}
+
 int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
@@ -191,6 +233,8 @@ int main(int argc, char **argv)
             cmocka_unit_test(perf_stat_per_cpu),
             cmocka_unit_test(perf_stat_one_target),
             cmocka_unit_test(perf_stat_bad_lines),
+            cmocka_unit_test(likwid_timeline_stalls),
+            cmocka_unit_test(perf_stall_events_in_order),
         };
 
         if (argc > 1)

@@ -97,6 +97,17 @@ assert abs(p[0]["time_s"] - 1.0) < 0.05 and abs(p[3]["time_s"] - 0.45) < 0.02, p
 assert d["best_cores_edp"] is not None
 PY
 
+# Online: on the 64-core model machine, P = 0.9 under edp, once 64, 32 and 16 cores are
+# measured the allocator jumps to the extrapolation's optimum (the oracle's is 43 cores)
+# instead of walking there, and the run still ends within 5 % of the oracle's EDP.
+"$PCTL" sim run "$SRC_DIR/tests/scenarios/suite-s64-p09.ini" --policy edp --log >"$T/online.txt" 2>&1 ||
+        fail "sim run suite-s64-p09"
+jump=$(grep -oE "CPUs 0-[0-9]+ \(([0-9]+)\), extrapolated \([A-Za-z0-9]+, [0-9]+ points\): edp best at [0-9]+ cores" "$T/online.txt" | head -1)
+[ -n "$jump" ] || fail "no jump to the extrapolated optimum: $(grep -E 'exploring|extrapolated' "$T/online.txt" | head -5)"
+n=$(echo "$jump" | sed -E 's/.*best at ([0-9]+) cores/\1/')
+[ "$n" -ge 38 ] && [ "$n" -le 48 ] || fail "jumped to $n cores, the optimum is 43: $jump"
+echo "ok: $jump"
+
 # Bad input: exit 2, file:line and the reason, nothing on stdout.
 refused() {
         local want=$1 out rc

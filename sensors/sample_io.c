@@ -913,11 +913,15 @@ static int perf_parse(struct sample_io_reader *r, char *text, unsigned *bad_line
         }
         if (e == 0)
                 e = perf_flush(r, st);
-        if (e == 0 && r->n_iv == 0) {
+        /* Not one event pctl reads: nothing to replay. */
+        if (e == 0 && (r->n_iv == 0 || r->n_recs == 0)) {
                 if (bad_line)
                         *bad_line = lineno;
                 e = -EBADMSG;
         }
+        /* Energy alone still has a CPU perf counted it on. */
+        if (e == 0 && r->n_cpus == 0)
+                r->n_cpus = 1;
         free(st);
         return e;
 }

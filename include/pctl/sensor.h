@@ -16,7 +16,7 @@ enum sensor_metric {
         SENSOR_REF_CYCLES = 1u << 2, /* CPU_CLK_UNHALTED_REF (TSC rate while unhalted) */
         SENSOR_BUSY = 1u << 3,       /* time the CPU ran tasks, ns */
         SENSOR_FREQ = 1u << 4,       /* freq_khz: cycles / ref-cycles × the TSC rate */
-        SENSOR_STALLS = 1u << 5,     /* stalls: CYCLE_ACTIVITY.STALLS_TOTAL or RESOURCE_STALLS.ANY */
+        SENSOR_STALLS = 1u << 5,     /* stalls: STALLS_TOTAL or RESOURCE_STALLS.ANY */
 };
 
 /* Deltas over one interval. */

@@ -400,22 +400,6 @@ static void memory_contention(struct sim_machine *m, double t1_s)
         }
 }
 
-/* Compute cycles per instruction of an Amdahl app: a cycle per instruction at the frequency
- * the machine was built for is (1 - mem_fraction)/ipc of compute and mem_fraction·f/fmax/ipc
- * of memory time (eq. 1's stretch), so every busy cycle beyond the compute share of the
- * instructions retired stalls: memory time, the bandwidth limit's stretch, and spinning,
- * which keeps the core busy without retiring I0. The IPC is the phase's at the end of the
- * step (steps are far shorter than phases). 0 for a rows app (no stalls are said). */
-static double sim_compute_cpi(const struct sim_app_state *a)
-{
-        double p, ipc, next_s;
-
-        if (a->spec->n_rows > 0)
-                return 0;
-        phase_at(a->spec, a->run_s, &p, &ipc, &next_s);
-        return (1 - a->spec->mem_fraction) / ipc;
-}
-
 /* Amdahl app over [ts, t1]: alternates sequential and parallel parts finely, as pbench's
  * iterations do, so the busy share of each CPU over any window reflects P. */
 static void step_amdahl(struct sim_machine *m, struct sim_app_state *a, double window_s)
@@ -567,11 +551,9 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
                 struct sim_app_state *a = &m->apps[i];
                 struct sim_acc *acc = &m->app_cpu[(size_t)i * m->n_cpus];
                 bool rows = a->spec->n_rows > 0;
-                double compute_cpi;
 
                 if (a->active_s <= 0)
                         continue;
-                compute_cpi = sim_compute_cpi(a);
                 for (unsigned j = 0; j < a->n_set; j++) {
                         unsigned c = a->set[j];
 
@@ -586,7 +568,6 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
                         double busy_ns = busy_s * 1e9;
                         double cycles = busy_s * m->s_fhz[c];
                         double ref_cycles = busy_s * tsc_hz;
-                        double stalls = fmax(0, cycles - i0 * compute_cpi);
 
                         if (!rows)
                                 m->s_busy[c] += busy_s;
@@ -598,13 +579,6 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
                         m->cpu[c].instr += instr;
                         m->cpu[c].cycles += cycles;
                         m->cpu[c].ref_cycles += ref_cycles;
-                        if (rows) {
-                                acc[c].rows_busy_ns += busy_ns;
-                                m->cpu[c].rows_busy_ns += busy_ns;
-                        } else {
-                                acc[c].stalls += stalls;
-                                m->cpu[c].stalls += stalls;
-                        }
                 }
         }
 
@@ -739,4 +713,17 @@ double sim_truth_energy_j(const struct sim_machine *m)
         for (unsigned p = 0; p < m->n_packages; p++)
                 e += m->pkg_energy_j[p];
         return e;
+}
+
+double sim_app_compute_cpi(const struct sim_app_state *a)
+{
+        double p, ipc, next_s;
+
+        if (a->spec->n_rows > 0)
+                return NAN;
+        /* A cycle per instruction at the frequency the machine was built for is
+         * (1 - mem_fraction)/ipc of compute and mem_fraction·f/fmax/ipc of memory time (the
+         * stretch of amdahl_rate): the compute share does not depend on the frequency. */
+        phase_at(a->spec, a->run_s, &p, &ipc, &next_s);
+        return (1 - a->spec->mem_fraction) / ipc;
 }

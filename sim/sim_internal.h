@@ -72,10 +72,6 @@ struct sim_scenario {
 
 struct sim_acc {
         double busy_ns, instr, cycles, ref_cycles;
-        /* Stalled cycles: busy cycles beyond the compute share of the instructions retired
-         * (memory time, bandwidth contention, spinning); none can be said of a rows app's
-         * busy time (rows_busy_ns), which clears the sensor's STALLS bit for the interval. */
-        double stalls, rows_busy_ns;
 };
 
 struct sim_app_state {
@@ -146,3 +142,8 @@ unsigned sim_freq_mhz(const struct sim_machine *m, unsigned package);
 uint32_t sim_rapl_raw(const struct sim_machine *m, unsigned package);
 /* A standard normal draw from the machine's seeded generator. */
 double sim_gauss(struct sim_machine *m);
+
+/* Compute cycles per instruction of an Amdahl app in its current phase: its busy cycles
+ * beyond that share of the instructions it retired are stalls (memory time, the bandwidth
+ * limit's stretch, spinning). NaN for an app of measured rows (nothing is said). */
+double sim_app_compute_cpi(const struct sim_app_state *a);

@@ -38,6 +38,12 @@
  * weight and at most this many cores (per unit of weight): enough to learn P on, without
  * taking a settled app's cores for the learning. */
 #define ALLOCATOR_LEARNER_CORES 8.0
+/* ESTIMA's extrapolation (manager/scaling.c): believed when it reproduces every measured
+ * score within ALLOCATOR_SCALING_TRUST; at most ALLOCATOR_SCALING_JUMPS jumps to its predicted
+ * optimum per search; a core move it predicts worse by the hysteresis, or by four times its
+ * error at the measured points, is not probed. */
+#define ALLOCATOR_SCALING_JUMPS 3
+#define ALLOCATOR_SCALING_TRUST 0.05
 
 static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores, unsigned freq_khz)
 {
@@ -77,6 +83,8 @@ static void search_reset(struct allocator_app *a)
         a->halving = false;
         a->model_cores = a->model_freq_khz = 0;
         a->model_refuted = false;
+        a->scaling_jumps = 0;
+        scaling_reset(&a->scaling);
 }
 
 static const struct allocator_point *best_fresh(const struct allocator_ctx *ctx,
@@ -141,6 +149,8 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 power_w = pl->power_w;
         if (objective_score_rate(obj, power_w, e->ips, &score) < 0)
                 return;
+        scaling_add(&app->scaling, app->cores, app->freq_khz, e->ips, power_w,
+                    ALLOCATOR_MEAN_SAMPLES);
         p = hist_find(app, app->cores, app->freq_khz);
         if (!p) {
                 if (app->n_hist == ALLOCATOR_HISTORY) {
@@ -446,6 +456,23 @@ struct allocator_cand {
 /* The unmeasured neighbours of (cores, freq) at the current steps, in bounds and within the
  * slowdown limit, best predicted first (unknown predictions keep the order: fewer cores,
  * more cores, lower frequency, higher frequency). */
+/* Whether the extrapolation of the app's measured scaling rules out a core move from
+ * `cores`: it predicts the move worse by the rule-out margin at the frequency it was built
+ * for. Frequency moves are not its to judge. */
+static bool scaling_rules_out(const struct allocator_app *a, double hysteresis, unsigned cores,
+                              unsigned freq_khz, unsigned to_cores, unsigned to_freq_khz)
+{
+        const struct scaling_model *m = &a->scaling_model;
+        double margin;
+
+        if (!m->known || !m->trusted || m->freq_khz != freq_khz || to_freq_khz != freq_khz ||
+            to_cores == cores)
+                return false;
+        margin = fmax(hysteresis, 4 * m->fit_error);
+        return objective_better(scaling_predict_score(m, a->effective, to_cores),
+                                scaling_predict_score(m, a->effective, cores), margin);
+}
+
 static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app *a,
                            const struct allocator_bounds *b, double base_t, unsigned cores,
                            unsigned freq_khz, struct allocator_cand out[4])
@@ -465,7 +492,8 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                 unsigned half = cores / 2 > b->min_cores ? cores / 2 : b->min_cores;
                 double t = NAN;
 
-                if (half >= cores || hist_fresh(ctx, a, half, freq_khz))
+                if (half >= cores || hist_fresh(ctx, a, half, freq_khz) ||
+                    scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, half, freq_khz))
                         return 0;
                 predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, half, freq_khz, &t);
                 if (isnan(base_t) ? isfinite(a->policy->max_slowdown)
@@ -490,7 +518,9 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                 /* Measured, known worse without measuring, or denied by sharing. */
                 if (hist_fresh(ctx, a, c[i].cores, c[i].freq_khz) ||
                     move_known_worse(ctx, a, cores, freq_khz, c[i].cores, c[i].freq_khz) ||
-                    denied(ctx, a, c[i].cores, c[i].freq_khz))
+                    denied(ctx, a, c[i].cores, c[i].freq_khz) ||
+                    scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, c[i].cores,
+                                      c[i].freq_khz))
                         continue;
                 predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, c[i].cores, c[i].freq_khz, &t);
                 if (!isnan(base_t) && !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
@@ -626,6 +656,55 @@ static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
         snprintf(a->reason, sizeof(a->reason),
                  "from history: %u cores%s verified (measured %+.0f%% of the remembered score)",
                  a->hint_cores, ftext, 100 * off);
+        return true;
+}
+
+/* The extrapolation of the points measured at the best point's frequency: the figures
+ * status shows, and a jump to its predicted optimum when that is an unmeasured count it
+ * predicts better than the best measured one. The measured search resumes around the best
+ * measured point either way, so a wrong prediction costs one probe. */
+static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *a,
+                         const struct allocator_bounds *b, double base_t,
+                         const struct allocator_point *best)
+{
+        struct scaling_model *m = &a->scaling_model;
+        unsigned n, min_samples = probe_samples(ctx) > 1 ? probe_samples(ctx) - 1 : 1;
+        double t = NAN, smax = NAN;
+        char ftext[32];
+
+        if (scaling_model_refresh(&a->scaling, best->freq_khz, min_samples, b->max_cores, m) < 0 ||
+            !m->known)
+                return false;
+        /* Believed only where it reproduces what was measured. */
+        m->fit_error = scaling_fit_error(&a->scaling, m, a->effective, min_samples);
+        m->trusted = m->fit_error <= ALLOCATOR_SCALING_TRUST;
+        n = scaling_best_cores(m, a->effective, b->min_cores, b->max_cores);
+        extrap_best_cores(&m->time, b->max_cores, &smax);
+        a->predicted_best_cores = m->trusted ? n : 0;
+        a->predicted_speedup_max = m->trusted ? smax : NAN;
+        if (!n || !m->trusted || n == best->cores || a->scaling_jumps >= ALLOCATOR_SCALING_JUMPS ||
+            hist_fresh(ctx, a, n, best->freq_khz) || denied(ctx, a, n, best->freq_khz) ||
+            !objective_better(scaling_predict_score(m, a->effective, best->cores),
+                              scaling_predict_score(m, a->effective, n),
+                              fmax(ALLOCATOR_SEARCH_MARGIN, m->fit_error)))
+                return false;
+        predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, n, best->freq_khz, &t);
+        if (isnan(base_t) ? isfinite(a->policy->max_slowdown) && n < b->max_cores
+                          : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                return false;
+        a->scaling_jumps++;
+        a->halving = false;
+        a->step_cores = n / 4 > 1 ? n / 4 : 1;
+        a->converged = false;
+        a->want_cores = n;
+        a->want_freq_khz = best->freq_khz;
+        a->reserve_cores = best->cores;
+        a->exploring = true;
+        snprintf(a->reason, sizeof(a->reason),
+                 "extrapolated (%s, %u points): %s best at %u cores%s, measuring it",
+                 extrap_kernel_name(m->time.main.kernel), m->n_points,
+                 objective_to_string(a->effective), n,
+                 freq_text(best->freq_khz, ftext, sizeof(ftext)));
         return true;
 }
 
@@ -795,6 +874,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         }
         if (!best_meas)
                 best_meas = cur_meas;
+        if (scaling_jump(ctx, a, &b, base_t, best_meas))
+                return;
         for (;;) {
                 unsigned n =
                     neighbours(ctx, a, &b, base_t, best_meas->cores, best_meas->freq_khz, cand);

@@ -1330,6 +1330,16 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(
             j, "edp_rate", jsonfmt_double(e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN));
         json_object_object_add(j, "gain_pct", jsonfmt_double(app_gain(m, i)));
+        /* The extrapolation of its measured scaling (docs/extrapolation.md): null until it
+         * reproduces what was measured. */
+        json_object_object_add(j, "predicted_best_cores",
+                               m->alloc[i].predicted_best_cores
+                                   ? json_object_new_uint64(m->alloc[i].predicted_best_cores)
+                                   : NULL);
+        json_object_object_add(j, "predicted_speedup_max",
+                               jsonfmt_double(m->alloc[i].predicted_best_cores
+                                                  ? m->alloc[i].predicted_speedup_max
+                                                  : NAN));
         json_object_object_add(
             j, "reason", jsonfmt_string(m->alloc[i].reason[0] ? m->alloc[i].reason : "starting"));
         json_object_object_add(j, "stack", appstack_json(m->stacks, a->pid));

@@ -24,19 +24,21 @@
 #include "pctl/util.h"
 
 #define PROBE_TIMEOUT_MS 3000
+/* Stalled cycles: LIKWID drops an event the CPU does not have (with a warning), so both
+ * candidates are asked for and whichever the CPU has is kept; where it has both,
+ * CYCLE_ACTIVITY_STALLS_TOTAL, the later one, is what the sample reports. */
 #define LIKWID_EVENTS                                                                              \
         "INSTR_RETIRED_ANY:FIXC0,CPU_CLK_UNHALTED_CORE:FIXC1,CPU_CLK_UNHALTED_REF:FIXC2,"          \
-        "PWR_PKG_ENERGY:PWR0"
+        "PWR_PKG_ENERGY:PWR0,RESOURCE_STALLS_ANY:PMC0,CYCLE_ACTIVITY_STALLS_TOTAL:PMC1"
 
 /* LIKWID event name → what it measures; SENSOR_METRIC 0 = package energy. */
 static const struct {
         const char *event;
         unsigned metric;
 } likwid_event_map[] = {
-    {"INSTR_RETIRED_ANY", SENSOR_INSTR},
-    {"CPU_CLK_UNHALTED_CORE", SENSOR_CYCLES},
-    {"CPU_CLK_UNHALTED_REF", SENSOR_REF_CYCLES},
-    {"PWR_PKG_ENERGY", 0},
+    {"INSTR_RETIRED_ANY", SENSOR_INSTR},         {"CPU_CLK_UNHALTED_CORE", SENSOR_CYCLES},
+    {"CPU_CLK_UNHALTED_REF", SENSOR_REF_CYCLES}, {"PWR_PKG_ENERGY", 0},
+    {"RESOURCE_STALLS_ANY", SENSOR_STALLS},      {"CYCLE_ACTIVITY_STALLS_TOTAL", SENSOR_STALLS},
 };
 
 enum likwid_stage {
@@ -535,6 +537,8 @@ static int likwid_read(struct sensor *s, struct sensor_sample *out)
                                 c->instr = (uint64_t)v;
                         else if (st->event_metric[e] == SENSOR_CYCLES)
                                 c->cycles = (uint64_t)v;
+                        else if (st->event_metric[e] == SENSOR_STALLS)
+                                c->stalls = (uint64_t)v;
                         else
                                 c->ref_cycles = (uint64_t)v;
                         c->measured |= (unsigned)st->event_metric[e];

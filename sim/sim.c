@@ -712,3 +712,16 @@ double sim_truth_energy_j(const struct sim_machine *m)
                 e += m->pkg_energy_j[p];
         return e;
 }
+
+double sim_app_compute_cpi(const struct sim_app_state *a)
+{
+        double p, ipc, next_s;
+
+        if (a->spec->n_rows > 0)
+                return NAN;
+        /* A cycle per instruction at the frequency the machine was built for is
+         * (1 - mem_fraction)/ipc of compute and mem_fraction·f/fmax/ipc of memory time (the
+         * stretch of amdahl_rate): the compute share does not depend on the frequency. */
+        phase_at(a->spec, a->run_s, &p, &ipc, &next_s);
+        return (1 - a->spec->mem_fraction) / ipc;
+}

@@ -142,3 +142,8 @@ unsigned sim_freq_mhz(const struct sim_machine *m, unsigned package);
 uint32_t sim_rapl_raw(const struct sim_machine *m, unsigned package);
 /* A standard normal draw from the machine's seeded generator. */
 double sim_gauss(struct sim_machine *m);
+
+/* Compute cycles per instruction of an Amdahl app in its current phase: its busy cycles
+ * beyond that share of the instructions it retired are stalls (memory time, the bandwidth
+ * limit's stretch, spinning). NaN for an app of measured rows (nothing is said). */
+double sim_app_compute_cpi(const struct sim_app_state *a);

@@ -13,6 +13,7 @@
 #include "pctl/model.h"
 #include "pctl/objective.h"
 #include "pctl/policy.h"
+#include "pctl/scaling.h"
 #include "pctl/topology.h"
 
 #define ALLOCATOR_HISTORY 48
@@ -87,6 +88,11 @@ struct allocator_app {
          * not send it back to the baseline. */
         bool searching;
         uint64_t seen_intervals; /* the estimate's interval count at the last observation */
+        /* Its measured scaling and ESTIMA's extrapolation of it at the best point's
+         * frequency (include/pctl/scaling.h, docs/extrapolation.md). */
+        struct scaling scaling;
+        struct scaling_model scaling_model;
+        unsigned scaling_jumps; /* jumps to its predicted optimum in this search */
         /* Out. */
         unsigned want_cores;
         unsigned want_freq_khz;
@@ -104,6 +110,10 @@ struct allocator_app {
         /* Learning with ctx->learners_share: placed on want_cores of the allowed CPUs (all of
          * them at the baseline), time-sharing with the others, outside the partition. */
         bool shares_cpus;
+        /* The extrapolation's best core count for its objective within its policy's bounds,
+         * and the largest speedup over one core there (0 and NaN: unknown). */
+        unsigned predicted_best_cores;
+        double predicted_speedup_max;
         char reason[200]; /* why it changed, or why it stays */
         bool changed;
 };

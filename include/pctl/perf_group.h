@@ -49,3 +49,12 @@ void perf_counts_freq(struct sensor_counts *c, unsigned tsc_khz);
 /* The TSC rate, measured against CLOCK_MONOTONIC_RAW over about interval_ms. -EOPNOTSUPP off
  * x86 or when /proc/cpuinfo lacks constant_tsc (then the TSC is no fixed reference). */
 int perf_tsc_khz(unsigned interval_ms, unsigned *out);
+
+/* The stalled-cycle event to try at attempt 0, 1, ...: the kernel's generic
+ * stalled-cycles-backend first (AMD, some ARM cores), then on Intel the raw events ESTIMA
+ * and LIKWID use: CYCLE_ACTIVITY.STALLS_TOTAL (event 0xa3, umask 0x04, cmask 4; Haswell's
+ * CYCLES_NO_EXECUTE has the same code), then RESOURCE_STALLS.ANY (0xa2, umask 0x01; Sandy
+ * Bridge to Skylake). false when there is nothing more to try. */
+bool perf_stall_attr(unsigned attempt, bool intel, struct perf_event_attr *out);
+/* Whether /proc/cpuinfo says GenuineIntel. */
+bool perf_cpu_is_intel(void);

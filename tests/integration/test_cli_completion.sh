@@ -48,7 +48,7 @@ modes=("")
 for h in "${modes[@]}"; do
         got=$(bash --norc -c '[ -n "$1" ] && . "$1"; . "$2"; complete -p pctl' _ "$h" "$COMPLETION")
         [ "$got" = "complete -F _pctl pctl" ] || fail "complete -p pctl: $got"
-        check "$h" "adopt calibrate history model policy release run sample sensors sim stack status " ""
+        check "$h" "adopt calibrate extrapolate history model policy release run sample sensors sim stack status " ""
         check "$h" "forget " history ""
         check "$h" "--config --file --help --json " history --
         check "$h" "--all --config --file --help --json " history forget --
@@ -78,6 +78,8 @@ for h in "${modes[@]}"; do
         check "$h" "$D/trace.csv " sensors --source "$D/tr"
         check "$h" "$D/trace.csv " sensors --source = "$D/tr"
         check "$h" "$D/pol " policy check "$D/po"
+        check "$h" "--help --json --to --trace " extrapolate runs.txt --
+        check "$h" "$D/trace.csv " extrapolate "$D/tr"
         # Policy names from the policies_dir of --config, before or after the command.
         check "$h" "edp energy fast monitor performance ppw " --config "$D/pctl.conf" run --policy ""
         check "$h" "fast " adopt 1 --config "$D/pctl.conf" --policy f

@@ -226,7 +226,7 @@ int sample_io_write(FILE *f, const struct sensor_sample *s, enum sample_io_forma
         }
         for (unsigned p = 0; s->energy_measured && p < s->n_packages; p++) {
                 if (fmt == SAMPLE_IO_CSV)
-                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,%.6f,\n",
+                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,%.6f,,\n",
                                 (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9, p,
                                 s->energy_j[p]);
                 else

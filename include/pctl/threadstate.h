@@ -25,6 +25,11 @@ enum thread_state {
 struct threadstate_thread {
         pid_t tid;
         uint64_t ns[THREAD_STATES];
+        /* Part of ns[THREAD_RUN] + ns[THREAD_RUNQUEUE] during which this thread was the app's
+         * only active thread while another thread of the app was alive (not exited, already
+         * born) and waiting. Serial code runs alone on one thread; lock hand-offs spread this
+         * time over the threads that contend: stack_compute tells them apart by it. */
+        uint64_t solo_ns;
 };
 
 /* Concurrency histogram buckets: active_ns[k] is the time with exactly k threads of the app

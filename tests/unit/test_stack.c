@@ -1,0 +1,445 @@
+#include <math.h>
+
+#include "pctl_test.h"
+#include "pctl/stack.h"
+
+#define MS 1000000ULL
+
+/* A hand-built interval: up to 8 threads, tids 100, 101, ... */
+struct interval {
+        struct threadstate_app app;
+        struct threadstate_thread threads[8];
+};
+
+static struct threadstate_app *interval_init(struct interval *iv, uint64_t interval_ns,
+                                             unsigned n_threads)
+{
+        memset(iv, 0, sizeof(*iv));
+        iv->app.pid = 100;
+        iv->app.interval_ns = interval_ns;
+        iv->app.n_threads = n_threads;
+        iv->app.threads = iv->threads;
+        for (unsigned i = 0; i < n_threads; i++)
+                iv->threads[i].tid = 100 + (pid_t)i;
+        return &iv->app;
+}
+
+static void thread_set(struct interval *iv, unsigned i, uint64_t run, uint64_t rq, uint64_t sync,
+                       uint64_t yld, uint64_t blocked, uint64_t exited, uint64_t solo)
+{
+        struct threadstate_thread *t = &iv->threads[i];
+
+        t->ns[THREAD_RUN] = run;
+        t->ns[THREAD_RUNQUEUE] = rq;
+        t->ns[THREAD_SYNC] = sync;
+        t->ns[THREAD_YIELD] = yld;
+        t->ns[THREAD_BLOCKED] = blocked;
+        t->ns[THREAD_EXITED] = exited;
+        t->solo_ns = solo;
+}
+
+/* The invariants every known stack keeps: speedup + sum = N, every component >= 0. */
+static void assert_closed(const struct stack *s)
+{
+        double sum = s->speedup;
+
+        assert_true(s->known);
+        for (unsigned c = 0; c < STACK_COMPONENTS; c++) {
+                if (!(s->component[c] >= -1e-12))
+                        fail_msg("%s = %g < 0", stack_component_name(c), s->component[c]);
+                sum += s->component[c];
+        }
+        assert_near(sum, s->cores, 1e-9);
+}
+
+/* Every component but `except` is (near) zero. */
+static void assert_only(const struct stack *s, enum stack_component except, double tol)
+{
+        for (unsigned c = 0; c < STACK_COMPONENTS; c++)
+                if (c != except && !(fabs(s->component[c]) <= tol))
+                        fail_msg("%s = %g, expected 0", stack_component_name(c), s->component[c]);
+}
+
+static void component_names(void **state)
+{
+        static const char *const want[] = {"sequential", "sync", "yield",       "imbalance",
+                                           "runqueue",   "io",   "interference"};
+        (void)state;
+        for (unsigned c = 0; c < STACK_COMPONENTS; c++)
+                assert_string_equal(stack_component_name(c), want[c]);
+        assert_null(stack_component_name(STACK_COMPONENTS));
+}
+
+static void perfect_scaling(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 100 * MS, 2);
+        thread_set(&iv, 0, 100 * MS, 0, 0, 0, 0, 0, 0);
+        thread_set(&iv, 1, 100 * MS, 0, 0, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 2.0, 1e-9);
+        assert_only(&s, STACK_COMPONENTS, 1e-9);
+        assert_int_equal(s.threads, 2);
+}
+
+/* pbench --p 0.5 on 2 threads, one iteration: thread 0 runs 25 ms of serial code while thread
+ * 1 waits in the barrier, then both run 12.5 ms. The process's main thread sits in
+ * pthread_join (futex) all along and is left out. */
+static void sequential_from_serial_code(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 37500000, 3);
+        thread_set(&iv, 0, 0, 0, 37500000, 0, 0, 0, 0); /* main, in pthread_join */
+        thread_set(&iv, 1, 37500000, 0, 0, 0, 0, 0, 25 * MS);
+        thread_set(&iv, 2, 12500000, 0, 25 * MS, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 50.0 / 37.5, 1e-9);
+        assert_near(s.component[STACK_SEQUENTIAL], 25.0 / 37.5, 1e-9);
+        assert_only(&s, STACK_SEQUENTIAL, 1e-9);
+}
+
+/* One thread on 4 cores: three cores have no thread at all. */
+static void sequential_from_missing_threads(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 1);
+        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
+        stack_compute(&iv.app, 4, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 1.0, 1e-9);
+        assert_near(s.component[STACK_SEQUENTIAL], 3.0, 1e-9);
+        assert_only(&s, STACK_SEQUENTIAL, 1e-9);
+}
+
+/* A thread born half-way: half a core had no thread yet. */
+static void sequential_from_late_thread(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 2);
+        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
+        thread_set(&iv, 1, 500 * MS, 0, 0, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.component[STACK_SEQUENTIAL], 0.5, 1e-9);
+        assert_only(&s, STACK_SEQUENTIAL, 1e-9);
+}
+
+/* Two threads hand one lock back and forth: each holds it 0.8 of a 1.6 cycle, works 0.2
+ * unlocked and waits 0.6; the solo time is the same on both. */
+static void sync_from_lock_handoffs(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1600 * MS, 2);
+        thread_set(&iv, 0, 1000 * MS, 0, 600 * MS, 0, 0, 0, 600 * MS);
+        thread_set(&iv, 1, 1000 * MS, 0, 600 * MS, 0, 0, 0, 600 * MS);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 1.25, 1e-9);
+        assert_near(s.component[STACK_SYNC], 0.75, 1e-9);
+        assert_only(&s, STACK_SYNC, 1e-9);
+}
+
+/* pbench --imbalance 3 --p 0.95, 2 threads, one iteration of 762.5 ms: thread 0 runs the 50 ms
+ * serial part and its 237.5 ms share, then waits 475 ms for thread 1's 712.5 ms. The solo
+ * times partly cancel: 50 ms of the serial part reads as sync, the rest of the laggard's solo
+ * time is imbalance. */
+static void imbalance_from_laggard(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 762500000, 2);
+        thread_set(&iv, 0, 287500000, 0, 475 * MS, 0, 0, 0, 50 * MS);
+        thread_set(&iv, 1, 712500000, 0, 50 * MS, 0, 0, 0, 475 * MS);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 1000.0 / 762.5, 1e-9);
+        assert_near(s.component[STACK_IMBALANCE], 425.0 / 762.5, 1e-9);
+        assert_near(s.component[STACK_SYNC], 100.0 / 762.5, 1e-9);
+        assert_only(&s, STACK_IMBALANCE, 100.0 / 762.5 + 1e-9);
+}
+
+/* A thread that finished half-way while the other runs on ([SSM]'s Exit_i). */
+static void imbalance_from_exited_thread(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 2);
+        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 500 * MS);
+        thread_set(&iv, 1, 500 * MS, 0, 0, 0, 0, 500 * MS, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.component[STACK_IMBALANCE], 0.5, 1e-9);
+        assert_only(&s, STACK_IMBALANCE, 1e-9);
+}
+
+/* Exited threads cost cores only where no live thread is left to use them: 3 live threads
+ * keep 2 cores busy, the finished fourth costs nothing. */
+static void exited_thread_with_enough_others(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 4);
+        for (unsigned i = 0; i < 3; i++)
+                thread_set(&iv, i, 666666667, 333333333, 0, 0, 0, 0, 0);
+        thread_set(&iv, 3, 0, 0, 0, 0, 0, 1000 * MS, 0);
+        iv.app.has_active = true;
+        iv.app.active_ns[3] = 1000 * MS;
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 2.0, 1e-6);
+        assert_only(&s, STACK_COMPONENTS, 1e-6);
+}
+
+/* Another load takes 30% of each of the app's two CPUs. */
+static void runqueue_from_other_load(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 2);
+        thread_set(&iv, 0, 700 * MS, 300 * MS, 0, 0, 0, 0, 0);
+        thread_set(&iv, 1, 700 * MS, 300 * MS, 0, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.component[STACK_RUNQUEUE], 0.6, 1e-9);
+        assert_only(&s, STACK_RUNQUEUE, 1e-9);
+}
+
+/* Four busy threads on two cores: they wait for a CPU half the time, but the cores are never
+ * idle. With the histogram that runqueue time is the app's own and costs nothing; without
+ * it, the waits exceed the idle cores and share what is left (nothing). */
+static void runqueue_own_oversubscription(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 4);
+        for (unsigned i = 0; i < 4; i++)
+                thread_set(&iv, i, 500 * MS, 500 * MS, 0, 0, 0, 0, 0);
+        iv.app.has_active = true;
+        iv.app.active_ns[4] = 1000 * MS;
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 2.0, 1e-9);
+        assert_only(&s, STACK_COMPONENTS, 1e-9);
+
+        iv.app.has_active = false;
+        iv.app.active_ns[4] = 0;
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_only(&s, STACK_COMPONENTS, 1e-9);
+}
+
+static void io_and_yield(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 2);
+        thread_set(&iv, 0, 800 * MS, 0, 0, 0, 200 * MS, 0, 0);
+        thread_set(&iv, 1, 900 * MS, 0, 0, 100 * MS, 0, 0, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.component[STACK_IO], 0.2, 1e-9);
+        assert_near(s.component[STACK_YIELD], 0.1, 1e-9);
+        assert_near(s.speedup, 1.7, 1e-9);
+}
+
+/* A measured speedup below the run time says the running threads did less work than alone:
+ * the difference is interference (cache, memory, SMT, frequency), by difference as in [SSM]. */
+static void interference_by_difference(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 2);
+        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
+        thread_set(&iv, 1, 900 * MS, 0, 100 * MS, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, 1.5, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 1.5, 1e-12);
+        assert_near(s.component[STACK_SYNC], 0.1, 1e-9);
+        assert_near(s.component[STACK_INTERFERENCE], 0.4, 1e-9);
+}
+
+/* The synthetic case of the reference digest for [SSM] (N = 4, Tp = 0.6, S = 2): futex waits
+ * net of GC {0.075, 0.025, 0.05, 0.15} give sync 0.5, exits at {0.60, 0.56, 0.52, 0.48} give
+ * imbalance 0.4; GC, MainThread and hardware interference (0.1667 + 0.2667 + 0.6667) are the
+ * residual 1.1. */
+static void ssm_synthetic_case(void **state)
+{
+        static const double sync_s[4] = {0.075, 0.025, 0.05, 0.15};
+        static const double exit_s[4] = {0.60, 0.56, 0.52, 0.48};
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 600 * MS, 4);
+        for (unsigned i = 0; i < 4; i++) {
+                uint64_t sync = (uint64_t)llround(sync_s[i] * 1e9);
+                uint64_t exited = (uint64_t)llround((0.6 - exit_s[i]) * 1e9);
+
+                thread_set(&iv, i, 600 * MS - sync - exited, 0, sync, 0, 0, exited, 0);
+        }
+        stack_compute(&iv.app, 4, 2.0, &s);
+        assert_closed(&s);
+        assert_near(s.component[STACK_SYNC], 0.5, 1e-6);
+        assert_near(s.component[STACK_IMBALANCE], 0.4, 1e-6);
+        assert_near(s.component[STACK_INTERFERENCE], 0.1 / 0.6 + 0.16 / 0.6 + 0.4 / 0.6, 1e-6);
+}
+
+/* An estimated speedup above what the threads ran leaves less than the measured waits: they
+ * share it in proportion, interference is 0, nothing goes negative. */
+static void normalised_when_waits_exceed(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 2);
+        thread_set(&iv, 0, 600 * MS, 0, 400 * MS, 0, 0, 0, 0);
+        thread_set(&iv, 1, 800 * MS, 0, 0, 0, 200 * MS, 0, 0);
+        stack_compute(&iv.app, 2, 1.7, &s);
+        assert_closed(&s);
+        assert_near(s.component[STACK_INTERFERENCE], 0, 1e-12);
+        assert_near(s.component[STACK_SYNC], 0.3 * 4.0 / 6.0, 1e-9);
+        assert_near(s.component[STACK_IO], 0.3 * 2.0 / 6.0, 1e-9);
+}
+
+static void superlinear_is_capped(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 2);
+        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
+        thread_set(&iv, 1, 1000 * MS, 0, 0, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, 2.3, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 2.0, 1e-12);
+}
+
+/* Mixtures of every state over 1 to 8 threads on 1 to 8 cores, measured speedup or not: the
+ * bar always closes at N with no negative component. */
+static void mixtures_close_at_n(void **state)
+{
+        uint64_t seed = 12345;
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        for (unsigned round = 0; round < 2000; round++) {
+                unsigned n = 1 + round % 8, cores = 1 + (round / 8) % 8;
+                double speedup = NAN;
+
+                interval_init(&iv, 1000 * MS, n);
+                for (unsigned i = 0; i < n; i++) {
+                        uint64_t left = 1000 * MS, part[THREAD_STATES] = {0};
+
+                        for (unsigned st = 0; st < THREAD_STATES && left > 0; st++) {
+                                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                                part[st] = st == THREAD_STATES - 1 ? left : (seed >> 33) % left;
+                                left -= part[st];
+                        }
+                        part[THREAD_RUN] += MS; /* every thread runs a little */
+                        thread_set(&iv, i, part[THREAD_RUN], part[THREAD_RUNQUEUE],
+                                   part[THREAD_SYNC], part[THREAD_YIELD], part[THREAD_BLOCKED],
+                                   part[THREAD_EXITED], (seed >> 20) % (part[THREAD_RUN] + 1));
+                }
+                if (round % 3 == 1)
+                        speedup = (double)((seed >> 40) % 1000) / 100.0;
+                stack_compute(&iv.app, cores, speedup, &s);
+                assert_closed(&s);
+        }
+}
+
+static void unknown_when_too_little_data(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 0, 1); /* no time */
+        thread_set(&iv, 0, 0, 0, 0, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_false(s.known);
+        assert_true(isnan(s.speedup) && isnan(s.component[STACK_SYNC]));
+
+        interval_init(&iv, 1000 * MS, 0); /* no thread */
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_false(s.known);
+
+        interval_init(&iv, 1000 * MS, 2); /* nothing ran: parked all along */
+        thread_set(&iv, 0, 0, 0, 1000 * MS, 0, 0, 0, 0);
+        thread_set(&iv, 1, 0, 0, 0, 0, 1000 * MS, 0, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_false(s.known);
+        assert_true(isnan(s.component[STACK_INTERFERENCE]));
+
+        interval_init(&iv, 1000 * MS, 1);
+        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
+        stack_compute(&iv.app, 0, NAN, &s); /* no cores */
+        assert_false(s.known);
+        stack_compute(&iv.app, NAN, NAN, &s);
+        assert_false(s.known);
+        stack_compute(&iv.app, 2, -1, &s); /* a negative speedup */
+        assert_false(s.known);
+        stack_compute(NULL, 2, NAN, &s);
+        assert_false(s.known);
+
+        interval_init(&iv, 100000, 1); /* 0.1 ms: a few ticks, not a stack */
+        thread_set(&iv, 0, 100000, 0, 0, 0, 0, 0, 0);
+        stack_compute(&iv.app, 1, NAN, &s);
+        assert_false(s.known);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(component_names),
+    cmocka_unit_test(perfect_scaling),
+    cmocka_unit_test(sequential_from_serial_code),
+    cmocka_unit_test(sequential_from_missing_threads),
+    cmocka_unit_test(sequential_from_late_thread),
+    cmocka_unit_test(sync_from_lock_handoffs),
+    cmocka_unit_test(imbalance_from_laggard),
+    cmocka_unit_test(imbalance_from_exited_thread),
+    cmocka_unit_test(exited_thread_with_enough_others),
+    cmocka_unit_test(runqueue_from_other_load),
+    cmocka_unit_test(runqueue_own_oversubscription),
+    cmocka_unit_test(io_and_yield),
+    cmocka_unit_test(interference_by_difference),
+    cmocka_unit_test(ssm_synthetic_case),
+    cmocka_unit_test(normalised_when_waits_exceed),
+    cmocka_unit_test(superlinear_is_capped),
+    cmocka_unit_test(mixtures_close_at_n),
+    cmocka_unit_test(unknown_when_too_little_data),
+};
+
+PCTL_TEST_MAIN(tests)

@@ -867,6 +867,16 @@ const struct estimate *manager_estimate(const struct manager *m, pid_t pid)
         return a ? estimator_get(m->est, a->id) : NULL;
 }
 
+int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s)
+{
+        unsigned i;
+
+        if (!find_app(m, pid, &i))
+                return -ESRCH;
+        m->alloc[i].stack = *s;
+        return 0;
+}
+
 /* The objective's predicted gain of the current configuration over the app's baseline (all
  * its allowed cores at the top frequency), in percent; NaN when the model cannot say. */
 static double app_gain(const struct manager *m, unsigned i)

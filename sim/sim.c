@@ -505,13 +505,13 @@ static void shape_compute(struct sim_app_state *a, unsigned k, double p)
         double d = (1 - p) + tp, fs = 1 - s->sleep;
         double dist[THREADSTATE_MAX_ACTIVE + 1] = {1};
 
-        memset(a->shape, 0, (size_t)t * THREAD_STATES * sizeof(double));
+        memset(a->shape, 0, (size_t)t * SIM_TS_STRIDE * sizeof(double));
         memset(a->shape_active, 0, sizeof(a->shape_active));
         /* The sequential part: thread 0 runs; the others wait in the barrier's futex, or spin
          * on the CPUs left (k - 1 of them) for `spin` of it. */
         a->shape[THREAD_RUN] += (1 - p) / d;
         for (unsigned j = 1; j < t; j++) {
-                double *x = &a->shape[(size_t)j * THREAD_STATES];
+                double *x = &a->shape[(size_t)j * SIM_TS_STRIDE];
                 double spin = s->spin * (1 - p) / d, on = (double)(k - 1) / (t - 1);
 
                 x[THREAD_RUN] += spin * on;
@@ -519,6 +519,8 @@ static void shape_compute(struct sim_app_state *a, unsigned k, double p)
                 x[THREAD_SYNC] += (1 - s->spin) * (1 - p) / d;
         }
         a->shape_active[1] += (1 - s->spin) * (1 - p) / d;
+        if (t > 1)
+                a->shape[SIM_TS_SOLO] += (1 - s->spin) * (1 - p) / d;
         a->shape_active[t < THREADSTATE_MAX_ACTIVE ? t : THREADSTATE_MAX_ACTIVE] +=
             s->spin * (1 - p) / d;
         /* The parallel part, lane by lane: its work (run, or runnable while another thread
@@ -527,7 +529,7 @@ static void shape_compute(struct sim_app_state *a, unsigned k, double p)
         for (unsigned j = 0; j < t; j++) {
                 unsigned lane = j % k, mates = t / k + (lane < t % k);
                 double w = p * lane_work(s, k, lane) / d;
-                double *x = &a->shape[(size_t)j * THREAD_STATES];
+                double *x = &a->shape[(size_t)j * SIM_TS_STRIDE];
 
                 x[THREAD_RUN] += w / mates;
                 x[THREAD_RUNQUEUE] += w * (1 - 1.0 / mates);
@@ -547,6 +549,34 @@ static void shape_compute(struct sim_app_state *a, unsigned k, double p)
                 dist_add(dist, mates, w / end);
                 for (unsigned c = 0; c <= THREADSTATE_MAX_ACTIVE; c++)
                         a->shape_active[c] += dist[c] * (end - prev) / d;
+                /* Solo: a lane's only thread active while every other working lane is not
+                 * (the lanes done are parked, alive and waiting). The product over the
+                 * others of (1 - active) is the whole product without this lane; lanes
+                 * always active (no lock, no sleep) are counted apart. */
+                double idle_all = 1;
+                unsigned always = 0;
+
+                for (unsigned q = lane; t > 1 && q < k; q++) {
+                        double wq = p * lane_work(s, k, q), aq = wq / (wq / fs + sync_s);
+
+                        if (aq >= 1 - 1e-12)
+                                always++;
+                        else
+                                idle_all *= 1 - aq;
+                }
+                for (unsigned o = lane; t > 1 && o < k; o++) {
+                        double wo = p * lane_work(s, k, o), ao = wo / (wo / fs + sync_s);
+                        double alone;
+
+                        if (t / k + (o < t % k) != 1)
+                                continue;
+                        if (ao >= 1 - 1e-12)
+                                alone = always == 1 ? idle_all : 0;
+                        else
+                                alone = always == 0 ? ao * idle_all / (1 - ao) : 0;
+                        a->shape[(size_t)o * SIM_TS_STRIDE + SIM_TS_SOLO] +=
+                            alone * (end - prev) / d;
+                }
         }
 }
 
@@ -559,10 +589,10 @@ static void threads_add(struct sim_app_state *a, unsigned k, double p, double se
                 a->shape_p = p;
         }
         for (unsigned j = 0; j < a->n_threads; j++) {
-                const double *x = &a->shape[(size_t)j * THREAD_STATES];
-                double *acc = &a->ts_s[(size_t)j * THREAD_STATES];
+                const double *x = &a->shape[(size_t)j * SIM_TS_STRIDE];
+                double *acc = &a->ts_s[(size_t)j * SIM_TS_STRIDE];
 
-                for (unsigned st = 0; st < THREAD_STATES; st++)
+                for (unsigned st = 0; st < SIM_TS_STRIDE; st++)
                         acc[st] += x[st] * seg_s;
                 /* Time-sharing the CPUs: runnable for the others' share of the time. */
                 acc[THREAD_RUN] -= x[THREAD_RUN] * seg_s * (1 - a->share);
@@ -578,7 +608,7 @@ static void threads_exited(struct sim_app_state *a, double exited_s)
         if (exited_s <= 0)
                 return;
         for (unsigned j = 0; j < a->n_threads; j++)
-                a->ts_s[(size_t)j * THREAD_STATES + THREAD_EXITED] += exited_s;
+                a->ts_s[(size_t)j * SIM_TS_STRIDE + THREAD_EXITED] += exited_s;
         a->ts_active_s[0] += exited_s;
 }
 
@@ -589,8 +619,8 @@ int sim_track_threads(struct sim_machine *m)
 
                 if (a->ts_s)
                         continue;
-                a->ts_s = calloc((size_t)a->n_threads * THREAD_STATES, sizeof(double));
-                a->shape = calloc((size_t)a->n_threads * THREAD_STATES, sizeof(double));
+                a->ts_s = calloc((size_t)a->n_threads * SIM_TS_STRIDE, sizeof(double));
+                a->shape = calloc((size_t)a->n_threads * SIM_TS_STRIDE, sizeof(double));
                 if (!a->ts_s || !a->shape)
                         return -ENOMEM;
         }

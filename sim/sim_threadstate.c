@@ -73,7 +73,7 @@ static void snapshot(const struct sim_machine *m, struct sim_watch *w)
 {
         const struct sim_app_state *a = &m->apps[w->app];
 
-        memcpy(w->ts_s, a->ts_s, (size_t)a->n_threads * THREAD_STATES * sizeof(double));
+        memcpy(w->ts_s, a->ts_s, (size_t)a->n_threads * SIM_TS_STRIDE * sizeof(double));
         memcpy(w->active_s, a->ts_active_s, sizeof(w->active_s));
         w->since_ns = m->now_ns;
 }
@@ -95,7 +95,7 @@ static int sim_ts_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n
                 w[i].pid = pids[i];
                 w[i].app = app;
                 w[i].ts_s =
-                    malloc((size_t)s->m->apps[app].n_threads * THREAD_STATES * sizeof(double));
+                    malloc((size_t)s->m->apps[app].n_threads * SIM_TS_STRIDE * sizeof(double));
                 if (!w[i].ts_s) {
                         for (unsigned j = 0; j < i; j++)
                                 free(w[j].ts_s);
@@ -142,13 +142,14 @@ static int sim_ts_read(struct threadstate *ts, struct threadstate_app *apps, uns
                 }
                 out->n_threads = nt;
                 for (unsigned j = 0; j < nt; j++) {
-                        const double *now = &a->ts_s[(size_t)j * THREAD_STATES];
-                        const double *then = &w->ts_s[(size_t)j * THREAD_STATES];
+                        const double *now = &a->ts_s[(size_t)j * SIM_TS_STRIDE];
+                        const double *then = &w->ts_s[(size_t)j * SIM_TS_STRIDE];
 
                         out->threads[j].tid =
                             j == 0 ? w->pid : (pid_t)(SIM_TID_BASE + w->app * 100000u + j);
                         for (unsigned st = 0; st < THREAD_STATES; st++)
                                 out->threads[j].ns[st] = to_ns(now[st] - then[st]);
+                        out->threads[j].solo_ns = to_ns(now[SIM_TS_SOLO] - then[SIM_TS_SOLO]);
                 }
                 for (unsigned c = 0; c <= THREADSTATE_MAX_ACTIVE; c++)
                         out->active_ns[c] = to_ns(a->ts_active_s[c] - w->active_s[c]);

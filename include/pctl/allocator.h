@@ -13,6 +13,7 @@
 #include "pctl/model.h"
 #include "pctl/objective.h"
 #include "pctl/policy.h"
+#include "pctl/stack.h"
 #include "pctl/topology.h"
 
 #define ALLOCATOR_HISTORY 48
@@ -42,6 +43,10 @@ struct allocator_app {
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
         bool freq_shared;
+        /* Its speedup stack at the current setting (known false: none). A delimiter that
+         * grows with the cores makes the search try fewer cores first; interference, a lower
+         * clock (docs/allocator.md, "The speedup stack"). */
+        struct stack stack;
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
         unsigned n_hist;

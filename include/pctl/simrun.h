@@ -7,6 +7,7 @@
 
 #include "pctl/model.h"
 #include "pctl/policy.h"
+#include "pctl/stack.h"
 
 struct simrun_options {
         const char *scenario;
@@ -20,6 +21,9 @@ struct simrun_options {
         double ipc1;          /* 0: unknown */
         double max_virtual_s; /* stop after this much virtual time; 0: 1e6 s */
         bool log;             /* keep the manager's log: each decision (debug) and change */
+        /* The allocator decides without the apps' speedup stacks (a benchmark's baseline);
+         * the stacks are still computed and reported. */
+        bool no_stack_hints;
 };
 
 struct simrun_app {
@@ -32,6 +36,12 @@ struct simrun_app {
         double p_est;        /* NaN when the estimator never settled on one */
         double speedup_true; /* at its final setting, alone, memory bandwidth included */
         double speedup_est;  /* the estimator's last speedup (eq. 9); NaN when none */
+        /* Its speedup stack over its last setting (cores and frequency), computed by
+         * stack_compute from the machine's thread states (threadstate_sim_ops) and the
+         * measured speedup, and the machine's ground truth over the same time. */
+        struct stack stack;
+        struct stack stack_true;
+        unsigned stack_intervals; /* sensor intervals the two cover */
 };
 
 struct simrun_result {

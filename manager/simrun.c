@@ -88,17 +88,25 @@ static void window_reset(struct stack_window *w, unsigned cores, unsigned freq_k
         w->truth_from = *truth_from;
 }
 
-/* The measured speedup of an interval: the estimator's (eq. 9, which sees what memory stalls
- * cost), but never above the run time of the threads (Sigma run / interval): eq. 9 takes the
- * busiest CPU for busy all the time, which a thread waiting on a lock or asleep is not. */
-static double interval_speedup(const struct estimate *e, const struct threadstate_app *x)
+/* The measured speedup of an interval, never above the run time of the threads (Sigma run /
+ * interval). With a single-core IPC from a reference run (ipc1 > 0, as [SSM] requires), the
+ * app's instruction rate over what one core retires at its clock: it sees memory stalls,
+ * which slow every core alike. Without one, the estimator's eq. 9, whose IPC1 is the busiest
+ * core's: it sees stalls only where they differ between cores, and takes the busiest CPU for
+ * busy all the time, which a thread waiting on a lock or asleep is not. */
+static double interval_speedup(const struct estimate *e, double ipc1,
+                               const struct threadstate_app *x)
 {
-        double run = 0;
+        double run = 0, sp = NAN;
 
         for (unsigned j = 0; j < x->n_threads; j++)
                 run += (double)x->threads[j].ns[THREAD_RUN];
         run /= (double)x->interval_ns;
-        return (e->known & ESTIMATE_SPEEDUP) && isfinite(e->speedup) ? fmin(e->speedup, run) : run;
+        if (ipc1 > 0 && (e->known & ESTIMATE_IPS) && e->freq_khz)
+                sp = e->ips / (ipc1 * e->freq_khz * 1e3);
+        else if (e->known & ESTIMATE_SPEEDUP)
+                sp = e->speedup;
+        return isfinite(sp) ? fmin(sp, run) : run;
 }
 
 /* After each sample: every running app's thread states into its window (a new window when
@@ -126,7 +134,7 @@ static int simrun_stacks(const struct simrun_options *opt, struct manager *m, st
                         continue;
                 if (!w->open || w->cores != e->n_cores || w->freq_khz != e->freq_khz)
                         window_reset(w, e->n_cores, e->freq_khz, &truth_from[i]);
-                r = window_add(w, &cur[i], interval_speedup(e, &cur[i]));
+                r = window_add(w, &cur[i], interval_speedup(e, opt->ipc1, &cur[i]));
                 if (r < 0)
                         return r;
                 stack_compute(&w->sum, w->cores, w->speedup_ns / (double)w->sum.interval_ns, &st);

@@ -18,7 +18,8 @@ struct simrun_options {
         bool have_power;                   /* a calibrated or declared power model */
         struct model_power power;
         double delta_i_rate;  /* NaN: the estimator's default */
-        double ipc1;          /* 0: unknown */
+        double ipc1;          /* 0: unknown; the estimator's calibrated IPC1, and the stack's
+                               * single-core reference (docs/sim.md) */
         double max_virtual_s; /* stop after this much virtual time; 0: 1e6 s */
         bool log;             /* keep the manager's log: each decision (debug) and change */
         /* The allocator decides without the apps' speedup stacks (a benchmark's baseline);

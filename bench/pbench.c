@@ -34,6 +34,7 @@ struct pbench_args {
         unsigned array_mib;  /* mem kernel; 0: from the cache size */
         bool oversubscribe;
         bool json;
+        double sync, imbalance, sleep;
 };
 
 static atomic_int pbench_stop;
@@ -42,7 +43,8 @@ static void usage(FILE *f)
 {
         fputs("Usage: pbench --p P [--threads N] [--work UNITS | --t1 SECONDS] [--cpus LIST]\n"
               "              [--scaling amdahl|gustafson] [--kernel sqrt|mem|spin]\n"
-              "              [--iterations K] [--array-mib MIB] [--oversubscribe] [--json]\n"
+              "              [--iterations K] [--array-mib MIB] [--oversubscribe]\n"
+              "              [--sync F] [--imbalance R] [--sleep F] [--json]\n"
               "       pbench --phases P:SECONDS,... [--threads N] [--cpus LIST] [options]\n"
               "\n"
               "  --p P               parallel fraction, in [0, 1]\n"
@@ -57,6 +59,10 @@ static void usage(FILE *f)
               "  --iterations K      sequential+parallel iterations (default: ~50 ms each)\n"
               "  --array-mib MIB     mem kernel: array per thread (default: 4x the LLC)\n"
               "  --oversubscribe     allow more threads than CPUs (they share round-robin)\n"
+              "  --sync F            F of each parallel chunk inside one shared mutex, [0, 1]\n"
+              "  --imbalance R       parallel shares linear in the thread, the last R times\n"
+              "                      the first (R >= 1); all wait at the end of the part\n"
+              "  --sleep F           F of each parallel thread's time in nanosleep, [0, 0.95]\n"
               "  --json              one JSON object instead of the table\n"
               "  --help              this text\n"
               "  --version           the version\n"
@@ -138,6 +144,9 @@ static int args_parse(int argc, char **argv, struct pbench_args *a)
             {"iterations", required_argument, NULL, 'i'},
             {"array-mib", required_argument, NULL, 'a'},
             {"oversubscribe", no_argument, NULL, 'o'},
+            {"sync", required_argument, NULL, 'S'},
+            {"imbalance", required_argument, NULL, 'I'},
+            {"sleep", required_argument, NULL, 'L'},
             {"json", no_argument, NULL, 'j'},
             {"help", no_argument, NULL, 'h'},
             {"version", no_argument, NULL, 'V'},
@@ -145,7 +154,7 @@ static int args_parse(int argc, char **argv, struct pbench_args *a)
         };
         int c, r;
 
-        *a = (struct pbench_args){.t1_s = 2.0};
+        *a = (struct pbench_args){.t1_s = 2.0, .imbalance = 1.0};
         opterr = 0;
         while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
                 switch (c) {
@@ -204,6 +213,23 @@ static int args_parse(int argc, char **argv, struct pbench_args *a)
                         break;
                 case 'o':
                         a->oversubscribe = true;
+                        break;
+                case 'S':
+                        if ((r = parse_p("--sync", optarg, &a->sync)) < 0)
+                                return r;
+                        break;
+                case 'I':
+                        if (parse_double(optarg, &a->imbalance) < 0 || !(a->imbalance >= 1) ||
+                            a->imbalance > 1000)
+                                return bad("--imbalance", optarg,
+                                           "is not a ratio between 1 and 1000");
+                        break;
+                case 'L':
+                        /* 1 would be a thread that never works; past 0.95 the sleeps are
+                         * shorter than the timer's slack. */
+                        if (parse_double(optarg, &a->sleep) < 0 ||
+                            !(a->sleep >= 0 && a->sleep <= 0.95))
+                                return bad("--sleep", optarg, "is not a fraction in [0, 0.95]");
                         break;
                 case 'j':
                         a->json = true;
@@ -365,6 +391,115 @@ static double busy_speedup(const struct pbench_config *cfg, const struct pbench_
         return max_s > 0 ? sum_s / max_s : NAN;
 }
 
+/* A speedup stack in cores: the speedup and the delimiters pbench programs (docs/stack.md). */
+struct pbench_stack {
+        double speedup, sequential, sync, imbalance, io;
+        double rest; /* measured only: N - speedup - the others (runqueue, overheads) */
+};
+
+/* What the programmed P and delimiters give on an otherwise idle machine, per iteration of one
+ * core's work W = 1: the sequential part s = 1 - P on thread 0 while the others wait; thread
+ * t's parallel share p_t (by its --imbalance weight) takes p_t / (1 - sleep) of wall time; the
+ * locked work L = sync * sum(p_t) is serial, so the parallel part lasts max(max_t, L). Threads
+ * done before its end wait for the lock (sync) when L is the longer, else for the slowest
+ * thread (imbalance). False with phases, whose P changes. */
+static bool programmed_stack(const struct pbench_config *cfg, struct pbench_stack *st)
+{
+        double n = cfg->threads, s = 1.0 - cfg->p, weights = 0, work = s, longest = 0;
+        double par = 0, sleeping = 0, waits = 0, locked, t_par, wall;
+
+        if (cfg->n_phases > 0)
+                return false;
+        for (unsigned t = 0; t < cfg->threads; t++)
+                weights += pbench_thread_weight(cfg, t);
+        for (unsigned t = 0; t < cfg->threads; t++) {
+                double w = pbench_thread_weight(cfg, t) / weights;
+                double p_t = cfg->scaling == PBENCH_SCALING_GUSTAFSON ? cfg->p * w * n : cfg->p * w;
+                double t_t = p_t / (1.0 - cfg->sleep);
+
+                par += p_t;
+                sleeping += t_t - p_t;
+                if (t_t > longest)
+                        longest = t_t;
+        }
+        work += par;
+        locked = cfg->sync * par;
+        t_par = locked > longest ? locked : longest;
+        wall = s + t_par;
+        if (!(wall > 0))
+                return false;
+        for (unsigned t = 0; t < cfg->threads; t++) {
+                double w = pbench_thread_weight(cfg, t) / weights;
+                double p_t = cfg->scaling == PBENCH_SCALING_GUSTAFSON ? cfg->p * w * n : cfg->p * w;
+
+                waits += t_par - p_t / (1.0 - cfg->sleep);
+        }
+        *st = (struct pbench_stack){
+            .speedup = work / wall,
+            .sequential = (n - 1) * s / wall,
+            .sync = locked > longest ? waits / wall : 0,
+            .imbalance = locked > longest ? 0 : waits / wall,
+            .io = sleeping / wall,
+            .rest = NAN,
+        };
+        return true;
+}
+
+/* What pbench's own timing of the run gives: every thread's waits over the wall time. */
+static void measured_stack(const struct pbench_config *cfg, const struct pbench_result *res,
+                           struct pbench_stack *st)
+{
+        double busy = 0, seq = 0, sync = 0, imb = 0, io = 0, wall = res->wall_s;
+
+        for (unsigned t = 0; t < cfg->threads; t++) {
+                busy += res->thread_busy_s[t];
+                /* Thread 0 runs the sequential part: its wait there is the barrier's own. */
+                if (t > 0)
+                        seq += res->thread_seq_wait_s[t];
+                sync += res->thread_mutex_wait_s[t];
+                imb += res->thread_par_wait_s[t];
+                io += res->thread_sleep_s[t];
+        }
+        if (!(wall > 0)) {
+                *st = (struct pbench_stack){NAN, NAN, NAN, NAN, NAN, NAN};
+                return;
+        }
+        *st = (struct pbench_stack){
+            .speedup = busy / wall,
+            .sequential = seq / wall,
+            .sync = sync / wall,
+            .imbalance = imb / wall,
+            .io = io / wall,
+        };
+        st->rest = cfg->threads - st->speedup - st->sequential - st->sync - st->imbalance - st->io;
+}
+
+static struct json_object *stack_json(const struct pbench_config *cfg,
+                                      const struct pbench_stack *st)
+{
+        struct json_object *o = json_object_new_object(), *c = json_object_new_object();
+
+        json_object_object_add(o, "cores", json_object_new_uint64(cfg->threads));
+        json_object_object_add(o, "speedup", jsonfmt_double(st->speedup));
+        json_object_object_add(c, "sequential", jsonfmt_double(st->sequential));
+        json_object_object_add(c, "sync", jsonfmt_double(st->sync));
+        json_object_object_add(c, "imbalance", jsonfmt_double(st->imbalance));
+        json_object_object_add(c, "io", jsonfmt_double(st->io));
+        if (isfinite(st->rest))
+                json_object_object_add(c, "rest", jsonfmt_double(st->rest));
+        json_object_object_add(o, "components", c);
+        return o;
+}
+
+static struct json_object *thread_array(const struct pbench_config *cfg, const double *v)
+{
+        struct json_object *list = json_object_new_array();
+
+        for (unsigned i = 0; i < cfg->threads; i++)
+                json_object_array_add(list, jsonfmt_double(v[i]));
+        return list;
+}
+
 static void print_json(const struct pbench_config *cfg, const char *cpus_text, double units_per_s,
                        const struct pbench_result *res)
 {
@@ -403,6 +538,22 @@ static void print_json(const struct pbench_config *cfg, const char *cpus_text, d
         json_object_object_add(j, "expected_busy_speedup",
                                jsonfmt_double(expected_busy_speedup(cfg)));
         json_object_object_add(j, "p_from_busy", jsonfmt_double(p_est));
+        json_object_object_add(j, "sync", jsonfmt_double(cfg->sync));
+        json_object_object_add(j, "imbalance", jsonfmt_double(cfg->imbalance));
+        json_object_object_add(j, "sleep", jsonfmt_double(cfg->sleep));
+        json_object_object_add(j, "thread_mutex_wait_s",
+                               thread_array(cfg, res->thread_mutex_wait_s));
+        json_object_object_add(j, "thread_sleep_s", thread_array(cfg, res->thread_sleep_s));
+        json_object_object_add(j, "thread_seq_wait_s", thread_array(cfg, res->thread_seq_wait_s));
+        json_object_object_add(j, "thread_par_wait_s", thread_array(cfg, res->thread_par_wait_s));
+        {
+                struct pbench_stack st;
+
+                json_object_object_add(j, "stack_programmed",
+                                       programmed_stack(cfg, &st) ? stack_json(cfg, &st) : NULL);
+                measured_stack(cfg, res, &st);
+                json_object_object_add(j, "stack", stack_json(cfg, &st));
+        }
         if (cfg->n_phases > 0) {
                 list = json_object_new_array();
                 for (unsigned i = 0; i < cfg->n_phases; i++) {
@@ -453,6 +604,20 @@ static void print_table(const struct pbench_config *cfg, const char *cpus_text, 
                 printf(", %s predicts %.4f",
                        cfg->scaling == PBENCH_SCALING_GUSTAFSON ? "Gustafson" : "Amdahl", expected);
         putchar('\n');
+        if (cfg->sync > 0 || cfg->imbalance > 1 || cfg->sleep > 0) {
+                struct pbench_stack st;
+
+                printf("delimiters sync %.3f, imbalance %.3f, sleep %.3f\n", cfg->sync,
+                       cfg->imbalance, cfg->sleep);
+                if (programmed_stack(cfg, &st))
+                        printf("stack programmed: speedup %.3f, sequential %.3f, sync %.3f, "
+                               "imbalance %.3f, io %.3f (cores)\n",
+                               st.speedup, st.sequential, st.sync, st.imbalance, st.io);
+                measured_stack(cfg, res, &st);
+                printf("stack measured:   speedup %.3f, sequential %.3f, sync %.3f, "
+                       "imbalance %.3f, io %.3f, rest %.3f (cores)\n",
+                       st.speedup, st.sequential, st.sync, st.imbalance, st.io, st.rest);
+        }
 }
 
 int main(int argc, char **argv)
@@ -475,6 +640,9 @@ int main(int argc, char **argv)
                 strscpy(cpus_text, "(too many to show)", sizeof(cpus_text));
 
         cfg.p = a.p;
+        cfg.sync = a.sync;
+        cfg.imbalance = a.imbalance;
+        cfg.sleep = a.sleep;
         cfg.scaling = a.scaling;
         cfg.kernel = a.kernel;
         if (cfg.kernel == PBENCH_KERNEL_MEM)

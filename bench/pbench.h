@@ -75,6 +75,10 @@ struct pbench_config {
         size_t mem_array_bytes;
         /* Optional: thread 0 uses this state (already set up on its CPU) instead of its own. */
         struct kernel_state *thread0_state;
+        /* Scaling delimiters, for the speedup stack's ground truth (docs/stack.md). */
+        double sync;      /* fraction of each parallel chunk done holding one shared mutex */
+        double imbalance; /* thread N-1's parallel share over thread 0's (>= 1), linear */
+        double sleep;     /* fraction of each parallel thread's time in nanosleep, [0, 1) */
 };
 
 struct pbench_result {
@@ -84,7 +88,17 @@ struct pbench_result {
         uint64_t work_iters; /* executed, over all threads */
         unsigned iterations;
         double thread_busy_s[PBENCH_MAX_THREADS];
+        /* Each thread's own timing of its waits (wall seconds): for the mutex of --sync, in
+         * the nanosleep of --sleep, in the barrier before the parallel part (while thread 0
+         * runs the sequential part) and in the one after it (for the slowest thread). */
+        double thread_mutex_wait_s[PBENCH_MAX_THREADS];
+        double thread_sleep_s[PBENCH_MAX_THREADS];
+        double thread_seq_wait_s[PBENCH_MAX_THREADS];
+        double thread_par_wait_s[PBENCH_MAX_THREADS];
 };
+
+/* Thread t's weight in the parallel part under --imbalance R: 1 + (R - 1) t / (N - 1). */
+double pbench_thread_weight(const struct pbench_config *cfg, unsigned t);
 
 /* Runs the plan on cfg->threads pinned threads. Phase results are written into cfg->phases.
  * -EINTR when *stop was set before the end; -errno when a thread could not be set up. */

@@ -28,6 +28,7 @@ struct run_shared {
 
         pthread_barrier_t seq_done, par_done;
         pthread_spinlock_t spin;
+        pthread_mutex_t sync_lock; /* --sync */
 
         /* The current iteration, written by thread 0 before seq_done, read by all after it. */
         bool done;
@@ -47,6 +48,7 @@ struct run_thread {
         struct kernel_state ks;
         double busy_s;
         uint64_t work_iters;
+        uint64_t mutex_wait_ns, sleep_ns, seq_wait_ns, par_wait_ns;
         /* thread 0 only */
         double wall_s, sequential_s, parallel_s;
         unsigned iterations;
@@ -66,14 +68,44 @@ static uint64_t share(uint64_t total, uint64_t parts, uint64_t i)
         return total / parts + (i < total % parts ? 1 : 0);
 }
 
+double pbench_thread_weight(const struct pbench_config *cfg, unsigned t)
+{
+        if (cfg->threads < 2 || !(cfg->imbalance > 1))
+                return 1.0;
+        return 1.0 + (cfg->imbalance - 1.0) * t / (cfg->threads - 1);
+}
+
 static void plan_parallel(struct run_shared *sh, uint64_t par_iters)
 {
         const struct pbench_config *cfg = sh->cfg;
+        double weights = 0, cum = 0;
+        uint64_t given = 0;
 
+        if (!(cfg->imbalance > 1)) {
+                for (unsigned t = 0; t < cfg->threads; t++)
+                        sh->par_iters[t] = cfg->scaling == PBENCH_SCALING_GUSTAFSON
+                                               ? par_iters
+                                               : share(par_iters, cfg->threads, t);
+                return;
+        }
         for (unsigned t = 0; t < cfg->threads; t++)
-                sh->par_iters[t] = cfg->scaling == PBENCH_SCALING_GUSTAFSON
-                                       ? par_iters
-                                       : share(par_iters, cfg->threads, t);
+                weights += pbench_thread_weight(cfg, t);
+        for (unsigned t = 0; t < cfg->threads; t++) {
+                double w = pbench_thread_weight(cfg, t);
+
+                if (cfg->scaling == PBENCH_SCALING_GUSTAFSON) {
+                        /* Every thread's mean share stays P*W. */
+                        sh->par_iters[t] =
+                            (uint64_t)llround((double)par_iters * w * cfg->threads / weights);
+                        continue;
+                }
+                /* Amdahl: the shares add up to par_iters exactly. */
+                cum += w;
+                uint64_t upto = (uint64_t)llround((double)par_iters * cum / weights);
+
+                sh->par_iters[t] = upto > given ? upto - given : 0;
+                given = upto > given ? upto : given;
+        }
 }
 
 /* Thread 0: decides the next iteration. Returns its sequential work, or sets sh->done. */
@@ -117,11 +149,55 @@ static uint64_t plan_next(struct run_shared *sh)
         return seq_iters;
 }
 
+static void sleep_ns(uint64_t ns)
+{
+        struct timespec ts = {.tv_sec = (time_t)(ns / NSEC_PER_SEC),
+                              .tv_nsec = (long)(ns % NSEC_PER_SEC)};
+
+        while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+                ;
+}
+
+/* One thread's parallel part in chunks of at most one unit: with --sync, the first F of each
+ * chunk holding the shared mutex; with --sleep, a nanosleep after each chunk of F/(1-F) of
+ * the chunk's own time, so that F of the thread's time is asleep. */
+static void parallel_run(struct run_thread *rt, uint64_t iters, pthread_spinlock_t *spin)
+{
+        struct run_shared *sh = rt->sh;
+        const struct pbench_config *cfg = sh->cfg;
+
+        if (!(cfg->sync > 0) && !(cfg->sleep > 0)) {
+                kernel_run(&rt->ks, iters, spin, sh->stop);
+                return;
+        }
+        while (iters > 0 && !atomic_load_explicit(sh->stop, memory_order_relaxed)) {
+                uint64_t n = iters < PBENCH_ITERS_PER_UNIT ? iters : PBENCH_ITERS_PER_UNIT;
+                uint64_t locked = (uint64_t)llround(cfg->sync * (double)n);
+                uint64_t t0 = now_ns(), waited = 0;
+
+                if (locked > 0) {
+                        pthread_mutex_lock(&sh->sync_lock);
+                        waited = now_ns() - t0;
+                        kernel_run(&rt->ks, locked, spin, sh->stop);
+                        pthread_mutex_unlock(&sh->sync_lock);
+                }
+                kernel_run(&rt->ks, n - locked, spin, sh->stop);
+                if (cfg->sleep > 0) {
+                        uint64_t worked = now_ns() - t0 - waited, t1 = now_ns();
+
+                        sleep_ns((uint64_t)((double)worked * cfg->sleep / (1.0 - cfg->sleep)));
+                        rt->sleep_ns += now_ns() - t1;
+                }
+                rt->mutex_wait_ns += waited;
+                iters -= n;
+        }
+}
+
 static void run_loop(struct run_thread *rt)
 {
         struct run_shared *sh = rt->sh;
         pthread_spinlock_t *lock = sh->cfg->kernel == PBENCH_KERNEL_SPIN ? &sh->spin : NULL;
-        uint64_t start_ns = now_ns();
+        uint64_t start_ns = now_ns(), wait_ns;
 
         for (;;) {
                 if (rt->index == 0) {
@@ -135,13 +211,17 @@ static void run_loop(struct run_thread *rt)
                                 rt->work_iters += seq_iters;
                         }
                 }
+                wait_ns = now_ns();
                 pthread_barrier_wait(&sh->seq_done);
                 if (sh->done)
                         break;
                 uint64_t t1 = now_ns();
-                kernel_run(&rt->ks, sh->par_iters[rt->index], lock, sh->stop);
+                rt->seq_wait_ns += t1 - wait_ns;
+                parallel_run(rt, sh->par_iters[rt->index], lock);
                 rt->work_iters += sh->par_iters[rt->index];
+                wait_ns = now_ns();
                 pthread_barrier_wait(&sh->par_done);
+                rt->par_wait_ns += now_ns() - wait_ns;
                 if (rt->index == 0) {
                         rt->parallel_s += (double)(now_ns() - t1) / 1e9;
                         rt->iterations++;
@@ -238,6 +318,7 @@ int pbench_run(struct pbench_config *cfg, const atomic_int *stop, struct pbench_
         pthread_barrier_init(&sh->seq_done, NULL, cfg->threads);
         pthread_barrier_init(&sh->par_done, NULL, cfg->threads);
         pthread_spin_init(&sh->spin, PTHREAD_PROCESS_PRIVATE);
+        pthread_mutex_init(&sh->sync_lock, NULL);
 
         for (; created < cfg->threads; created++) {
                 rts[created] = (struct run_thread){.sh = sh, .index = created};
@@ -270,11 +351,16 @@ int pbench_run(struct pbench_config *cfg, const atomic_int *stop, struct pbench_
                 };
                 for (unsigned i = 0; i < cfg->threads; i++) {
                         out->thread_busy_s[i] = rts[i].busy_s;
+                        out->thread_mutex_wait_s[i] = (double)rts[i].mutex_wait_ns / 1e9;
+                        out->thread_sleep_s[i] = (double)rts[i].sleep_ns / 1e9;
+                        out->thread_seq_wait_s[i] = (double)rts[i].seq_wait_ns / 1e9;
+                        out->thread_par_wait_s[i] = (double)rts[i].par_wait_ns / 1e9;
                         out->work_iters += rts[i].work_iters;
                         kernel_sink(&rts[i].ks);
                 }
         }
 
+        pthread_mutex_destroy(&sh->sync_lock);
         pthread_spin_destroy(&sh->spin);
         pthread_barrier_destroy(&sh->par_done);
         pthread_barrier_destroy(&sh->seq_done);

@@ -24,6 +24,7 @@ packages=(
         prometheus        # promtool and a real server scraping pctld in the tests
         libslurm-dev slurm-wlm slurmd slurmctld munge # the SPANK plugin and a one-node cluster
         libsqlite3-dev sqlite3 # pctl history: past runs of each app
+        gnuplot-nox       # pctl stack --plot: the stacked bar as SVG
 )
 
 missing=()

@@ -43,7 +43,8 @@ struct threadstate_app {
         unsigned n_threads; /* threads seen in the interval, exited ones included */
         struct threadstate_thread *threads;
         /* Time with k threads active; all zero and has_active false where the backend cannot
-         * see overlaps (the /proc fallback). */
+         * see overlaps. The /proc fallback fills it from its samples (each sample's count
+         * held until the next one). */
         bool has_active;
         uint64_t active_ns[THREADSTATE_MAX_ACTIVE + 1];
 };
@@ -65,7 +66,10 @@ struct threadstate_ops {
         /* Replaces the watched processes. */
         int (*set_pids)(struct threadstate *ts, const pid_t *pids, unsigned n);
         /* Per watched pid, the interval since the previous read; apps[i].pid == pids[i].
-         * A process that has exited is reported with its threads all THREAD_EXITED. */
+         * apps[i].threads is NULL or the array the previous read left: the backend reallocs
+         * it to n_threads. A thread that exits is reported in the interval it exits (its
+         * remainder THREAD_EXITED), then no more. A process that has exited is reported with
+         * its threads all THREAD_EXITED. */
         int (*read)(struct threadstate *ts, struct threadstate_app *apps, unsigned n);
         void (*close)(struct threadstate *ts);
 };
@@ -73,6 +77,7 @@ struct threadstate_ops {
 struct threadstate {
         const struct threadstate_ops *ops;
         void *priv;
+        unsigned n_pids; /* the layer's: what the last set_pids set */
 };
 
 /* Backends, best first, NULL-terminated: ebpf (where built: PCTL_HAVE_BPF), proc. "sim" is
@@ -89,7 +94,9 @@ int threadstate_pick_auto(const struct threadstate_ops **out, char *why, size_t 
 
 int threadstate_open(const struct threadstate_ops *ops, void *machine, struct threadstate **out);
 int threadstate_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n);
-/* apps[n] must have room for the threads: the layer (re)allocates apps[i].threads. */
+/* n must be the number of pids set. apps[i].threads is NULL (zero the apps before the first
+ * read) or the array a previous read left; the backend reallocs it. On error the apps' figures
+ * are not to be used. */
 int threadstate_read(struct threadstate *ts, struct threadstate_app *apps, unsigned n);
 void threadstate_app_free(struct threadstate_app *app);
 void threadstate_close(struct threadstate *ts);

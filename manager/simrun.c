@@ -117,7 +117,7 @@ static int simrun_stacks(const struct simrun_options *opt, struct manager *m, st
                          struct stack_window *win, const struct sim_stack_acc *truth_from,
                          struct simrun_result *res)
 {
-        int r = ts->ops->read(ts, cur, res->n_apps);
+        int r = threadstate_read(ts, cur, res->n_apps);
 
         if (r < 0)
                 return r;
@@ -158,7 +158,7 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
         struct manager *m = NULL;
         struct simrun_result res = {0};
         char spec[4096];
-        struct threadstate ts = {.ops = &threadstate_sim_ops};
+        struct threadstate *ts = NULL;
         struct threadstate_app *cur = NULL;
         struct stack_window *win = NULL;
         struct sim_stack_acc *truth_from = NULL;
@@ -237,9 +237,9 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                 n_win = info.n_apps;
                 for (unsigned i = 0; i < info.n_apps; i++)
                         pids[i] = SIM_PID_BASE + (pid_t)i;
-                r = threadstate_sim_ops.open(&ts, pf->sim);
+                r = threadstate_open(&threadstate_sim_ops, pf->sim, &ts);
                 if (r == 0)
-                        r = threadstate_sim_ops.set_pids(&ts, pids, info.n_apps);
+                        r = threadstate_set_pids(ts, pids, info.n_apps);
                 if (r < 0) {
                         snprintf(err, err_size, "the model machine's thread states: %s",
                                  strerror(-r));
@@ -293,7 +293,7 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                         snprintf(err, err_size, "sampling failed: %s", strerror(-r));
                         goto out;
                 }
-                r = simrun_stacks(opt, m, pf, &ts, cur, win, truth_from, &res);
+                r = simrun_stacks(opt, m, pf, ts, cur, win, truth_from, &res);
                 if (r < 0) {
                         snprintf(err, err_size, "thread states: %s", strerror(-r));
                         goto out;
@@ -331,8 +331,7 @@ out:
                 free(cur[i].threads);
                 free(win[i].sum.threads);
         }
-        if (ts.priv)
-                threadstate_sim_ops.close(&ts);
+        threadstate_close(ts);
         free(cur);
         free(win);
         free(truth_from);

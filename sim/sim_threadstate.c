@@ -112,7 +112,7 @@ static int sim_ts_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n
 
 static uint64_t to_ns(double s)
 {
-        return s > 0 ? (uint64_t)llround(s * 1e9) : 0;
+        return s > 0 ? (uint64_t)(s * 1e9 + 0.5) : 0;
 }
 
 static int sim_ts_read(struct threadstate *ts, struct threadstate_app *apps, unsigned n)

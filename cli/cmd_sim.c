@@ -583,11 +583,11 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                 if (a->json) {
                         struct json_object *o = row_json(&row);
 
+                        json_object_object_add(o, "stack", stack_json(&ap->stack));
+                        json_object_object_add(o, "stack_true", stack_json(&ap->stack_true));
                         json_object_object_add(o, "p_est", jsonfmt_double(ap->p_est));
                         json_object_object_add(o, "speedup_true", jsonfmt_double(ap->speedup_true));
                         json_object_object_add(o, "speedup_est", jsonfmt_double(ap->speedup_est));
-                        json_object_object_add(o, "stack", stack_json(&ap->stack));
-                        json_object_object_add(o, "stack_true", stack_json(&ap->stack_true));
                         json_object_array_add(apps, o);
                 } else {
                         printf("%-16s %5u %8u %10.3f %11.3f %8.2f %12.5g %6.3f %6.3f\n", row.name,

@@ -421,50 +421,6 @@ static void truth_rates(const struct sim_app_state *a, unsigned n, unsigned k, d
         *speedup = useful * a->share / a->mem_stretch;
 }
 
-/* Memory bandwidth: each package gives mem_bandwidth_gbs; the apps on it ask for their
- * instruction rate times their bytes per instruction (spread over the packages of the CPUs
- * they keep busy). Where they ask for more than it gives, every app there slows by the
- * ratio: its cores stay busy (stalled), fewer instructions retire, IPC falls. An app's
- * threads meet at barriers, so its most contended package sets its pace. */
-static void memory_contention(struct sim_machine *m, double t1_s)
-{
-        const struct sim_machine_spec *ms = &m->sc->mach;
-        double demand[SENSOR_MAX_PACKAGES] = {0}, stretch[SENSOR_MAX_PACKAGES];
-
-        bool traffic = false;
-
-        for (unsigned i = 0; i < m->n_apps; i++) {
-                m->apps[i].mem_stretch = 1;
-                traffic = traffic || m->apps[i].spec->mem_bytes_per_instr > 0;
-        }
-        if (ms->mem_bandwidth_gbs <= 0 || !traffic)
-                return;
-        for (unsigned i = 0; i < m->n_apps; i++) {
-                struct sim_app_state *a = &m->apps[i];
-                unsigned k = amdahl_cpus(m, a);
-                double p, ipc, next_s, bytes_s;
-
-                if (!a->started || a->finished || a->start_s >= t1_s || a->spec->n_rows > 0 ||
-                    a->spec->mem_bytes_per_instr <= 0 || k == 0)
-                        continue;
-                phase_at(a->spec, a->run_s, &p, &ipc, &next_s);
-                bytes_s = amdahl_rate(m, a, k, a->f_mhz, p, ipc) * a->spec->mem_bytes_per_instr;
-                for (unsigned j = 0; j < k; j++)
-                        demand[m->cpu_pkg[a->set[j]]] += bytes_s / k;
-        }
-        for (unsigned p = 0; p < m->n_packages; p++)
-                stretch[p] = fmax(1, demand[p] / (ms->mem_bandwidth_gbs * 1e9));
-        for (unsigned i = 0; i < m->n_apps; i++) {
-                struct sim_app_state *a = &m->apps[i];
-                unsigned k = amdahl_cpus(m, a);
-
-                if (a->spec->n_rows > 0 || a->spec->mem_bytes_per_instr <= 0)
-                        continue;
-                for (unsigned j = 0; j < k; j++)
-                        a->mem_stretch = fmax(a->mem_stretch, stretch[m->cpu_pkg[a->set[j]]]);
-        }
-}
-
 static void truth_add(struct sim_app_state *a, unsigned k, double p, double seg_s)
 {
         double speedup, comp[STACK_COMPONENTS];
@@ -626,6 +582,50 @@ int sim_track_threads(struct sim_machine *m)
         }
         m->track_threads = true;
         return 0;
+}
+
+/* Memory bandwidth: each package gives mem_bandwidth_gbs; the apps on it ask for their
+ * instruction rate times their bytes per instruction (spread over the packages of the CPUs
+ * they keep busy). Where they ask for more than it gives, every app there slows by the
+ * ratio: its cores stay busy (stalled), fewer instructions retire, IPC falls. An app's
+ * threads meet at barriers, so its most contended package sets its pace. */
+static void memory_contention(struct sim_machine *m, double t1_s)
+{
+        const struct sim_machine_spec *ms = &m->sc->mach;
+        double demand[SENSOR_MAX_PACKAGES] = {0}, stretch[SENSOR_MAX_PACKAGES];
+
+        bool traffic = false;
+
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                m->apps[i].mem_stretch = 1;
+                traffic = traffic || m->apps[i].spec->mem_bytes_per_instr > 0;
+        }
+        if (ms->mem_bandwidth_gbs <= 0 || !traffic)
+                return;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+                unsigned k = amdahl_cpus(m, a);
+                double p, ipc, next_s, bytes_s;
+
+                if (!a->started || a->finished || a->start_s >= t1_s || a->spec->n_rows > 0 ||
+                    a->spec->mem_bytes_per_instr <= 0 || k == 0)
+                        continue;
+                phase_at(a->spec, a->run_s, &p, &ipc, &next_s);
+                bytes_s = amdahl_rate(m, a, k, a->f_mhz, p, ipc) * a->spec->mem_bytes_per_instr;
+                for (unsigned j = 0; j < k; j++)
+                        demand[m->cpu_pkg[a->set[j]]] += bytes_s / k;
+        }
+        for (unsigned p = 0; p < m->n_packages; p++)
+                stretch[p] = fmax(1, demand[p] / (ms->mem_bandwidth_gbs * 1e9));
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+                unsigned k = amdahl_cpus(m, a);
+
+                if (a->spec->n_rows > 0 || a->spec->mem_bytes_per_instr <= 0)
+                        continue;
+                for (unsigned j = 0; j < k; j++)
+                        a->mem_stretch = fmax(a->mem_stretch, stretch[m->cpu_pkg[a->set[j]]]);
+        }
 }
 
 /* Amdahl app over [ts, t1]: alternates sequential and parallel parts finely, as pbench's

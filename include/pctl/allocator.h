@@ -37,16 +37,16 @@ struct allocator_app {
         /* In: set by the caller. */
         uint64_t id;
         const struct policy *policy;
+        /* Its speedup stack at the current setting (known false: none). A delimiter that
+         * grows with the cores makes the search try fewer cores first; interference, a lower
+         * clock (docs/allocator.md, "The speedup stack"). */
+        struct stack stack;
         unsigned cores;    /* held now */
         unsigned freq_khz; /* its CPUs run at now; 0 without DVFS */
         /* Its CPUs share a frequency domain with another app's: the domain runs at the
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
         bool freq_shared;
-        /* Its speedup stack at the current setting (known false: none). A delimiter that
-         * grows with the cores makes the search try fewer cores first; interference, a lower
-         * clock (docs/allocator.md, "The speedup stack"). */
-        struct stack stack;
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
         unsigned n_hist;

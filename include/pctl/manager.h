@@ -14,7 +14,6 @@
 #include "pctl/model.h"
 #include "pctl/platform.h"
 #include "pctl/policy.h"
-#include "pctl/stack.h"
 
 struct json_object;
 
@@ -67,6 +66,9 @@ int manager_decide(struct manager *m);
 unsigned manager_n_apps(const struct manager *m);
 uint64_t manager_decisions(const struct manager *m);
 uint64_t manager_changes(const struct manager *m);
+/* The speedup stack of a managed pid at its current setting, for the allocator's probe order
+ * (docs/allocator.md, "The speedup stack"); -ESRCH if not managed. */
+int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s);
 /* Total energy since start (J) and where it comes from: "measured", "declared",
  * "calibrated", or NULL when unknown. */
 const char *manager_energy(const struct manager *m, double *energy_j);
@@ -81,6 +83,3 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *obj, 
 void manager_summary(const struct manager *m, char *buf, size_t size);
 /* The estimate of a managed pid (NULL if not managed), for `pctl sim run` reports. */
 const struct estimate *manager_estimate(const struct manager *m, pid_t pid);
-/* The speedup stack of a managed pid at its current setting, for the allocator's probe order
- * (docs/allocator.md, "The speedup stack"); -ESRCH if not managed. */
-int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s);

@@ -16,33 +16,33 @@ struct simrun_options {
         unsigned interval_ms;              /* default 100 */
         unsigned decision_ms;              /* default 1000 */
         bool have_power;                   /* a calibrated or declared power model */
-        struct model_power power;
-        double delta_i_rate;  /* NaN: the estimator's default */
-        double ipc1;          /* 0: unknown; the estimator's calibrated IPC1, and the stack's
-                               * single-core reference (docs/sim.md) */
-        double max_virtual_s; /* stop after this much virtual time; 0: 1e6 s */
-        bool log;             /* keep the manager's log: each decision (debug) and change */
         /* The allocator decides without the apps' speedup stacks (a benchmark's baseline);
          * the stacks are still computed and reported. */
         bool no_stack_hints;
+        struct model_power power;
+        double delta_i_rate;  /* NaN: the estimator's default */
+        double ipc1;          /* 0: unknown */
+        double max_virtual_s; /* stop after this much virtual time; 0: 1e6 s */
+        bool log;             /* keep the manager's log: each decision (debug) and change */
 };
 
 struct simrun_app {
         char name[32];
         unsigned cores;    /* at the end (or when it finished) */
         unsigned freq_mhz; /* likewise */
+        /* Its speedup stack over its last setting (cores and frequency), computed by
+         * stack_compute from the machine's thread states (threadstate_sim_ops) and the
+         * measured speedup (with ipc1, a single-core reference), and the machine's ground truth
+         * over the same time. */
+        struct stack stack;
+        struct stack stack_true;
+        unsigned stack_intervals; /* sensor intervals the two cover */
         double time_s;
         double energy_j;
         double p_true;
         double p_est;        /* NaN when the estimator never settled on one */
         double speedup_true; /* at its final setting, alone, memory bandwidth included */
         double speedup_est;  /* the estimator's last speedup (eq. 9); NaN when none */
-        /* Its speedup stack over its last setting (cores and frequency), computed by
-         * stack_compute from the machine's thread states (threadstate_sim_ops) and the
-         * measured speedup, and the machine's ground truth over the same time. */
-        struct stack stack;
-        struct stack stack_true;
-        unsigned stack_intervals; /* sensor intervals the two cover */
 };
 
 struct simrun_result {

@@ -15,6 +15,10 @@
 #define PBENCH_MAX_PHASES 64
 /* Default length of one sequential+parallel iteration, in seconds of one core. */
 #define PBENCH_ITERATION_S 0.05
+/* --sync and --sleep work in chunks of a tenth of a unit (~1 ms): the last lock holder of a
+ * parallel part then finishes little after the others, so the lock's cost shows as mutex
+ * waits rather than as waits at the end of the part. */
+#define PBENCH_DELIMITER_CHUNK (PBENCH_ITERS_PER_UNIT / 10)
 
 enum pbench_kernel { PBENCH_KERNEL_SQRT, PBENCH_KERNEL_MEM, PBENCH_KERNEL_SPIN };
 enum pbench_scaling { PBENCH_SCALING_AMDAHL, PBENCH_SCALING_GUSTAFSON };

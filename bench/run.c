@@ -49,6 +49,7 @@ struct run_thread {
         double busy_s;
         uint64_t work_iters;
         uint64_t mutex_wait_ns, sleep_ns, seq_wait_ns, par_wait_ns;
+        uint64_t worked_ns; /* --sleep: wall time of the parallel chunks' work */
         /* thread 0 only */
         double wall_s, sequential_s, parallel_s;
         unsigned iterations;
@@ -158,9 +159,9 @@ static void sleep_ns(uint64_t ns)
                 ;
 }
 
-/* One thread's parallel part in chunks of at most one unit: with --sync, the first F of each
- * chunk holding the shared mutex; with --sleep, a nanosleep after each chunk of F/(1-F) of
- * the chunk's own time, so that F of the thread's time is asleep. */
+/* One thread's parallel part in chunks of at most a tenth of a unit: with --sync, the first F
+ * of each chunk holding the shared mutex; with --sleep, a nanosleep after each chunk so that
+ * the thread has slept F/(1-F) of its working time, F of its time. */
 static void parallel_run(struct run_thread *rt, uint64_t iters, pthread_spinlock_t *spin)
 {
         struct run_shared *sh = rt->sh;
@@ -171,7 +172,7 @@ static void parallel_run(struct run_thread *rt, uint64_t iters, pthread_spinlock
                 return;
         }
         while (iters > 0 && !atomic_load_explicit(sh->stop, memory_order_relaxed)) {
-                uint64_t n = iters < PBENCH_ITERS_PER_UNIT ? iters : PBENCH_ITERS_PER_UNIT;
+                uint64_t n = iters < PBENCH_DELIMITER_CHUNK ? iters : PBENCH_DELIMITER_CHUNK;
                 uint64_t locked = (uint64_t)llround(cfg->sync * (double)n);
                 uint64_t t0 = now_ns(), waited = 0;
 
@@ -183,10 +184,18 @@ static void parallel_run(struct run_thread *rt, uint64_t iters, pthread_spinlock
                 }
                 kernel_run(&rt->ks, n - locked, spin, sh->stop);
                 if (cfg->sleep > 0) {
-                        uint64_t worked = now_ns() - t0 - waited, t1 = now_ns();
+                        uint64_t t1 = now_ns();
+                        double owed;
 
-                        sleep_ns((uint64_t)((double)worked * cfg->sleep / (1.0 - cfg->sleep)));
-                        rt->sleep_ns += now_ns() - t1;
+                        /* A sleep overshoots by the timer slack and the wake-up latency: sleep
+                         * what is owed so far, so the fraction holds over the run. */
+                        rt->worked_ns += t1 - t0 - waited;
+                        owed = (double)rt->worked_ns * cfg->sleep / (1.0 - cfg->sleep) -
+                               (double)rt->sleep_ns;
+                        if (owed > 0) {
+                                sleep_ns((uint64_t)owed);
+                                rt->sleep_ns += now_ns() - t1;
+                        }
                 }
                 rt->mutex_wait_ns += waited;
                 iters -= n;

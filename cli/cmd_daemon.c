@@ -246,6 +246,43 @@ static void print_num(struct json_object *o, const char *key, const char *fmt, i
                 printf("%*s", width, "-");
 }
 
+/* The app's largest scaling delimiter from its speedup stack: "sync 0.70 of 2 cores". */
+static void status_stack(struct json_object *a)
+{
+        struct json_object *st = NULL, *comps = NULL;
+        const char *best = NULL;
+        double best_cores = 0, cores = 0, speedup = 0;
+
+        if (!json_object_object_get_ex(a, "stack", &st) ||
+            !json_object_is_type(st, json_type_object) ||
+            !json_object_object_get_ex(st, "components", &comps) ||
+            !json_object_is_type(comps, json_type_object))
+                return;
+        reply_number(st, "cores", &cores);
+        reply_number(st, "speedup", &speedup);
+        json_object_object_foreach(comps, key, val)
+        {
+                double v;
+
+                /* Interference is what is left, not a delimiter of the app's own. */
+                if (strcmp(key, "interference") == 0 ||
+                    !(json_object_is_type(val, json_type_double) ||
+                      json_object_is_type(val, json_type_int)))
+                        continue;
+                v = json_object_get_double(val);
+                if (v > best_cores) {
+                        best_cores = v;
+                        best = key;
+                }
+        }
+        if (best)
+                printf("%-15s stack: %s %.2f of %g cores (speedup %.2f, from %s)\n", "", best,
+                       best_cores, cores, speedup, reply_string(st, "source"));
+        else
+                printf("%-15s stack: no delimiter (speedup %.2f of %g cores, from %s)\n", "",
+                       speedup, cores, reply_string(st, "source"));
+}
+
 static void status_human(struct json_object *s)
 {
         struct json_object *apps = NULL, *dvfs = NULL;
@@ -302,6 +339,7 @@ static void status_human(struct json_object *s)
                 print_num(a, "edp_rate", " %*.3g", 10);
                 print_num(a, "gain_pct", " %*.1f", 10);
                 printf("\n%-15s %s\n", "", reply_string(a, "reason"));
+                status_stack(a);
                 /* The whole run's P where it tells something the phase's does not. */
                 if (reply_number(a, "p_run", &prun) &&
                     !(reply_number(a, "p_est", &p) && fabs(p - prun) < 0.005)) {

@@ -1,4 +1,5 @@
 /* pctl sensors: every sensor backend, available or not, and why. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -6,6 +7,69 @@
 #include "commands.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/sensor.h"
+#include "pctl/threadstate.h"
+
+/* The thread-state backends (pctl stack, the speedup stack): a table after the counters' or a
+ * "thread_states" array, then which one auto picks. ebpf is listed even where it was not
+ * built, with why. */
+static void sensors_threadstates(struct json_object *j)
+{
+        struct json_object *list = j ? json_object_new_array() : NULL;
+        const struct threadstate_ops *best = NULL;
+        char why[1200];
+        int r;
+
+        if (!j)
+                printf("\n%-9s %-9s %s\n", "THREADS", "AVAILABLE", "REASON");
+#ifndef PCTL_HAVE_BPF
+        {
+                static const char reason[] = "ebpf: not built in (clang, bpftool, libbpf or "
+                                             "kernel BTF were missing when pctl was built)";
+
+                if (j) {
+                        struct json_object *b = json_object_new_object();
+
+                        json_object_object_add(b, "name", jsonfmt_string("ebpf"));
+                        json_object_object_add(b, "available", json_object_new_boolean(false));
+                        json_object_object_add(b, "errno", json_object_new_int64(ENOSYS));
+                        json_object_object_add(b, "reason", jsonfmt_string(reason));
+                        json_object_array_add(list, b);
+                } else {
+                        printf("%-9s %-9s %s\n", "ebpf", "no", reason);
+                }
+        }
+#endif
+        for (unsigned i = 0; threadstate_backends[i]; i++) {
+                const struct threadstate_ops *ops = threadstate_backends[i];
+                struct threadstate_probe p = {0};
+
+                if (ops->probe(NULL, &p) < 0 && !p.reason[0])
+                        snprintf(p.reason, sizeof(p.reason), "%s: probe failed", ops->name);
+                if (j) {
+                        struct json_object *b = json_object_new_object();
+
+                        json_object_object_add(b, "name", jsonfmt_string(ops->name));
+                        json_object_object_add(b, "description", jsonfmt_string(ops->description));
+                        json_object_object_add(b, "available",
+                                               json_object_new_boolean(p.available));
+                        json_object_object_add(b, "errno",
+                                               json_object_new_int64(p.err < 0 ? -p.err : 0));
+                        json_object_object_add(b, "reason", jsonfmt_string(p.reason));
+                        json_object_array_add(list, b);
+                } else {
+                        printf("%-9s %-9s %s\n", ops->name, p.available ? "yes" : "no", p.reason);
+                }
+        }
+        r = threadstate_pick_auto(&best, why, sizeof(why));
+        if (j) {
+                json_object_object_add(j, "thread_states", list);
+                json_object_object_add(j, "thread_states_auto",
+                                       jsonfmt_string(r == 0 ? best->name : NULL));
+                json_object_object_add(j, "thread_states_auto_why", jsonfmt_string(why));
+        } else {
+                printf("\nthreads auto: %s\n", why);
+        }
+}
 
 static void sensors_usage(FILE *f)
 {
@@ -82,10 +146,12 @@ int cmd_sensors(int argc, char **argv)
         if (json) {
                 json_object_object_add(j, "auto", jsonfmt_string(r == 0 ? best->name : NULL));
                 json_object_object_add(j, "auto_why", jsonfmt_string(why));
+                sensors_threadstates(j);
                 r = jsonfmt_print(stdout, j, true);
                 json_object_put(j);
                 return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
         }
         printf("\nauto: %s\n", why);
+        sensors_threadstates(NULL);
         return EXIT_OK;
 }

@@ -11,6 +11,7 @@ int cmd_status(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_adopt(int argc, char **argv);
 int cmd_release(int argc, char **argv);
+int cmd_stack(int argc, char **argv);
 /* pctl policy reload: asks pctld to reload pctl.conf and the policies (cmd_daemon.c). */
 int cmd_policy_reload(int argc, char **argv);
 

@@ -73,6 +73,7 @@ static const struct command commands[] = {
     {"run", cmd_run, "run a command managed by pctld", GLOBAL_SOCKET | GLOBAL_CONFIG, NULL},
     {"adopt", cmd_adopt, "hand a running process to pctld", GLOBAL_SOCKET | GLOBAL_CONFIG, NULL},
     {"release", cmd_release, "give a process back untouched", GLOBAL_SOCKET | GLOBAL_CONFIG, NULL},
+    {"stack", cmd_stack, "why a process does not scale: its speedup stack", GLOBAL_JSON, NULL},
 };
 
 static bool subs_all_take(const struct subcommand *subs, unsigned bit)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/appstack.h"
 #include "pctl/fsio.h"
 #include "pctl/log.h"
 #include "pctl/jsonfmt.h"
@@ -87,6 +88,7 @@ struct manager {
         unsigned n_cpu_freq;
         struct mreport *reports; /* apps that left, oldest first */
         unsigned n_reports;
+        struct appstacks *stacks; /* each app's speedup stack; NULL: no thread-state backend */
 };
 
 static int pid_cmp(const void *a, const void *b)
@@ -133,6 +135,22 @@ static const struct policy *resolve_policy(const struct manager *m, const char *
         return policy_lookup(&m->policies, name && *name ? name : m->opt.conf.default_policy);
 }
 
+/* The thread states for the apps' speedup stacks: the best backend there is. The model
+ * machine's are its own backend's, which needs the machine: none here until it is wired. */
+static void manager_stacks_open(struct manager *m)
+{
+        char why[1200];
+        int r;
+
+        if (m->pf->sim)
+                return;
+        r = appstacks_open(NULL, NULL, &m->stacks, why, sizeof(why));
+        if (r < 0)
+                log_warning_errno(r, "No speedup stacks: %s", why);
+        else
+                log_info("speedup stacks: thread states from %s", why);
+}
+
 int manager_new(const struct manager_options *opt, struct policy_set *policies,
                 struct manager **out)
 {
@@ -162,6 +180,7 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
         m->rules = policies_have_rules(&m->policies);
         cpumask_andnot(&m->managed_cpus, &m->pf->topo.online, &opt->conf.reserved_cpus);
         m->start_ns = platform_now_ns(m->pf);
+        manager_stacks_open(m);
         *out = m;
         return 0;
 }
@@ -184,6 +203,17 @@ static void refresh_targets(struct manager *m)
         m->targets_ok = r >= 0;
         if (r < 0 && r != -EOPNOTSUPP)
                 log_debug_errno(r, "sensor: per-process counts unavailable, using CPUs: %m");
+        if (m->stacks) {
+                pid_t *pids = calloc(m->n_apps ? m->n_apps : 1, sizeof(*pids));
+
+                for (unsigned i = 0; pids && i < m->n_apps; i++)
+                        pids[i] = t[i].pid;
+                r = pids ? appstacks_set_pids(m->stacks, pids, m->n_apps) : -ENOMEM;
+                /* An app that exited before its threads were listed: released next tick. */
+                if (r < 0)
+                        log_debug_errno(r, "thread states: cannot watch the apps: %m");
+                free(pids);
+        }
         free(t);
 }
 
@@ -266,6 +296,7 @@ void manager_free(struct manager *m)
         while (m->n_apps)
                 release_app(m, m->n_apps - 1, "pctld is stopping");
         estimator_free(m->est);
+        appstacks_close(m->stacks);
         free(m->cpu_freq_khz);
         policy_set_free(&m->policies);
         sensor_sample_free(&m->sample);
@@ -547,6 +578,38 @@ static void app_config_add(struct mapp *a, double run_s)
 static bool observe_all(struct manager *m);
 static int decide_apply(struct manager *m);
 
+/* Each app's thread states over the interval, towards its speedup stack. */
+static void stacks_read(struct manager *m)
+{
+        struct appstack_view *views;
+        int r;
+
+        if (!m->stacks)
+                return;
+        views = calloc(m->n_apps ? m->n_apps : 1, sizeof(*views));
+        if (!views)
+                return;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                const struct estimate *e = estimator_get(m->est, m->apps[i].id);
+
+                /* Only the counters' speedup (eq. 9) measures work done: busy time over its
+                 * maximum counts a thread's run time, not what it lost to the others. Without
+                 * it the stack takes the threads' run time, and interference is 0. */
+                views[i] = (struct appstack_view){
+                    .pid = m->apps[i].pid,
+                    .cores = cpumask_count(&m->apps[i].cpus),
+                    .speedup = e && (e->known & ESTIMATE_SPEEDUP) &&
+                                       e->speedup_source == ESTIMATE_SPEEDUP_COUNTERS
+                                   ? e->speedup
+                                   : NAN,
+                };
+        }
+        r = appstacks_read(m->stacks, views, m->n_apps);
+        if (r < 0)
+                log_debug_errno(r, "thread states: interval skipped: %m");
+        free(views);
+}
+
 /* Apps that exited are released (not an error: they are simply no longer managed); an app
  * that exec'd something else is named by it, said once. Only a change of comm renames: a
  * name `pctl run` gave stays until the exec. One read of /proc per app. */
@@ -600,6 +663,7 @@ int manager_sample(struct manager *m)
                 log_debug_errno(r, "estimator: interval skipped: %m");
                 return 0;
         }
+        stacks_read(m);
 
         /* A probe whose measurement is complete is left now, not at the next decision tick:
          * an app may run only a few seconds. */
@@ -1027,6 +1091,27 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *j, ch
         return 0;
 }
 
+/* The app's last speedup stack as `pctl stack --json` has it (but the pid), null when there is
+ * none yet. */
+static struct json_object *appstack_json(const struct appstacks *stacks, pid_t pid)
+{
+        const struct stack *s = appstacks_get(stacks, pid);
+        struct json_object *j, *c;
+
+        if (!s)
+                return NULL;
+        j = json_object_new_object();
+        c = json_object_new_object();
+        json_object_object_add(j, "cores", jsonfmt_double(s->cores));
+        json_object_object_add(j, "threads", json_object_new_uint64(s->threads));
+        json_object_object_add(j, "speedup", jsonfmt_double(s->speedup));
+        json_object_object_add(j, "source", jsonfmt_string(appstacks_source(stacks)));
+        for (unsigned k = 0; k < STACK_COMPONENTS; k++)
+                json_object_object_add(c, stack_component_name(k), jsonfmt_double(s->component[k]));
+        json_object_object_add(j, "components", c);
+        return j;
+}
+
 static struct json_object *status_app(const struct manager *m, unsigned i)
 {
         const struct mapp *a = &m->apps[i];
@@ -1075,6 +1160,7 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(j, "gain_pct", jsonfmt_double(app_gain(m, i)));
         json_object_object_add(
             j, "reason", jsonfmt_string(m->alloc[i].reason[0] ? m->alloc[i].reason : "starting"));
+        json_object_object_add(j, "stack", appstack_json(m->stacks, a->pid));
         return j;
 }
 

@@ -190,3 +190,18 @@ void stack_compute(const struct threadstate_app *app, double cores, double speed
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)
                 out->component[c] = comp[c] / T;
 }
+
+enum stack_component stack_largest(const struct stack *s)
+{
+        enum stack_component best = STACK_COMPONENTS;
+        double best_cores = 0;
+
+        if (!s || !s->known)
+                return STACK_COMPONENTS;
+        for (unsigned c = 0; c < STACK_INTERFERENCE; c++)
+                if (s->component[c] > best_cores) {
+                        best_cores = s->component[c];
+                        best = (enum stack_component)c;
+                }
+        return best;
+}

@@ -123,6 +123,60 @@ void threadstate_app_free(struct threadstate_app *app)
         app->n_threads = 0;
 }
 
+int threadstate_app_add(struct threadstate_app *sum, const struct threadstate_app *a)
+{
+        unsigned n = sum->n_threads;
+        struct threadstate_thread *threads;
+
+        /* Room for every thread of either. */
+        if (a->n_threads > 0) {
+                threads = realloc(sum->threads, (n + a->n_threads) * sizeof(*threads));
+                if (!threads)
+                        return -ENOMEM;
+                sum->threads = threads;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                struct threadstate_thread *t = &sum->threads[i];
+                bool seen = false;
+
+                for (unsigned j = 0; j < a->n_threads && !seen; j++)
+                        seen = a->threads[j].tid == t->tid;
+                /* Reported as exited before and no more since: still exited. */
+                if (!seen && t->ns[THREAD_EXITED] > 0)
+                        t->ns[THREAD_EXITED] += a->interval_ns;
+        }
+        for (unsigned j = 0; j < a->n_threads; j++) {
+                const struct threadstate_thread *from = &a->threads[j];
+                struct threadstate_thread *t = NULL;
+
+                for (unsigned i = 0; i < n && !t; i++)
+                        if (sum->threads[i].tid == from->tid)
+                                t = &sum->threads[i];
+                if (!t) {
+                        t = &sum->threads[sum->n_threads++];
+                        *t = (struct threadstate_thread){.tid = from->tid};
+                }
+                for (unsigned s = 0; s < THREAD_STATES; s++)
+                        t->ns[s] += from->ns[s];
+                t->solo_ns += from->solo_ns;
+        }
+        sum->pid = a->pid;
+        /* The histogram covers the whole sum only if every interval had one. */
+        sum->has_active = (sum->interval_ns == 0 || sum->has_active) && a->has_active;
+        sum->interval_ns += a->interval_ns;
+        for (unsigned k = 0; k <= THREADSTATE_MAX_ACTIVE; k++)
+                sum->active_ns[k] = sum->has_active ? sum->active_ns[k] + a->active_ns[k] : 0;
+        return 0;
+}
+
+bool threadstate_app_exited(const struct threadstate_app *app)
+{
+        for (unsigned i = 0; i < app->n_threads; i++)
+                if (app->threads[i].ns[THREAD_EXITED] == 0)
+                        return false;
+        return true;
+}
+
 void threadstate_close(struct threadstate *ts)
 {
         if (!ts)

@@ -492,7 +492,7 @@ static int proc_probe(void *machine, struct threadstate_probe *out)
         if (r < 0) {
                 out->err = (int)r;
                 snprintf(out->reason, sizeof(out->reason),
-                         "cannot read %s: %s (a kernel without CONFIG_SCHED_INFO has no "
+                         "proc: cannot read %s: %s (a kernel without CONFIG_SCHED_INFO has no "
                          "schedstat)",
                          path, strerror((int)-r));
                 return 0;
@@ -502,17 +502,19 @@ static int proc_probe(void *machine, struct threadstate_probe *out)
         r = file_read(path, buf, sizeof(buf));
         if (r < 0) {
                 out->err = (int)r;
-                snprintf(out->reason, sizeof(out->reason),
-                         "cannot read %s: %s (a kernel without CONFIG_HAVE_ARCH_TRACEHOOK, or "
-                         "procfs mounted with hidepid)",
-                         path, strerror((int)-r));
+                snprintf(
+                    out->reason, sizeof(out->reason),
+                    "proc: cannot read %s: %s (a kernel without CONFIG_HAVE_ARCH_TRACEHOOK, or "
+                    "procfs mounted with hidepid)",
+                    path, strerror((int)-r));
                 return 0;
         }
         out->available = true;
-        snprintf(out->reason, sizeof(out->reason),
-                 "schedstat exact; sync/blocked, concurrency and solo time sampled every %llu "
-                 "ms; no yield",
-                 THREADSTATE_PROC_PERIOD_NS / NSEC_PER_MSEC);
+        snprintf(
+            out->reason, sizeof(out->reason),
+            "proc: schedstat exact; sync/blocked, concurrency and solo time sampled every %llu "
+            "ms; no yield",
+            THREADSTATE_PROC_PERIOD_NS / NSEC_PER_MSEC);
         return 0;
 }
 

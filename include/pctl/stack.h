@@ -35,3 +35,7 @@ const char *stack_component_name(enum stack_component c);
  * Σ run time / interval from the thread states). */
 void stack_compute(const struct threadstate_app *app, double cores, double speedup,
                    struct stack *out);
+
+/* The largest component but interference (what the app's own structure costs), or
+ * STACK_COMPONENTS when the stack is unknown or every one is 0. */
+enum stack_component stack_largest(const struct stack *s);

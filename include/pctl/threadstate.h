@@ -99,4 +99,10 @@ int threadstate_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n);
  * are not to be used. */
 int threadstate_read(struct threadstate *ts, struct threadstate_app *apps, unsigned n);
 void threadstate_app_free(struct threadstate_app *app);
+/* Adds interval `a` to `sum` (zeroed at first; its threads are allocated here), thread by tid:
+ * a thread that exited stays exited in the intervals after, as [SSM] counts Exit_i up to the
+ * end. sum->pid is a's. */
+int threadstate_app_add(struct threadstate_app *sum, const struct threadstate_app *a);
+/* True when the process is gone: no thread, or every thread exited in the interval. */
+bool threadstate_app_exited(const struct threadstate_app *app);
 void threadstate_close(struct threadstate *ts);

@@ -45,11 +45,11 @@ modes=("")
 for h in "${modes[@]}"; do
         got=$(bash --norc -c '[ -n "$1" ] && . "$1"; . "$2"; complete -p pctl' _ "$h" "$COMPLETION")
         [ "$got" = "complete -F _pctl pctl" ] || fail "complete -p pctl: $got"
-        check "$h" "adopt calibrate model policy release run sample sensors sim status " ""
+        check "$h" "adopt calibrate model policy release run sample sensors sim stack status " ""
         check "$h" "--config --help --json --socket --version " --
-        check "$h" "sample sensors sim status " --json s
-        check "$h" "sample sensors sim status " --socket "$D/x.sock" s
-        check "$h" "sample sensors sim status " --socket = "$D/x.sock" s
+        check "$h" "sample sensors sim stack status " --json s
+        check "$h" "sample sensors sim stack status " --socket "$D/x.sock" s
+        check "$h" "sample sensors sim stack status " --socket = "$D/x.sock" s
         check "$h" "p speedup table " model ""
         check "$h" "--cores --help --json --p " model speedup --
         check "$h" "--cores --freq --help --instructions --json --p --power --t1 " model table --p 0.5 --
@@ -58,6 +58,9 @@ for h in "${modes[@]}"; do
         check "$h" "--all --help --json --method --objective --together " sim oracle x.ini --
         check "$h" "auto dp exhaustive " sim oracle x.ini --together --method ""
         check "$h" "auto likwid perf replay software " sample --backend ""
+        check "$h" "auto ebpf proc " stack 1 --backend ""
+        check "$h" "--backend --count --help --interval --json --plot " stack 1 --
+        check "$h" "$D/trace.csv " stack 1 --plot "$D/tr"
         check "$h" "--config --help --policy --socket " adopt 1 --
         check "$h" "check list reload " policy ""
         check "$h" "--config --dir --help --json " policy list --

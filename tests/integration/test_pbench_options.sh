@@ -55,6 +55,11 @@ rejects --iterations --p 0.5 --iterations 0
 rejects --array-mib --p 0.5 --array-mib 64
 rejects --bogus --p 0.5 --bogus
 rejects --p --threads 1
+rejects --sync --p 0.5 --sync 1.5
+rejects --imbalance --p 0.5 --imbalance 0.5
+rejects --imbalance --p 0.5 --imbalance x
+rejects --sleep --p 0.5 --sleep 0.99
+rejects --sleep --p 0.5 --sleep -0.1
 
 # json ARGS... : runs pbench, stores the JSON in $tmp/json; fails the test if it did not work.
 json() {
@@ -106,6 +111,21 @@ expect "--array-mib sets the mem kernel's array" \
 
 json --p 0.9 --threads 2 --oversubscribe --t1 0.3 --kernel spin
 expect "the spin kernel runs" "d['kernel'] == 'spin' and min(d['thread_busy_s']) > 0"
+
+# The stack's delimiters: what was programmed, its ideal stack (closing at N) and pbench's own
+# timing of the waits.
+json --p 0.95 --threads 2 --oversubscribe --t1 0.4 --sync 0.8
+expect "--sync 0.8: the threads wait for the mutex; the ideal stack's sync is 0.57/0.81" \
+        "d['sync'] == 0.8 and min(d['thread_mutex_wait_s']) > 0 and abs(d['stack_programmed']['components']['sync'] - 0.57 / 0.81) < 1e-6 and abs(d['stack_programmed']['speedup'] + sum(d['stack_programmed']['components'].values()) - 2) < 1e-9"
+json --p 0.9 --threads 2 --oversubscribe --t1 0.4 --imbalance 3
+expect "--imbalance 3: thread 1 does 3 times thread 0's parallel work; thread 0 waits at the end" \
+        "d['imbalance'] == 3 and d['thread_par_wait_s'][0] > d['thread_par_wait_s'][1] and d['stack_programmed']['components']['imbalance'] > 0.5 and d['stack']['components']['imbalance'] > 0"
+json --p 1 --threads 1 --t1 0.4 --sleep 0.5
+expect "--sleep 0.5: half of the thread's time asleep" \
+        "d['sleep'] == 0.5 and abs(d['thread_sleep_s'][0] / d['wall_s'] - 0.5) < 0.15 and abs(d['stack_programmed']['components']['io'] - 0.5) < 1e-9 and abs(d['stack']['components']['io'] - 0.5) < 0.15"
+json --p 0.5 --threads 1 --t1 0.2
+expect "no delimiter: sync 0, imbalance 1, sleep 0, no waits" \
+        "d['sync'] == 0 and d['imbalance'] == 1 and d['sleep'] == 0 and d['thread_mutex_wait_s'] == [0] and d['thread_sleep_s'] == [0]"
 
 # SIGTERM: threads stop, nothing on stdout, exit 1.
 "$pbench" --p 0.5 --threads 1 --t1 60 --json >"$tmp/out" 2>"$tmp/err" &

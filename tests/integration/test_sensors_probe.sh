@@ -15,8 +15,9 @@ cat "$tmp/out"
 [ $rc -eq 0 ] || fail "pctl sensors exited $rc (124 = hung); stderr: $(cat "$tmp/err")"
 [ "$elapsed_ms" -lt 15000 ] || fail "pctl sensors took $elapsed_ms ms"
 [ ! -s "$tmp/err" ] || fail "pctl sensors wrote to stderr (LIKWID noise?): $(cat "$tmp/err")"
-# Only our table: a title, one row per backend, a blank line and the auto line.
-bad=$(grep -Ev '^(BACKEND +AVAILABLE +REASON|(likwid|perf|software|replay) +(yes|no) +.+|auto: .+|)$' "$tmp/out")
+# Only our tables: a title, one row per backend, a blank line and the auto line; the same for
+# the thread-state backends (pctl stack).
+bad=$(grep -Ev '^(BACKEND +AVAILABLE +REASON|(likwid|perf|software|replay) +(yes|no) +.+|auto: .+|THREADS +AVAILABLE +REASON|(ebpf|proc) +(yes|no) +.+|threads auto: .+|)$' "$tmp/out")
 [ -z "$bad" ] || fail "unexpected output lines: $bad"
 for b in likwid perf software replay; do
         grep -Eq "^$b +(yes|no) +$b: " "$tmp/out" || fail "no row with a reason for $b"
@@ -52,7 +53,12 @@ for b in d["backends"]:
     assert isinstance(b["available"], bool) and b["reason"], b
     assert b["available"] or b["errno"] > 0, b
 assert d["auto"] in ("likwid", "perf", "software"), d["auto"]
+ts = [b["name"] for b in d["thread_states"]]
+assert ts[0] == "ebpf" and "proc" in ts and "sim" not in ts, ts
+assert d["thread_states_auto"] in ts and d["thread_states_auto_why"], d
 PY
+grep -Eq '^ebpf +(yes|no) +.+' "$tmp/out" || fail "no row for the ebpf thread-state backend"
+grep -Eq '^threads auto: (ebpf|proc)' "$tmp/out" || fail "no thread-state auto line"
 
 # A replay source that exists is probed as such.
 printf '# pctl-sample v1 backend=software cpus=0 packages=1 targets=0\ntime_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j\n0.1,0.1,cpu,,0,,,,5,\n' >"$tmp/trace.csv"

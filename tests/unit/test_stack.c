@@ -421,6 +421,23 @@ static void unknown_when_too_little_data(void **state)
         assert_false(s.known);
 }
 
+static void largest_delimiter(void **state)
+{
+        struct stack s = {.known = true, .cores = 2, .speedup = 1.0};
+
+        (void)state;
+        assert_int_equal(stack_largest(&s), STACK_COMPONENTS); /* none */
+        s.component[STACK_SYNC] = 0.3;
+        s.component[STACK_IO] = 0.2;
+        s.component[STACK_INTERFERENCE] = 0.5; /* a residual, not a delimiter of the app's */
+        assert_int_equal(stack_largest(&s), STACK_SYNC);
+        s.component[STACK_IO] = 0.4;
+        assert_int_equal(stack_largest(&s), STACK_IO);
+        s.known = false;
+        assert_int_equal(stack_largest(&s), STACK_COMPONENTS);
+        assert_int_equal(stack_largest(NULL), STACK_COMPONENTS);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(component_names),
     cmocka_unit_test(perfect_scaling),
@@ -440,6 +457,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(superlinear_is_capped),
     cmocka_unit_test(mixtures_close_at_n),
     cmocka_unit_test(unknown_when_too_little_data),
+    cmocka_unit_test(largest_delimiter),
 };
 
 PCTL_TEST_MAIN(tests)

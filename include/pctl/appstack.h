@@ -1,0 +1,38 @@
+/* pctld's speedup stack of each managed app: the thread-state sensor (the best available
+ * backend) read every sampling interval, summed over a window of about a second, and the
+ * stack computed from it (include/pctl/stack.h, docs/stack.md). */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "pctl/stack.h"
+#include "pctl/threadstate.h"
+
+/* Intervals are summed until they cover this much: a stack from 100 ms of samples taken
+ * every 4 ms would be mostly noise. */
+#define APPSTACK_WINDOW_NS (1000 * 1000 * 1000ULL)
+
+struct appstacks;
+
+/* What the manager knows of an app for its stack: its cores (N) and the speedup the
+ * estimator measured over the interval (NaN when it has none). */
+struct appstack_view {
+        pid_t pid;
+        unsigned cores;
+        double speedup;
+};
+
+/* Opens ops (NULL: the best available) with machine (the model machine, or NULL); why says
+ * which backend and why, or why none. */
+int appstacks_open(const struct threadstate_ops *ops, void *machine, struct appstacks **out,
+                   char *why, size_t why_size);
+void appstacks_close(struct appstacks *s);
+/* The apps to watch; an app kept keeps its window and last stack. */
+int appstacks_set_pids(struct appstacks *s, const pid_t *pids, unsigned n);
+/* One interval of every watched app (views in any order, by pid). */
+int appstacks_read(struct appstacks *s, const struct appstack_view *views, unsigned n);
+/* The last complete window's stack of pid; NULL when it has none yet. */
+const struct stack *appstacks_get(const struct appstacks *s, pid_t pid);
+/* The backend's source ("ebpf", "proc", "sim"). */
+const char *appstacks_source(const struct appstacks *s);

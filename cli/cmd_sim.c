@@ -518,7 +518,7 @@ static struct json_object *stack_json(const struct stack *st)
 }
 
 /* The largest component of a stack, as "sync 0.7": the text report's one-line stack. */
-static const char *stack_largest(const struct stack *st, char *buf, size_t size)
+static const char *stack_top_text(const struct stack *st, char *buf, size_t size)
 {
         unsigned best = 0;
 
@@ -600,9 +600,9 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                                 printf("  stack at %.0f cores: speedup %.2f, largest %s "
                                        "(true: speedup %.2f, largest %s)\n",
                                        ap->stack.cores, ap->stack.speedup,
-                                       stack_largest(&ap->stack, b1, sizeof(b1)),
+                                       stack_top_text(&ap->stack, b1, sizeof(b1)),
                                        ap->stack_true.speedup,
-                                       stack_largest(&ap->stack_true, b2, sizeof(b2)));
+                                       stack_top_text(&ap->stack_true, b2, sizeof(b2)));
                         }
                 }
         }

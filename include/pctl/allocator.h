@@ -12,8 +12,8 @@
 #include "pctl/estimator.h"
 #include "pctl/model.h"
 #include "pctl/objective.h"
-#include "pctl/policy.h"
 #include "pctl/stack.h"
+#include "pctl/policy.h"
 #include "pctl/topology.h"
 
 #define ALLOCATOR_HISTORY 48

@@ -48,6 +48,14 @@ int appstacks_open(const struct threadstate_ops *ops, void *machine, struct apps
                 free(s);
                 return r;
         }
+        r = threadstate_set_sample_period(s->ts, APPSTACK_SAMPLE_PERIOD_NS);
+        if (r < 0 && r != -EOPNOTSUPP) {
+                snprintf(why, why_size, "cannot set the %s backend's sampling period: %s",
+                         ops->name, strerror(-r));
+                threadstate_close(s->ts);
+                free(s);
+                return r;
+        }
         *out = s;
         return 0;
 }

@@ -114,6 +114,15 @@ int threadstate_read(struct threadstate *ts, struct threadstate_app *apps, unsig
         return ts->ops->read(ts, apps, n);
 }
 
+int threadstate_set_sample_period(struct threadstate *ts, uint64_t period_ns)
+{
+        if (!ts || period_ns < 1000000 || period_ns > 1000000000ULL)
+                return -EINVAL;
+        if (!ts->ops->set_sample_period)
+                return -EOPNOTSUPP;
+        return ts->ops->set_sample_period(ts, period_ns);
+}
+
 void threadstate_app_free(struct threadstate_app *app)
 {
         if (!app)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -438,18 +439,19 @@ struct proc_priv {
         pthread_cond_t wake;
         pthread_t sampler;
         bool stop;
-        int err; /* a sampling error no watch kept (-ENOMEM) */
+        int err;            /* a sampling error no watch kept (-ENOMEM) */
+        uint64_t period_ns; /* mean time between samples */
         struct threadstate_proc_watch *watches;
         unsigned n_watches;
 };
 
-static uint64_t jittered_period_ns(uint64_t *rng)
+static uint64_t jittered_period_ns(uint64_t period_ns, uint64_t *rng)
 {
         /* xorshift64: the period only has to avoid a fixed phase. */
         *rng ^= *rng << 13;
         *rng ^= *rng >> 7;
         *rng ^= *rng << 17;
-        return THREADSTATE_PROC_PERIOD_NS / 2 + *rng % THREADSTATE_PROC_PERIOD_NS;
+        return period_ns / 2 + *rng % period_ns;
 }
 
 static void *proc_sampler_main(void *arg)
@@ -459,7 +461,7 @@ static void *proc_sampler_main(void *arg)
 
         pthread_mutex_lock(&p->lock);
         while (!p->stop) {
-                uint64_t now = now_ns(), wake_ns = now + jittered_period_ns(&rng);
+                uint64_t now = now_ns(), wake_ns = now + jittered_period_ns(p->period_ns, &rng);
                 struct timespec deadline = {
                     .tv_sec = (time_t)(wake_ns / NSEC_PER_SEC),
                     .tv_nsec = (long)(wake_ns % NSEC_PER_SEC),
@@ -522,19 +524,26 @@ static int proc_open(struct threadstate *ts, void *machine)
 {
         struct proc_priv *p;
         pthread_condattr_t attr;
+        sigset_t all, old;
         int r;
 
         (void)machine;
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
+        p->period_ns = THREADSTATE_PROC_PERIOD_NS;
         pthread_mutex_init(&p->lock, NULL);
         pthread_condattr_init(&attr);
         /* now_ns() is CLOCK_MONOTONIC: the deadlines are too. */
         pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
         pthread_cond_init(&p->wake, &attr);
         pthread_condattr_destroy(&attr);
+        /* The sampler takes no signal: a daemon that handles SIGTERM by signalfd blocks it
+         * in its threads, and one left unblocked here would take the default action. */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
         r = pthread_create(&p->sampler, NULL, proc_sampler_main, p);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r != 0) {
                 pthread_cond_destroy(&p->wake);
                 pthread_mutex_destroy(&p->lock);
@@ -640,6 +649,16 @@ static void proc_close(struct threadstate *ts)
         ts->priv = NULL;
 }
 
+static int proc_set_sample_period(struct threadstate *ts, uint64_t period_ns)
+{
+        struct proc_priv *p = ts->priv;
+
+        pthread_mutex_lock(&p->lock);
+        p->period_ns = period_ns;
+        pthread_mutex_unlock(&p->lock);
+        return 0;
+}
+
 const struct threadstate_ops threadstate_proc_ops = {
     .name = "proc",
     .description = "/proc: per-thread schedstat (exact run and runqueue time) and state + "
@@ -650,4 +669,5 @@ const struct threadstate_ops threadstate_proc_ops = {
     .set_pids = proc_set_pids,
     .read = proc_read,
     .close = proc_close,
+    .set_sample_period = proc_set_sample_period,
 };

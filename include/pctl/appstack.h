@@ -13,6 +13,11 @@
  * every 4 ms would be mostly noise. */
 #define APPSTACK_WINDOW_NS (1000 * 1000 * 1000ULL)
 
+/* pctld watches every app all the time: the /proc fallback samples every 20 ms on average
+ * there. At pctl stack's 4 ms its sampler took 2.2% of a CPU for a 3-thread pbench here
+ * (measured, docs/stack.md); 20 ms takes about a fifth of that (extrapolated). */
+#define APPSTACK_SAMPLE_PERIOD_NS (20 * 1000 * 1000ULL)
+
 struct appstacks;
 
 /* What the manager knows of an app for its stack: its cores (N) and the speedup the

@@ -72,6 +72,8 @@ struct threadstate_ops {
          * its threads all THREAD_EXITED. */
         int (*read)(struct threadstate *ts, struct threadstate_app *apps, unsigned n);
         void (*close)(struct threadstate *ts);
+        /* Optional, for backends that sample (proc): the mean time between samples. */
+        int (*set_sample_period)(struct threadstate *ts, uint64_t period_ns);
 };
 
 struct threadstate {
@@ -98,6 +100,9 @@ int threadstate_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n);
  * read) or the array a previous read left; the backend reallocs it. On error the apps' figures
  * are not to be used. */
 int threadstate_read(struct threadstate *ts, struct threadstate_app *apps, unsigned n);
+/* A sampling backend's mean time between samples (pctld samples less often than pctl stack:
+ * it watches every app all the time). -EOPNOTSUPP for a backend that does not sample. */
+int threadstate_set_sample_period(struct threadstate *ts, uint64_t period_ns);
 void threadstate_app_free(struct threadstate_app *app);
 /* Adds interval `a` to `sum` (zeroed at first; its threads are allocated here), thread by tid:
  * a thread that exited stays exited in the intervals after, as [SSM] counts Exit_i up to the

@@ -276,6 +276,8 @@ static void proc_backend_on_self(void **state)
         assert_int_equal(threadstate_set_pids(ts, two, 2), -EINVAL); /* twice the same */
         assert_int_equal(threadstate_read(ts, &app, 1), -EINVAL);    /* nothing set */
         assert_int_equal(threadstate_set_pids(ts, &self, 1), 0);
+        assert_int_equal(threadstate_set_sample_period(ts, 0), -EINVAL);
+        assert_int_equal(threadstate_set_sample_period(ts, 2 * MS), 0);
         atomic_store(&spin_stop, 0);
         assert_int_equal(pthread_create(&th, NULL, spin_main, NULL), 0);
         usleep(200000);

@@ -15,6 +15,7 @@
 #include "pctl/policy.h"
 #include "pctl/sim.h"
 #include "pctl/simrun.h"
+#include "pctl/stack.h"
 #include "pctl/util.h"
 
 /* Steps of the virtual clock: runs report times to the step (the last app's end), the oracle
@@ -508,6 +509,40 @@ out:
         return ret;
 }
 
+/* A speedup stack as `pctl stack --json` shows one (cores, threads, speedup, components),
+ * or null when unknown. */
+static struct json_object *stack_json(const struct stack *st)
+{
+        struct json_object *o, *c;
+
+        if (!st->known)
+                return NULL;
+        o = json_object_new_object();
+        c = json_object_new_object();
+        json_object_object_add(o, "cores", jsonfmt_double(st->cores));
+        json_object_object_add(o, "threads", json_object_new_uint64(st->threads));
+        json_object_object_add(o, "speedup", jsonfmt_double(st->speedup));
+        for (unsigned k = 0; k < STACK_COMPONENTS; k++)
+                json_object_object_add(c, stack_component_name(k),
+                                       jsonfmt_double(st->component[k]));
+        json_object_object_add(o, "components", c);
+        return o;
+}
+
+/* The largest component of a stack, as "sync 0.7": the text report's one-line stack. */
+static const char *stack_top_text(const struct stack *st, char *buf, size_t size)
+{
+        unsigned best = 0;
+
+        if (!st->known)
+                return "unknown";
+        for (unsigned k = 1; k < STACK_COMPONENTS; k++)
+                if (st->component[k] > st->component[best])
+                        best = k;
+        snprintf(buf, size, "%s %.2f", stack_component_name(best), st->component[best]);
+        return buf;
+}
+
 /* The manager drives the machine: each app's final setting, its estimated P next to the true
  * one, and what it cost. */
 static int sim_run_policy_cmd(const struct sim_args *a)
@@ -566,6 +601,8 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                 if (a->json) {
                         struct json_object *o = row_json(&row);
 
+                        json_object_object_add(o, "stack", stack_json(&ap->stack));
+                        json_object_object_add(o, "stack_true", stack_json(&ap->stack_true));
                         json_object_object_add(o, "p_est", jsonfmt_double(ap->p_est));
                         json_object_object_add(
                             o, "speedup_source",
@@ -587,6 +624,16 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                                row.cores, row.freq_mhz, row.time_s, row.energy_j,
                                row.energy_j / row.time_s, row.energy_j * row.time_s, row.p_true,
                                ap->p_est);
+                        if (ap->stack.known) {
+                                char b1[48], b2[48];
+
+                                printf("  stack at %.0f cores: speedup %.2f, largest %s "
+                                       "(true: speedup %.2f, largest %s)\n",
+                                       ap->stack.cores, ap->stack.speedup,
+                                       stack_top_text(&ap->stack, b1, sizeof(b1)),
+                                       ap->stack_true.speedup,
+                                       stack_top_text(&ap->stack_true, b2, sizeof(b2)));
+                        }
                 }
         }
         r = 0;

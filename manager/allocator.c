@@ -448,6 +448,64 @@ static bool denied(const struct allocator_ctx *ctx, const struct allocator_app *
                ctx->decision - a->denied_decision <= ALLOCATOR_STALE_DECISIONS;
 }
 
+/* The speedup stack's say in the search (docs/allocator.md, "The speedup stack"): a delimiter
+ * that grows with the cores (sequential, sync, yield, imbalance) costing at least this share
+ * of them makes the app try fewer cores first; interference as large (memory stalls, which a
+ * lower clock relieves), a lower clock first. */
+#define ALLOCATOR_STACK_SHARE 0.25
+
+enum stack_hint_dir { STACK_HINT_NONE, STACK_HINT_FEWER_CORES, STACK_HINT_LOWER_FREQ };
+
+struct stack_hint {
+        enum stack_hint_dir dir;
+        enum stack_component why; /* the largest delimiter of the direction */
+        double cost;              /* its cores */
+        double cores;             /* N of the stack */
+        /* Fewer cores: the cores the app keeps busy (N minus the growing delimiters), and
+         * whether the largest is a lock's (sync, yield), past which more cores add nothing. */
+        unsigned busy;
+        bool saturates;
+};
+
+/* The hint of the app's stack, if it was measured at the app's current core count. */
+static struct stack_hint stack_hint(const struct allocator_app *a)
+{
+        static const enum stack_component growing[] = {STACK_SEQUENTIAL, STACK_SYNC, STACK_YIELD,
+                                                       STACK_IMBALANCE};
+        const struct stack *st = &a->stack;
+        struct stack_hint h = {.dir = STACK_HINT_NONE};
+        double grow = 0, top = -1, interference;
+
+        if (!st->known || !(st->cores >= 1) || fabs(st->cores - a->cores) > 0.5)
+                return h;
+        h.cores = st->cores;
+        for (unsigned i = 0; i < ARRAY_SIZE(growing); i++) {
+                double c = st->component[growing[i]];
+
+                if (!isfinite(c))
+                        return h;
+                grow += c;
+                if (c > top) {
+                        top = c;
+                        h.why = growing[i];
+                }
+        }
+        interference = st->component[STACK_INTERFERENCE];
+        if (grow >= ALLOCATOR_STACK_SHARE * st->cores && !(interference > grow)) {
+                double busy = ceil(st->cores - grow - 1e-9);
+
+                h.dir = STACK_HINT_FEWER_CORES;
+                h.cost = top;
+                h.busy = busy < 1 ? 1 : (unsigned)busy;
+                h.saturates = h.why == STACK_SYNC || h.why == STACK_YIELD;
+        } else if (interference >= ALLOCATOR_STACK_SHARE * st->cores) {
+                h.dir = STACK_HINT_LOWER_FREQ;
+                h.why = STACK_INTERFERENCE;
+                h.cost = interference;
+        }
+        return h;
+}
+
 struct allocator_cand {
         unsigned cores, freq_khz;
         double pred; /* the model's score, NaN when it cannot say */
@@ -475,7 +533,8 @@ static bool scaling_rules_out(const struct allocator_app *a, double hysteresis, 
 
 static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app *a,
                            const struct allocator_bounds *b, double base_t, unsigned cores,
-                           unsigned freq_khz, struct allocator_cand out[4])
+                           unsigned freq_khz, const struct stack_hint *hint, bool *hinted,
+                           struct allocator_cand out[4])
 {
         int fi = freq_index(ctx, freq_khz), sf = (int)a->step_freqs;
         long sc = a->step_cores;
@@ -487,6 +546,7 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
         };
         unsigned n = 0;
 
+        *hinted = false;
         /* Halving: only the half, while the score keeps improving. */
         if (a->halving) {
                 unsigned half = cores / 2 > b->min_cores ? cores / 2 : b->min_cores;
@@ -544,6 +604,25 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                 }
                 out[j] = x;
         }
+        /* Where the model cannot rank (no prediction) or has been shown wrong for this app,
+         * the stack's direction goes first. */
+        for (unsigned i = 1;
+             hint->dir != STACK_HINT_NONE && (!ctx->pm || a->model_refuted) && i < n; i++) {
+                struct allocator_cand x = out[i];
+                bool fewer = x.cores < cores && x.freq_khz == freq_khz;
+                bool lower = x.cores == cores && x.freq_khz < freq_khz;
+
+                if (!(hint->dir == STACK_HINT_FEWER_CORES ? fewer : lower))
+                        continue;
+                memmove(&out[1], &out[0], i * sizeof(*out));
+                out[0] = x;
+                *hinted = true;
+                break;
+        }
+        if (n && hint->dir != STACK_HINT_NONE && (!ctx->pm || a->model_refuted) && !*hinted)
+                *hinted = hint->dir == STACK_HINT_FEWER_CORES
+                              ? out[0].cores < cores && out[0].freq_khz == freq_khz
+                              : out[0].cores == cores && out[0].freq_khz < freq_khz;
         return n;
 }
 
@@ -718,6 +797,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         unsigned best_n = a->cores, best_f = a->freq_khz;
         const struct allocator_point *cur_meas, *best_meas = NULL, *base_meas;
         struct allocator_cand cand[4];
+        struct stack_hint hint;
         char ftext[32];
 
         a->changed = false;
@@ -843,6 +923,28 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                          100 * (cur_meas->score - best_meas->score) / fabs(cur_meas->score));
                 return;
         }
+        /* The stack: a lock (sync, yield) that costs a good share of the cores at the full
+         * count says more cores add nothing past those the app keeps busy. The first probe
+         * goes there, instead of halving towards it one probe at a time. */
+        hint = stack_hint(a);
+        if (hint.dir == STACK_HINT_FEWER_CORES && hint.saturates && a->halving && cur_meas &&
+            a->cores == b.max_cores) {
+                unsigned n = hint.busy > b.min_cores ? hint.busy : b.min_cores;
+
+                if (n < a->cores / 2 && !hist_fresh(ctx, a, n, a->freq_khz) &&
+                    !denied(ctx, a, n, a->freq_khz)) {
+                        a->halving = false;
+                        a->step_cores = n / 4 > 1 ? n / 4 : 1;
+                        a->want_cores = n;
+                        a->want_freq_khz = a->freq_khz;
+                        a->exploring = true;
+                        snprintf(a->reason, sizeof(a->reason),
+                                 "stack: %s %.1f of %.0f cores grows with the cores: trying "
+                                 "%u cores first, the ones it keeps busy",
+                                 stack_component_name(hint.why), hint.cost, hint.cores, n);
+                        return;
+                }
+        }
         /* The model's choice, unless it has been measured there already: then measurement
          * decides. */
         if (!isnan(best_pred) && !a->model_refuted &&
@@ -877,8 +979,9 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         if (scaling_jump(ctx, a, &b, base_t, best_meas))
                 return;
         for (;;) {
-                unsigned n =
-                    neighbours(ctx, a, &b, base_t, best_meas->cores, best_meas->freq_khz, cand);
+                bool hinted;
+                unsigned n = neighbours(ctx, a, &b, base_t, best_meas->cores, best_meas->freq_khz,
+                                        &hint, &hinted, cand);
 
                 if (!n && a->halving) {
                         /* The optimum lies between the best and its halves: search there. */
@@ -897,6 +1000,15 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                                  cand[0].cores, freq_text(cand[0].freq_khz, ftext, sizeof(ftext)),
                                  best_meas->cores,
                                  freq_text(best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
+                        if (hinted) {
+                                size_t len = strlen(a->reason);
+
+                                snprintf(a->reason + len, sizeof(a->reason) - len,
+                                         "; stack: %s %.1f of %.0f cores, %s first",
+                                         stack_component_name(hint.why), hint.cost, hint.cores,
+                                         hint.dir == STACK_HINT_FEWER_CORES ? "fewer cores"
+                                                                            : "a lower clock");
+                        }
                         return;
                 }
                 if (a->step_cores <= 1 && a->step_freqs <= 1)

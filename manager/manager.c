@@ -977,6 +977,14 @@ static int decide_apply(struct manager *m)
         /* Only decisions read it, and CPUs change only at decisions: not worth a sample. */
         for (unsigned i = 0; i < m->n_apps; i++)
                 m->alloc[i].freq_shared = ctx.n_freqs && freq_domain_shared(m, i);
+        /* Each app's last speedup stack orders its search (docs/allocator.md); on the model
+         * machine, pctl sim run hands them over (manager_set_stack). */
+        for (unsigned i = 0; m->stacks && i < m->n_apps; i++) {
+                const struct stack *st = appstacks_get(m->stacks, m->apps[i].pid);
+
+                if (st)
+                        m->alloc[i].stack = *st;
+        }
         r = allocator_decide(&ctx, m->alloc, m->n_apps);
         if (r < 0)
                 return log_warning_errno(r, "allocator: no plan this decision (%m), keeping "
@@ -1087,6 +1095,16 @@ const struct estimate *manager_estimate(const struct manager *m, pid_t pid)
         const struct mapp *a = find_app(m, pid, NULL);
 
         return a ? estimator_get(m->est, a->id) : NULL;
+}
+
+int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s)
+{
+        unsigned i;
+
+        if (!find_app(m, pid, &i))
+                return -ESRCH;
+        m->alloc[i].stack = *s;
+        return 0;
 }
 
 /* The objective's predicted gain of the current configuration over the app's baseline (all

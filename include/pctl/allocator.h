@@ -12,6 +12,7 @@
 #include "pctl/estimator.h"
 #include "pctl/model.h"
 #include "pctl/objective.h"
+#include "pctl/stack.h"
 #include "pctl/policy.h"
 #include "pctl/scaling.h"
 #include "pctl/topology.h"
@@ -37,6 +38,10 @@ struct allocator_app {
         /* In: set by the caller. */
         uint64_t id;
         const struct policy *policy;
+        /* Its speedup stack at the current setting (known false: none). A delimiter that
+         * grows with the cores makes the search try fewer cores first; interference, a lower
+         * clock (docs/allocator.md, "The speedup stack"). */
+        struct stack stack;
         unsigned cores;    /* held now */
         unsigned freq_khz; /* its CPUs run at now; 0 without DVFS */
         /* Its CPUs share a frequency domain with another app's: the domain runs at the

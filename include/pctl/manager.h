@@ -78,6 +78,9 @@ int manager_decide(struct manager *m);
 unsigned manager_n_apps(const struct manager *m);
 uint64_t manager_decisions(const struct manager *m);
 uint64_t manager_changes(const struct manager *m);
+/* The speedup stack of a managed pid at its current setting, for the allocator's probe order
+ * (docs/allocator.md, "The speedup stack"); -ESRCH if not managed. */
+int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s);
 /* Total energy since start (J) and where it comes from: "measured", "declared",
  * "calibrated", or NULL when unknown. */
 const char *manager_energy(const struct manager *m, double *energy_j);

@@ -11,7 +11,7 @@
 #define SIM_NAME_MAX 64
 /* RAPL energy status unit: 1/2^14 J (61 us), the default on Intel client and server parts. */
 #define SIM_RAPL_UNITS_PER_J 16384.0
-#define SIM_GAUSS_N 65536
+#define SIM_GAUSS_N 4096
 /* Per thread: seconds in each state, then its solo time (threadstate_thread.solo_ns). */
 #define SIM_TS_SOLO THREAD_STATES
 #define SIM_TS_STRIDE (THREAD_STATES + 1)

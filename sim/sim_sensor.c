@@ -127,8 +127,9 @@ static uint64_t noisy(struct sim_machine *m, uint64_t v)
 
         if (noise <= 0 || v == 0)
                 return v;
-        double x = v * (1 + noise * sim_gauss(m));
-        return x > 0 ? (uint64_t)(x + 0.5) : 0;
+        /* Counts are below 2^63: the signed conversions are single instructions. */
+        double x = (double)(int64_t)v * (1 + noise * sim_gauss(m));
+        return x > 0 ? (uint64_t)(int64_t)(x + 0.5) : 0;
 }
 
 /* One count's deltas. cpi >= 0: the compute cycles per instruction of the one Amdahl app
@@ -144,6 +145,14 @@ static void fill_counts(struct sim_machine *m, const struct sim_acc *now, struct
         struct sim_cnt n;
 
         snapshot(now, &n, 1);
+        /* Most (target, CPU) pairs saw nothing: no draw is made for them either way. */
+        if (n.cycles == prev->cycles && n.instr == prev->instr && n.busy_ns == prev->busy_ns &&
+            n.ref_cycles == prev->ref_cycles) {
+                *out = (struct sensor_counts){.measured = SENSOR_INSTR | SENSOR_CYCLES |
+                                                          SENSOR_REF_CYCLES | SENSOR_BUSY |
+                                                          SENSOR_STALLS};
+                return;
+        }
         dc = (uint64_t)(n.cycles - prev->cycles);
         di = (uint64_t)(n.instr - prev->instr);
         db = (uint64_t)(n.busy_ns - prev->busy_ns);
@@ -154,12 +163,16 @@ static void fill_counts(struct sim_machine *m, const struct sim_acc *now, struct
             .busy_ns = db,
             .measured = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY,
         };
-        if (cpi >= 0 && dc > 0)
-                stalls = fmax(0, dc - (di - m->sc->mach.os_ips * db * 1e-9) * cpi);
+        if (cpi >= 0 && dc > 0) {
+                stalls = (double)(int64_t)dc -
+                         ((double)(int64_t)di - m->sc->mach.os_ips * (double)(int64_t)db * 1e-9) * cpi;
+                if (!(stalls > 0))
+                        stalls = 0;
+        }
         if (noise > 0 && dc != 0) {
-                double g = 1 + noise * sim_gauss(m), x = dc * g;
+                double g = 1 + noise * sim_gauss(m), x = (double)(int64_t)dc * g;
 
-                out->cycles = x > 0 ? (uint64_t)(x + 0.5) : 0;
+                out->cycles = x > 0 ? (uint64_t)(int64_t)(x + 0.5) : 0;
                 stalls *= g > 0 ? g : 0;
         }
         if (cpi >= 0 || dc == 0) {

@@ -113,23 +113,14 @@ static int history_parse(int argc, char **argv, struct history_args *a)
 static int history_path(const struct history_args *a, char *buf, size_t size)
 {
         struct config conf;
-        struct config_problems problems = {0};
-        const char *path = a->config ? a->config : PCTL_SYSCONFDIR "/pctl.conf";
+        const char *path;
         int r;
 
         if (a->file)
                 return strscpy(buf, a->file, size);
-        config_init(&conf);
-        r = config_load(path, &conf, &problems);
-        if (r < 0 && !(r == -ENOENT && !a->config)) {
-                fprintf(stderr, "pctl history: cannot use %s:\n", path);
-                config_problems_print(&problems, stderr);
-                if (!problems.n)
-                        fprintf(stderr, "  %s\n", strerror(-r));
-                config_problems_clear(&problems);
+        r = cli_config_read(a->config, "pctl history", &conf, &path);
+        if (r < 0)
                 return r;
-        }
-        config_problems_clear(&problems);
         if (!conf.history_path[0]) {
                 fprintf(stderr, "pctl history: history is off in %s (history_path = off)\n", path);
                 return -ENODATA;

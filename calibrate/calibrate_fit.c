@@ -64,26 +64,69 @@ unsigned calibrate_plan_cores(bool quick, unsigned n_cpus, unsigned *cores, unsi
         return n;
 }
 
-/* ΔI rate: total instructions = I0_per_unit * units + ΔI_rate * busy time, least squares
- * over every run (pbench's I0 per unit is constant). */
-static int fit_delta_i(const struct calibrate_result *res, double *rate)
+/* ΔI, eq. 14 as the estimator uses it (docs/calibration.md): total instructions =
+ * I0_per_unit * units + α * wall seconds + β * busy core-seconds, least squares over every run
+ * (pbench's I0 per unit is constant), at every core count the plan ran. At one frequency
+ * pbench's busy time is proportional to its work, so β cannot be told from I0 per unit: it is
+ * then fixed at 0 (its share counted in I0, where it cancels in eq. 9's ratio) and only α is
+ * fitted. The fit error is the RMS of the residuals over the mean ΔI; the standard errors come
+ * from the residual variance and the diagonal of (AᵀA)⁻¹. */
+static int fit_delta_i(struct calibrate_result *res)
 {
-        double ata[4] = {0}, atb[2] = {0}, x[2];
-        unsigned used = 0;
+        double ata[9] = {0}, atb[3] = {0}, x[3] = {0}, col[3], ss = 0, di_sum = 0;
+        unsigned used = 0, n = 3, f0 = 0;
+        bool one_freq = true;
 
         for (unsigned i = 0; i < res->n_runs; i++) {
-                const struct calibrate_run *r = &res->runs[i];
-                double row[2] = {r->work_units, r->cpu_busy_s};
-
-                if (!isfinite(r->instr) || !isfinite(r->cpu_busy_s) || !(r->work_units > 0))
+                if (!isfinite(res->runs[i].instr))
                         continue;
-                wls_add(ata, atb, 2, row, r->instr);
-                used++;
+                if (used++ == 0)
+                        f0 = res->runs[i].freq_khz;
+                one_freq &= res->runs[i].freq_khz == f0;
         }
-        if (used < 2 || wls_solve(ata, atb, 2, 2, 0, CALIBRATE_MIN_PIVOT, x) < 0 || !isfinite(x[1]))
-                return -ENODATA;
-        /* A negative rate is noise around zero: there is no system work to account. */
-        *rate = fmax(x[1], 0);
+        if (one_freq)
+                n = 2;
+        used = 0;
+        for (unsigned pass = 0; pass < 2; pass++) {
+                for (unsigned i = 0; i < res->n_runs; i++) {
+                        const struct calibrate_run *r = &res->runs[i];
+                        double row[3] = {r->work_units, r->wall_s, r->cpu_busy_s};
+                        double di;
+
+                        if (!isfinite(r->instr) || !isfinite(r->cpu_busy_s) || !(r->wall_s > 0) ||
+                            !(r->work_units > 0))
+                                continue;
+                        if (pass == 0) {
+                                wls_add(ata, atb, n, row, r->instr);
+                                used++;
+                                continue;
+                        }
+                        di = x[1] * r->wall_s + x[2] * r->cpu_busy_s;
+                        ss += pow(r->instr - x[0] * r->work_units - di, 2);
+                        di_sum += di;
+                }
+                /* The unknowns and at least one degree of freedom for the error. */
+                if (pass == 0 &&
+                    (used < n + 1 || wls_solve(ata, atb, n, n, 0, CALIBRATE_MIN_PIVOT, x) < 0 ||
+                     !isfinite(x[1]) || !isfinite(x[2])))
+                        return -ENODATA;
+        }
+        res->delta_i_alpha_fit = x[1];
+        res->delta_i_beta_fit = x[2];
+        res->delta_i_rms = sqrt(ss / used);
+        res->delta_i_alpha_se = res->delta_i_beta_se = NAN;
+        for (unsigned k = 1; k < n; k++) {
+                double e[3] = {0};
+
+                e[k] = 1;
+                if (wls_solve(ata, e, n, n, 0, CALIBRATE_MIN_PIVOT, col) == 0 && col[k] >= 0)
+                        *(k == 1 ? &res->delta_i_alpha_se : &res->delta_i_beta_se) =
+                            sqrt(ss / (used - n) * col[k]);
+        }
+        /* A negative coefficient is noise around zero: no system work of that kind. */
+        res->profile.delta_i_alpha = fmax(x[1], 0);
+        res->profile.delta_i_rate = fmax(x[2], 0);
+        res->profile.delta_i_fit_error = di_sum > 0 ? res->delta_i_rms / (di_sum / used) : NAN;
         return 0;
 }
 
@@ -157,13 +200,14 @@ static double pct_error(double measured, double predicted)
         return 100.0 * (measured - predicted) / predicted;
 }
 
-/* I0/C_max of a run (eq. 7 with the ΔI share taken out when its rate is known). */
-static double run_ipc(const struct calibrate_run *r, double delta_i_rate)
+/* I0/C_max of a run (eq. 7 with ΔI of eq. 14 taken out when it was fitted). */
+static double run_ipc(const struct calibrate_run *r, const struct platform_profile *pf)
 {
         double i0 = r->instr, ipc;
 
-        if (isfinite(delta_i_rate) && isfinite(r->cpu_busy_s))
-                i0 -= delta_i_rate * r->cpu_busy_s;
+        if (isfinite(pf->delta_i_rate) && isfinite(r->cpu_busy_s) && isfinite(r->wall_s))
+                i0 -= pf->delta_i_rate * r->cpu_busy_s +
+                      (isfinite(pf->delta_i_alpha) ? pf->delta_i_alpha : 0) * r->wall_s;
         if (!isfinite(i0) || model_ipc(i0, r->cycles_max, &ipc) < 0)
                 return NAN;
         return ipc;
@@ -176,7 +220,7 @@ struct group {
 };
 
 static void group_runs(const struct calibrate_result *res, double p, unsigned cores,
-                       unsigned freq_khz, double rate, struct group *g)
+                       unsigned freq_khz, const struct platform_profile *pf, struct group *g)
 {
         *g = (struct group){0};
         for (unsigned i = 0; i < res->n_runs; i++) {
@@ -190,7 +234,7 @@ static void group_runs(const struct calibrate_result *res, double p, unsigned co
                 /* Per unit of work: runs of one P may differ in size. */
                 g->busy_max += r->busy_max_s / r->work_units;
                 g->sp_time += r->busy_sum_s / r->busy_max_s;
-                ipc = run_ipc(r, rate);
+                ipc = run_ipc(r, pf);
                 if (isfinite(ipc)) {
                         g->ipc += ipc;
                         g->n_ipc++;
@@ -209,7 +253,6 @@ static int fit_tables(struct calibrate_result *res)
         double ps[CALIBRATE_MAX_P];
         unsigned n_p = 0, n_cores = 0;
         _cleanup_free_ unsigned *cores = calloc(CALIBRATE_MAX_CORES, sizeof(unsigned));
-        double rate = res->profile.delta_i_rate;
         double max_p_err = NAN, max_sp_err = NAN, ipc1_sum = 0;
         unsigned ipc1_n = 0;
 
@@ -252,7 +295,7 @@ static int fit_tables(struct calibrate_result *res)
                                               .p_ls_counters = NAN,
                                               .p_estimated = NAN,
                                               .error = NAN};
-                group_runs(res, p, 1, ref_khz, rate, &g1);
+                group_runs(res, p, 1, ref_khz, &res->profile, &g1);
                 if (g1.n && isfinite(g1.ipc)) {
                         ipc1_sum += g1.ipc;
                         ipc1_n++;
@@ -263,7 +306,7 @@ static int fit_tables(struct calibrate_result *res)
                         struct group g;
                         double t_pred = NAN, sp_pred = NAN, p10;
 
-                        group_runs(res, p, n, ref_khz, rate, &g);
+                        group_runs(res, p, n, ref_khz, &res->profile, &g);
                         if (!g.n)
                                 continue;
                         res->n_rows++;
@@ -321,7 +364,6 @@ static int fit_tables(struct calibrate_result *res)
 
 int calibrate_fit(struct calibrate_result *res)
 {
-        double rate;
         int r;
 
         if (res->n_runs == 0)
@@ -333,9 +375,12 @@ int calibrate_fit(struct calibrate_result *res)
                     isfinite(res->runs[i].instr) && isfinite(res->runs[i].cycles_max);
                 res->energy_measured &= isfinite(res->runs[i].energy_j);
         }
-        res->profile.delta_i_rate = NAN;
-        if (res->instr_measured && fit_delta_i(res, &rate) == 0)
-                res->profile.delta_i_rate = rate;
+        res->profile.delta_i_rate = res->profile.delta_i_alpha = NAN;
+        res->profile.delta_i_fit_error = NAN;
+        res->delta_i_alpha_fit = res->delta_i_beta_fit = res->delta_i_rms = NAN;
+        res->delta_i_alpha_se = res->delta_i_beta_se = NAN;
+        if (res->instr_measured)
+                fit_delta_i(res); /* -ENODATA: too few runs to tell α from β; unknown */
         res->profile.power = (struct model_power){0};
         res->profile.power_residual_w = NAN;
         if (res->energy_measured) {

@@ -68,9 +68,24 @@ void calibrate_print_table(FILE *f, const struct calibrate_result *res)
                 fprintf(f, "%.4f\n", p->ipc1);
         else
                 fprintf(f, "unknown (the %s backend measures no instructions)\n", p->backend);
-        fprintf(f, "delta-I rate: ");
-        if (isfinite(p->delta_i_rate))
-                fprintf(f, "%.4g instructions/s per busy core\n", p->delta_i_rate);
+        /* eq. 14 per interval: ΔI = α·t + β·busy core-seconds. */
+        fprintf(f, "delta-I (eq. 14, dI = alpha*t + beta*busy core-seconds): ");
+        if (isfinite(res->delta_i_alpha_fit) && isfinite(res->delta_i_beta_se))
+                fprintf(f,
+                        "alpha %.4g ± %.2g instructions/s on the app's CPUs, beta %.4g ± %.2g "
+                        "instructions per busy core-second; fit error %.3g instructions per run "
+                        "RMS (%.1f%% of the mean dI)\n",
+                        res->delta_i_alpha_fit, res->delta_i_alpha_se, res->delta_i_beta_fit,
+                        res->delta_i_beta_se, res->delta_i_rms, 100 * p->delta_i_fit_error);
+        else if (isfinite(res->delta_i_alpha_fit))
+                fprintf(f,
+                        "alpha %.4g ± %.2g instructions/s on the app's CPUs; beta not separable "
+                        "at one frequency (0: counted in I0); fit error %.3g instructions per "
+                        "run RMS (%.1f%% of the mean dI)\n",
+                        res->delta_i_alpha_fit, res->delta_i_alpha_se, res->delta_i_rms,
+                        100 * p->delta_i_fit_error);
+        else if (res->instr_measured)
+                fprintf(f, "unknown (the runs cannot tell alpha from beta)\n");
         else
                 fprintf(f, "unknown (no instruction counts)\n");
         if (p->power.n_points) {
@@ -194,6 +209,14 @@ struct json_object *calibrate_to_json(const struct calibrate_result *res)
         json_object_object_add(pf, "n_cpus", json_object_new_uint64(p->n_cpus));
         json_object_object_add(pf, "ipc1", jsonfmt_double(p->ipc1 > 0 ? p->ipc1 : NAN));
         json_object_object_add(pf, "delta_i_rate", jsonfmt_double(p->delta_i_rate));
+        json_object_object_add(pf, "delta_i_alpha", jsonfmt_double(p->delta_i_alpha));
+        json_object_object_add(pf, "delta_i_fit_error", jsonfmt_double(p->delta_i_fit_error));
+        /* eq. 14 as fitted, before clamping at 0, with standard errors. */
+        json_object_object_add(pf, "delta_i_alpha_fit", jsonfmt_double(res->delta_i_alpha_fit));
+        json_object_object_add(pf, "delta_i_alpha_se", jsonfmt_double(res->delta_i_alpha_se));
+        json_object_object_add(pf, "delta_i_beta_fit", jsonfmt_double(res->delta_i_beta_fit));
+        json_object_object_add(pf, "delta_i_beta_se", jsonfmt_double(res->delta_i_beta_se));
+        json_object_object_add(pf, "delta_i_rms", jsonfmt_double(res->delta_i_rms));
         freqs = json_object_new_array();
         for (unsigned i = 0; i < res->n_freqs; i++)
                 if (res->freqs_khz[i])

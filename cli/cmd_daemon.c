@@ -161,23 +161,16 @@ static int client_parse(int argc, char **argv, struct client_args *a)
 static int client_socket(const struct client_args *a, const char *cmd, char *buf, size_t size)
 {
         struct config conf;
-        struct config_problems problems = {0};
-        const char *path = a->config ? a->config : PCTL_SYSCONFDIR "/pctl.conf";
+        const char *path;
+        char who[64];
         int r;
 
         if (a->socket)
                 return strscpy(buf, a->socket, size);
-        config_init(&conf);
-        r = config_load(path, &conf, &problems);
-        if (r < 0 && !(r == -ENOENT && !a->config)) {
-                fprintf(stderr, "pctl %s: cannot use %s:\n", cmd, path);
-                config_problems_print(&problems, stderr);
-                if (!problems.n)
-                        fprintf(stderr, "  %s\n", strerror(-r));
-                config_problems_clear(&problems);
+        snprintf(who, sizeof(who), "pctl %s", cmd);
+        r = cli_config_read(a->config, who, &conf, &path);
+        if (r < 0)
                 return r;
-        }
-        config_problems_clear(&problems);
         return strscpy(buf, conf.socket, size);
 }
 

@@ -15,6 +15,7 @@
 #include "pctl/policy.h"
 #include "pctl/sim.h"
 #include "pctl/simrun.h"
+#include "pctl/stack.h"
 #include "pctl/util.h"
 
 /* Steps of the virtual clock: runs report times to the step (the last app's end), the oracle
@@ -40,14 +41,15 @@ struct sim_args {
         const char *policy;       /* run under the manager with this policy */
         const char *policies_dir; /* where to find it, when it is not a bare objective */
         bool log;                 /* print each decision and change with its reason */
+        const char *history;      /* pctl history file: read at the start, written as apps end */
 };
 
 static void sim_usage(FILE *f)
 {
         fputs("Usage: pctl sim run SCENARIO --static cores=N,freq=MHZ|max [--trace FILE] "
               "[--json]\n"
-              "       pctl sim run SCENARIO --policy NAME [--policies-dir DIR] [--log] "
-              "[--json]\n"
+              "       pctl sim run SCENARIO --policy NAME [--policies-dir DIR] [--history FILE] "
+              "[--log] [--json]\n"
               "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf [--all] [--json]\n"
               "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf --together "
               "[--method auto|exhaustive|dp] [--json]\n",
@@ -104,6 +106,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
             {"policy", required_argument, NULL, 'p'},
             {"policies-dir", required_argument, NULL, 'd'},
             {"log", no_argument, NULL, 'l'},
+            {"history", required_argument, NULL, 'H'},
             {"json", no_argument, NULL, 'j'},
             {"help", no_argument, NULL, 'h'},
             {},
@@ -115,7 +118,8 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-                if ((c == 's' || c == 't' || c == 'p' || c == 'd' || c == 'l') && !run) {
+                if ((c == 's' || c == 't' || c == 'p' || c == 'd' || c == 'l' || c == 'H') &&
+                    !run) {
                         fprintf(stderr, "pctl sim oracle: %s is an option of 'pctl sim run'\n",
                                 argv[optind - 1]);
                         return -EINVAL;
@@ -162,6 +166,11 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
                 case 'l':
                         a->log = true;
                         break;
+                case 'H':
+                        if (optarg[0] != '/')
+                                return bad(a, "--history", optarg, "is not an absolute path");
+                        a->history = optarg;
+                        break;
                 case 'j':
                         a->json = true;
                         break;
@@ -194,6 +203,10 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         }
         if (run && a->policies_dir && !a->policy) {
                 fprintf(stderr, "pctl sim run: --policies-dir goes with --policy\n");
+                return -EINVAL;
+        }
+        if (run && a->history && !a->policy) {
+                fprintf(stderr, "pctl sim run: --history goes with --policy\n");
                 return -EINVAL;
         }
         if (run && a->log && !a->policy) {
@@ -496,12 +509,49 @@ out:
         return ret;
 }
 
+/* A speedup stack as `pctl stack --json` shows one (cores, threads, speedup, components),
+ * or null when unknown. */
+static struct json_object *stack_json(const struct stack *st)
+{
+        struct json_object *o, *c;
+
+        if (!st->known)
+                return NULL;
+        o = json_object_new_object();
+        c = json_object_new_object();
+        json_object_object_add(o, "cores", jsonfmt_double(st->cores));
+        json_object_object_add(o, "threads", json_object_new_uint64(st->threads));
+        json_object_object_add(o, "speedup", jsonfmt_double(st->speedup));
+        for (unsigned k = 0; k < STACK_COMPONENTS; k++)
+                json_object_object_add(c, stack_component_name(k),
+                                       jsonfmt_double(st->component[k]));
+        json_object_object_add(o, "components", c);
+        return o;
+}
+
+/* The largest component of a stack, as "sync 0.7": the text report's one-line stack. */
+static const char *stack_top_text(const struct stack *st, char *buf, size_t size)
+{
+        unsigned best = 0;
+
+        if (!st->known)
+                return "unknown";
+        for (unsigned k = 1; k < STACK_COMPONENTS; k++)
+                if (st->component[k] > st->component[best])
+                        best = k;
+        snprintf(buf, size, "%s %.2f", stack_component_name(best), st->component[best]);
+        return buf;
+}
+
 /* The manager drives the machine: each app's final setting, its estimated P next to the true
  * one, and what it cost. */
 static int sim_run_policy_cmd(const struct sim_args *a)
 {
-        struct simrun_options opt = {
-            .scenario = a->scenario, .policy = a->policy, .delta_i_rate = NAN, .log = a->log};
+        struct simrun_options opt = {.scenario = a->scenario,
+                                     .policy = a->policy,
+                                     .delta_i_rate = NAN,
+                                     .log = a->log,
+                                     .history_path = a->history};
         struct policy_set set = {0};
         struct config_problems problems = {0};
         struct simrun_result res;
@@ -526,7 +576,10 @@ static int sim_run_policy_cmd(const struct sim_args *a)
         policy_set_free(&set);
         if (r < 0) {
                 fprintf(stderr, "pctl sim run: %s\n", err);
-                return r == -ENOENT || r == -EINVAL ? EXIT_USAGE : EXIT_FAILURE_RUN;
+                /* A history file that is not one (corrupt, a newer schema) is bad input. */
+                return r == -ENOENT || r == -EINVAL || r == -EBADMSG || r == -EPROTONOSUPPORT
+                           ? EXIT_USAGE
+                           : EXIT_FAILURE_RUN;
         }
         if (a->json) {
                 j = json_object_new_object();
@@ -548,15 +601,39 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                 if (a->json) {
                         struct json_object *o = row_json(&row);
 
+                        json_object_object_add(o, "stack", stack_json(&ap->stack));
+                        json_object_object_add(o, "stack_true", stack_json(&ap->stack_true));
                         json_object_object_add(o, "p_est", jsonfmt_double(ap->p_est));
+                        json_object_object_add(
+                            o, "speedup_source",
+                            jsonfmt_string(ap->speedup_source == ESTIMATE_SPEEDUP_NONE
+                                               ? NULL
+                                               : estimate_speedup_source_name(ap->speedup_source)));
+                        json_object_object_add(
+                            o, "ipc1_source",
+                            jsonfmt_string(ap->ipc1_source == ESTIMATE_IPC1_NONE
+                                               ? NULL
+                                               : estimate_ipc1_source_name(ap->ipc1_source)));
                         json_object_object_add(o, "speedup_true", jsonfmt_double(ap->speedup_true));
                         json_object_object_add(o, "speedup_est", jsonfmt_double(ap->speedup_est));
+                        json_object_object_add(o, "from_history",
+                                               json_object_new_boolean(ap->from_history));
                         json_object_array_add(apps, o);
                 } else {
                         printf("%-16s %5u %8u %10.3f %11.3f %8.2f %12.5g %6.3f %6.3f\n", row.name,
                                row.cores, row.freq_mhz, row.time_s, row.energy_j,
                                row.energy_j / row.time_s, row.energy_j * row.time_s, row.p_true,
                                ap->p_est);
+                        if (ap->stack.known) {
+                                char b1[48], b2[48];
+
+                                printf("  stack at %.0f cores: speedup %.2f, largest %s "
+                                       "(true: speedup %.2f, largest %s)\n",
+                                       ap->stack.cores, ap->stack.speedup,
+                                       stack_top_text(&ap->stack, b1, sizeof(b1)),
+                                       ap->stack_true.speedup,
+                                       stack_top_text(&ap->stack_true, b2, sizeof(b2)));
+                        }
                 }
         }
         r = 0;

@@ -12,8 +12,16 @@ int cmd_run(int argc, char **argv);
 int cmd_adopt(int argc, char **argv);
 int cmd_release(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_extrapolate(int argc, char **argv);
 /* pctl policy reload: asks pctld to reload pctl.conf and the policies (cmd_daemon.c). */
 int cmd_policy_reload(int argc, char **argv);
+
+struct config;
+/* Loads pctl.conf for a client command: `config` (--config) when given, else the installed
+ * file, whose absence means the defaults. Problems are printed under `who` ("pctl status").
+ * *path says which file was meant. 0 or -errno. */
+int cli_config_read(const char *config, const char *who, struct config *conf, const char **path);
 
 /* Exit codes, as pctl(1) documents them. */
 enum {

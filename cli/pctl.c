@@ -74,6 +74,10 @@ static const struct command commands[] = {
     {"adopt", cmd_adopt, "hand a running process to pctld", GLOBAL_SOCKET | GLOBAL_CONFIG, NULL},
     {"release", cmd_release, "give a process back untouched", GLOBAL_SOCKET | GLOBAL_CONFIG, NULL},
     {"stack", cmd_stack, "why a process does not scale: its speedup stack", GLOBAL_JSON, NULL},
+    {"history", cmd_history, "what pctld remembers of past runs; forget it",
+     GLOBAL_CONFIG | GLOBAL_JSON, NULL},
+    {"extrapolate", cmd_extrapolate, "predicted scaling beyond the measured core counts",
+     GLOBAL_JSON, NULL},
 };
 
 static bool subs_all_take(const struct subcommand *subs, unsigned bit)
@@ -110,7 +114,7 @@ static void usage(FILE *f)
         fprintf(f, "Usage: pctl [--socket PATH] [--config FILE] [--json] COMMAND [OPTIONS]\n"
                    "       pctl --help | --version\n\nCommands:\n");
         for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-                fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+                fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
         fprintf(f, "\nGlobal options, before or after the command (after it wins):\n");
         for (size_t i = 0; i < ARRAY_SIZE(global_options); i++) {
                 const struct global_option *g = &global_options[i];

@@ -20,6 +20,8 @@ void platform_profile_init(struct platform_profile *p)
 {
         *p = (struct platform_profile){
             .delta_i_rate = NAN,
+            .delta_i_alpha = NAN,
+            .delta_i_fit_error = NAN,
             .power_residual_w = NAN,
             .max_p_error = NAN,
             .max_speedup_error_pct = NAN,
@@ -76,7 +78,13 @@ static const struct inikey pf_estimator_keys[] = {
      .doc = "single-core IPC of pbench's kernel"},
     {.key = "delta_i_rate",
      PF_DOUBLE(delta_i_rate, "a rate >= 0 (instructions/s)"),
-     .doc = "system instructions per second per busy core"},
+     .doc = "beta of eq. 14: system instructions per busy core-second"},
+    {.key = "delta_i_alpha",
+     PF_DOUBLE(delta_i_alpha, "a rate >= 0 (instructions/s)"),
+     .doc = "alpha of eq. 14: system instructions per second on the app's CPUs"},
+    {.key = "delta_i_fit_error",
+     PF_DOUBLE(delta_i_fit_error, "a number >= 0"),
+     .doc = "RMS of the delta-I fit over the mean delta-I"},
 };
 
 static const struct inikey pf_validation_keys[] = {
@@ -256,8 +264,12 @@ int platform_file_format(FILE *f, const struct platform_profile *p)
                 fprintf(f, "\n[estimator]\n");
                 if (p->ipc1 > 0)
                         fprintf(f, "ipc1 = %.9g\n", p->ipc1);
+                if (isfinite(p->delta_i_alpha))
+                        fprintf(f, "delta_i_alpha = %.9g\n", p->delta_i_alpha);
                 if (isfinite(p->delta_i_rate))
                         fprintf(f, "delta_i_rate = %.9g\n", p->delta_i_rate);
+                if (isfinite(p->delta_i_fit_error))
+                        fprintf(f, "delta_i_fit_error = %.9g\n", p->delta_i_fit_error);
         }
         if (p->power.n_points > 0) {
                 fprintf(f, "\n[power]\nstatic_w = %.9g\n", p->power.static_w);

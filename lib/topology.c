@@ -41,15 +41,13 @@ int topology_read(struct topology *t)
                 return r;
         t->online = online;
         for (unsigned c = 0; c < t->n_cpus; c++)
-                t->cpu[c] = (struct topology_cpu){-1, -1};
+                t->cpu[c] = (struct topology_cpu){.package = -1};
         cpumask_foreach (c, &online) {
                 uint64_t v;
 
                 snprintf(path, sizeof(path),
                          "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
                 t->cpu[c].package = fs_read_u64(path, &v) == 0 ? (int)v : 0;
-                snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
-                t->cpu[c].core = fs_read_u64(path, &v) == 0 ? (int)v : c;
                 if ((unsigned)t->cpu[c].package + 1 > t->n_packages)
                         t->n_packages = (unsigned)t->cpu[c].package + 1;
         }
@@ -72,7 +70,6 @@ int topology_synthetic(struct topology *t, unsigned sockets, unsigned cores_per_
                 unsigned phys = c % (sockets * cores_per_socket);
 
                 t->cpu[c].package = (int)(phys / cores_per_socket);
-                t->cpu[c].core = (int)(phys % cores_per_socket);
                 cpumask_set(&t->online, c);
         }
         return 0;

@@ -31,6 +31,19 @@
  * counters' noise over a probe, far below what a phase change does to the score. Checked only
  * for an app alone: sharing the machine, its score also moves with what the others do. */
 #define ALLOCATOR_DRIFT 0.2
+/* Sharing: taking a core an app holds now (a move for it) must save this much more, by the
+ * model, than denying a core another app does not hold yet. */
+#define ALLOCATOR_TRIM_STICKY 1.0
+/* Sharing, an app the model cannot rank yet (a learner) is given at most its fair share by
+ * weight and at most this many cores (per unit of weight): enough to learn P on, without
+ * taking a settled app's cores for the learning. */
+#define ALLOCATOR_LEARNER_CORES 8.0
+/* ESTIMA's extrapolation (manager/scaling.c): believed when it reproduces every measured
+ * score within ALLOCATOR_SCALING_TRUST; at most ALLOCATOR_SCALING_JUMPS jumps to its predicted
+ * optimum per search; a core move it predicts worse by the hysteresis, or by four times its
+ * error at the measured points, is not probed. */
+#define ALLOCATOR_SCALING_JUMPS 3
+#define ALLOCATOR_SCALING_TRUST 0.05
 
 static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores, unsigned freq_khz)
 {
@@ -70,6 +83,24 @@ static void search_reset(struct allocator_app *a)
         a->halving = false;
         a->model_cores = a->model_freq_khz = 0;
         a->model_refuted = false;
+        a->scaling_jumps = 0;
+        scaling_reset(&a->scaling);
+}
+
+static const struct allocator_point *best_fresh(const struct allocator_ctx *ctx,
+                                                const struct allocator_app *app);
+
+/* The app changed phase: before its measurements go, the first phase's best is kept for
+ * pctl history (allocator_best): a returning app starts in its first phase. */
+static void phase_reset(const struct allocator_ctx *ctx, struct allocator_app *app)
+{
+        const struct allocator_point *best = best_fresh(ctx, app);
+
+        if (!app->start_saved && app->searching && best) {
+                app->start_best = *best;
+                app->start_saved = true;
+        }
+        search_reset(app);
 }
 
 void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app)
@@ -93,7 +124,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         if (e->phase_changes != app->phase_changes_seen) {
                 app->phase_changes_seen = e->phase_changes;
                 if (!app->searching || app->samples_here > ALLOCATOR_PHASE_AFTER_MOVE)
-                        search_reset(app);
+                        phase_reset(ctx, app);
         }
         /* Time-sharing CPUs with other apps, the score is theirs as much as its own: it
          * says nothing of the configuration. */
@@ -118,6 +149,8 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 power_w = pl->power_w;
         if (objective_score_rate(obj, power_w, e->ips, &score) < 0)
                 return;
+        scaling_add(&app->scaling, app->cores, app->freq_khz, e->ips, power_w,
+                    ALLOCATOR_MEAN_SAMPLES);
         p = hist_find(app, app->cores, app->freq_khz);
         if (!p) {
                 if (app->n_hist == ALLOCATOR_HISTORY) {
@@ -153,7 +186,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 if (fabs(again.revisit_score - again.score) <= ALLOCATOR_DRIFT * fabs(again.score))
                         return; /* the same app: the point keeps its longer mean */
                 /* The app changed: this visit is the only measurement that holds. */
-                search_reset(app);
+                phase_reset(ctx, app);
                 app->hist[0] = (struct allocator_point){.cores = again.cores,
                                                         .freq_khz = again.freq_khz,
                                                         .score = again.revisit_score,
@@ -226,6 +259,11 @@ static double predicted_score(const struct allocator_ctx *ctx, uint64_t id, enum
 
         if (estimator_predict(ctx->est, id, cores, freq_khz, ctx->pm, &pr) < 0)
                 return NAN;
+        /* The machine's static power (uncore, CPUs no app holds) is shared by the apps that
+         * run: an app pays its share, not all of it, so one more core is worth less to it
+         * than alone (the several-apps objective is the sum of the apps' own figures). */
+        if (ctx->n_apps > 1 && ctx->pm && isfinite(pr.power_w))
+                pr.power_w -= ctx->pm->static_w * (1 - 1.0 / ctx->n_apps);
         if (time_s)
                 *time_s = pr.time_s;
         if (objective_score_prediction(o, &pr, &score) < 0)
@@ -279,6 +317,88 @@ static int freq_index(const struct allocator_ctx *ctx, unsigned freq_khz)
         return -1;
 }
 
+/* The one-core probe's bound, in intervals: one is enough, three leave room for intervals the
+ * estimator could not use. */
+#define ALLOCATOR_IPC1_PROBE_INTERVALS 3
+/* The busiest core's IPC must fall by more than this from the fewest cores seen to the most
+ * before a probe is worth its cost: without contention the busiest core's IPC is the app's
+ * one-core IPC already. Above the counters' noise over a few intervals. */
+#define ALLOCATOR_IPC1_PROBE_DROP 0.05
+
+/* The estimate's IPC_I0(1) is the app's own, observed on one core at its frequency now. */
+static bool ipc1_own(const struct estimate *e)
+{
+        return e && (e->known & ESTIMATE_IPC1) && e->ipc1_source == ESTIMATE_IPC1_ONE_CORE;
+}
+
+/* The probe has its figure: the app's own IPC_I0(1), from an interval on one core. The move
+ * is made between two intervals, and a thread still on another CPU at the start of the first
+ * one does not count on the probe's CPU: that interval is clean enough. */
+static bool ipc1_probe_done(const struct allocator_app *a, const struct estimate *e)
+{
+        return ipc1_own(e) && a->cores == 1 && e->intervals > a->ipc1_probe_since;
+}
+
+/* The one-core probe: with counters, eq. 9 needs IPC_I0(1) of the app itself, which only a
+ * one-core interval gives (on N cores, contention lowers every core's IPC alike). Where the
+ * policy allows one core, contention shows (the busiest core's IPC falls as cores are added)
+ * and the estimator has no such figure at the app's frequency, the app runs on one core there
+ * until one interval gave it, at most ALLOCATOR_IPC1_PROBE_INTERVALS intervals. Once when
+ * contention first shows; then the estimator carries the figure to other frequencies, and
+ * once more at each frequency the search settles at, where the carried figure is used for
+ * good. True when it decided: the probe, or the way back from it. */
+static bool ipc1_probe(const struct allocator_ctx *ctx, struct allocator_app *a,
+                       const struct estimate *e, const struct allocator_bounds *b)
+{
+        int fi = ctx->n_freqs ? freq_index(ctx, a->freq_khz) : 0;
+        char ftext[32];
+
+        if (a->ipc1_probing) {
+                bool done = ipc1_probe_done(a, e);
+
+                if (!done && e->intervals - a->ipc1_probe_since < ALLOCATOR_IPC1_PROBE_INTERVALS)
+                        goto probe;
+                a->ipc1_probing = false;
+                /* Back where it was: the probe's point is no candidate of the search. */
+                a->want_cores = a->ipc1_back_cores;
+                a->want_freq_khz = a->ipc1_back_khz;
+                if (done)
+                        snprintf(a->reason, sizeof(a->reason),
+                                 "one-core probe done: IPC_I0(1) %.3f; back to %u cores%s", e->ipc1,
+                                 a->want_cores, freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
+                else
+                        snprintf(a->reason, sizeof(a->reason),
+                                 "one-core probe ended without IPC_I0(1) after %u intervals; "
+                                 "eq. 9 uses %s",
+                                 ALLOCATOR_IPC1_PROBE_INTERVALS,
+                                 estimate_ipc1_source_name(e->ipc1_source));
+                return true;
+        }
+        if (!e || fi < 0 || fi >= 64 || (a->ipc1_probed & (UINT64_C(1) << fi)) ||
+            b->min_cores > 1 || b->max_cores < 2 || a->cores < 2 ||
+            e->speedup_source != ESTIMATE_SPEEDUP_COUNTERS || ipc1_own(e))
+                return false;
+        if (!a->ipc1_probed ? !(e->known & ESTIMATE_IPC_CORE_DROP) ||
+                                  !(e->ipc_core_drop > ALLOCATOR_IPC1_PROBE_DROP)
+                            : !a->converged || e->ipc1_source != ESTIMATE_IPC1_ONE_CORE_SCALED)
+                return false;
+        a->ipc1_probing = true;
+        a->ipc1_probed |= UINT64_C(1) << fi;
+        a->ipc1_probe_since = e->intervals;
+        a->ipc1_probe_khz = a->freq_khz;
+        a->ipc1_back_cores = a->cores;
+        a->ipc1_back_khz = a->freq_khz;
+probe:
+        a->want_cores = 1;
+        a->want_freq_khz = a->ipc1_probe_khz;
+        a->exploring = true;
+        snprintf(a->reason, sizeof(a->reason),
+                 "one-core probe%s: the app's own IPC_I0(1) for eq. 9 (now %s)",
+                 freq_text(a->want_freq_khz, ftext, sizeof(ftext)),
+                 e->known & ESTIMATE_IPC1 ? estimate_ipc1_source_name(e->ipc1_source) : "none");
+        return true;
+}
+
 /* Whether the move (cores, freq) -> (to_cores, to_freq) is known to be worse without
  * measuring it: the same move, made from a nearby core count (a frequency move) or a nearby
  * frequency (a core move), measured worse (close by: see below). Core count and frequency act on an
@@ -328,6 +448,64 @@ static bool denied(const struct allocator_ctx *ctx, const struct allocator_app *
                ctx->decision - a->denied_decision <= ALLOCATOR_STALE_DECISIONS;
 }
 
+/* The speedup stack's say in the search (docs/allocator.md, "The speedup stack"): a delimiter
+ * that grows with the cores (sequential, sync, yield, imbalance) costing at least this share
+ * of them makes the app try fewer cores first; interference as large (memory stalls, which a
+ * lower clock relieves), a lower clock first. */
+#define ALLOCATOR_STACK_SHARE 0.25
+
+enum stack_hint_dir { STACK_HINT_NONE, STACK_HINT_FEWER_CORES, STACK_HINT_LOWER_FREQ };
+
+struct stack_hint {
+        enum stack_hint_dir dir;
+        enum stack_component why; /* the largest delimiter of the direction */
+        double cost;              /* its cores */
+        double cores;             /* N of the stack */
+        /* Fewer cores: the cores the app keeps busy (N minus the growing delimiters), and
+         * whether the largest is a lock's (sync, yield), past which more cores add nothing. */
+        unsigned busy;
+        bool saturates;
+};
+
+/* The hint of the app's stack, if it was measured at the app's current core count. */
+static struct stack_hint stack_hint(const struct allocator_app *a)
+{
+        static const enum stack_component growing[] = {STACK_SEQUENTIAL, STACK_SYNC, STACK_YIELD,
+                                                       STACK_IMBALANCE};
+        const struct stack *st = &a->stack;
+        struct stack_hint h = {.dir = STACK_HINT_NONE};
+        double grow = 0, top = -1, interference;
+
+        if (!st->known || !(st->cores >= 1) || fabs(st->cores - a->cores) > 0.5)
+                return h;
+        h.cores = st->cores;
+        for (unsigned i = 0; i < ARRAY_SIZE(growing); i++) {
+                double c = st->component[growing[i]];
+
+                if (!isfinite(c))
+                        return h;
+                grow += c;
+                if (c > top) {
+                        top = c;
+                        h.why = growing[i];
+                }
+        }
+        interference = st->component[STACK_INTERFERENCE];
+        if (grow >= ALLOCATOR_STACK_SHARE * st->cores && !(interference > grow)) {
+                double busy = ceil(st->cores - grow - 1e-9);
+
+                h.dir = STACK_HINT_FEWER_CORES;
+                h.cost = top;
+                h.busy = busy < 1 ? 1 : (unsigned)busy;
+                h.saturates = h.why == STACK_SYNC || h.why == STACK_YIELD;
+        } else if (interference >= ALLOCATOR_STACK_SHARE * st->cores) {
+                h.dir = STACK_HINT_LOWER_FREQ;
+                h.why = STACK_INTERFERENCE;
+                h.cost = interference;
+        }
+        return h;
+}
+
 struct allocator_cand {
         unsigned cores, freq_khz;
         double pred; /* the model's score, NaN when it cannot say */
@@ -336,9 +514,27 @@ struct allocator_cand {
 /* The unmeasured neighbours of (cores, freq) at the current steps, in bounds and within the
  * slowdown limit, best predicted first (unknown predictions keep the order: fewer cores,
  * more cores, lower frequency, higher frequency). */
+/* Whether the extrapolation of the app's measured scaling rules out a core move from
+ * `cores`: it predicts the move worse by the rule-out margin at the frequency it was built
+ * for. Frequency moves are not its to judge. */
+static bool scaling_rules_out(const struct allocator_app *a, double hysteresis, unsigned cores,
+                              unsigned freq_khz, unsigned to_cores, unsigned to_freq_khz)
+{
+        const struct scaling_model *m = &a->scaling_model;
+        double margin;
+
+        if (!m->known || !m->trusted || m->freq_khz != freq_khz || to_freq_khz != freq_khz ||
+            to_cores == cores)
+                return false;
+        margin = fmax(hysteresis, 4 * m->fit_error);
+        return objective_better(scaling_predict_score(m, a->effective, to_cores),
+                                scaling_predict_score(m, a->effective, cores), margin);
+}
+
 static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app *a,
                            const struct allocator_bounds *b, double base_t, unsigned cores,
-                           unsigned freq_khz, struct allocator_cand out[4])
+                           unsigned freq_khz, const struct stack_hint *hint, bool *hinted,
+                           struct allocator_cand out[4])
 {
         int fi = freq_index(ctx, freq_khz), sf = (int)a->step_freqs;
         long sc = a->step_cores;
@@ -350,12 +546,14 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
         };
         unsigned n = 0;
 
+        *hinted = false;
         /* Halving: only the half, while the score keeps improving. */
         if (a->halving) {
                 unsigned half = cores / 2 > b->min_cores ? cores / 2 : b->min_cores;
                 double t = NAN;
 
-                if (half >= cores || hist_fresh(ctx, a, half, freq_khz))
+                if (half >= cores || hist_fresh(ctx, a, half, freq_khz) ||
+                    scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, half, freq_khz))
                         return 0;
                 predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, half, freq_khz, &t);
                 if (isnan(base_t) ? isfinite(a->policy->max_slowdown)
@@ -380,7 +578,9 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                 /* Measured, known worse without measuring, or denied by sharing. */
                 if (hist_fresh(ctx, a, c[i].cores, c[i].freq_khz) ||
                     move_known_worse(ctx, a, cores, freq_khz, c[i].cores, c[i].freq_khz) ||
-                    denied(ctx, a, c[i].cores, c[i].freq_khz))
+                    denied(ctx, a, c[i].cores, c[i].freq_khz) ||
+                    scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, c[i].cores,
+                                      c[i].freq_khz))
                         continue;
                 predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, c[i].cores, c[i].freq_khz, &t);
                 if (!isnan(base_t) && !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
@@ -404,6 +604,25 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                 }
                 out[j] = x;
         }
+        /* Where the model cannot rank (no prediction) or has been shown wrong for this app,
+         * the stack's direction goes first. */
+        for (unsigned i = 1;
+             hint->dir != STACK_HINT_NONE && (!ctx->pm || a->model_refuted) && i < n; i++) {
+                struct allocator_cand x = out[i];
+                bool fewer = x.cores < cores && x.freq_khz == freq_khz;
+                bool lower = x.cores == cores && x.freq_khz < freq_khz;
+
+                if (!(hint->dir == STACK_HINT_FEWER_CORES ? fewer : lower))
+                        continue;
+                memmove(&out[1], &out[0], i * sizeof(*out));
+                out[0] = x;
+                *hinted = true;
+                break;
+        }
+        if (n && hint->dir != STACK_HINT_NONE && (!ctx->pm || a->model_refuted) && !*hinted)
+                *hinted = hint->dir == STACK_HINT_FEWER_CORES
+                              ? out[0].cores < cores && out[0].freq_khz == freq_khz
+                              : out[0].cores == cores && out[0].freq_khz < freq_khz;
         return n;
 }
 
@@ -434,6 +653,140 @@ static bool model_contradicted(const struct allocator_ctx *ctx, struct allocator
         return false;
 }
 
+/* Places a returning app at its remembered configuration, the search set up to verify it
+ * with small steps. False when the policy's bounds no longer allow it (then it learns). */
+static bool hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
+                       const struct allocator_bounds *b)
+{
+        char ftext[32];
+        bool freq_ok = !ctx->n_freqs || !a->hint_freq_khz ||
+                       (freq_in(b, a->hint_freq_khz) && freq_index(ctx, a->hint_freq_khz) >= 0);
+
+        if (a->hint_cores < b->min_cores || a->hint_cores > b->max_cores || !freq_ok) {
+                a->hint_cores = 0;
+                return false;
+        }
+        a->learning = false;
+        a->searching = true;
+        a->from_history = true;
+        a->step_cores = a->step_freqs = 1;
+        a->halving = false;
+        a->converged = false;
+        a->want_cores = a->hint_cores;
+        a->want_freq_khz = !ctx->n_freqs      ? a->freq_khz
+                           : a->hint_freq_khz ? a->hint_freq_khz
+                                              : b->max_khz;
+        a->hint_freq_khz = a->want_freq_khz;
+        snprintf(a->reason, sizeof(a->reason),
+                 "from history: %u cores%s, the best of a past run; verifying", a->hint_cores,
+                 freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
+        return true;
+}
+
+/* The returning app at its remembered configuration: measuring it, then confirming it when it
+ * measures within ALLOCATOR_HISTORY_VERIFY of the remembered score (it stays while that
+ * measurement is fresh). True when that decides this decision. Measured further off, moved
+ * (sharing trimmed it), or once the measurement is stale, the hint is spent and the measured
+ * search goes on from here. */
+static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
+                       const struct allocator_point *cur, double best_pred)
+{
+        char ftext[32];
+        double off;
+
+        if (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz) ||
+            (!cur && a->hint_verified)) {
+                a->hint_cores = 0;
+                return false;
+        }
+        freq_text(a->hint_freq_khz, ftext, sizeof(ftext));
+        if (!isfinite(a->hint_score)) {
+                /* Remembered without a measured score (no counters): nothing to verify by.
+                 * It holds until the model can rank configurations; the model decides then. */
+                if (!isnan(best_pred)) {
+                        a->hint_cores = 0;
+                        return false;
+                }
+                stay(a, "%s", "");
+                snprintf(a->reason, sizeof(a->reason),
+                         "from history: %u cores%s (remembered without a measured score)",
+                         a->hint_cores, ftext);
+                return true;
+        }
+        if (!cur) {
+                stay(a, "%s", "");
+                snprintf(a->reason, sizeof(a->reason), "from history: %u cores%s; measuring it",
+                         a->hint_cores, ftext);
+                return true;
+        }
+        off = a->hint_score != 0 ? (cur->score - a->hint_score) / fabs(a->hint_score) : NAN;
+        stay(a, "%s", "");
+        if (!a->hint_verified && !(fabs(off) <= ALLOCATOR_HISTORY_VERIFY)) {
+                /* Another load, input or phase than last time: search from here. */
+                a->hint_cores = 0;
+                snprintf(a->reason, sizeof(a->reason),
+                         "from history: %u cores%s measured %+.0f%% off the remembered score; "
+                         "searching around it",
+                         a->cores, ftext, 100 * off);
+                return true;
+        }
+        a->hint_verified = ctx->decision;
+        a->converged = true;
+        snprintf(a->reason, sizeof(a->reason),
+                 "from history: %u cores%s verified (measured %+.0f%% of the remembered score)",
+                 a->hint_cores, ftext, 100 * off);
+        return true;
+}
+
+/* The extrapolation of the points measured at the best point's frequency: the figures
+ * status shows, and a jump to its predicted optimum when that is an unmeasured count it
+ * predicts better than the best measured one. The measured search resumes around the best
+ * measured point either way, so a wrong prediction costs one probe. */
+static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *a,
+                         const struct allocator_bounds *b, double base_t,
+                         const struct allocator_point *best)
+{
+        struct scaling_model *m = &a->scaling_model;
+        unsigned n, min_samples = probe_samples(ctx) > 1 ? probe_samples(ctx) - 1 : 1;
+        double t = NAN, smax = NAN;
+        char ftext[32];
+
+        if (scaling_model_refresh(&a->scaling, best->freq_khz, min_samples, b->max_cores, m) < 0 ||
+            !m->known)
+                return false;
+        /* Believed only where it reproduces what was measured. */
+        m->fit_error = scaling_fit_error(&a->scaling, m, a->effective, min_samples);
+        m->trusted = m->fit_error <= ALLOCATOR_SCALING_TRUST;
+        n = scaling_best_cores(m, a->effective, b->min_cores, b->max_cores);
+        extrap_best_cores(&m->time, b->max_cores, &smax);
+        a->predicted_best_cores = m->trusted ? n : 0;
+        a->predicted_speedup_max = m->trusted ? smax : NAN;
+        if (!n || !m->trusted || n == best->cores || a->scaling_jumps >= ALLOCATOR_SCALING_JUMPS ||
+            hist_fresh(ctx, a, n, best->freq_khz) || denied(ctx, a, n, best->freq_khz) ||
+            !objective_better(scaling_predict_score(m, a->effective, best->cores),
+                              scaling_predict_score(m, a->effective, n),
+                              fmax(ALLOCATOR_SEARCH_MARGIN, m->fit_error)))
+                return false;
+        predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, n, best->freq_khz, &t);
+        if (isnan(base_t) ? isfinite(a->policy->max_slowdown) && n < b->max_cores
+                          : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                return false;
+        a->scaling_jumps++;
+        a->halving = false;
+        a->step_cores = n / 4 > 1 ? n / 4 : 1;
+        a->converged = false;
+        a->want_cores = n;
+        a->want_freq_khz = best->freq_khz;
+        a->reserve_cores = best->cores;
+        a->exploring = true;
+        snprintf(a->reason, sizeof(a->reason),
+                 "extrapolated (%s, %u points): %s best at %u cores%s, measuring it",
+                 extrap_kernel_name(m->time.main.kernel), m->n_points,
+                 objective_to_string(a->effective), n,
+                 freq_text(best->freq_khz, ftext, sizeof(ftext)));
+        return true;
+}
+
 static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
 {
         const struct policy *pol = a->policy;
@@ -444,6 +797,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         unsigned best_n = a->cores, best_f = a->freq_khz;
         const struct allocator_point *cur_meas, *best_meas = NULL, *base_meas;
         struct allocator_cand cand[4];
+        struct stack_hint hint;
         char ftext[32];
 
         a->changed = false;
@@ -456,17 +810,25 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 stay(a, "%s", "monitor: estimates only, nothing changed");
                 return;
         }
+        /* A returning app starts where its past run ended best, instead of learning. */
+        if (a->hint_cores && !a->searching) {
+                if (hint_start(ctx, a, &b))
+                        return;
+        }
         /* Until P is known well enough, the app runs as its baseline (every allowed core, top
          * frequency): moving on a rough estimate would lock in its error, since one core
          * teaches nothing about P. If P will not settle (rows, spinning), a measured baseline
          * is enough to start the measured search; time-sharing with others, the baseline
          * cannot be measured, and the search starts without it. */
         base_meas = hist_fresh(ctx, a, b.max_cores, b.max_khz);
+        /* Before learning P on eq. 9, the app's own IPC_I0(1) where contention shows. */
+        if (ipc1_probe(ctx, a, e, &b))
+                return;
         if (!a->searching && !p_settled(e) &&
             !(e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
               (base_meas || (ctx->learners_share && ctx->n_apps > 1)))) {
                 a->learning = true;
-                a->shares_cpus = ctx->learners_share;
+                a->shares_cpus = ctx->learners_share; /* allocator_decide may partition it */
                 a->want_cores = b.max_cores;
                 a->want_freq_khz = b.max_khz;
                 if (!e || !(e->known & ESTIMATE_P_LS))
@@ -539,6 +901,17 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         }
         if (!a->model_refuted && best_meas && !isnan(best_pred))
                 a->model_refuted = model_contradicted(ctx, a, &b, best_meas);
+        if (a->hint_cores && hint_check(ctx, a, cur_meas, best_pred))
+                return;
+        /* At a probe not measured yet: its measurement first. A model jump from here (the
+         * model ranks the probe poorly, by design) would leave every probe unmeasured when
+         * sharing trims the jump back, and the app would swing between the two each
+         * decision (20 apps on 64 cores: 14 changes per app-minute). */
+        if (!cur_meas && a->cores == a->probe_cores && a->freq_khz == a->probe_freq_khz &&
+            ctx->n_apps > 1) {
+                stay(a, "%s", "measuring this configuration");
+                return;
+        }
         if (cur_meas && best_meas && best_meas != cur_meas &&
             objective_better(cur_meas->score, best_meas->score, ctx->hysteresis)) {
                 a->want_cores = best_meas->cores;
@@ -549,6 +922,28 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                          freq_text(best_meas->freq_khz, ftext, sizeof(ftext)),
                          100 * (cur_meas->score - best_meas->score) / fabs(cur_meas->score));
                 return;
+        }
+        /* The stack: a lock (sync, yield) that costs a good share of the cores at the full
+         * count says more cores add nothing past those the app keeps busy. The first probe
+         * goes there, instead of halving towards it one probe at a time. */
+        hint = stack_hint(a);
+        if (hint.dir == STACK_HINT_FEWER_CORES && hint.saturates && a->halving && cur_meas &&
+            a->cores == b.max_cores) {
+                unsigned n = hint.busy > b.min_cores ? hint.busy : b.min_cores;
+
+                if (n < a->cores / 2 && !hist_fresh(ctx, a, n, a->freq_khz) &&
+                    !denied(ctx, a, n, a->freq_khz)) {
+                        a->halving = false;
+                        a->step_cores = n / 4 > 1 ? n / 4 : 1;
+                        a->want_cores = n;
+                        a->want_freq_khz = a->freq_khz;
+                        a->exploring = true;
+                        snprintf(a->reason, sizeof(a->reason),
+                                 "stack: %s %.1f of %.0f cores grows with the cores: trying "
+                                 "%u cores first, the ones it keeps busy",
+                                 stack_component_name(hint.why), hint.cost, hint.cores, n);
+                        return;
+                }
         }
         /* The model's choice, unless it has been measured there already: then measurement
          * decides. */
@@ -581,9 +976,12 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         }
         if (!best_meas)
                 best_meas = cur_meas;
+        if (scaling_jump(ctx, a, &b, base_t, best_meas))
+                return;
         for (;;) {
-                unsigned n =
-                    neighbours(ctx, a, &b, base_t, best_meas->cores, best_meas->freq_khz, cand);
+                bool hinted;
+                unsigned n = neighbours(ctx, a, &b, base_t, best_meas->cores, best_meas->freq_khz,
+                                        &hint, &hinted, cand);
 
                 if (!n && a->halving) {
                         /* The optimum lies between the best and its halves: search there. */
@@ -593,8 +991,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 }
                 if (n) {
                         a->converged = false;
-                        a->want_cores = cand[0].cores;
-                        a->want_freq_khz = cand[0].freq_khz;
+                        a->want_cores = a->probe_cores = cand[0].cores;
+                        a->want_freq_khz = a->probe_freq_khz = cand[0].freq_khz;
                         a->reserve_cores = best_meas->cores;
                         a->exploring = true;
                         snprintf(a->reason, sizeof(a->reason),
@@ -602,6 +1000,15 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                                  cand[0].cores, freq_text(cand[0].freq_khz, ftext, sizeof(ftext)),
                                  best_meas->cores,
                                  freq_text(best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
+                        if (hinted) {
+                                size_t len = strlen(a->reason);
+
+                                snprintf(a->reason + len, sizeof(a->reason) - len,
+                                         "; stack: %s %.1f of %.0f cores, %s first",
+                                         stack_component_name(hint.why), hint.cost, hint.cores,
+                                         hint.dir == STACK_HINT_FEWER_CORES ? "fewer cores"
+                                                                            : "a lower clock");
+                        }
                         return;
                 }
                 if (a->step_cores <= 1 && a->step_freqs <= 1)
@@ -631,9 +1038,15 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
 
         if (!app->policy || app->policy->objective == OBJECTIVE_MONITOR)
                 return false;
+        /* A returning app is placed at its remembered configuration at once. */
+        if (app->hint_cores && !app->searching)
+                return true;
         e = estimator_get(ctx->est, app->id);
         if (!e)
                 return false;
+        if (app->ipc1_probing)
+                return ipc1_probe_done(app, e) ||
+                       e->intervals - app->ipc1_probe_since >= ALLOCATOR_IPC1_PROBE_INTERVALS;
         if (app->learning)
                 return p_settled(e) || (e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
                                         app->samples_here >= 1 + probe_samples(ctx));
@@ -648,12 +1061,61 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
         return false;
 }
 
+/* The best fresh measured point within the policy's bounds, NULL when none. */
+static const struct allocator_point *best_fresh(const struct allocator_ctx *ctx,
+                                                const struct allocator_app *app)
+{
+        const struct allocator_point *best = NULL;
+        struct allocator_bounds b;
+
+        if (!app->policy)
+                return NULL;
+        app_bounds(ctx, app->policy, &b);
+        for (unsigned i = 0; i < app->n_hist; i++) {
+                const struct allocator_point *p = &app->hist[i];
+
+                if (point_fresh(ctx, p) && point_in_bounds(ctx, &b, p) &&
+                    (!best || p->score < best->score))
+                        best = p;
+        }
+        return best;
+}
+
+bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
+                    struct allocator_point *out)
+{
+        const struct allocator_point *best = best_fresh(ctx, app);
+
+        if (app->start_saved)
+                best = &app->start_best;
+        if (best)
+                *out = *best;
+        return best != NULL;
+}
+
+/* What one core less than its reserve costs the app, by the model: the relative rise of its
+ * predicted score at the frequency it wants, over its weight. NaN when the model cannot say. */
+static double trim_cost(const struct allocator_ctx *ctx, const struct allocator_app *a)
+{
+        double now =
+            predicted_score(ctx, a->id, a->effective, a->reserve_cores, a->want_freq_khz, NULL);
+        double less =
+            predicted_score(ctx, a->id, a->effective, a->reserve_cores - 1, a->want_freq_khz, NULL);
+
+        if (!isfinite(now) || !isfinite(less) || now == 0)
+                return NAN;
+        return (less - now) / fabs(now) / a->policy->weight;
+}
+
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
 {
         unsigned total = 0;
+        double weights = 0;
 
         if (ctx->n_cpus == 0)
                 return -EINVAL;
+        unsigned learners = 0, settled = 0;
+
         for (unsigned i = 0; i < n; i++) {
                 if (!apps[i].policy)
                         return -EINVAL;
@@ -662,25 +1124,70 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 decide_one(ctx, &apps[i]);
                 if (apps[i].reserve_cores < apps[i].want_cores)
                         apps[i].reserve_cores = apps[i].want_cores;
+                if (apps[i].shares_cpus)
+                        learners++;
+                else
+                        settled += apps[i].reserve_cores;
+        }
+        /* Learners time-share CPUs only when what the others leave them cannot give each
+         * two of its own (P cannot be learned on one): on CPUs of their own they disturb
+         * no partitioned app's measurements, and are not slowed by one either. */
+        for (unsigned i = 0; i < n; i++) {
+                if (apps[i].shares_cpus && settled + 2 * learners <= ctx->n_cpus) {
+                        apps[i].shares_cpus = false;
+                        snprintf(apps[i].reason + strlen(apps[i].reason),
+                                 sizeof(apps[i].reason) - strlen(apps[i].reason),
+                                 " (on CPUs of its own)");
+                }
                 if (!apps[i].shares_cpus)
                         total += apps[i].reserve_cores;
         }
-        /* Too many wants: take cores from the app that holds the most per unit of weight,
-         * never below its minimum. */
+        /* Too many wants: take cores, one at a time. First from an app the model cannot
+         * rank (a learner) above its fair share by weight, the one holding the most per unit
+         * of weight; then from the app the model says loses least by it (the relative rise of
+         * its predicted score, over its weight), which is how the partition is chosen
+         * jointly; else by cores per weight. Never below an app's minimum. */
+        for (unsigned i = 0; i < n; i++)
+                if (!apps[i].shares_cpus)
+                        weights += apps[i].policy->weight;
         while (total > ctx->n_cpus) {
-                struct allocator_app *victim = NULL;
-                double worst = -1;
+                struct allocator_app *victim = NULL, *cheapest = NULL, *unknown = NULL;
+                double worst = -1, worst_unknown = -1, least = NAN;
 
                 for (unsigned i = 0; i < n; i++) {
                         struct allocator_app *a = &apps[i];
                         unsigned min = a->policy->min_cores ? a->policy->min_cores : 1;
-                        double per_weight = a->reserve_cores / a->policy->weight;
+                        double per_weight = a->reserve_cores / a->policy->weight, cost;
 
-                        if (!a->shares_cpus && a->reserve_cores > min && per_weight > worst) {
+                        if (a->shares_cpus || a->reserve_cores <= min)
+                                continue;
+                        if (per_weight > worst) {
                                 worst = per_weight;
                                 victim = a;
                         }
+                        cost = trim_cost(ctx, a);
+                        if (isnan(cost)) {
+                                if (per_weight >
+                                        fmin(ctx->n_cpus / weights, ALLOCATOR_LEARNER_CORES) &&
+                                    per_weight > worst_unknown) {
+                                        worst_unknown = per_weight;
+                                        unknown = a;
+                                }
+                                continue;
+                        }
+                        /* Cores it holds now cost a move to take: a core it does not hold
+                         * yet is denied first, unless that saves clearly less. */
+                        if (a->reserve_cores <= a->cores)
+                                cost *= 1 + ALLOCATOR_TRIM_STICKY;
+                        if (isnan(least) || cost < least) {
+                                least = cost;
+                                cheapest = a;
+                        }
                 }
+                if (unknown)
+                        victim = unknown;
+                else if (cheapest)
+                        victim = cheapest;
                 if (!victim)
                         return -ENOSPC; /* the minimums alone do not fit */
                 victim->reserve_cores--;

@@ -8,6 +8,7 @@
 
 #include "pctl/appstack.h"
 #include "pctl/fsio.h"
+#include "pctl/history.h"
 #include "pctl/log.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/metrics.h"
@@ -48,6 +49,12 @@ struct mapp {
         uint64_t since_ns;
         unsigned n_configs;
         struct mapp_config configs[MANAGER_RUN_CONFIGS];
+        /* pctl history: who it is (looked up once, after `pctl run`'s exec), whether that is
+         * known, and the comm it was adopted with when `pctl run` named it before its exec. */
+        struct history_key key;
+        bool key_tried, have_key;
+        char exec_comm[16];
+        bool decided; /* the allocator has placed it once */
 };
 
 /* What is left of an app after it leaves: its estimate and configurations, for a report. */
@@ -158,6 +165,7 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
 {
         struct estimator_config ecfg = {
             .delta_i_rate = opt->delta_i_rate,
+            .delta_i_alpha = opt->delta_i_alpha,
             .ipc1_calibrated = opt->ipc1,
             .power = opt->have_power ? &opt->power : NULL,
             .fit_power = !opt->have_power,
@@ -276,10 +284,106 @@ static void report_keep(struct manager *m, unsigned i, const char *why)
         (void)strscpy(r->why, why, sizeof(r->why));
 }
 
+static struct allocator_ctx decision_ctx(struct manager *m);
+static int decide_apply(struct manager *m);
+
+/* Records what this run of app i taught (pctl history): its best measured configuration and
+ * score, P̂, frequency sensitivity. A history that refuses (locked, read-only, full) is
+ * reported; the apps run on as they were. */
+static void history_record(struct manager *m, unsigned i)
+{
+        const struct mapp *a = &m->apps[i];
+        const struct estimate *e = estimator_get(m->est, a->id);
+        struct allocator_ctx ctx = decision_ctx(m);
+        struct allocator_point best;
+        struct history_entry h = {.key = a->key};
+        char err[640];
+        int r;
+
+        if (!m->opt.history || !a->have_key)
+                return;
+        if (!allocator_best(&ctx, &m->alloc[i], &best)) {
+                const struct allocator_app *al = &m->alloc[i];
+
+                /* No score measured (no counters: busy time only): the configuration the
+                 * model settled it at is what was learned; still learning, nothing was. */
+                if (al->learning || al->exploring || !al->searching || !al->cores)
+                        return;
+                best = (struct allocator_point){
+                    .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN};
+        }
+        (void)strscpy(h.objective, objective_to_string(a->policy.objective), sizeof(h.objective));
+        h.p = e && (e->known & ESTIMATE_P_LS) ? e->p_ls : NAN;
+        h.mem_fraction = e && isfinite(e->mem_fraction) ? e->mem_fraction : NAN;
+        h.best_cores = best.cores;
+        h.best_freq_khz = best.freq_khz;
+        h.best_score = best.score;
+        r = history_store(m->opt.history, &h, err, sizeof(err));
+        if (r < 0)
+                log_warning("%s; pctld runs on without it", err);
+        else
+                log_debug("history: %s (%s): best %u cores at %u MHz recorded", a->name, a->key.exe,
+                          best.cores, best.freq_khz / 1000);
+}
+
+/* Looks app i up in the history once it is known who it is: a past run's best configuration
+ * becomes the allocator's starting point (allocator_app.hint_cores). */
+static void history_recall(struct manager *m, unsigned i)
+{
+        struct mapp *a = &m->apps[i];
+        struct allocator_app *al = &m->alloc[i];
+        struct history_entry h;
+        char err[640], cal[32];
+        int r;
+
+        if (!m->opt.history || a->key_tried)
+                return;
+        /* `pctl run`'s child is adopted before its exec: who it is shows after it. */
+        if (a->exec_comm[0] && strcmp(a->comm, a->exec_comm) == 0)
+                return;
+        a->key_tried = true;
+        r = platform_proc_identity(m->pf, a->pid, a->key.exe, sizeof(a->key.exe),
+                                   &a->key.args_hash);
+        if (r < 0) {
+                log_debug_errno(r, "history: cannot tell who %s (pid %d) is, not remembered: %m",
+                                a->name, (int)a->pid);
+                return;
+        }
+        (void)strscpy(a->key.policy, a->policy.name, sizeof(a->key.policy));
+        snprintf(cal, sizeof(cal), "%016llx",
+                 (unsigned long long)history_hash(m->opt.calibration, strlen(m->opt.calibration)));
+        (void)strscpy(a->key.calibration, cal, sizeof(a->key.calibration));
+        a->have_key = true;
+        r = history_lookup(m->opt.history, &a->key, &h, err, sizeof(err));
+        if (r == -ENOENT)
+                return;
+        if (r < 0) {
+                log_warning("%s, ignoring", err);
+                return;
+        }
+        if (h.best_cores && strcmp(h.objective, objective_to_string(a->policy.objective)) == 0) {
+                al->hint_cores = h.best_cores;
+                al->hint_freq_khz = h.best_freq_khz;
+                al->hint_score = h.best_score;
+                char mhz[32] = "";
+
+                if (h.best_freq_khz)
+                        snprintf(mhz, sizeof(mhz), " at %u MHz", h.best_freq_khz / 1000);
+                log_app_info(a->name, (int)a->pid, a->policy.name,
+                             "%s (pid %d): from history (%u past runs, P %.2f): starts at %u "
+                             "cores%s",
+                             a->name, (int)a->pid, h.runs, h.p, h.best_cores, mhz);
+        }
+        history_entry_clear(&h);
+}
+
 static void release_app(struct manager *m, unsigned i, const char *why)
 {
         struct mapp *a = &m->apps[i];
-        int r = m->pf->actuator_ops->release(m->pf->actuator, a->handle);
+        int r;
+
+        history_record(m, i);
+        r = m->pf->actuator_ops->release(m->pf->actuator, a->handle);
 
         report_keep(m, i, why);
 
@@ -375,6 +479,8 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         (void)strscpy(a->name, name, sizeof(a->name));
         (void)strscpy(a->comm, comm, sizeof(a->comm));
         copy_policy(&a->policy, pol);
+        if (exec_name)
+                (void)strscpy(a->exec_comm, comm, sizeof(a->exec_comm));
         m->pf->actuator_ops->get_cpus(m->pf->actuator, handle, &a->cpus);
         a->freq_khz = app_freq(m, &a->cpus);
         m->alloc[m->n_apps] = (struct allocator_app){.id = a->id};
@@ -389,6 +495,12 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         log_app_info(a->name, (int)pid, a->policy.name,
                      "managing %s (pid %d) with policy %s (%s), %s", a->name, (int)pid,
                      a->policy.name, objective_to_string(a->policy.objective), how);
+        /* Known from a past run (already exec'd: adopted by PID, by a rule, on the model
+         * machine): placed at once, not after its first sample. */
+        m->alloc[m->n_apps - 1].policy = &a->policy;
+        history_recall(m, m->n_apps - 1);
+        if (m->alloc[m->n_apps - 1].hint_cores)
+                (void)decide_apply(m);
         return 0;
 }
 
@@ -837,8 +949,14 @@ static bool observe_all(struct manager *m)
                 m->alloc[i].policy = &m->apps[i].policy;
                 m->alloc[i].cores = cpumask_count(&m->apps[i].cpus);
                 m->alloc[i].freq_khz = m->apps[i].freq_khz;
+                history_recall(m, i);
                 allocator_observe(&ctx, &m->alloc[i]);
-                want |= m->decisions > 0 && allocator_wants_decision(&ctx, &m->alloc[i]);
+                /* A returning app is placed before the first decision tick, too; a new app is
+                 * placed at the first sample it is seen in (learners get CPUs of their own when
+                 * there is room), not left where it started until the tick. */
+                want |= (m->decisions > 0 || m->alloc[i].hint_cores) &&
+                        allocator_wants_decision(&ctx, &m->alloc[i]);
+                want |= !m->apps[i].decided;
         }
         return want;
 }
@@ -859,10 +977,20 @@ static int decide_apply(struct manager *m)
         /* Only decisions read it, and CPUs change only at decisions: not worth a sample. */
         for (unsigned i = 0; i < m->n_apps; i++)
                 m->alloc[i].freq_shared = ctx.n_freqs && freq_domain_shared(m, i);
+        /* Each app's last speedup stack orders its search (docs/allocator.md); on the model
+         * machine, pctl sim run hands them over (manager_set_stack). */
+        for (unsigned i = 0; m->stacks && i < m->n_apps; i++) {
+                const struct stack *st = appstacks_get(m->stacks, m->apps[i].pid);
+
+                if (st)
+                        m->alloc[i].stack = *st;
+        }
         r = allocator_decide(&ctx, m->alloc, m->n_apps);
         if (r < 0)
                 return log_warning_errno(r, "allocator: no plan this decision (%m), keeping "
                                             "the current one");
+        for (unsigned i = 0; i < m->n_apps; i++)
+                m->apps[i].decided = true;
         cur = calloc(m->n_apps, sizeof(*cur));
         next = calloc(m->n_apps, sizeof(*next));
         if (!cur || !next) {
@@ -955,11 +1083,28 @@ const char *manager_energy(const struct manager *m, double *energy_j)
         return m->opt.power_source;
 }
 
+bool manager_from_history(const struct manager *m, pid_t pid)
+{
+        unsigned i;
+
+        return find_app(m, pid, &i) && m->alloc[i].from_history;
+}
+
 const struct estimate *manager_estimate(const struct manager *m, pid_t pid)
 {
         const struct mapp *a = find_app(m, pid, NULL);
 
         return a ? estimator_get(m->est, a->id) : NULL;
+}
+
+int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s)
+{
+        unsigned i;
+
+        if (!find_app(m, pid, &i))
+                return -ESRCH;
+        m->alloc[i].stack = *s;
+        return 0;
 }
 
 /* The objective's predicted gain of the current configuration over the app's baseline (all
@@ -1165,10 +1310,32 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(
             j, "speedup_source",
             jsonfmt_string(e ? estimate_speedup_source_name(e->speedup_source) : NULL));
+        /* Where eq. 9's IPC_I0(1) came from: the app's own one-core figure or a stand-in. */
+        json_object_object_add(j, "ipc1_source",
+                               jsonfmt_string(e && (e->known & ESTIMATE_IPC1)
+                                                  ? estimate_ipc1_source_name(e->ipc1_source)
+                                                  : NULL));
+        /* eq. 5: the app's own instructions of the last interval and the system's on its
+         * CPUs, and how ΔI was had (per-target counts, or eq. 14's α and β). */
+        json_object_object_add(j, "i0",
+                               jsonfmt_double(e && (e->known & ESTIMATE_I0) ? e->i0 : NAN));
+        json_object_object_add(
+            j, "delta_i", jsonfmt_double(e && (e->known & ESTIMATE_DELTA_I) ? e->delta_i : NAN));
+        json_object_object_add(j, "delta_i_source",
+                               jsonfmt_string(e && (e->known & ESTIMATE_DELTA_I)
+                                                  ? estimate_delta_i_source_name(e->delta_i_source)
+                                                  : NULL));
         json_object_object_add(j, "p_est", jsonfmt_double(p));
         json_object_object_add(
             j, "p_confidence",
             jsonfmt_double(has_p && (e->known & ESTIMATE_P_LS) ? e->p_stderr : NAN));
+        /* How well one P explains the speedups seen: the fit's residual and its core counts. */
+        json_object_object_add(
+            j, "p_rms_residual",
+            jsonfmt_double(e && (e->known & ESTIMATE_P_LS) ? e->p_rms_residual : NAN));
+        json_object_object_add(
+            j, "p_n_cores",
+            e && (e->known & ESTIMATE_P_LS) ? json_object_new_uint64(e->p_n_cores) : NULL);
         json_run(m, j, a, e, platform_now_ns(m->pf));
         json_object_object_add(j, "power_w",
                                jsonfmt_double(e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN));
@@ -1181,9 +1348,21 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(
             j, "edp_rate", jsonfmt_double(e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN));
         json_object_object_add(j, "gain_pct", jsonfmt_double(app_gain(m, i)));
+        /* The extrapolation of its measured scaling (docs/extrapolation.md): null until it
+         * reproduces what was measured. */
+        json_object_object_add(j, "predicted_best_cores",
+                               m->alloc[i].predicted_best_cores
+                                   ? json_object_new_uint64(m->alloc[i].predicted_best_cores)
+                                   : NULL);
+        json_object_object_add(j, "predicted_speedup_max",
+                               jsonfmt_double(m->alloc[i].predicted_best_cores
+                                                  ? m->alloc[i].predicted_speedup_max
+                                                  : NAN));
         json_object_object_add(
             j, "reason", jsonfmt_string(m->alloc[i].reason[0] ? m->alloc[i].reason : "starting"));
         json_object_object_add(j, "stack", appstack_json(m->stacks, a->pid));
+        json_object_object_add(j, "from_history",
+                               json_object_new_boolean(m->alloc[i].from_history));
         return j;
 }
 
@@ -1221,6 +1400,8 @@ void manager_status(const struct manager *m, struct json_object *j)
                                                                     : pl->model_w));
         json_object_object_add(j, "energy_j", jsonfmt_double(energy_j));
         json_object_object_add(j, "energy_source", jsonfmt_string(energy_source));
+        /* Dynamic power of CPUs no managed app holds (other processes), from RAPL. */
+        json_object_object_add(j, "unattributed_w", jsonfmt_double(pl->unattributed_w));
         /* Where predictions' power comes from: "declared", "calibrated", "fitted" (learned
          * online from RAPL and busy time), or null. */
         manager_power_model(m, &power_model);

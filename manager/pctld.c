@@ -20,6 +20,7 @@
 
 #include "pctl/control.h"
 #include "pctl/fsio.h"
+#include "pctl/history.h"
 #include "pctl/log.h"
 #include "pctl/manager.h"
 #include "pctl/metrics.h"
@@ -38,6 +39,7 @@ struct daemon {
         uint64_t next_decision_ns;            /* virtual time, for sim: */
         struct metrics_server *metrics;       /* NULL unless metrics_listen is set */
         struct metrics_histogram sample_hist; /* wall time of manager_sample */
+        struct history *history;   /* NULL: none, or it could not be used */
 };
 
 /* The other frequency manager running, if any: "comm (pid N)" in which. */
@@ -495,6 +497,7 @@ static void load_platform_file(const struct daemon *d, struct manager_options *m
         }
         mo->ipc1 = prof.ipc1;
         mo->delta_i_rate = prof.delta_i_rate;
+        mo->delta_i_alpha = prof.delta_i_alpha;
         if (prof.power.n_points) {
                 mo->power = prof.power;
                 mo->have_power = true;
@@ -506,6 +509,32 @@ static void load_platform_file(const struct daemon *d, struct manager_options *m
                  prof.ipc1 > 0 ? "measured" : "unknown",
                  isfinite(prof.delta_i_rate) ? "measured" : "unknown",
                  prof.power.n_points ? "measured" : "none");
+}
+
+/* pctl history: a file that cannot be used (corrupt, locked, from a newer pctl) is reported
+ * and pctld runs on without it; a read-only one still starts returning apps. */
+static void open_history(struct daemon *d, struct manager_options *mo)
+{
+        char err[700];
+        int r;
+
+        if (!d->conf.history_path[0]) {
+                log_info("history off ([daemon] history_path = off): every app learns afresh");
+                return;
+        }
+        r = history_open(d->conf.history_path, false, &d->history, err, sizeof(err));
+        if (r < 0) {
+                log_warning("%s; running without memory of past runs", err);
+                return;
+        }
+        if (history_read_only(d->history))
+                log_warning("history %s is read-only: past runs are used, this one's are not "
+                            "recorded",
+                            d->conf.history_path);
+        else
+                log_info("history %s: returning apps start at their best configuration",
+                         d->conf.history_path);
+        mo->history = d->history;
 }
 
 static int setup_power(const struct daemon *d, struct manager_options *mo)
@@ -599,6 +628,7 @@ int main(int argc, char **argv)
         if (!mo.dvfs)
                 log_notice("not changing CPU frequencies: %s", mo.dvfs_why);
         load_platform_file(&d, &mo);
+        open_history(&d, &mo);
         if (setup_power(&d, &mo) < 0)
                 goto out_platform;
         if (!mo.have_power && !d.pf->sensor->has_energy)
@@ -683,7 +713,8 @@ out_event:
 out_manager:
         manager_free(d.mgr); /* gives every app back */
 out_platform:
-        platform_close(d.pf); /* restores cpusets and frequencies, clears the record */
+        platform_close(d.pf);     /* restores cpusets and frequencies, clears the record */
+        history_close(d.history); /* after the manager, which records the apps it releases */
         policy_set_free(&set);
         return r < 0 ? 1 : 0;
 }

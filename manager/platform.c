@@ -3,13 +3,16 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pctl/config.h"
 #include "pctl/fsio.h"
+#include "pctl/history.h"
 #include "pctl/sim.h"
 #include "pctl/util.h"
 
@@ -198,6 +201,52 @@ void platform_proc_comm(const struct platform *p, pid_t pid, char *buf, size_t s
         snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
         if (fs_read(path, comm, sizeof(comm)) >= 0)
                 (void)strscpy(buf, comm, size);
+}
+
+int platform_proc_identity(const struct platform *p, pid_t pid, char *exe, size_t size,
+                           uint64_t *args_hash)
+{
+        char path[4096], buf[65536];
+        ssize_t n, len = 0;
+        size_t first;
+        int fd, r;
+
+        if (p->sim) {
+                char comm[32];
+
+                platform_proc_comm(p, pid, comm, sizeof(comm));
+                if (strcmp(comm, "?") == 0)
+                        return -ESRCH;
+                snprintf(exe, size, "sim:%s", comm);
+                *args_hash = history_hash(p->name, strlen(p->name));
+                return 0;
+        }
+        r = fs_path(path, sizeof(path), "/proc/%d/exe", (int)pid);
+        if (r < 0)
+                return r;
+        n = readlink(path, exe, size - 1);
+        if (n < 0)
+                return -errno;
+        if (n == 0)
+                return -ENOENT;
+        exe[n] = '\0';
+        r = fs_path(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+        if (r < 0)
+                return r;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        /* Arguments past 64 KiB do not tell runs apart any better. */
+        while ((size_t)len < sizeof(buf) && (n = read(fd, buf + len, sizeof(buf) - len)) > 0)
+                len += n;
+        r = n < 0 ? -errno : 0;
+        close(fd);
+        if (r < 0)
+                return r;
+        first = strnlen(buf, (size_t)len);
+        first = first < (size_t)len ? first + 1 : (size_t)len;
+        *args_hash = history_hash(buf + first, (size_t)len - first);
+        return 0;
 }
 
 int platform_list_procs(const struct platform *p, struct platform_proc *out, unsigned max)

@@ -6,10 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/history.h"
 #include "pctl/log.h"
 #include "pctl/manager.h"
 #include "pctl/platform.h"
 #include "pctl/sim.h"
+#include "pctl/stack.h"
+#include "pctl/threadstate.h"
 #include "pctl/util.h"
 
 static int simrun_adopt_new(struct manager *m, struct platform *pf, const char *policy, char *err,
@@ -30,6 +33,122 @@ static int simrun_adopt_new(struct manager *m, struct platform *pf, const char *
         return 0;
 }
 
+/* One app's thread states summed since its setting last changed, the measured speedup over
+ * them, and (for the report only) the machine's truth at the window's start. */
+struct stack_window {
+        bool open;
+        unsigned cores, freq_khz;
+        struct threadstate_app sum;
+        double speedup_ns;
+        unsigned intervals;
+        struct sim_stack_acc truth_from;
+};
+
+static int window_add(struct stack_window *w, const struct threadstate_app *x, double speedup)
+{
+        if (w->sum.n_threads != x->n_threads) {
+                struct threadstate_thread *t =
+                    realloc(w->sum.threads, x->n_threads * sizeof(*w->sum.threads));
+
+                if (!t)
+                        return -ENOMEM;
+                w->sum.threads = t;
+                memset(t, 0, x->n_threads * sizeof(*t));
+                w->sum.n_threads = x->n_threads;
+        }
+        w->sum.pid = x->pid;
+        w->sum.interval_ns += x->interval_ns;
+        w->sum.has_active = x->has_active;
+        for (unsigned c = 0; c <= THREADSTATE_MAX_ACTIVE; c++)
+                w->sum.active_ns[c] += x->active_ns[c];
+        for (unsigned j = 0; j < x->n_threads; j++) {
+                w->sum.threads[j].tid = x->threads[j].tid;
+                w->sum.threads[j].solo_ns += x->threads[j].solo_ns;
+                for (unsigned st = 0; st < THREAD_STATES; st++)
+                        w->sum.threads[j].ns[st] += x->threads[j].ns[st];
+        }
+        w->speedup_ns += speedup * (double)x->interval_ns;
+        w->intervals++;
+        return 0;
+}
+
+static void window_reset(struct stack_window *w, unsigned cores, unsigned freq_khz,
+                         const struct sim_stack_acc *truth_from)
+{
+        struct threadstate_thread *t = w->sum.threads;
+        unsigned n = w->sum.n_threads;
+
+        if (t)
+                memset(t, 0, n * sizeof(*t));
+        w->sum = (struct threadstate_app){.threads = t, .n_threads = n};
+        w->open = true;
+        w->cores = cores;
+        w->freq_khz = freq_khz;
+        w->speedup_ns = 0;
+        w->intervals = 0;
+        w->truth_from = *truth_from;
+}
+
+/* The measured speedup of an interval, never above the run time of the threads (Sigma run /
+ * interval). With a single-core IPC from a reference run (ipc1 > 0, as [SSM] requires), the
+ * app's instruction rate over what one core retires at its clock: it sees memory stalls,
+ * which slow every core alike. Without one, the estimator's eq. 9, whose IPC1 is the busiest
+ * core's: it sees stalls only where they differ between cores, and takes the busiest CPU for
+ * busy all the time, which a thread waiting on a lock or asleep is not. */
+static double interval_speedup(const struct estimate *e, double ipc1,
+                               const struct threadstate_app *x)
+{
+        double run = 0, sp = NAN;
+
+        for (unsigned j = 0; j < x->n_threads; j++)
+                run += (double)x->threads[j].ns[THREAD_RUN];
+        run /= (double)x->interval_ns;
+        if (ipc1 > 0 && (e->known & ESTIMATE_IPS) && e->freq_khz)
+                sp = e->ips / (ipc1 * e->freq_khz * 1e3);
+        else if (e->known & ESTIMATE_SPEEDUP)
+                sp = e->speedup;
+        return isfinite(sp) ? fmin(sp, run) : run;
+}
+
+/* After each sample: every running app's thread states into its window (a new window when
+ * its setting changed), its stack to the allocator, and the stack and the truth to the
+ * report. truth_from[i] is the truth at the start of the interval. */
+static int simrun_stacks(const struct simrun_options *opt, struct manager *m, struct platform *pf,
+                         struct threadstate *ts, struct threadstate_app *cur,
+                         struct stack_window *win, const struct sim_stack_acc *truth_from,
+                         struct simrun_result *res)
+{
+        int r = threadstate_read(ts, cur, res->n_apps);
+
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i < res->n_apps; i++) {
+                pid_t pid = SIM_PID_BASE + (pid_t)i;
+                const struct estimate *e = manager_estimate(m, pid);
+                struct stack_window *w = &win[i];
+                struct sim_stack_acc now;
+                struct stack st;
+
+                /* Only whole intervals of a running app that pctl manages. */
+                if (!e || !e->n_cores || cur[i].n_threads == 0 || cur[i].interval_ns == 0 ||
+                    !platform_proc_alive(pf, pid) || cur[i].threads[0].ns[THREAD_EXITED] > 0)
+                        continue;
+                if (!w->open || w->cores != e->n_cores || w->freq_khz != e->freq_khz)
+                        window_reset(w, e->n_cores, e->freq_khz, &truth_from[i]);
+                r = window_add(w, &cur[i], interval_speedup(e, opt->ipc1, &cur[i]));
+                if (r < 0)
+                        return r;
+                stack_compute(&w->sum, w->cores, w->speedup_ns / (double)w->sum.interval_ns, &st);
+                if (!opt->no_stack_hints)
+                        (void)manager_set_stack(m, pid, &st);
+                res->apps[i].stack = st;
+                (void)sim_truth_stack_acc(pf->sim, i, &now);
+                sim_truth_stack(&w->truth_from, &now, &res->apps[i].stack_true);
+                res->apps[i].stack_intervals = w->intervals;
+        }
+        return 0;
+}
+
 int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, char *err,
                   size_t err_size)
 {
@@ -38,8 +157,15 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
         struct policy_set set = {0};
         struct platform *pf = NULL;
         struct manager *m = NULL;
+        struct history *hist = NULL;
         struct simrun_result res = {0};
         char spec[4096];
+        struct threadstate *ts = NULL;
+        struct threadstate_app *cur = NULL;
+        struct stack_window *win = NULL;
+        struct sim_stack_acc *truth_from = NULL;
+        pid_t *pids = NULL;
+        unsigned n_win = 0;
         uint64_t interval_ns, decision_ns, next_decision, limit_ns;
         int r, saved_level = log_get_max_level();
 
@@ -56,6 +182,12 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                          opt->policy);
                 r = -ENOENT;
                 goto out;
+        }
+        if (opt->history_path) {
+                r = history_open(opt->history_path, false, &hist, err, err_size);
+                if (r < 0)
+                        goto out;
+                mo.history = hist;
         }
         config_init(&mo.conf);
         (void)strscpy(mo.conf.default_policy, opt->policy, sizeof(mo.conf.default_policy));
@@ -96,8 +228,31 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                         r = -ENOMEM;
                         goto out;
                 }
-                for (unsigned i = 0; i < info.n_apps; i++)
+                for (unsigned i = 0; i < info.n_apps; i++) {
                         res.apps[i].p_est = res.apps[i].speedup_est = NAN;
+                        stack_compute(NULL, NAN, NAN, &res.apps[i].stack);
+                        res.apps[i].stack_true = res.apps[i].stack;
+                }
+                /* The machine's thread states, as pctld reads a real machine's. */
+                cur = calloc(info.n_apps ? info.n_apps : 1, sizeof(*cur));
+                win = calloc(info.n_apps ? info.n_apps : 1, sizeof(*win));
+                truth_from = calloc(info.n_apps ? info.n_apps : 1, sizeof(*truth_from));
+                pids = calloc(info.n_apps ? info.n_apps : 1, sizeof(*pids));
+                if (!cur || !win || !truth_from || !pids) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                n_win = info.n_apps;
+                for (unsigned i = 0; i < info.n_apps; i++)
+                        pids[i] = SIM_PID_BASE + (pid_t)i;
+                r = threadstate_open(&threadstate_sim_ops, pf->sim, &ts);
+                if (r == 0)
+                        r = threadstate_set_pids(ts, pids, info.n_apps);
+                if (r < 0) {
+                        snprintf(err, err_size, "the model machine's thread states: %s",
+                                 strerror(-r));
+                        goto out;
+                }
         }
         /* The per-change log lines are pctld's; a what-if run reports the outcome. */
         log_set_max_level(opt->log                  ? LOG_DEBUG
@@ -119,6 +274,8 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                 r = simrun_adopt_new(m, pf, opt->policy, err, err_size);
                 if (r < 0)
                         goto out;
+                for (unsigned i = 0; i < res.n_apps; i++)
+                        (void)sim_truth_stack_acc(pf->sim, i, &truth_from[i]);
                 r = platform_advance(pf, interval_ns);
                 if (r < 0) {
                         snprintf(err, err_size, "the model machine failed: %s", strerror(-r));
@@ -132,16 +289,27 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                                 continue;
                         if (e->known & ESTIMATE_P_LS)
                                 res.apps[i].p_est = e->p_ls;
-                        if (e->known & ESTIMATE_SPEEDUP)
+                        if (e->known & ESTIMATE_SPEEDUP) {
                                 res.apps[i].speedup_est = e->speedup;
+                                res.apps[i].speedup_source = e->speedup_source;
+                                res.apps[i].ipc1_source =
+                                    e->known & ESTIMATE_IPC1 ? e->ipc1_source : ESTIMATE_IPC1_NONE;
+                        }
                         if (e->n_cores)
                                 res.apps[i].cores = e->n_cores;
                         if (e->freq_khz)
                                 res.apps[i].freq_mhz = e->freq_khz / 1000;
+                        res.apps[i].from_history |=
+                            manager_from_history(m, SIM_PID_BASE + (pid_t)i);
                 }
                 r = manager_sample(m);
                 if (r < 0) {
                         snprintf(err, err_size, "sampling failed: %s", strerror(-r));
+                        goto out;
+                }
+                r = simrun_stacks(opt, m, pf, ts, cur, win, truth_from, &res);
+                if (r < 0) {
+                        snprintf(err, err_size, "thread states: %s", strerror(-r));
                         goto out;
                 }
                 if (sim_now_ns(pf->sim) >= next_decision) {
@@ -173,7 +341,17 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
         r = 0;
 out:
         log_set_max_level(saved_level);
+        for (unsigned i = 0; i < n_win; i++) {
+                free(cur[i].threads);
+                free(win[i].sum.threads);
+        }
+        threadstate_close(ts);
+        free(cur);
+        free(win);
+        free(truth_from);
+        free(pids);
         manager_free(m);
+        history_close(hist);
         platform_close(pf);
         simrun_result_free(&res);
         return r;

@@ -29,6 +29,13 @@ struct est_fbin {
         double w, winv;
 };
 
+/* Decayed mean of the busiest core's 1/IPC at one (core count, frequency): contention shows
+ * as this rising with the core count. */
+struct est_cbin {
+        unsigned cores, freq_khz;
+        double w, winv;
+};
+
 /* A point that did not fit, held until the misfits either stop or make a phase change. */
 struct est_point {
         unsigned cores;
@@ -54,10 +61,13 @@ struct est_app {
         struct est_fbin fbins[EST_MAX_FREQS];
         unsigned n_pending;
         struct est_point pending[EST_MAX_PENDING];
-        double var_y; /* per-point variance of y around the fit; NaN without a fit */
-        /* IPC_I0(1) observed with the app on one core, at ipc1_freq_khz. */
-        double ipc1_w, ipc1_wsum;
-        unsigned ipc1_freq_khz;
+        double var_y;      /* per-point variance of y around the fit; NaN without a fit */
+        unsigned fit_rank; /* est_point_rank of the fit's points; 0 while it has none */
+        unsigned n_cbins;
+        struct est_cbin cbins[EST_MAX_BINS];
+        /* IPC_I0(1) observed with the app on one core, per frequency (IPC depends on it). */
+        unsigned n_ipc1;
+        struct est_fbin ipc1[EST_MAX_FREQS];
         /* Scratch of the current update. */
         /* Unhalted cycles and busy seconds on its CPUs, all tasks: the system work on them
          * runs because the app is there (eq. 7 counts it in C_max too). NaN if unknown. */
@@ -83,6 +93,7 @@ struct estimator {
         /* Per CPU: the views that hold it and the sums of their targets' counts there, to
          * split a CPU that apps share (time-sharing, each with its own target). */
         struct est_cpu_share *share;
+        double *cpu_idle_j; /* per CPU, the idle energy the power model gives it */
         unsigned n_owner;
 };
 
@@ -93,6 +104,7 @@ const char *estimate_ipc1_source_name(enum estimate_ipc1_source s)
             [ESTIMATE_IPC1_ONE_CORE] = "one-core",
             [ESTIMATE_IPC1_BUSIEST_CORE] = "busiest-core",
             [ESTIMATE_IPC1_CALIBRATION] = "calibration",
+            [ESTIMATE_IPC1_ONE_CORE_SCALED] = "one-core-scaled",
         };
         return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "none";
 }
@@ -132,8 +144,14 @@ struct estimator *estimator_new(const struct estimator_config *cfg)
         struct estimator *est;
         struct estimator_config c = cfg ? *cfg : (struct estimator_config){.delta_i_rate = NAN};
 
-        if (!(c.delta_i_rate >= 0))
-                c.delta_i_rate = ESTIMATOR_DEFAULT_DELTA_I_RATE;
+        /* Uncalibrated: the reference paper's ΔI/T, system-wide. Calibrated: α (0 when only
+         * the per-core rate was measured, as older platform files have it). */
+        if (!(c.delta_i_rate >= 0)) {
+                c.delta_i_rate = 0;
+                c.delta_i_alpha = ESTIMATOR_DEFAULT_DELTA_I_ALPHA;
+        } else if (!(c.delta_i_alpha >= 0)) {
+                c.delta_i_alpha = 0;
+        }
         if (c.half_life_s == 0)
                 c.half_life_s = EST_DEFAULT_HALF_LIFE_S;
         if (c.phase_sigmas == 0)
@@ -142,7 +160,7 @@ struct estimator *estimator_new(const struct estimator_config *cfg)
                 c.phase_rel_floor = EST_DEFAULT_PHASE_REL_FLOOR;
         if (c.phase_intervals == 0)
                 c.phase_intervals = EST_DEFAULT_PHASE_INTERVALS;
-        if (!isfinite(c.delta_i_rate) || !(c.ipc1_calibrated >= 0) ||
+        if (!isfinite(c.delta_i_rate) || !isfinite(c.delta_i_alpha) || !(c.ipc1_calibrated >= 0) ||
             !isfinite(c.ipc1_calibrated) || !(c.half_life_s > 0) || !isfinite(c.half_life_s) ||
             !(c.phase_sigmas > 0) || !(c.phase_rel_floor > 0) ||
             c.phase_intervals > EST_MAX_PENDING) {
@@ -182,6 +200,7 @@ void estimator_free(struct estimator *est)
         free(est->apps);
         free(est->owner);
         free(est->share);
+        free(est->cpu_idle_j);
         free(est);
 }
 
@@ -217,6 +236,7 @@ static void est_estimate_reset(struct estimate *e, uint64_t id)
             .mem_fraction = NAN,
             .speedup_run = NAN,
             .p_run = NAN,
+            .ipc_core_drop = NAN,
         };
 }
 
@@ -286,9 +306,16 @@ static void est_app_decay(struct est_app *a, double f)
                 a->fbins[i].winv *= f;
                 top = fmax(top, a->fbins[i].w);
         }
-        a->ipc1_w *= f;
-        a->ipc1_wsum *= f;
-        top = fmax(top, a->ipc1_w);
+        for (unsigned i = 0; i < a->n_ipc1; i++) {
+                a->ipc1[i].w *= f;
+                a->ipc1[i].winv *= f;
+                top = fmax(top, a->ipc1[i].w);
+        }
+        for (unsigned i = 0; i < a->n_cbins; i++) {
+                a->cbins[i].w *= f;
+                a->cbins[i].winv *= f;
+                top = fmax(top, a->cbins[i].w);
+        }
         /* Only ratios of weights matter: rescale before the recent ones underflow too. */
         if (top > 0 && top < 1e-100) {
                 double k = 1.0 / top;
@@ -303,8 +330,14 @@ static void est_app_decay(struct est_app *a, double f)
                         a->fbins[i].w *= k;
                         a->fbins[i].winv *= k;
                 }
-                a->ipc1_w *= k;
-                a->ipc1_wsum *= k;
+                for (unsigned i = 0; i < a->n_ipc1; i++) {
+                        a->ipc1[i].w *= k;
+                        a->ipc1[i].winv *= k;
+                }
+                for (unsigned i = 0; i < a->n_cbins; i++) {
+                        a->cbins[i].w *= k;
+                        a->cbins[i].winv *= k;
+                }
         }
 }
 
@@ -332,26 +365,97 @@ static void est_bin_add(struct est_app *a, unsigned cores, double y, double w)
         b->wyy += w * y * y;
 }
 
-static void est_fbin_add(struct est_app *a, unsigned freq_khz, double inv_ipc)
+/* Adds a 1/IPC observation at freq_khz to one of the app's per-frequency tables. */
+static void est_fbin_add(struct est_fbin *bins, unsigned *n_bins, unsigned freq_khz, double inv_ipc)
 {
         struct est_fbin *b = NULL;
 
-        for (unsigned i = 0; i < a->n_fbins && !b; i++)
-                if (a->fbins[i].freq_khz == freq_khz)
-                        b = &a->fbins[i];
+        for (unsigned i = 0; i < *n_bins && !b; i++)
+                if (bins[i].freq_khz == freq_khz)
+                        b = &bins[i];
         if (!b) {
-                if (a->n_fbins < EST_MAX_FREQS) {
-                        b = &a->fbins[a->n_fbins++];
+                if (*n_bins < EST_MAX_FREQS) {
+                        b = &bins[(*n_bins)++];
                 } else {
-                        b = &a->fbins[0];
-                        for (unsigned i = 1; i < a->n_fbins; i++)
-                                if (a->fbins[i].w < b->w)
-                                        b = &a->fbins[i];
+                        b = &bins[0];
+                        for (unsigned i = 1; i < *n_bins; i++)
+                                if (bins[i].w < b->w)
+                                        b = &bins[i];
                 }
                 *b = (struct est_fbin){.freq_khz = freq_khz};
         }
         b->w += 1;
         b->winv += inv_ipc;
+}
+
+/* The busiest core's IPC at (cores, freq_khz) into its decayed mean, and the drop from the
+ * fewest cores seen at that frequency to the most (NaN until two core counts). */
+static double est_cbin_add(struct est_app *a, unsigned cores, unsigned freq_khz, double ipc)
+{
+        const struct est_cbin *lo = NULL, *hi = NULL;
+        struct est_cbin *b = NULL;
+
+        for (unsigned i = 0; i < a->n_cbins && !b; i++)
+                if (a->cbins[i].cores == cores && a->cbins[i].freq_khz == freq_khz)
+                        b = &a->cbins[i];
+        if (!b) {
+                if (a->n_cbins < EST_MAX_BINS) {
+                        b = &a->cbins[a->n_cbins++];
+                } else {
+                        b = &a->cbins[0];
+                        for (unsigned i = 1; i < a->n_cbins; i++)
+                                if (a->cbins[i].w < b->w)
+                                        b = &a->cbins[i];
+                }
+                *b = (struct est_cbin){.cores = cores, .freq_khz = freq_khz};
+        }
+        b->w += 1;
+        b->winv += 1.0 / ipc;
+        for (unsigned i = 0; i < a->n_cbins; i++) {
+                const struct est_cbin *c = &a->cbins[i];
+
+                if (c->freq_khz != freq_khz || !(c->w > 0 && c->winv > 0))
+                        continue;
+                if (!lo || c->cores < lo->cores)
+                        lo = c;
+                if (!hi || c->cores > hi->cores)
+                        hi = c;
+        }
+        if (!lo || lo == hi)
+                return NAN;
+        return 1.0 - (hi->w / hi->winv) / (lo->w / lo->winv);
+}
+
+/* The app's IPC_I0(1) at freq_khz: observed there on one core (*scaled false), else observed
+ * on one core at the nearest other frequency and carried to freq_khz by its frequency
+ * sensitivity (1/IPC = compute + memory share x f, docs/estimator.md). NaN when neither. */
+static double est_ipc1_at(const struct est_app *a, unsigned freq_khz, bool *scaled)
+{
+        const struct est_fbin *near = NULL;
+        const struct estimate *e = &a->e;
+        double m, f_ref, k0, k1;
+
+        *scaled = false;
+        for (unsigned i = 0; i < a->n_ipc1; i++) {
+                const struct est_fbin *b = &a->ipc1[i];
+
+                if (!(b->w > 0 && b->winv > 0))
+                        continue;
+                if (b->freq_khz == freq_khz)
+                        return b->w / b->winv;
+                if (!near || labs((long)b->freq_khz - (long)freq_khz) <
+                                 labs((long)near->freq_khz - (long)freq_khz))
+                        near = b;
+        }
+        if (!near || !freq_khz || !near->freq_khz || !(e->known & ESTIMATE_MEM_FRACTION) ||
+            !e->mem_freq_ref_khz)
+                return NAN;
+        m = e->mem_fraction;
+        f_ref = e->mem_freq_ref_khz;
+        k0 = (1 - m) + m * near->freq_khz / f_ref;
+        k1 = (1 - m) + m * freq_khz / f_ref;
+        *scaled = true;
+        return near->w / near->winv * k0 / k1;
 }
 
 /* Refits P over the bins: model_p_least_squares on the per-N means, then the spread of the
@@ -409,10 +513,39 @@ static void est_app_fit(struct est_app *a)
 
 static void est_app_restart(struct est_app *a)
 {
+        a->fit_rank = 0;
         a->n_bins = 0;
         a->n_fbins = 0;
-        a->ipc1_w = a->ipc1_wsum = 0;
+        /* IPC_I0(1) stays: only a one-core interval renews it, and a misfit that is the
+         * model's (contention the Amdahl curve cannot follow) looks like a phase change. */
         a->var_y = NAN;
+}
+
+/* How much a speedup point is worth: eq. 9 on the app's own one-core IPC (2) over anything
+ * that stands in for it, or busy time (1). */
+static unsigned est_point_rank(const struct estimate *e)
+{
+        if (e->speedup_source == ESTIMATE_SPEEDUP_COUNTERS && e->n_cores >= 2 &&
+            (e->ipc1_source == ESTIMATE_IPC1_ONE_CORE ||
+             e->ipc1_source == ESTIMATE_IPC1_ONE_CORE_SCALED))
+                return 2;
+        return 1;
+}
+
+/* Whether the fit takes a point of this rank. The fit's points rest on one kind of IPC_I0(1):
+ * the first point on the app's own one-core IPC drops the points that stood in for it (they
+ * hid contention), and later stand-ins do not dilute it. */
+static bool est_fit_takes(struct est_app *a, unsigned rank)
+{
+        if (rank < a->fit_rank)
+                return false;
+        if (rank > a->fit_rank && a->fit_rank) {
+                a->n_bins = 0;
+                a->n_pending = 0;
+                est_app_fit(a);
+        }
+        a->fit_rank = rank;
+        return true;
 }
 
 /* A new point at `cores` >= 2: into the fit, or held as a misfit; enough consecutive misfits
@@ -604,7 +737,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         struct estimate *e = &a->e;
         bool counters = true, busy_ok = true, target_instr = v->target >= 0;
         double i0 = 0, delta_i = 0, c_max = 0, i0_busiest = 0, busy_sum = 0, busy_max = 0;
-        double cycles = 0, busy_total = 0, cpu_idle_min = INFINITY;
+        double cycles = 0, busy_total = 0, cpu_idle_min = INFINITY, busy_rate_sum = 0;
         unsigned n = 0;
 
         if (a->have_ts && s->timestamp_ns > a->last_ts_ns)
@@ -628,11 +761,14 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 /* With a target, only its own time: the CPU-wide time holds other tasks. */
                 busy_ok &=
                     tc ? (tc->measured & SENSOR_BUSY) != 0 : (c->measured & SENSOR_BUSY) != 0;
+                /* Busy seconds of its CPUs, all tasks: eq. 14's time-proportional ΔI is split
+                 * among them by this (NaN when one is unknown). */
+                busy_rate_sum += est_busy_s(c, v->freq_khz);
         }
 
         /* Clear the interval's figures; the fit and the cumulative energy stay. */
         e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION | ESTIMATE_SPEEDUP_RUN |
-                    ESTIMATE_P_RUN;
+                    ESTIMATE_P_RUN | ESTIMATE_IPC_CORE_DROP;
         e->n_cores = n;
         e->freq_khz = v->freq_khz;
         /* The allocator counts its observations by this: start-up is not one. */
@@ -676,9 +812,14 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                                 i0_c = (double)tc->instr;
                                 d = fmax((double)c->instr - i0_c, 0);
                         } else {
-                                /* eq. 5: ΔI from the rate over the time the CPU was busy, or
-                                 * the whole interval when that is unknown. */
-                                d = est->cfg.delta_i_rate * (isnan(busy) ? dt_s : busy);
+                                /* eq. 5 with eq. 14 per interval: β per busy second of the
+                                 * CPU (the whole interval when unknown), and the CPU's share
+                                 * of α·t, by busy time (evenly when that is unknown). */
+                                double b = isnan(busy) ? dt_s : busy;
+
+                                d = est->cfg.delta_i_rate * b +
+                                    est->cfg.delta_i_alpha * dt_s *
+                                        (busy_rate_sum > 0 ? b / busy_rate_sum : 1.0 / n);
                                 d = fmin(d, (double)c->instr);
                                 i0_c = (double)c->instr - d;
                         }
@@ -703,7 +844,8 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         a->busy_s = busy_total;
 
         if (counters) {
-                double ipc_core;
+                double ipc_core, ipc1_here;
+                bool ipc1_scaled;
 
                 e->i0 = i0;
                 e->delta_i = delta_i;
@@ -714,24 +856,33 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                         e->known |= ESTIMATE_IPC;
                 if (model_ipc(i0_busiest, c_max, &ipc_core) < 0 || !(ipc_core > 0))
                         ipc_core = NAN;
-                if (n == 1 && !v->run_only && (e->known & ESTIMATE_IPC) && e->ipc > 0) {
-                        /* IPC_I0(1) observed; speedup is 1 by definition and says nothing of
-                         * P. A new frequency starts a new mean: IPC depends on it. */
-                        if (a->ipc1_freq_khz != v->freq_khz)
-                                a->ipc1_w = a->ipc1_wsum = 0;
-                        a->ipc1_freq_khz = v->freq_khz;
-                        a->ipc1_w += 1;
-                        a->ipc1_wsum += e->ipc;
+                if (isfinite(ipc_core) && !v->run_only) {
+                        double drop = est_cbin_add(a, n, v->freq_khz, ipc_core);
+
+                        if (isfinite(drop)) {
+                                e->ipc_core_drop = drop;
+                                e->known |= ESTIMATE_IPC_CORE_DROP;
+                        }
                 }
-                if (a->ipc1_w > 0 && a->ipc1_freq_khz == v->freq_khz) {
-                        e->ipc1 = a->ipc1_wsum / a->ipc1_w;
-                        e->ipc1_source = ESTIMATE_IPC1_ONE_CORE;
-                } else if (isfinite(ipc_core)) {
-                        e->ipc1 = ipc_core;
-                        e->ipc1_source = ESTIMATE_IPC1_BUSIEST_CORE;
+                if (n == 1 && !v->run_only && (e->known & ESTIMATE_IPC) && e->ipc > 0)
+                        /* IPC_I0(1) observed; speedup is 1 by definition and says nothing of
+                         * P. */
+                        est_fbin_add(a->ipc1, &a->n_ipc1, v->freq_khz, 1.0 / e->ipc);
+                /* eq. 9 wants the app's own one-core IPC: on N cores its cores' IPC already
+                 * holds the contention (memory bandwidth, cache) that the speedup must
+                 * show. The busiest core's IPC while on N cores hides it (the speedup then
+                 * reduces to Amdahl's), so it comes last. */
+                ipc1_here = est_ipc1_at(a, v->freq_khz, &ipc1_scaled);
+                if (isfinite(ipc1_here)) {
+                        e->ipc1 = ipc1_here;
+                        e->ipc1_source =
+                            ipc1_scaled ? ESTIMATE_IPC1_ONE_CORE_SCALED : ESTIMATE_IPC1_ONE_CORE;
                 } else if (est->cfg.ipc1_calibrated > 0) {
                         e->ipc1 = est->cfg.ipc1_calibrated;
                         e->ipc1_source = ESTIMATE_IPC1_CALIBRATION;
+                } else if (isfinite(ipc_core)) {
+                        e->ipc1 = ipc_core;
+                        e->ipc1_source = ESTIMATE_IPC1_BUSIEST_CORE;
                 }
                 if (e->ipc1_source != ESTIMATE_IPC1_NONE)
                         e->known |= ESTIMATE_IPC1;
@@ -745,7 +896,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 /* Frequency sensitivity from the per-core IPC over all its CPUs: the same
                  * code runs on each, and n cores average out n times the counter noise. */
                 if (v->freq_khz && i0 > 0 && cycles > 0 && !v->run_only)
-                        est_fbin_add(a, v->freq_khz, cycles / i0);
+                        est_fbin_add(a->fbins, &a->n_fbins, v->freq_khz, cycles / i0);
         } else if (busy_ok && busy_max > 0) {
                 /* Loop-and-barrier threads that block while waiting: Σbusy/max busy is Amdahl's
                  * T(1)/T(N). */
@@ -754,7 +905,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         }
         if (e->speedup_source != ESTIMATE_SPEEDUP_NONE && e->speedup > 0 && isfinite(e->speedup)) {
                 e->known |= ESTIMATE_SPEEDUP;
-                if (n >= 2 && !v->run_only)
+                if (n >= 2 && !v->run_only && est_fit_takes(a, est_point_rank(e)))
                         est_app_point(est, a, n, 1.0 - 1.0 / e->speedup, s->timestamp_ns);
         }
         est_app_run(a, n, dt_s, counters, busy_ok, busy_sum, busy_max,
@@ -808,6 +959,7 @@ static int est_validate(struct estimator *est, const struct sensor_sample *s,
         if (est->n_owner < s->n_cpus) {
                 int *o = realloc(est->owner, s->n_cpus * sizeof(*o));
                 struct est_cpu_share *sh;
+                double *idle;
 
                 if (!o)
                         return -ENOMEM;
@@ -816,6 +968,10 @@ static int est_validate(struct estimator *est, const struct sensor_sample *s,
                 if (!sh)
                         return -ENOMEM;
                 est->share = sh;
+                idle = realloc(est->cpu_idle_j, s->n_cpus * sizeof(*idle));
+                if (!idle)
+                        return -ENOMEM;
+                est->cpu_idle_j = idle;
                 est->n_owner = s->n_cpus;
         }
         return 0;
@@ -855,8 +1011,13 @@ static unsigned est_power_freq(const struct estimator *est, unsigned freq_khz)
         return freq_khz ? freq_khz : model_power_max_freq(&est->power);
 }
 
-/* The package energy split among the apps by unhalted cycles (busy time without cycles),
- * after the static power and the idle cores' power are set apart. */
+/* The power-charging rule, the same for measurements and for predictions (model_predict;
+ * docs/estimator.md, "Power share"): an app is charged what the machine draws for it as if it
+ * ran alone: the static power in full, the idle power of its CPUs' idle time, and the dynamic
+ * power of its own busy time. The power model's static_w holds the package and the CPUs no app
+ * holds; its idle_w is what holding an idle CPU adds. Measured: the package energy less static
+ * and idle is the dynamic energy, split among all CPUs by unhalted cycles (busy time without
+ * cycles); without the package energy, the model's core power at the app's busy cores. */
 static void est_power_share(struct estimator *est, const struct sensor_sample *s,
                             const struct estimator_app_view *apps, unsigned n_apps)
 {
@@ -865,8 +1026,10 @@ static void est_power_share(struct estimator *est, const struct sensor_sample *s
         double energy_j = 0, static_j = NAN, idle_j = NAN, activity_all = 0, activity_apps = 0;
         bool by_cycles = true;
 
-        for (unsigned c = 0; c < s->n_cpus; c++)
+        for (unsigned c = 0; c < s->n_cpus; c++) {
                 est->owner[c] = -1;
+                est->cpu_idle_j[c] = 0;
+        }
         for (unsigned i = 0; i < n_apps; i++)
                 cpumask_foreach (cpu, &apps[i].cpus)
                         est->owner[cpu] = (int)i;
@@ -877,23 +1040,25 @@ static void est_power_share(struct estimator *est, const struct sensor_sample *s
         pf->energy_measured = s->energy_measured;
         pf->power_w = pf->static_w = pf->idle_w = pf->unattributed_w = NAN;
         if (est->have_power) {
-                /* Idle power of every monitored CPU for the time it was not busy. */
+                /* Idle power of every CPU an app holds, for the time it was not busy. */
                 static_j = est->power.static_w * dt_s;
                 idle_j = 0;
                 for (unsigned c = 0; c < s->n_cpus && isfinite(idle_j); c++) {
                         const struct sensor_counts *cc = &s->cpu[c];
-                        unsigned f = est_power_freq(
-                            est, est->owner[c] >= 0 ? apps[est->owner[c]].freq_khz : 0);
-                        double idle_w, busy = est_busy_s(cc, f);
+                        unsigned f;
+                        double idle_w, busy;
 
-                        if (!cc->measured)
+                        if (!cc->measured || est->owner[c] < 0)
                                 continue;
+                        f = est_power_freq(est, apps[est->owner[c]].freq_khz);
+                        busy = est_busy_s(cc, f);
                         if (isnan(busy) || model_power_at(&est->power, f, 0, 1, &idle_w) < 0) {
                                 idle_j = NAN;
                                 break;
                         }
                         idle_w -= est->power.static_w;
-                        idle_j += idle_w * fmax(dt_s - fmin(busy, dt_s), 0);
+                        est->cpu_idle_j[c] = idle_w * fmax(dt_s - fmin(busy, dt_s), 0);
+                        idle_j += est->cpu_idle_j[c];
                 }
                 pf->static_w = static_j / dt_s;
                 pf->idle_w = idle_j / dt_s;
@@ -914,28 +1079,37 @@ static void est_power_share(struct estimator *est, const struct sensor_sample *s
         for (unsigned i = 0; i < n_apps; i++) {
                 struct est_app *a = est_find(est, apps[i].id, i);
                 struct estimate *e = &a->e;
+                double held_j = 0;
 
                 e->known &= ~(unsigned)(ESTIMATE_POWER | ESTIMATE_PERF_PER_W | ESTIMATE_EPI |
                                         ESTIMATE_EDP_RATE);
                 e->power_w = e->perf_per_w = e->epi = e->edp_rate = NAN;
                 e->power_source = ESTIMATE_POWER_NONE;
                 e->power_declared = false;
+                if (isfinite(idle_j)) {
+                        /* Its CPUs' idle energy (split evenly on a CPU apps share), and the
+                         * static energy in full. */
+                        cpumask_foreach (cpu, &apps[i].cpus)
+                                held_j += est->cpu_idle_j[cpu] /
+                                          (est->share[cpu].holders ? est->share[cpu].holders : 1);
+                        held_j += static_j;
+                }
                 if (s->energy_measured && isfinite(idle_j) && activity_all > 0) {
                         double act = by_cycles ? a->cycles : a->busy_s * 1e9;
                         double dyn_j = fmax(energy_j - static_j - idle_j, 0);
 
                         if (isfinite(act)) {
-                                e->power_w = dyn_j * act / activity_all / dt_s;
+                                e->power_w = (dyn_j * act / activity_all + held_j) / dt_s;
                                 e->power_source = ESTIMATE_POWER_MEASURED;
                                 e->power_declared = est->power.declared;
                                 activity_apps += act;
                         }
-                } else if (!s->energy_measured && est->have_power && isfinite(a->busy_s)) {
+                } else if (!s->energy_measured && isfinite(idle_j) && isfinite(a->busy_s)) {
                         double w;
 
                         if (model_power_at(&est->power, est_power_freq(est, apps[i].freq_khz),
                                            a->busy_s / dt_s, 0, &w) == 0) {
-                                e->power_w = w - est->power.static_w;
+                                e->power_w = w - est->power.static_w + held_j / dt_s;
                                 e->power_source = ESTIMATE_POWER_MODEL;
                                 e->power_declared = est->power.declared;
                         }
@@ -1036,8 +1210,8 @@ int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, 
         const struct estimate *e;
         struct model_app app = {0};
         unsigned ref_khz;
-        double ipc1;
-        bool mem_known;
+        double ipc1, own_ipc1;
+        bool mem_known, scaled;
         int r;
 
         if (!a)
@@ -1065,12 +1239,16 @@ int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, 
         }
         app.freq_ref_khz = ref_khz;
         app.mem_fraction = mem_known ? e->mem_fraction : 0;
-        /* Single-core IPC at the reference: the decayed mean there (steadier than one
-         * interval's), else the last IPC_I0(1). */
+        /* Single-core IPC at the reference: the app's own one-core mean there, else the
+         * decayed mean of its per-core IPC there (steadier than one interval's), else the
+         * last IPC_I0(1). */
         ipc1 = (e->known & ESTIMATE_IPC1) ? e->ipc1 : NAN;
         for (unsigned i = 0; i < a->n_fbins; i++)
                 if (a->fbins[i].freq_khz == ref_khz && a->fbins[i].w > 0 && a->fbins[i].winv > 0)
                         ipc1 = a->fbins[i].w / a->fbins[i].winv;
+        own_ipc1 = est_ipc1_at(a, ref_khz, &scaled);
+        if (isfinite(own_ipc1))
+                ipc1 = own_ipc1;
         if (ipc1 > 0 && ref_khz > 1) {
                 app.instructions = 1e9;
                 app.t1_s = app.instructions / model_ips(ipc1, ref_khz * 1e3); /* eq. 1, 8 */

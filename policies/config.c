@@ -52,6 +52,25 @@ static int config_set_metrics_listen(void *field, const char *value, void *ctx, 
         return strscpy(field, value, METRICS_LISTEN_MAX);
 }
 
+/* An absolute path, or "off": no memory of past runs. */
+static int config_set_history(void *field, const char *value, void *ctx, char *why, size_t why_size)
+{
+        (void)ctx;
+        if (strcmp(value, "off") == 0) {
+                *(char *)field = '\0';
+                return 0;
+        }
+        if (value[0] != '/') {
+                snprintf(why, why_size, "'%s' is not an absolute path or off", value);
+                return -EINVAL;
+        }
+        if (strlen(value) >= CONFIG_PATH_MAX) {
+                snprintf(why, why_size, "path longer than %d bytes", CONFIG_PATH_MAX - 1);
+                return -ERANGE;
+        }
+        return strscpy(field, value, CONFIG_PATH_MAX);
+}
+
 #define STR(field) offsetof(struct config, field), sizeof(((struct config *)0)->field)
 
 /* [daemon]: one row per key. A new setting is one line here, one in etc/pctl.conf and one in
@@ -117,6 +136,12 @@ static const struct inikey daemon_keys[] = {
      STR(platform_file),
      .def = PCTL_LIBDIR_STATE "/platform.ini",
      .doc = "calibration result"},
+    {.key = "history_path",
+     .type = INIKEY_CUSTOM,
+     .offset = offsetof(struct config, history_path),
+     .custom = config_set_history,
+     .def = PCTL_LIBDIR_STATE "/history.db",
+     .doc = "memory of past runs (SQLite), or off"},
     {.key = "dvfs",
      .type = INIKEY_CHOICE,
      .offset = offsetof(struct config, dvfs),

@@ -34,6 +34,7 @@ trap cleanup EXIT
 [daemon]
 socket = $work/pctl.sock
 state_dir = $work/state
+history_path = $work/history.db
 policies_dir = $work/policies.d
 cgroup_group = pctl-demo
 

@@ -20,22 +20,25 @@
 
 #include "backends.h"
 #include "pctl/fsio.h"
+#include "pctl/perf_group.h"
 #include "pctl/util.h"
 
 #define PROBE_TIMEOUT_MS 3000
+/* Stalled cycles: LIKWID drops an event the CPU does not have (with a warning), so both
+ * candidates are asked for and whichever the CPU has is kept; where it has both,
+ * CYCLE_ACTIVITY_STALLS_TOTAL, the later one, is what the sample reports. */
 #define LIKWID_EVENTS                                                                              \
         "INSTR_RETIRED_ANY:FIXC0,CPU_CLK_UNHALTED_CORE:FIXC1,CPU_CLK_UNHALTED_REF:FIXC2,"          \
-        "PWR_PKG_ENERGY:PWR0"
+        "PWR_PKG_ENERGY:PWR0,RESOURCE_STALLS_ANY:PMC0,CYCLE_ACTIVITY_STALLS_TOTAL:PMC1"
 
 /* LIKWID event name → what it measures; SENSOR_METRIC 0 = package energy. */
 static const struct {
         const char *event;
         unsigned metric;
 } likwid_event_map[] = {
-    {"INSTR_RETIRED_ANY", SENSOR_INSTR},
-    {"CPU_CLK_UNHALTED_CORE", SENSOR_CYCLES},
-    {"CPU_CLK_UNHALTED_REF", SENSOR_REF_CYCLES},
-    {"PWR_PKG_ENERGY", 0},
+    {"INSTR_RETIRED_ANY", SENSOR_INSTR},         {"CPU_CLK_UNHALTED_CORE", SENSOR_CYCLES},
+    {"CPU_CLK_UNHALTED_REF", SENSOR_REF_CYCLES}, {"PWR_PKG_ENERGY", 0},
+    {"RESOURCE_STALLS_ANY", SENSOR_STALLS},      {"CYCLE_ACTIVITY_STALLS_TOTAL", SENSOR_STALLS},
 };
 
 enum likwid_stage {
@@ -369,6 +372,7 @@ struct likwid_state {
         uint64_t *prev_busy_ns, *now_busy_ns;
         uint64_t prev_ts_ns;
         bool started;
+        unsigned tsc_khz; /* the rate CPU_CLK_UNHALTED_REF counts at; 0: unknown */
 };
 
 /* LIKWID's state is global to the process: one open sensor at a time. */
@@ -455,6 +459,12 @@ static int likwid_open(struct sensor *s, const struct sensor_config *cfg)
                 else if (st->event_metric[e] == 0)
                         s->has_energy = true;
         }
+        /* The frequency a CPU ran at, as perf has it: CPU_CLK_UNHALTED_CORE over
+         * CPU_CLK_UNHALTED_REF (fixed counters read together) times the TSC rate. */
+        if ((s->metrics & (SENSOR_CYCLES | SENSOR_REF_CYCLES)) ==
+                (SENSOR_CYCLES | SENSOR_REF_CYCLES) &&
+            perf_tsc_khz(20, &st->tsc_khz) == 0)
+                s->metrics |= SENSOR_FREQ;
         /* RAPL is read on the first CPU of each socket. */
         for (unsigned k = 0; k < SENSOR_MAX_PACKAGES; k++)
                 st->pkg_thread[k] = -1;
@@ -527,10 +537,14 @@ static int likwid_read(struct sensor *s, struct sensor_sample *out)
                                 c->instr = (uint64_t)v;
                         else if (st->event_metric[e] == SENSOR_CYCLES)
                                 c->cycles = (uint64_t)v;
+                        else if (st->event_metric[e] == SENSOR_STALLS)
+                                c->stalls = (uint64_t)v;
                         else
                                 c->ref_cycles = (uint64_t)v;
                         c->measured |= (unsigned)st->event_metric[e];
                 }
+                if (s->metrics & SENSOR_FREQ)
+                        perf_counts_freq(c, st->tsc_khz);
         }
         if (s->has_energy) {
                 out->energy_measured = true;

@@ -18,7 +18,7 @@
 #include "pctl/perf_group.h"
 #include "pctl/util.h"
 
-enum { PERF_EV_INSTR, PERF_EV_CYCLES, PERF_EV_REF, PERF_EV_N };
+enum { PERF_EV_INSTR, PERF_EV_CYCLES, PERF_EV_REF, PERF_EV_STALLS, PERF_EV_N };
 
 static const struct {
         uint64_t config;
@@ -28,6 +28,8 @@ static const struct {
     [PERF_EV_INSTR] = {PERF_COUNT_HW_INSTRUCTIONS, SENSOR_INSTR, "instructions"},
     [PERF_EV_CYCLES] = {PERF_COUNT_HW_CPU_CYCLES, SENSOR_CYCLES, "cycles"},
     [PERF_EV_REF] = {PERF_COUNT_HW_REF_CPU_CYCLES, SENSOR_REF_CYCLES, "ref-cycles"},
+    /* perf_open_group picks the stalled-cycle event (perf_stall_attr) */
+    [PERF_EV_STALLS] = {PERF_COUNT_HW_STALLED_CYCLES_BACKEND, SENSOR_STALLS, "stalled cycles"},
 };
 
 static int energy_pmu_open(struct sensor_energy *e)
@@ -229,16 +231,27 @@ static int perf_reason(int err, const char *event, struct sensor_probe *out)
         return 0;
 }
 
-/* instructions leads; cycles and ref-cycles follow it, in perf_events[] order. */
+/* instructions leads; cycles, ref-cycles and a stalled-cycle event follow it, in
+ * perf_events[] order. The stall event is the first of perf_stall_attr's the PMU takes. */
 static int perf_open_group(struct perf_group *g, int pid, int cpu, unsigned long flags)
 {
         struct perf_event_attr a[PERF_EV_N];
+        bool intel = perf_cpu_is_intel();
+        int r = -ENOENT;
 
         for (unsigned ev = 0; ev < PERF_EV_N; ev++)
                 a[ev] = (struct perf_event_attr){.size = sizeof(a[ev]),
                                                  .type = PERF_TYPE_HARDWARE,
                                                  .config = perf_events[ev].config};
-        return perf_group_open(g, a, PERF_EV_N, pid, cpu, flags);
+        for (unsigned attempt = 0; perf_stall_attr(attempt, intel, &a[PERF_EV_STALLS]); attempt++) {
+                if (attempt > 0)
+                        perf_group_close(g);
+                r = perf_group_open(g, a, PERF_EV_N, pid, cpu, flags);
+                /* A refused leader fails every attempt alike; a refused member is left out. */
+                if (r < 0 || (g->opened & (1u << PERF_EV_STALLS)))
+                        break;
+        }
+        return r;
 }
 
 static int perf_probe(const struct sensor_config *cfg, struct sensor_probe *out)
@@ -424,6 +437,8 @@ static void perf_fill(const struct perf_state *st, const struct perf_group *g,
                         c->instr = d;
                 else if (ev == PERF_EV_CYCLES)
                         c->cycles = d;
+                else if (ev == PERF_EV_STALLS)
+                        c->stalls = d;
                 else
                         c->ref_cycles = d;
                 c->measured |= perf_events[ev].metric;
@@ -431,11 +446,8 @@ static void perf_fill(const struct perf_state *st, const struct perf_group *g,
         *prev = now;
         /* Both from one read of one group: the same slices of time. A CPU that never left
          * idle has no ref-cycles and no frequency to tell. */
-        if (st->metrics & SENSOR_FREQ) {
-                c->freq_khz = perf_freq_khz(c->cycles, c->ref_cycles, st->tsc_khz);
-                if (c->freq_khz)
-                        c->measured |= SENSOR_FREQ;
-        }
+        if (st->metrics & SENSOR_FREQ)
+                perf_counts_freq(c, st->tsc_khz);
 }
 
 static int perf_read(struct sensor *s, struct sensor_sample *out)

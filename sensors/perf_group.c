@@ -91,6 +91,20 @@ unsigned perf_freq_khz(uint64_t cycles, uint64_t ref_cycles, unsigned tsc_khz)
         return khz < 1 || khz > UINT32_MAX ? 0 : (unsigned)(khz + 0.5);
 }
 
+void perf_counts_freq(struct sensor_counts *c, unsigned tsc_khz)
+{
+        unsigned khz;
+
+        if ((c->measured & (SENSOR_CYCLES | SENSOR_REF_CYCLES)) !=
+            (SENSOR_CYCLES | SENSOR_REF_CYCLES))
+                return;
+        khz = perf_freq_khz(c->cycles, c->ref_cycles, tsc_khz);
+        if (!khz)
+                return;
+        c->freq_khz = khz;
+        c->measured |= SENSOR_FREQ;
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 static bool cpuinfo_has_flag(const char *flag)
 {
@@ -149,3 +163,40 @@ int perf_tsc_khz(unsigned interval_ms, unsigned *out)
         return -EOPNOTSUPP; /* ref-cycles has no TSC to stand for here */
 }
 #endif
+
+bool perf_stall_attr(unsigned attempt, bool intel, struct perf_event_attr *out)
+{
+        static const uint64_t intel_raw[] = {
+            0x040004a3, /* CYCLE_ACTIVITY.STALLS_TOTAL: cmask 4 << 24 | umask 4 << 8 | 0xa3 */
+            0x000001a2, /* RESOURCE_STALLS.ANY: umask 1 << 8 | 0xa2 */
+        };
+
+        *out = (struct perf_event_attr){.size = sizeof(*out)};
+        if (attempt == 0) {
+                out->type = PERF_TYPE_HARDWARE;
+                out->config = PERF_COUNT_HW_STALLED_CYCLES_BACKEND;
+                return true;
+        }
+        if (!intel || attempt - 1 >= sizeof(intel_raw) / sizeof(intel_raw[0]))
+                return false;
+        out->type = PERF_TYPE_RAW;
+        out->config = intel_raw[attempt - 1];
+        return true;
+}
+
+bool perf_cpu_is_intel(void)
+{
+        char line[256];
+        bool intel = false;
+        FILE *f = fopen("/proc/cpuinfo", "re");
+
+        if (!f)
+                return false;
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, "vendor_id", 9) == 0) {
+                        intel = strstr(line, "GenuineIntel") != NULL;
+                        break;
+                }
+        fclose(f);
+        return intel;
+}

@@ -25,8 +25,8 @@ static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *ou
                 out->err = e;
                 if (e == -EBADMSG)
                         snprintf(out->reason, sizeof(out->reason),
-                                 "replay: %.150s:%u: not a pctl sample CSV or likwid-perfctr -t "
-                                 "timeline",
+                                 "replay: %.150s:%u: not a pctl sample CSV, likwid-perfctr -t "
+                                 "timeline or perf stat -x, CSV",
                                  cfg->source, line);
                 else
                         snprintf(out->reason, sizeof(out->reason), "replay: %.150s: %s",
@@ -36,7 +36,9 @@ static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *ou
         out->available = true;
         snprintf(out->reason, sizeof(out->reason),
                  "replay: %.120s: %s trace, %u intervals, %u CPUs, %u lines skipped", cfg->source,
-                 sample_io_source(r) == SAMPLE_IO_SRC_PCTL ? "pctl" : "likwid",
+                 sample_io_source(r) == SAMPLE_IO_SRC_PCTL     ? "pctl"
+                 : sample_io_source(r) == SAMPLE_IO_SRC_LIKWID ? "likwid"
+                                                               : "perf stat",
                  sample_io_n_intervals(r), sample_io_n_cpus(r), sample_io_n_skipped(r));
         sample_io_close(r);
         return 0;

@@ -12,7 +12,26 @@
 #include "pctl/jsonfmt.h"
 #include "pctl/util.h"
 
-#define SAMPLE_IO_COLUMNS "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j"
+/* The first columns, as the format began. Columns added later follow them, each named in the
+ * column line (sample_io_extras): a trace without them still reads. */
+#define SAMPLE_IO_COLUMNS_V1                                                                       \
+        "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j"
+#define SAMPLE_IO_COLUMNS SAMPLE_IO_COLUMNS_V1 ",freq_khz,stalls"
+#define SAMPLE_IO_MAX_EXTRAS 4
+
+/* A column after the first ten. */
+enum sample_io_extra {
+        /* The frequency the CPU ran at while unhalted (cycles / ref-cycles × the TSC rate). */
+        SAMPLE_IO_FREQ_KHZ,
+        /* Stalled cycles (ESTIMA's input: CYCLE_ACTIVITY.STALLS_TOTAL and the like). */
+        SAMPLE_IO_STALLS,
+};
+
+static const char *const sample_io_extras[] = {
+    [SAMPLE_IO_FREQ_KHZ] = "freq_khz",
+    [SAMPLE_IO_STALLS] = "stalls",
+};
+
 #define LIKWID_MAX_GROUPS 16
 #define LIKWID_MAX_METRICS 64
 
@@ -50,9 +69,9 @@ int sample_io_write_header_fmt(FILE *f, const char *backend, const struct sensor
         if (fmt == SAMPLE_IO_CSV)
                 fputs(SAMPLE_IO_COLUMNS "\n", f);
         else
-                fprintf(f, "%12s %12s %-8s %5s %16s %16s %16s %14s %7s %12s\n", "time_s",
+                fprintf(f, "%12s %12s %-8s %5s %16s %16s %16s %14s %7s %9s %12s\n", "time_s",
                         "interval_s", "kind", "cpu", "instr", "cycles", "ref_cycles", "busy_ns",
-                        "busy_%", "energy_j");
+                        "busy_%", "freq_khz", "energy_j");
         return write_status(f);
 }
 
@@ -79,7 +98,10 @@ static void csv_row(FILE *f, const struct sensor_sample *s, const char *kind, co
         csv_u64(f, c->measured & SENSOR_CYCLES, c->cycles);
         csv_u64(f, c->measured & SENSOR_REF_CYCLES, c->ref_cycles);
         csv_u64(f, c->measured & SENSOR_BUSY, c->busy_ns);
-        fputs(",\n", f);
+        fputc(',', f); /* energy_j: package rows only */
+        csv_u64(f, c->measured & SENSOR_FREQ, c->freq_khz);
+        csv_u64(f, c->measured & SENSOR_STALLS, c->stalls);
+        fputc('\n', f);
 }
 
 static void text_u64(FILE *f, int width, bool measured, uint64_t v)
@@ -103,6 +125,7 @@ static void text_row(FILE *f, const struct sensor_sample *s, const char *kind, u
                 fprintf(f, " %7.1f", 100.0 * (double)c->busy_ns / (double)s->interval_ns);
         else
                 fprintf(f, " %7s", "-");
+        text_u64(f, 9, c->measured & SENSOR_FREQ, c->freq_khz);
         fprintf(f, " %12s\n", "-");
 }
 
@@ -122,6 +145,8 @@ static struct json_object *counts_json(const struct sensor_counts *c, unsigned c
         json_object_object_add(o, "ref_cycles",
                                counter_json(c->measured & SENSOR_REF_CYCLES, c->ref_cycles));
         json_object_object_add(o, "busy_ns", counter_json(c->measured & SENSOR_BUSY, c->busy_ns));
+        json_object_object_add(o, "freq_khz", counter_json(c->measured & SENSOR_FREQ, c->freq_khz));
+        json_object_object_add(o, "stalls", counter_json(c->measured & SENSOR_STALLS, c->stalls));
         return o;
 }
 
@@ -201,13 +226,13 @@ int sample_io_write(FILE *f, const struct sensor_sample *s, enum sample_io_forma
         }
         for (unsigned p = 0; s->energy_measured && p < s->n_packages; p++) {
                 if (fmt == SAMPLE_IO_CSV)
-                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,%.6f\n",
+                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,%.6f,,\n",
                                 (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9, p,
                                 s->energy_j[p]);
                 else
-                        fprintf(f, "%12.6f %12.6f %-8s %5u %16s %16s %16s %14s %7s %12.6f\n",
+                        fprintf(f, "%12.6f %12.6f %-8s %5u %16s %16s %16s %14s %7s %9s %12.6f\n",
                                 (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9,
-                                "package", p, "", "", "", "", "", s->energy_j[p]);
+                                "package", p, "", "", "", "", "", "", s->energy_j[p]);
         }
         return write_status(f);
 }
@@ -319,17 +344,53 @@ static int seconds_to_ns(const char *s, uint64_t *out)
         return 0;
 }
 
-static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_ts)
+/* The column line: the first ten, then known extra columns, each once. */
+static int pctl_columns(const char *line, enum sample_io_extra *extras, unsigned *n_extras)
 {
-        char *f[10];
-        unsigned n = 0;
+        const size_t len = strlen(SAMPLE_IO_COLUMNS_V1);
+        const char *p = line + len;
+
+        *n_extras = 0;
+        if (strncmp(line, SAMPLE_IO_COLUMNS_V1, len) != 0)
+                return -EBADMSG;
+        while (*p) {
+                const char *name = p + 1, *end;
+                size_t k;
+
+                if (*p != ',' || *n_extras == SAMPLE_IO_MAX_EXTRAS)
+                        return -EBADMSG;
+                end = strchr(name, ',');
+                if (!end)
+                        end = name + strlen(name);
+                for (k = 0; k < ARRAY_SIZE(sample_io_extras); k++)
+                        if (strlen(sample_io_extras[k]) == (size_t)(end - name) &&
+                            strncmp(name, sample_io_extras[k], (size_t)(end - name)) == 0)
+                                break;
+                if (k == ARRAY_SIZE(sample_io_extras))
+                        return -EBADMSG;
+                for (unsigned i = 0; i < *n_extras; i++)
+                        if (extras[i] == (enum sample_io_extra)k)
+                                return -EBADMSG;
+                extras[(*n_extras)++] = (enum sample_io_extra)k;
+                p = end;
+        }
+        return 0;
+}
+
+/* One row of our CSV: the ten first fields, then the extra columns the column line named, in
+ * its order. */
+static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum sample_io_extra *extras,
+                         unsigned n_extras, uint64_t *cur_ts)
+{
+        char *f[10 + SAMPLE_IO_MAX_EXTRAS];
+        unsigned n = 0, n_fields = 10 + n_extras;
         struct rec x = {0};
         uint64_t ts, len, v[4];
         bool m[4];
         int e;
 
         for (char *p = line;; p++) {
-                if (n == 10)
+                if (n == n_fields)
                         return -EBADMSG;
                 f[n++] = p;
                 p = strchr(p, ',');
@@ -337,7 +398,7 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_t
                         break;
                 *p = '\0';
         }
-        if (n != 10)
+        if (n != n_fields)
                 return -EBADMSG;
         if (seconds_to_ns(f[0], &ts) < 0 || seconds_to_ns(f[1], &len) < 0)
                 return -EBADMSG;
@@ -368,6 +429,22 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, uint64_t *cur_t
                     .measured = (m[0] ? SENSOR_INSTR : 0) | (m[1] ? SENSOR_CYCLES : 0) |
                                 (m[2] ? SENSOR_REF_CYCLES : 0) | (m[3] ? SENSOR_BUSY : 0),
                 };
+                for (unsigned k = 0; k < n_extras; k++) {
+                        const char *fk = f[10 + k];
+
+                        /* Empty: not measured. A frequency is never 0. */
+                        if (!fk[0])
+                                continue;
+                        if (extras[k] == SAMPLE_IO_FREQ_KHZ) {
+                                if (parse_uint(fk, &x.c.freq_khz) < 0 || x.c.freq_khz == 0)
+                                        return -EBADMSG;
+                                x.c.measured |= SENSOR_FREQ;
+                        } else if (extras[k] == SAMPLE_IO_STALLS) {
+                                if (parse_u64(fk, &x.c.stalls) < 0)
+                                        return -EBADMSG;
+                                x.c.measured |= SENSOR_STALLS;
+                        }
+                }
         }
         if (r->n_iv == 0 || ts != *cur_ts) {
                 interval_end(r);
@@ -396,6 +473,8 @@ static int likwid_metric(const char *name)
                 return SENSOR_REF_CYCLES;
         if (strstr(name, "PWR_PKG_ENERGY") || strstr(name, "Energy [J]"))
                 return 0;
+        if (strstr(name, "CYCLE_ACTIVITY_STALLS_TOTAL") || strstr(name, "RESOURCE_STALLS_ANY"))
+                return SENSOR_STALLS;
         return -1;
 }
 
@@ -484,6 +563,8 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
                                         x.c.instr = (uint64_t)llround(v);
                                 } else if (metric == SENSOR_CYCLES) {
                                         x.c.cycles = (uint64_t)llround(v);
+                                } else if (metric == SENSOR_STALLS) {
+                                        x.c.stalls = (uint64_t)llround(v);
                                 } else {
                                         x.c.ref_cycles = (uint64_t)llround(v);
                                 }
@@ -516,6 +597,8 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
         int hw_cpu[CPUMASK_MAX];
         unsigned n_hw = 0, lineno = 0;
         bool pctl = false, likwid = false, columns = false;
+        enum sample_io_extra extras[SAMPLE_IO_MAX_EXTRAS];
+        unsigned n_extras = 0;
         uint64_t cur_ts = 0;
         char *line = text;
         int e;
@@ -547,12 +630,13 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                         if (line[0] == '#' || line[0] == '\0')
                                 goto next;
                         if (!columns) {
-                                if (strcmp(line, SAMPLE_IO_COLUMNS) != 0)
+                                if (pctl_columns(line, extras, &n_extras) < 0)
                                         goto bad;
                                 columns = true;
                                 goto next;
                         }
-                        e = truncated ? -EBADMSG : pctl_csv_line(r, line, &cur_ts);
+                        e = truncated ? -EBADMSG
+                                      : pctl_csv_line(r, line, extras, n_extras, &cur_ts);
                         if (e == -ENOMEM)
                                 return e;
                         if (e < 0) {
@@ -639,6 +723,275 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
         return 0;
 }
 
+/* `perf stat -I MS -x,` interval CSV: "TIME,[CPUn,]VALUE,UNIT,EVENT,RUN_NS,PCT,..." per event
+ * per interval (and per CPU with -A), after "# started on" comments. With a CPU column the
+ * counts are per CPU; without one they are the counts of what perf measured (a process, a
+ * command), kept as target 0 on CPU 0. power/energy-pkg/ is per package, in joules. */
+enum { PERF_INSTR, PERF_CYCLES, PERF_REF, PERF_STALLS, PERF_BUSY, PERF_ENERGY, PERF_NONE };
+
+static int perf_event_kind(const char *name)
+{
+        static const struct {
+                const char *name;
+                int kind;
+        } events[] = {
+            {"instructions", PERF_INSTR},
+            {"inst_retired.any", PERF_INSTR},
+            {"cycles", PERF_CYCLES},
+            {"cpu-cycles", PERF_CYCLES},
+            {"cpu_clk_unhalted.thread", PERF_CYCLES},
+            {"ref-cycles", PERF_REF},
+            {"cpu_clk_unhalted.ref_tsc", PERF_REF},
+            {"cycle_activity.stalls_total", PERF_STALLS},
+            {"resource_stalls.any", PERF_STALLS},
+            {"stalled-cycles-backend", PERF_STALLS},
+            {"task-clock", PERF_BUSY},
+            {"cpu-clock", PERF_BUSY},
+            {"power/energy-pkg/", PERF_ENERGY},
+        };
+        char low[64];
+        size_t n = strlen(name);
+
+        /* perf appends modifiers (":u", ":k", ":ukHG") and upper-cases some names. */
+        if (n >= sizeof(low))
+                return PERF_NONE;
+        for (size_t i = 0; i <= n; i++)
+                low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+        {
+                char *colon = strrchr(low, ':');
+
+                if (colon && colon[1] && strspn(colon + 1, "ukhgpsdw") == strlen(colon + 1))
+                        *colon = '\0';
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(events); i++)
+                if (strcmp(low, events[i].name) == 0)
+                        return events[i].kind;
+        return PERF_NONE;
+}
+
+struct perf_state {
+        uint64_t ts_ns, prev_ns;
+        bool open, per_cpu, layout_known;
+        struct sensor_counts c[CPUMASK_MAX];
+        double energy_j[SENSOR_MAX_PACKAGES];
+        bool energy[SENSOR_MAX_PACKAGES];
+        int pkg_cpu[SENSOR_MAX_PACKAGES]; /* the CPU perf reports each package's energy on */
+        unsigned n_pkg;
+};
+
+static int perf_flush(struct sample_io_reader *r, struct perf_state *st)
+{
+        int e;
+
+        if (!st->open)
+                return 0;
+        e = interval_begin(r, st->ts_ns, st->ts_ns - st->prev_ns);
+        if (e < 0)
+                return e;
+        for (unsigned c = 0; c < CPUMASK_MAX; c++) {
+                struct rec x = {
+                    .kind = st->per_cpu ? REC_CPU : REC_TARGET, .cpu = c, .c = st->c[c]};
+
+                if (!st->c[c].measured)
+                        continue;
+                e = rec_push(r, &x);
+                if (e < 0)
+                        return e;
+        }
+        for (unsigned p = 0; p < st->n_pkg; p++) {
+                struct rec x = {.kind = REC_PACKAGE, .id = p, .energy_j = st->energy_j[p]};
+
+                if (!st->energy[p])
+                        continue;
+                e = rec_push(r, &x);
+                if (e < 0)
+                        return e;
+        }
+        interval_end(r);
+        st->prev_ns = st->ts_ns;
+        st->open = false;
+        memset(st->c, 0, sizeof(st->c));
+        memset(st->energy, 0, sizeof(st->energy));
+        memset(st->energy_j, 0, sizeof(st->energy_j));
+        return 0;
+}
+
+/* One line; -EBADMSG when it is not a perf stat CSV line at all. */
+static int perf_line(struct sample_io_reader *r, struct perf_state *st, char *line)
+{
+        char *f[10];
+        unsigned n = 0, cpu = 0, k;
+        uint64_t ts;
+        int kind, e;
+        double v;
+
+        for (char *p = line;; p++) {
+                if (n == ARRAY_SIZE(f))
+                        break;
+                f[n++] = p;
+                p = strchr(p, ',');
+                if (!p)
+                        break;
+                *p = '\0';
+        }
+        if (n < 4 || seconds_to_ns(strstrip(f[0]), &ts) < 0)
+                return -EBADMSG;
+        k = strncmp(f[1], "CPU", 3) == 0 ? 1 : 0;
+        if (n < 4 + k)
+                return -EBADMSG;
+        if (!st->layout_known) {
+                st->per_cpu = k == 1;
+                st->layout_known = true;
+        } else if (st->per_cpu != (k == 1)) {
+                return -EBADMSG;
+        }
+        if (k && (parse_uint(f[1] + 3, &cpu) < 0 || cpu >= CPUMASK_MAX))
+                return -EBADMSG;
+        if (st->open && ts != st->ts_ns) {
+                if (ts < st->ts_ns)
+                        return -EBADMSG;
+                e = perf_flush(r, st);
+                if (e < 0)
+                        return e;
+        }
+        st->ts_ns = ts;
+        st->open = true;
+        kind = perf_event_kind(f[3 + k]);
+        /* "<not counted>", "<not supported>": not measured. */
+        if (kind == PERF_NONE || f[1 + k][0] == '<' || parse_double(f[1 + k], &v) < 0 || !(v >= 0))
+                return 0;
+        if (kind == PERF_ENERGY) {
+                unsigned p = 0;
+
+                while (p < st->n_pkg && st->pkg_cpu[p] != (int)cpu)
+                        p++;
+                if (p == st->n_pkg) {
+                        if (p == SENSOR_MAX_PACKAGES)
+                                return -EBADMSG;
+                        st->pkg_cpu[st->n_pkg++] = (int)cpu;
+                }
+                st->energy_j[p] += v;
+                st->energy[p] = true;
+                return 0;
+        }
+        switch (kind) {
+        case PERF_INSTR:
+                st->c[cpu].instr = (uint64_t)v;
+                st->c[cpu].measured |= SENSOR_INSTR;
+                break;
+        case PERF_CYCLES:
+                st->c[cpu].cycles = (uint64_t)v;
+                st->c[cpu].measured |= SENSOR_CYCLES;
+                break;
+        case PERF_REF:
+                st->c[cpu].ref_cycles = (uint64_t)v;
+                st->c[cpu].measured |= SENSOR_REF_CYCLES;
+                break;
+        case PERF_STALLS:
+                st->c[cpu].stalls = (uint64_t)v;
+                st->c[cpu].measured |= SENSOR_STALLS;
+                break;
+        case PERF_BUSY: /* msec */
+                st->c[cpu].busy_ns = (uint64_t)llround(v * 1e6);
+                st->c[cpu].measured |= SENSOR_BUSY;
+                break;
+        }
+        return 0;
+}
+
+/* Whether text is perf stat CSV: its first line that is neither blank nor a comment has a
+ * time, an optional CPUn, a value (or "<not counted>"), a unit and an event. */
+static bool perf_text(const char *text)
+{
+        const char *p = text;
+
+        while (*p) {
+                const char *eol = strchr(p, '\n');
+                size_t len = eol ? (size_t)(eol - p) : strlen(p);
+
+                while (len && (*p == ' ' || *p == '\t')) {
+                        p++;
+                        len--;
+                }
+                if (len && *p != '#') {
+                        char buf[256], *f[8];
+                        unsigned n = 0, k;
+                        uint64_t ts;
+                        double v;
+
+                        if (len >= sizeof(buf) || strncmp(p, "time_s,", 7) == 0)
+                                return false;
+                        memcpy(buf, p, len);
+                        buf[len] = '\0';
+                        /* Empty fields count (the unit often is one). */
+                        for (char *q = buf; q && n < ARRAY_SIZE(f);) {
+                                f[n++] = q;
+                                q = strchr(q, ',');
+                                if (q)
+                                        *q++ = '\0';
+                        }
+                        if (n < 5 || seconds_to_ns(f[0], &ts) < 0)
+                                return false;
+                        k = strncmp(f[1], "CPU", 3) == 0;
+                        return n >= 5 + k && f[3 + k][0] != '\0' &&
+                               (f[1 + k][0] == '<' || parse_double(f[1 + k], &v) == 0);
+                }
+                if (!eol)
+                        break;
+                p = eol + 1;
+        }
+        return false;
+}
+
+static int perf_parse(struct sample_io_reader *r, char *text, unsigned *bad_line)
+{
+        struct perf_state *st = calloc(1, sizeof(*st));
+        unsigned lineno = 0;
+        int e = 0;
+
+        if (!st)
+                return -ENOMEM;
+        r->source = SAMPLE_IO_SRC_PERF;
+        for (char *line = text; line && *line;) {
+                char *nl = strchr(line, '\n');
+
+                if (nl)
+                        *nl = '\0';
+                lineno++;
+                /* A last line without its newline may be cut off (perf still writing):
+                 * skipped, as in our own CSV. */
+                if (!nl && line[0] != '#' && strstrip(line)[0] != '\0') {
+                        r->skipped++;
+                        break;
+                }
+                if (line[0] != '#' && strstrip(line)[0] != '\0') {
+                        e = perf_line(r, st, line);
+                        if (e == -ENOMEM)
+                                break;
+                        if (e < 0) {
+                                if (bad_line)
+                                        *bad_line = lineno;
+                                e = -EBADMSG;
+                                break;
+                        }
+                }
+                line = nl ? nl + 1 : NULL;
+        }
+        if (e == 0)
+                e = perf_flush(r, st);
+        /* Not one event pctl reads: nothing to replay. */
+        if (e == 0 && (r->n_iv == 0 || r->n_recs == 0)) {
+                if (bad_line)
+                        *bad_line = lineno;
+                e = -EBADMSG;
+        }
+        /* Energy alone still has a CPU perf counted it on. */
+        if (e == 0 && r->n_cpus == 0)
+                r->n_cpus = 1;
+        free(st);
+        return e;
+}
+
 int sample_io_open_text(const char *text, struct sample_io_reader **out, unsigned *line)
 {
         struct sample_io_reader *r = calloc(1, sizeof(*r));
@@ -650,7 +1003,7 @@ int sample_io_open_text(const char *text, struct sample_io_reader **out, unsigne
                 free(copy);
                 return -ENOMEM;
         }
-        e = reader_parse(r, copy, line);
+        e = perf_text(copy) ? perf_parse(r, copy, line) : reader_parse(r, copy, line);
         free(copy);
         if (e < 0) {
                 sample_io_close(r);

@@ -159,11 +159,15 @@ enum app_key {
         A_THREADS,
         A_SPIN,
         A_PHASES,
-        A_MEASURED
+        A_MEASURED,
+        A_SYNC,
+        A_IMBALANCE,
+        A_SLEEP
 };
 #define A_AMDAHL_ONLY                                                                              \
         ((1u << A_P) | (1u << A_IPC) | (1u << A_MEM) | (1u << A_MEM_BYTES) | (1u << A_THREADS) |   \
-         (1u << A_SPIN) | (1u << A_PHASES))
+         (1u << A_SPIN) | (1u << A_PHASES) | (1u << A_SYNC) | (1u << A_IMBALANCE) |                \
+         (1u << A_SLEEP))
 
 static const struct inikey app_keys[] = {
     [A_START] = {.key = "start_s", SC_NUM(INIKEY_DOUBLE, sim_app_spec, start_s, 0, 1e9)},
@@ -180,6 +184,10 @@ static const struct inikey app_keys[] = {
                     .type = INIKEY_CUSTOM,
                     .repeats = true,
                     .custom = app_measured},
+    [A_SYNC] = {.key = "sync", SC_NUM(INIKEY_DOUBLE, sim_app_spec, sync, 0, 1)},
+    [A_IMBALANCE] = {.key = "imbalance", SC_NUM(INIKEY_DOUBLE, sim_app_spec, imbalance, 1, 1000)},
+    /* Below 1: a thread that only sleeps never finishes its work. */
+    [A_SLEEP] = {.key = "sleep", SC_NUM(INIKEY_DOUBLE, sim_app_spec, sleep, 0, 0.99)},
 };
 
 /* The parts of list and row values, each checked as a key of its own. */
@@ -499,7 +507,7 @@ static int section_app(struct parse_ctx *c, const char *section, int lineno)
         if (!apps)
                 return -ENOMEM;
         c->apps = apps;
-        c->apps[c->n_apps] = (struct sim_app_spec){.lineno = lineno, .ipc = 1.0};
+        c->apps[c->n_apps] = (struct sim_app_spec){.lineno = lineno, .ipc = 1.0, .imbalance = 1.0};
         strscpy(c->apps[c->n_apps].name, n, SIM_NAME_MAX);
         c->cur_app = (int)c->n_apps++;
         return 0;
@@ -715,7 +723,7 @@ static void finish_apps(struct parse_ctx *c, const struct sim_machine_spec *m)
                                 report(c, a->lineno,
                                        "[app %s]: measured rows and Amdahl keys (p, ipc, "
                                        "mem_fraction, mem_bytes_per_instruction, threads, spin, "
-                                       "phases) do not mix",
+                                       "phases, sync, imbalance, sleep) do not mix",
                                        a->name);
                         for (unsigned r = 0; r < a->n_rows; r++) {
                                 bool ok = false;

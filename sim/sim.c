@@ -69,8 +69,11 @@ void sim_free(struct sim_machine *m)
 {
         if (!m)
                 return;
-        for (unsigned i = 0; i < m->n_apps; i++)
+        for (unsigned i = 0; i < m->n_apps; i++) {
                 free(m->apps[i].set);
+                free(m->apps[i].ts_s);
+                free(m->apps[i].shape);
+        }
         free(m->apps);
         free(m->cpu_pkg);
         free(m->pkg_freq);
@@ -147,6 +150,9 @@ static int machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, bool
 
                 a->spec = &sc->apps[only_app >= 0 ? (unsigned)only_app : i];
                 a->start_s = only_app >= 0 ? 0 : a->spec->start_s;
+                a->n_threads = a->spec->threads && !a->spec->n_rows ? a->spec->threads : m->n_cpus;
+                a->truth.known = a->spec->n_rows == 0;
+                a->truth.threads = a->n_threads;
                 if (app_set_all(m, a) < 0) {
                         sim_free(m);
                         return -ENOMEM;
@@ -343,6 +349,39 @@ static unsigned amdahl_cpus(const struct sim_machine *m, const struct sim_app_st
         return a->n_set < threads ? a->n_set : threads;
 }
 
+/* Lane i of k's share of the parallel work: linear from the first lane to the last, which
+ * gets `imbalance` times the first's (docs/sim.md, "Thread states and the speedup stack"). */
+static double lane_work(const struct sim_app_spec *s, unsigned k, unsigned i)
+{
+        if (k <= 1)
+                return 1;
+        return (1 + (s->imbalance - 1) * i / (k - 1)) / (k * (1 + s->imbalance) / 2);
+}
+
+/* The parallel part of one unit of single-core work on k lanes: the last (largest) lane's
+ * work stretched by its sleep, or the lock's critical sections one after another, whichever
+ * is longer. *lmax: the last lane's work; *sync_s: what the lock adds to every lane. */
+static double par_time(const struct sim_app_spec *s, unsigned k, double p, double *lmax,
+                       double *sync_s)
+{
+        double l = p * lane_work(s, k, k - 1);
+        double tl = l / (1 - s->sleep);
+        double tp = fmax(tl, s->sync * p);
+
+        if (lmax)
+                *lmax = l;
+        if (sync_s)
+                *sync_s = tp - tl;
+        return tp;
+}
+
+/* Wall time of one unit of single-core work on k CPUs: eq. 2's (1 - P) + P/k when there is
+ * no lock, imbalance or sleep. */
+static double work_time(const struct sim_app_spec *s, unsigned k, double p)
+{
+        return (1 - p) + par_time(s, k, p, NULL, NULL);
+}
+
 /* Instructions per second of an Amdahl app on k CPUs at f_mhz with phase (p, ipc), before
  * any memory-bandwidth limit: eq. 1 per instruction, eq. 2 over T(1). */
 static double amdahl_rate(const struct sim_machine *m, const struct sim_app_state *a, unsigned k,
@@ -353,7 +392,196 @@ static double amdahl_rate(const struct sim_machine *m, const struct sim_app_stat
         double stretch = (1 - a->spec->mem_fraction) * fmax / f_mhz + a->spec->mem_fraction;
         double tpi_s = stretch / (ipc * fmax * 1e6);
 
-        return a->share / (tpi_s * ((1 - p) + p / k));
+        return a->share / (tpi_s * work_time(a->spec, k, p));
+}
+
+/* The truth of the speedup stack per second of run time on n CPUs, k of them in use, at
+ * phase p, from the hidden parameters: the cores each delimiter costs. */
+static void truth_rates(const struct sim_app_state *a, unsigned n, unsigned k, double p,
+                        double *speedup, double comp[STACK_COMPONENTS])
+{
+        const struct sim_app_spec *s = a->spec;
+        double l, sync_s, tp = par_time(s, k, p, &l, &sync_s);
+        double d = (1 - p) + tp, seq = (1 - p) / d, useful = 1 / d;
+        double spin_run = (k - 1) * s->spin * seq;
+
+        for (unsigned c = 0; c < STACK_COMPONENTS; c++)
+                comp[c] = 0;
+        /* One thread runs the sequential part; the others wait, or spin (the cause is still
+         * the sequential part), and CPUs beyond the app's threads have nothing to run. */
+        comp[STACK_SEQUENTIAL] =
+            (k - 1) * (1 - s->spin) * seq + spin_run * a->share + (double)(n - k);
+        comp[STACK_SYNC] = k * sync_s / d;
+        comp[STACK_IMBALANCE] = (k * l - p) / (1 - s->sleep) / d;
+        comp[STACK_IO] = p * s->sleep / (1 - s->sleep) / d;
+        /* Time-sharing: what the threads would run, they run for `share` of it. */
+        comp[STACK_RUNQUEUE] = (1 - a->share) * (useful + spin_run);
+        /* Memory bandwidth: busy, stalled, less done. */
+        comp[STACK_INTERFERENCE] = useful * a->share * (1 - 1 / a->mem_stretch);
+        *speedup = useful * a->share / a->mem_stretch;
+}
+
+static void truth_add(struct sim_app_state *a, unsigned k, double p, double seg_s)
+{
+        double speedup, comp[STACK_COMPONENTS];
+
+        truth_rates(a, a->n_set, k, p, &speedup, comp);
+        a->truth.time_s += seg_s;
+        a->truth.cores_s += a->n_set * seg_s;
+        a->truth.speedup_s += speedup * seg_s;
+        for (unsigned c = 0; c < STACK_COMPONENTS; c++)
+                a->truth.component_s[c] += comp[c] * seg_s;
+}
+
+/* Adds a lane of `threads` threads that is active with probability `prob` to the
+ * distribution of active threads (the last bucket holds THREADSTATE_MAX_ACTIVE and more). */
+static void dist_add(double *dist, unsigned threads, double prob)
+{
+        double next[THREADSTATE_MAX_ACTIVE + 1] = {0};
+
+        for (unsigned c = 0; c <= THREADSTATE_MAX_ACTIVE; c++) {
+                unsigned up =
+                    c + threads < THREADSTATE_MAX_ACTIVE ? c + threads : THREADSTATE_MAX_ACTIVE;
+
+                next[c] += dist[c] * (1 - prob);
+                next[up] += dist[c] * prob;
+        }
+        memcpy(dist, next, sizeof(next));
+}
+
+/* The app's threads over one unit of run time on k lanes at phase p: each thread's share of
+ * it in each state, and the time with j threads active (docs/sim.md). Threads beyond k take
+ * turns on their lane's CPU. Sync and sleep are spread evenly over a lane's work, and lanes
+ * are independent of each other, which gives the concurrency histogram. */
+static void shape_compute(struct sim_app_state *a, unsigned k, double p)
+{
+        const struct sim_app_spec *s = a->spec;
+        unsigned t = a->n_threads;
+        double l, sync_s, tp = par_time(s, k, p, &l, &sync_s);
+        double d = (1 - p) + tp, fs = 1 - s->sleep;
+        double dist[THREADSTATE_MAX_ACTIVE + 1] = {1};
+
+        memset(a->shape, 0, (size_t)t * SIM_TS_STRIDE * sizeof(double));
+        memset(a->shape_active, 0, sizeof(a->shape_active));
+        /* The sequential part: thread 0 runs; the others wait in the barrier's futex, or spin
+         * on the CPUs left (k - 1 of them) for `spin` of it. */
+        a->shape[THREAD_RUN] += (1 - p) / d;
+        for (unsigned j = 1; j < t; j++) {
+                double *x = &a->shape[(size_t)j * SIM_TS_STRIDE];
+                double spin = s->spin * (1 - p) / d, on = (double)(k - 1) / (t - 1);
+
+                x[THREAD_RUN] += spin * on;
+                x[THREAD_RUNQUEUE] += spin * (1 - on);
+                x[THREAD_SYNC] += (1 - s->spin) * (1 - p) / d;
+        }
+        a->shape_active[1] += (1 - s->spin) * (1 - p) / d;
+        if (t > 1)
+                a->shape[SIM_TS_SOLO] += (1 - s->spin) * (1 - p) / d;
+        a->shape_active[t < THREADSTATE_MAX_ACTIVE ? t : THREADSTATE_MAX_ACTIVE] +=
+            s->spin * (1 - p) / d;
+        /* The parallel part, lane by lane: its work (run, or runnable while another thread
+         * of the lane runs), its sleep, the lock's wait, then parked at the end barrier until
+         * the last lane is done. */
+        for (unsigned j = 0; j < t; j++) {
+                unsigned lane = j % k, mates = t / k + (lane < t % k);
+                double w = p * lane_work(s, k, lane) / d;
+                double *x = &a->shape[(size_t)j * SIM_TS_STRIDE];
+
+                x[THREAD_RUN] += w / mates;
+                x[THREAD_RUNQUEUE] += w * (1 - 1.0 / mates);
+                x[THREAD_BLOCKED] += w * s->sleep / fs;
+                x[THREAD_SYNC] += sync_s / d + (l / d - w) / fs;
+        }
+        /* Lanes by the end of their work, last first: while lanes lane..k-1 still work, each
+         * is active for its work over that time. */
+        for (unsigned lane = k; lane-- > 0;) {
+                unsigned mates = t / k + (lane < t % k);
+                double w = p * lane_work(s, k, lane);
+                double end = w / fs + sync_s;
+                double prev = lane ? p * lane_work(s, k, lane - 1) / fs + sync_s : 0;
+
+                if (end <= 0)
+                        continue;
+                dist_add(dist, mates, w / end);
+                for (unsigned c = 0; c <= THREADSTATE_MAX_ACTIVE; c++)
+                        a->shape_active[c] += dist[c] * (end - prev) / d;
+                /* Solo: a lane's only thread active while every other working lane is not
+                 * (the lanes done are parked, alive and waiting). The product over the
+                 * others of (1 - active) is the whole product without this lane; lanes
+                 * always active (no lock, no sleep) are counted apart. */
+                double idle_all = 1;
+                unsigned always = 0;
+
+                for (unsigned q = lane; t > 1 && q < k; q++) {
+                        double wq = p * lane_work(s, k, q), aq = wq / (wq / fs + sync_s);
+
+                        if (aq >= 1 - 1e-12)
+                                always++;
+                        else
+                                idle_all *= 1 - aq;
+                }
+                for (unsigned o = lane; t > 1 && o < k; o++) {
+                        double wo = p * lane_work(s, k, o), ao = wo / (wo / fs + sync_s);
+                        double alone;
+
+                        if (t / k + (o < t % k) != 1)
+                                continue;
+                        if (ao >= 1 - 1e-12)
+                                alone = always == 1 ? idle_all : 0;
+                        else
+                                alone = always == 0 ? ao * idle_all / (1 - ao) : 0;
+                        a->shape[(size_t)o * SIM_TS_STRIDE + SIM_TS_SOLO] +=
+                            alone * (end - prev) / d;
+                }
+        }
+}
+
+static void threads_add(struct sim_app_state *a, unsigned k, double p, double seg_s)
+{
+        if (!a->shape_ok || a->shape_k != k || a->shape_p != p) {
+                shape_compute(a, k, p);
+                a->shape_ok = true;
+                a->shape_k = k;
+                a->shape_p = p;
+        }
+        for (unsigned j = 0; j < a->n_threads; j++) {
+                const double *x = &a->shape[(size_t)j * SIM_TS_STRIDE];
+                double *acc = &a->ts_s[(size_t)j * SIM_TS_STRIDE];
+
+                for (unsigned st = 0; st < SIM_TS_STRIDE; st++)
+                        acc[st] += x[st] * seg_s;
+                /* Time-sharing the CPUs: runnable for the others' share of the time. */
+                acc[THREAD_RUN] -= x[THREAD_RUN] * seg_s * (1 - a->share);
+                acc[THREAD_RUNQUEUE] += x[THREAD_RUN] * seg_s * (1 - a->share);
+        }
+        for (unsigned c = 0; c <= THREADSTATE_MAX_ACTIVE; c++)
+                a->ts_active_s[c] += a->shape_active[c] * seg_s;
+}
+
+/* The part of the step after the app ended: its threads have exited. */
+static void threads_exited(struct sim_app_state *a, double exited_s)
+{
+        if (exited_s <= 0)
+                return;
+        for (unsigned j = 0; j < a->n_threads; j++)
+                a->ts_s[(size_t)j * SIM_TS_STRIDE + THREAD_EXITED] += exited_s;
+        a->ts_active_s[0] += exited_s;
+}
+
+int sim_track_threads(struct sim_machine *m)
+{
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+
+                if (a->ts_s)
+                        continue;
+                a->ts_s = calloc((size_t)a->n_threads * SIM_TS_STRIDE, sizeof(double));
+                a->shape = calloc((size_t)a->n_threads * SIM_TS_STRIDE, sizeof(double));
+                if (!a->ts_s || !a->shape)
+                        return -ENOMEM;
+        }
+        m->track_threads = true;
+        return 0;
 }
 
 /* Memory bandwidth: each package gives mem_bandwidth_gbs; the apps on it ask for their
@@ -413,7 +641,7 @@ static void step_amdahl(struct sim_machine *m, struct sim_app_state *a, double w
 
                 phase_at(s, a->run_s, &p, &ipc, &next_s);
                 double seg_s = fmin(window_s, next_s - a->run_s);
-                double denom = (1 - p) + p / k; /* eq. 2 over T(1) */
+                double denom = work_time(s, k, p); /* eq. 2 over T(1) */
                 double rate = amdahl_rate(m, a, k, a->f_mhz, p, ipc) / a->mem_stretch;
                 double rem = s->instructions - a->done;
                 double instr = rate * seg_s;
@@ -423,14 +651,21 @@ static void step_amdahl(struct sim_machine *m, struct sim_app_state *a, double w
                         seg_s = rem / rate;
                         a->finished = true;
                 }
-                double fs = (1 - p) / denom, fp = (p / k) / denom;
+                /* Lane 0 runs the sequential part and its share of the parallel one; the
+                 * others their shares, and waiting threads spin for a share of the
+                 * sequential part: busy, no progress. */
+                double fs = (1 - p) / denom, w0 = lane_work(s, k, 0);
+                double fp = k > 1 ? p * (1 - w0) / (k - 1) / denom : 0;
                 a->active_s += seg_s;
-                a->b_first_s += a->share * seg_s;
-                /* Waiting threads spin for a share of the sequential part: busy, no progress. */
+                a->b_first_s += a->share * seg_s * ((1 - p) + p * w0) / denom;
                 if (k > 1)
                         a->b_other_s += a->share * seg_s * (fp + s->spin * fs);
-                a->i_first += instr * denom;
-                a->i_other += instr * p / k;
+                a->i_first += instr * ((1 - p) + p * w0);
+                if (k > 1)
+                        a->i_other += instr * p * (1 - w0) / (k - 1);
+                truth_add(a, k, p, seg_s);
+                if (m->track_threads)
+                        threads_add(a, k, p, seg_s);
                 a->p_weighted_s += p * seg_s;
                 a->run_s += seg_s;
                 a->done = a->finished ? s->instructions : a->done + instr;
@@ -474,6 +709,11 @@ static void step_rows(struct sim_machine *m, struct sim_app_state *a, double win
         a->i_first += instr / (1 + (n - 1) * x);
         a->i_other += instr * x / (1 + (n - 1) * x);
         a->dyn_rows_j += add_w * a->share * seg_s;
+        a->truth.time_s += seg_s;
+        a->truth.cores_s += n * seg_s;
+        /* Its threads as an Amdahl app whose other CPUs are busy x of the time. */
+        if (m->track_threads)
+                threads_add(a, n, n > 1 ? x / (x + (1 - x) / n) : 0, seg_s);
         a->p_weighted_s += s->rows_p * seg_s;
         a->run_s += seg_s;
         a->done = a->finished ? 1 : a->done + frac;
@@ -542,6 +782,12 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
                 else
                         step_amdahl(m, a, window_s);
                 total_active_s += a->active_s;
+        }
+        for (unsigned i = 0; m->track_threads && i < m->n_apps; i++) {
+                struct sim_app_state *a = &m->apps[i];
+
+                if (a->started && a->finished)
+                        threads_exited(a, t1_s - fmax(t0_s, a->start_s) - a->active_s);
         }
 
         /* Counters and per-CPU use. */
@@ -684,12 +930,10 @@ int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_trut
         }
         *out = (struct sim_app_truth){
             .name = a->spec->name,
-            .measured_rows = a->spec->n_rows > 0,
             .started = a->started,
             .finished = a->finished,
             .p_true = a->run_s > 0 ? a->p_weighted_s / a->run_s
                                    : (a->spec->n_rows > 0 ? a->spec->rows_p : a->spec->p),
-            .instructions_done = a->spec->n_rows > 0 ? a->done * a->spec->instructions : a->done,
             .instructions_total = a->spec->instructions,
             .time_s = a->run_s,
             .energy_j = a->energy_j,
@@ -713,4 +957,43 @@ double sim_truth_energy_j(const struct sim_machine *m)
         for (unsigned p = 0; p < m->n_packages; p++)
                 e += m->pkg_energy_j[p];
         return e;
+}
+
+double sim_app_compute_cpi(const struct sim_app_state *a)
+{
+        double p, ipc, next_s;
+
+        if (a->spec->n_rows > 0)
+                return NAN;
+        /* A cycle per instruction at the frequency the machine was built for is
+         * (1 - mem_fraction)/ipc of compute and mem_fraction·f/fmax/ipc of memory time (the
+         * stretch of amdahl_rate): the compute share does not depend on the frequency. */
+        phase_at(a->spec, a->run_s, &p, &ipc, &next_s);
+        return (1 - a->spec->mem_fraction) / ipc;
+}
+
+int sim_truth_stack_acc(const struct sim_machine *m, unsigned app, struct sim_stack_acc *out)
+{
+        if (app >= m->n_apps)
+                return -ESRCH;
+        *out = m->apps[app].truth;
+        return 0;
+}
+
+void sim_truth_stack(const struct sim_stack_acc *from, const struct sim_stack_acc *to,
+                     struct stack *out)
+{
+        double dt = to->time_s - from->time_s;
+
+        *out = (struct stack){.known = false, .threads = to->threads};
+        out->cores = out->speedup = NAN;
+        for (unsigned c = 0; c < STACK_COMPONENTS; c++)
+                out->component[c] = NAN;
+        if (!to->known || !(dt > 0))
+                return;
+        out->known = true;
+        out->cores = (to->cores_s - from->cores_s) / dt;
+        out->speedup = (to->speedup_s - from->speedup_s) / dt;
+        for (unsigned c = 0; c < STACK_COMPONENTS; c++)
+                out->component[c] = (to->component_s[c] - from->component_s[c]) / dt;
 }

@@ -5,11 +5,16 @@
 #include <stdint.h>
 
 #include "pctl/sim.h"
+#include "pctl/stack.h"
+#include "pctl/threadstate.h"
 
 #define SIM_NAME_MAX 64
 /* RAPL energy status unit: 1/2^14 J (61 us), the default on Intel client and server parts. */
 #define SIM_RAPL_UNITS_PER_J 16384.0
-#define SIM_GAUSS_N 65536
+#define SIM_GAUSS_N 4096
+/* Per thread: seconds in each state, then its solo time (threadstate_thread.solo_ns). */
+#define SIM_TS_SOLO THREAD_STATES
+#define SIM_TS_STRIDE (THREAD_STATES + 1)
 
 struct sim_phase {
         double at_s; /* run-time offset from which it applies */
@@ -36,6 +41,9 @@ struct sim_app_spec {
         double mem_fraction;
         double mem_bytes_per_instr; /* memory traffic; 0: none (fits in cache) */
         double spin;
+        double sync;      /* share of each parallel thread's work inside one shared lock */
+        double imbalance; /* the last parallel thread's work over the first's, >= 1 */
+        double sleep;     /* share of each parallel thread's time blocked in nanosleep */
         unsigned threads; /* 0: as many as the machine has CPUs */
         unsigned n_phases;
         struct sim_phase *phases;
@@ -94,6 +102,19 @@ struct sim_app_state {
         double share;                /* of each of its CPUs, when apps overlap */
         double mem_stretch;          /* >= 1: its packages' memory bandwidth slows it this step */
         double f_mhz;                /* the slowest frequency among its CPUs this step */
+        /* The speedup stack's ground truth, summed over its run (sim_truth_stack_acc). */
+        struct sim_stack_acc truth;
+        /* Its threads' states, kept only once a thread-state reader is attached
+         * (sim_track_threads): cumulative seconds per thread and state, seconds with k
+         * threads active, and the shape (fractions of run time) for the last (k, P). */
+        unsigned n_threads;
+        double *ts_s; /* [n_threads * THREAD_STATES] */
+        double ts_active_s[THREADSTATE_MAX_ACTIVE + 1];
+        bool shape_ok;
+        unsigned shape_k, shape_n;
+        double shape_p;
+        double *shape; /* [n_threads * THREAD_STATES] */
+        double shape_active[THREADSTATE_MAX_ACTIVE + 1];
 };
 
 struct sim_machine {
@@ -119,6 +140,7 @@ struct sim_machine {
         double *gauss; /* [SIM_GAUSS_N] standard normal draws */
         uint64_t gauss_bits;
         unsigned gauss_bits_left;
+        bool track_threads; /* a thread-state reader is attached */
 };
 
 /* scenario.c */
@@ -142,3 +164,11 @@ unsigned sim_freq_mhz(const struct sim_machine *m, unsigned package);
 uint32_t sim_rapl_raw(const struct sim_machine *m, unsigned package);
 /* A standard normal draw from the machine's seeded generator. */
 double sim_gauss(struct sim_machine *m);
+
+/* Compute cycles per instruction of an Amdahl app in its current phase: its busy cycles
+ * beyond that share of the instructions it retired are stalls (memory time, the bandwidth
+ * limit's stretch, spinning). NaN for an app of measured rows (nothing is said). */
+double sim_app_compute_cpi(const struct sim_app_state *a);
+
+/* Keep every app's thread states from now on (the thread-state backend, sim_threadstate.c). */
+int sim_track_threads(struct sim_machine *m);

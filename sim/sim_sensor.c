@@ -21,6 +21,8 @@ struct sim_sensor {
         unsigned n_targets;
         unsigned *target_app;
         struct sim_cnt *prev_target; /* [n_targets * n_cpus] */
+        double *cpi;                 /* [n_cpus] scratch of cpu_cpi */
+        unsigned *holders;           /* [n_cpus] */
         uint32_t prev_rapl[SENSOR_MAX_PACKAGES];
 };
 
@@ -54,7 +56,12 @@ static int sim_sensor_open(struct sensor *s, const struct sensor_config *cfg)
         if (!p)
                 return -ENOMEM;
         p->prev_cpu = malloc(m->n_cpus * sizeof(*p->prev_cpu));
-        if (!p->prev_cpu) {
+        p->cpi = malloc(m->n_cpus * sizeof(*p->cpi));
+        p->holders = malloc(m->n_cpus * sizeof(*p->holders));
+        if (!p->prev_cpu || !p->cpi || !p->holders) {
+                free(p->prev_cpu);
+                free(p->cpi);
+                free(p->holders);
                 free(p);
                 return -ENOMEM;
         }
@@ -70,7 +77,7 @@ static int sim_sensor_open(struct sensor *s, const struct sensor_config *cfg)
         s->priv = p;
         s->n_cpus = m->n_cpus;
         s->n_packages = m->n_packages;
-        s->metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY;
+        s->metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY | SENSOR_STALLS;
         s->has_energy = true;
         s->n_targets = 0;
         return 0;
@@ -120,24 +127,84 @@ static uint64_t noisy(struct sim_machine *m, uint64_t v)
 
         if (noise <= 0 || v == 0)
                 return v;
-        double x = v * (1 + noise * sim_gauss(m));
-        return x > 0 ? (uint64_t)(x + 0.5) : 0;
+        /* Counts are below 2^63: the signed conversions are single instructions. */
+        double x = (double)(int64_t)v * (1 + noise * sim_gauss(m));
+        return x > 0 ? (uint64_t)(int64_t)(x + 0.5) : 0;
 }
 
+/* One count's deltas. cpi >= 0: the compute cycles per instruction of the one Amdahl app
+ * whose counts these are, so its stalls are the cycles beyond cpi·I0 (I0 = the instructions
+ * less the system's ΔI rate over the busy time); NaN: stalls unknown (a rows app, or several
+ * apps on the CPU). Counted in the cycles' group, the stalls take the cycles' noise: one draw,
+ * as the cycles alone took before, so the noise of everything else stays as it was. */
 static void fill_counts(struct sim_machine *m, const struct sim_acc *now, struct sim_cnt *prev,
-                        struct sensor_counts *out)
+                        double cpi, struct sensor_counts *out)
 {
+        double noise = m->sc->mach.counter_noise, stalls = 0;
+        uint64_t dc, di, db;
         struct sim_cnt n;
 
         snapshot(now, &n, 1);
+        /* Most (target, CPU) pairs saw nothing: no draw is made for them either way. */
+        if (n.cycles == prev->cycles && n.instr == prev->instr && n.busy_ns == prev->busy_ns &&
+            n.ref_cycles == prev->ref_cycles) {
+                *out = (struct sensor_counts){.measured = SENSOR_INSTR | SENSOR_CYCLES |
+                                                          SENSOR_REF_CYCLES | SENSOR_BUSY |
+                                                          SENSOR_STALLS};
+                return;
+        }
+        dc = (uint64_t)(n.cycles - prev->cycles);
+        di = (uint64_t)(n.instr - prev->instr);
+        db = (uint64_t)(n.busy_ns - prev->busy_ns);
         *out = (struct sensor_counts){
-            .instr = noisy(m, (uint64_t)(n.instr - prev->instr)),
-            .cycles = noisy(m, (uint64_t)(n.cycles - prev->cycles)),
+            .instr = noisy(m, di),
+            .cycles = dc,
             .ref_cycles = (uint64_t)(n.ref_cycles - prev->ref_cycles),
-            .busy_ns = (uint64_t)(n.busy_ns - prev->busy_ns),
+            .busy_ns = db,
             .measured = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY,
         };
+        if (cpi >= 0 && dc > 0) {
+                stalls = (double)(int64_t)dc -
+                         ((double)(int64_t)di - m->sc->mach.os_ips * (double)(int64_t)db * 1e-9) * cpi;
+                if (!(stalls > 0))
+                        stalls = 0;
+        }
+        if (noise > 0 && dc != 0) {
+                double g = 1 + noise * sim_gauss(m), x = (double)(int64_t)dc * g;
+
+                out->cycles = x > 0 ? (uint64_t)(int64_t)(x + 0.5) : 0;
+                stalls *= g > 0 ? g : 0;
+        }
+        if (cpi >= 0 || dc == 0) {
+                out->stalls = (uint64_t)(int64_t)(stalls + 0.5); /* < 2^63: the cheap cast */
+                out->measured |= SENSOR_STALLS;
+        }
         *prev = n;
+}
+
+/* Which app's compute share each CPU's counts since since_ns have: the one app that ran
+ * there (NaN for a rows app), else NaN (several apps). An app that finished counts while its
+ * end (start + run time) is within the interval. holders is scratch. */
+static void cpu_cpi(const struct sim_machine *m, uint64_t since_ns, double *cpi, unsigned *holders)
+{
+        memset(holders, 0, m->n_cpus * sizeof(*holders));
+        for (unsigned c = 0; c < m->n_cpus; c++)
+                cpi[c] = 0;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                const struct sim_app_state *a = &m->apps[i];
+                double x;
+
+                if (!a->started || (a->finished && (a->start_s + a->run_s) * 1e9 < since_ns))
+                        continue;
+                x = sim_app_compute_cpi(a);
+                for (unsigned j = 0; j < a->n_set; j++) {
+                        holders[a->set[j]]++;
+                        cpi[a->set[j]] = x;
+                }
+        }
+        for (unsigned c = 0; c < m->n_cpus; c++)
+                if (holders[c] > 1)
+                        cpi[c] = NAN;
 }
 
 static int sim_sensor_read(struct sensor *s, struct sensor_sample *out)
@@ -150,22 +217,24 @@ static int sim_sensor_read(struct sensor *s, struct sensor_sample *out)
                 return -EINVAL;
         out->timestamp_ns = m->now_ns;
         out->interval_ns = m->now_ns - p->prev_ns;
+        cpu_cpi(m, p->prev_ns, p->cpi, p->holders);
         p->prev_ns = m->now_ns;
         for (unsigned c = 0; c < m->n_cpus; c++) {
                 if (cpumask_test(&p->cpus, c))
-                        fill_counts(m, &m->cpu[c], &p->prev_cpu[c], &out->cpu[c]);
+                        fill_counts(m, &m->cpu[c], &p->prev_cpu[c], p->cpi[c], &out->cpu[c]);
                 else
                         out->cpu[c] = (struct sensor_counts){0};
         }
         for (unsigned t = 0; t < p->n_targets; t++) {
                 const struct sim_acc *now = &m->app_cpu[(size_t)p->target_app[t] * m->n_cpus];
                 struct sim_cnt *prev = &p->prev_target[(size_t)t * m->n_cpus];
+                double cpi = sim_app_compute_cpi(&m->apps[p->target_app[t]]);
 
                 for (unsigned c = 0; c < m->n_cpus; c++) {
                         struct sensor_counts *o = sensor_target_cpu(out, t, c);
 
                         if (cpumask_test(&p->cpus, c))
-                                fill_counts(m, &now[c], &prev[c], o);
+                                fill_counts(m, &now[c], &prev[c], cpi, o);
                         else
                                 *o = (struct sensor_counts){0};
                 }
@@ -190,6 +259,8 @@ static void sim_sensor_close(struct sensor *s)
         if (!p)
                 return;
         free(p->prev_cpu);
+        free(p->cpi);
+        free(p->holders);
         free(p->target_app);
         free(p->prev_target);
         free(p);

@@ -12,7 +12,9 @@
 #include "pctl/estimator.h"
 #include "pctl/model.h"
 #include "pctl/objective.h"
+#include "pctl/stack.h"
 #include "pctl/policy.h"
+#include "pctl/scaling.h"
 #include "pctl/topology.h"
 
 #define ALLOCATOR_HISTORY 48
@@ -36,12 +38,29 @@ struct allocator_app {
         /* In: set by the caller. */
         uint64_t id;
         const struct policy *policy;
+        /* Its speedup stack at the current setting (known false: none). A delimiter that
+         * grows with the cores makes the search try fewer cores first; interference, a lower
+         * clock (docs/allocator.md, "The speedup stack"). */
+        struct stack stack;
         unsigned cores;    /* held now */
         unsigned freq_khz; /* its CPUs run at now; 0 without DVFS */
         /* Its CPUs share a frequency domain with another app's: the domain runs at the
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
         bool freq_shared;
+        /* From history (pctl history): the best configuration a past run of the same app
+         * measured, and its score there. The app starts there instead of learning, at its
+         * first decision, and verifies it: measured within ALLOCATOR_HISTORY_VERIFY of the
+         * remembered score, it stays while the measurement is fresh; otherwise it searches
+         * around it. 0 cores: none. The allocator clears hint_cores when it is done with it. */
+        unsigned hint_cores, hint_freq_khz;
+        double hint_score;
+        bool from_history;      /* placed at the remembered configuration */
+        uint64_t hint_verified; /* the decision the hint measured as remembered; 0: not yet */
+        /* The best point of the app's first phase, kept when it changed phase: what a
+         * returning app (which starts in that phase) should start at. */
+        struct allocator_point start_best;
+        bool start_saved;
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
         unsigned n_hist;
@@ -62,11 +81,23 @@ struct allocator_app {
         unsigned model_cores, model_freq_khz;
         bool model_refuted;
         unsigned drifts; /* revisits that measured a changed app (the search restarted) */
-        bool learning;   /* held at the baseline until P is settled */
+        /* The one-core probe for eq. 9's IPC_I0(1): running now, since which interval, at
+         * which frequency, where it goes back to, and the settable frequencies (by index)
+         * probed already. */
+        bool ipc1_probing;
+        uint64_t ipc1_probe_since;
+        unsigned ipc1_probe_khz, ipc1_back_cores, ipc1_back_khz;
+        uint64_t ipc1_probed;
+        bool learning; /* held at the baseline until P is settled */
         /* Left learning once: a phase change re-opens the search where the app is, it does
          * not send it back to the baseline. */
         bool searching;
         uint64_t seen_intervals; /* the estimate's interval count at the last observation */
+        /* Its measured scaling and ESTIMA's extrapolation of it at the best point's
+         * frequency (include/pctl/scaling.h, docs/extrapolation.md). */
+        struct scaling scaling;
+        struct scaling_model scaling_model;
+        unsigned scaling_jumps; /* jumps to its predicted optimum in this search */
         /* Out. */
         unsigned want_cores;
         unsigned want_freq_khz;
@@ -75,6 +106,7 @@ struct allocator_app {
          * lose them again when it returns: every probe would move every app). */
         unsigned reserve_cores;
         bool exploring; /* want_* is a probe of the search or a jump of the model */
+        unsigned probe_cores, probe_freq_khz; /* the search's last probe */
         /* The last probe sharing could not grant (it asked for more cores than its share):
          * not asked for again until it is stale, or the search would ask every decision. */
         unsigned denied_cores, denied_freq_khz;
@@ -83,6 +115,10 @@ struct allocator_app {
         /* Learning with ctx->learners_share: placed on want_cores of the allowed CPUs (all of
          * them at the baseline), time-sharing with the others, outside the partition. */
         bool shares_cpus;
+        /* The extrapolation's best core count for its objective within its policy's bounds,
+         * and the largest speedup over one core there (0 and NaN: unknown). */
+        unsigned predicted_best_cores;
+        double predicted_speedup_max;
         char reason[200]; /* why it changed, or why it stays */
         bool changed;
 };
@@ -108,6 +144,10 @@ struct allocator_ctx {
 };
 
 #define ALLOCATOR_PROBE_SAMPLES 3
+/* A remembered configuration is confirmed when it measures within this fraction of its
+ * remembered score: far above a probe's counter noise (~1%), below what another phase or
+ * another machine load does to the score. */
+#define ALLOCATOR_HISTORY_VERIFY 0.10
 
 /* Records the measured objective score of the app's current configuration. Call once per
  * sensor interval after estimator_update (or once per decision): the first sample after a
@@ -123,6 +163,12 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
 /* Chooses want_cores / want_freq_khz for every app, sharing ctx->n_cpus by weight among the
  * apps that do not share CPUs (shares_cpus: learners, with ctx->learners_share). */
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
+
+/* What a run teaches pctl history: the best fresh measured point of the app within its
+ * policy's bounds, or, when it changed phase, its first phase's best (a returning app starts
+ * in its first phase). False when nothing has been measured. */
+bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
+                    struct allocator_point *out);
 
 /* Picks CPUs: each app keeps as many of its current CPUs as it still may, then takes free
  * ones from the package it already uses most, so apps stay on whole packages where they can.

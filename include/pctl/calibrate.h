@@ -95,6 +95,12 @@ struct calibrate_prow {
 
 struct calibrate_result {
         struct platform_profile profile;
+        /* ΔI of eq. 14 as fitted (the profile holds them clamped at 0), their standard
+         * errors, and the RMS of the fit's residuals in instructions per run. NaN when
+         * instructions were not measured or the runs could not tell α from β. */
+        double delta_i_alpha_fit, delta_i_beta_fit;
+        double delta_i_alpha_se, delta_i_beta_se;
+        double delta_i_rms;
         bool energy_measured;
         bool instr_measured;
         unsigned n_freqs;
@@ -120,7 +126,7 @@ int calibrate_run_real(const struct calibrate_config *cfg, struct calibrate_resu
 int calibrate_run_sim(const struct calibrate_config *cfg, struct calibrate_result *out, char *err,
                       size_t err_size);
 
-/* Pure: fills profile figures (ipc1, delta_i_rate, power, validation) and the tables from
+/* Pure: fills profile figures (ipc1, ΔI's α and β, power, validation) and the tables from
  * res->runs. Identity fields of the profile are left as they are. */
 int calibrate_fit(struct calibrate_result *res);
 

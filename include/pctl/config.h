@@ -35,6 +35,7 @@ struct config {
         char metrics_listen[64]; /* Prometheus /metrics on ADDR:PORT; "" is off */
         struct power_decl power; /* [power]; has_power false when the section is absent */
         bool has_power;
+        char history_path[CONFIG_PATH_MAX]; /* pctl history's file; "": off */
 };
 
 /* The built-in defaults, as the table states them. */

@@ -16,13 +16,22 @@
 #include "pctl/sensor.h"
 
 /* The reference paper's measured ΔI/T for its synthetic benchmark on the i7 (mean 6.58e4/s,
- * section IV), used when calibration has not measured the platform's rate. Instructions/s
- * per busy core. */
-#define ESTIMATOR_DEFAULT_DELTA_I_RATE 6.58e4
+ * section IV): system instructions per second of run time, system-wide, whatever the number
+ * of cores. Used as eq. 14's α, with β = 0, when calibration has not measured the platform. */
+#define ESTIMATOR_DEFAULT_DELTA_I_ALPHA 6.58e4
 
+/* ΔI over an interval of t seconds on an app's CPUs, eq. 14 per interval (docs/estimator.md):
+ *   ΔI = α·t + β·B,  B the busy core-seconds of its CPUs (N·t when N cores are busy)
+ * α lands on its CPUs whatever their number (split among them by busy time), β is per busy
+ * core. */
 struct estimator_config {
-        /* ΔI rate per busy core, instructions/s (calibration's ΔI/T). NaN or < 0: the default. */
+        /* β: ΔI per busy core-second, instructions/s (calibration's fit). NaN or < 0: not
+         * calibrated, and then α and β are the defaults (α = ESTIMATOR_DEFAULT_DELTA_I_ALPHA,
+         * β = 0). */
         double delta_i_rate;
+        /* α: ΔI per second on the app's CPUs, instructions/s. Used with a calibrated β; NaN
+         * or < 0 there: 0. */
+        double delta_i_alpha;
         /* Calibrated single-core IPC of I0; 0 for unknown. */
         double ipc1_calibrated;
         /* Package power model for idle/static attribution and for power without RAPL; may be
@@ -60,14 +69,20 @@ enum estimate_figure {
         ESTIMATE_IPS = 1u << 13,
         ESTIMATE_SPEEDUP_RUN = 1u << 14,
         ESTIMATE_P_RUN = 1u << 15,
+        ESTIMATE_IPC_CORE_DROP = 1u << 16,
 };
 
-/* Where IPC_I0(1) of eq. 9 came from, in order of preference. */
+/* Where IPC_I0(1) of eq. 9 came from. In order of preference: one-core, one-core-scaled,
+ * calibration, busiest-core. */
 enum estimate_ipc1_source {
         ESTIMATE_IPC1_NONE = 0,
-        ESTIMATE_IPC1_ONE_CORE,     /* this app observed on one core */
-        ESTIMATE_IPC1_BUSIEST_CORE, /* per-core IPC of the app's busiest core */
-        ESTIMATE_IPC1_CALIBRATION,  /* the platform's calibrated single-core IPC */
+        ESTIMATE_IPC1_ONE_CORE, /* this app observed on one core at this frequency */
+        /* The per-core IPC of the app's busiest core while on N cores: contention on N cores
+         * lowers it as much as IPC_I0(N), so the speedup misses it. The last resort. */
+        ESTIMATE_IPC1_BUSIEST_CORE,
+        ESTIMATE_IPC1_CALIBRATION, /* the platform's calibrated single-core IPC (pbench's) */
+        /* Observed on one core at another frequency, carried here by mem_fraction. */
+        ESTIMATE_IPC1_ONE_CORE_SCALED,
 };
 
 enum estimate_speedup_source {
@@ -106,6 +121,10 @@ struct estimate {
         enum estimate_ipc1_source ipc1_source;
         double speedup;
         enum estimate_speedup_source speedup_source;
+        /* Contention made visible: 1 − the busiest core's IPC at the most cores seen over
+         * its IPC at the fewest, at this frequency (decayed means). Near 0 without
+         * contention; eq. 9 then needs no one-core probe. */
+        double ipc_core_drop;
 
         /* Parallel fraction. */
         double p_eq10;         /* eq. 10 on the decayed mean speedup at the current N */

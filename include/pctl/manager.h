@@ -17,6 +17,7 @@
 
 struct json_object;
 struct metrics_snapshot;
+struct history;
 
 struct manager_options {
         struct config conf;        /* pctl.conf as loaded */
@@ -25,10 +26,14 @@ struct manager_options {
         struct model_power power;
         const char *power_source; /* "declared", "calibrated" */
         double delta_i_rate;      /* calibrated ΔI/T, NaN for the default */
+        double delta_i_alpha;     /* calibrated α of eq. 14 (with delta_i_rate, its β) */
         double ipc1;              /* calibrated single-core IPC, 0 for unknown */
         bool dvfs;                /* may change frequencies */
         char dvfs_why[320];       /* why not, when !dvfs */
         char calibration[480];    /* the platform file used, or why none */
+        /* Memory of past runs (borrowed; NULL: none): a returning app starts at its best
+         * configuration, and every app's run is recorded when it leaves. */
+        struct history *history;
 };
 
 struct manager;
@@ -73,6 +78,9 @@ int manager_decide(struct manager *m);
 unsigned manager_n_apps(const struct manager *m);
 uint64_t manager_decisions(const struct manager *m);
 uint64_t manager_changes(const struct manager *m);
+/* The speedup stack of a managed pid at its current setting, for the allocator's probe order
+ * (docs/allocator.md, "The speedup stack"); -ESRCH if not managed. */
+int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s);
 /* Total energy since start (J) and where it comes from: "measured", "declared",
  * "calibrated", or NULL when unknown. */
 const char *manager_energy(const struct manager *m, double *energy_j);
@@ -85,6 +93,8 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *obj, 
                    size_t err_size);
 /* A one-line summary for systemd's STATUS=. */
 void manager_summary(const struct manager *m, char *buf, size_t size);
+/* Whether a managed pid was started at a past run's best configuration (pctl history). */
+bool manager_from_history(const struct manager *m, pid_t pid);
 /* The estimate of a managed pid (NULL if not managed), for `pctl sim run` reports. */
 const struct estimate *manager_estimate(const struct manager *m, pid_t pid);
 /* A snapshot of every app's figures and the manager's counters for /metrics (metrics.h);

@@ -41,6 +41,20 @@ uint64_t perf_group_delta(const struct perf_group_reading *prev,
 /* The frequency a CPU ran at while unhalted: cycles / ref_cycles × the rate ref-cycles count
  * at (the TSC's, kHz). 0 (unknown) when either is 0. */
 unsigned perf_freq_khz(uint64_t cycles, uint64_t ref_cycles, unsigned tsc_khz);
+struct sensor_counts;
+/* Sets c->freq_khz and SENSOR_FREQ from its cycles and ref-cycles when both were measured
+ * (in one read: perf's group, LIKWID's fixed counters) and they tell a frequency; leaves both
+ * as they are otherwise. */
+void perf_counts_freq(struct sensor_counts *c, unsigned tsc_khz);
 /* The TSC rate, measured against CLOCK_MONOTONIC_RAW over about interval_ms. -EOPNOTSUPP off
  * x86 or when /proc/cpuinfo lacks constant_tsc (then the TSC is no fixed reference). */
 int perf_tsc_khz(unsigned interval_ms, unsigned *out);
+
+/* The stalled-cycle event to try at attempt 0, 1, ...: the kernel's generic
+ * stalled-cycles-backend first (AMD, some ARM cores), then on Intel the raw events ESTIMA
+ * and LIKWID use: CYCLE_ACTIVITY.STALLS_TOTAL (event 0xa3, umask 0x04, cmask 4; Haswell's
+ * CYCLES_NO_EXECUTE has the same code), then RESOURCE_STALLS.ANY (0xa2, umask 0x01; Sandy
+ * Bridge to Skylake). false when there is nothing more to try. */
+bool perf_stall_attr(unsigned attempt, bool intel, struct perf_event_attr *out);
+/* Whether /proc/cpuinfo says GenuineIntel. */
+bool perf_cpu_is_intel(void);

@@ -53,6 +53,11 @@ bool platform_proc_alive(const struct platform *p, pid_t pid);
 bool platform_proc_state(const struct platform *p, pid_t pid, char *comm, size_t size);
 /* The process's comm; "?" when it cannot be read. */
 void platform_proc_comm(const struct platform *p, pid_t pid, char *buf, size_t size);
+/* What makes a process the same app again (pctl history): its executable's path and a hash
+ * of its arguments after argv[0]. The model machine's apps are "sim:NAME", their arguments the
+ * scenario's. -errno when the process cannot be read (gone, or a kernel thread). */
+int platform_proc_identity(const struct platform *p, pid_t pid, char *exe, size_t size,
+                           uint64_t *args_hash);
 /* Lists running processes (pid, comm) into out (up to max); returns the number listed. */
 int platform_list_procs(const struct platform *p, struct platform_proc *out, unsigned max);
 /* Another daemon that sets CPU frequencies (tuned, tuned-ppd, power-profiles-daemon,

@@ -1,8 +1,10 @@
 /* platform.ini: what `pctl calibrate` measured about a machine, read by pctld at start.
  *
  *   [platform]   backend, date (ISO 8601), hostname, cpu_model, n_cpus
- *   [estimator]  ipc1 (single-core IPC of pbench's kernel), delta_i_rate (ΔI/T per busy core,
- *                instructions/s); each absent when the sensor did not measure instructions
+ *   [estimator]  ipc1 (single-core IPC of pbench's kernel); ΔI of eq. 14 per interval:
+ *                delta_i_alpha (α, instructions/s on the app's CPUs whatever their number),
+ *                delta_i_rate (β, instructions per busy core-second), delta_i_fit_error (RMS
+ *                of the fit over the mean ΔI); each absent when not measured
  *   [power]      static_w, core_w_<MHZ> and idle_w_<MHZ> per frequency, residual_w (RMS of
  *                the fit); the whole section absent when no energy was measured
  *   [validation] max_p_error, max_speedup_error_pct
@@ -24,7 +26,9 @@ struct platform_profile {
         char cpu_model[160];
         unsigned n_cpus;
         double ipc1;              /* 0 = unknown */
-        double delta_i_rate;      /* instructions/s per busy core; NaN = unknown */
+        double delta_i_rate;      /* β: instructions/s per busy core; NaN = unknown */
+        double delta_i_alpha;     /* α: instructions/s on the app's CPUs; NaN = unknown */
+        double delta_i_fit_error; /* RMS of the ΔI fit / mean ΔI; NaN = unknown */
         struct model_power power; /* n_points 0 = no power model */
         double power_residual_w;  /* RMS of the power fit; NaN without one */
         double max_p_error;       /* max |P̂ - P| over the programmed P; NaN = unknown */

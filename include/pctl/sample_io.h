@@ -3,22 +3,27 @@
  *
  * CSV form (the one the replay backend reads; documented in pctl-sample(1)):
  *
- *   # pctl-sample v1 backend=software cpus=0-1 packages=1 targets=1
- *   time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j
- *   0.100000000,0.100000000,cpu,,0,,,,98765432,
- *   0.100000000,0.100000000,cpu,,1,,,,12345678,
- *   0.100000000,0.100000000,target,0,1,,,,5000000,
- *   0.100000000,0.100000000,package,0,,,,,,1.234567
+ *   # pctl-sample v1 backend=perf cpus=0-1 packages=1 targets=1
+ *   time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j,freq_khz,stalls
+ *   0.100000000,0.100000000,cpu,,0,1000,3000,2000,98765432,,3000000,
+ *   0.100000000,0.100000000,cpu,,1,,,,12345678,,,
+ *   0.100000000,0.100000000,target,0,1,,,,5000000,,,
+ *   0.100000000,0.100000000,package,0,,,,,,1.234567,,
  *
+ * - Columns after energy_j were added later and are named in the column line; a trace
+ *   without them still reads. freq_khz: the frequency the CPU ran at while unhalted
+ *   (cycles / ref-cycles × the TSC rate; perf and LIKWID).
  * - time_s: end of the interval (the sample's timestamp_ns / 1e9); interval_s: its length.
  * - kind: `cpu` (one row per sampled CPU), `target` (per target and CPU; id = target index,
  *   only CPUs where the target measured something), `package` (id = package; energy_j).
+ * - stalls: stalled cycles (SENSOR_STALLS; ESTIMA's input). Traces written before it have no
+ *   stalls column and still read.
  * - A metric that was not measured is an empty field: nothing is made up.
  * - Rows of one interval are consecutive and share time_s; an interval ends where time_s
  *   changes or the file ends. Lines starting with '#' are comments.
  *
  * TEXT is a human table per interval; JSON is one object per interval per line (JSON lines):
- *   {"time_s":..,"interval_s":..,"cpus":[{"cpu":0,"busy_ns":..,"instr":null,..}],
+ *   {"time_s":..,"interval_s":..,"cpus":[{"cpu":0,"busy_ns":..,"instr":null,..,"freq_khz":..,"stalls":..}],
  *    "packages":[{"package":0,"energy_j":..}],"targets":[{"target":0,"cpus":[..]}]}
  */
 #pragma once
@@ -45,11 +50,13 @@ int sample_io_write_header_fmt(FILE *f, const char *backend, const struct sensor
 int sample_io_write(FILE *f, const struct sensor_sample *s, enum sample_io_format fmt);
 
 /* Which text a reader found. */
-enum sample_io_source { SAMPLE_IO_SRC_PCTL, SAMPLE_IO_SRC_LIKWID };
+enum sample_io_source { SAMPLE_IO_SRC_PCTL, SAMPLE_IO_SRC_LIKWID, SAMPLE_IO_SRC_PERF };
 
 struct sample_io_reader;
 
-/* Opens a trace: our CSV, or likwid-perfctr -t timeline text (told apart by their headers).
+/* Opens a trace: our CSV, likwid-perfctr -t timeline text, or `perf stat -I MS -x,` interval
+ * CSV (per CPU with -A; without a CPU column, one target on CPU 0), told apart by their
+ * first lines.
  * Reads the whole file up front so that shape questions have answers before the first read.
  * -ENOENT/-EACCES for the file, -EBADMSG with *line (when not NULL) set to the first bad line
  * when neither header is found or the column line does not match. */

@@ -16,6 +16,7 @@ enum sensor_metric {
         SENSOR_REF_CYCLES = 1u << 2, /* CPU_CLK_UNHALTED_REF (TSC rate while unhalted) */
         SENSOR_BUSY = 1u << 3,       /* time the CPU ran tasks, ns */
         SENSOR_FREQ = 1u << 4,       /* freq_khz: cycles / ref-cycles × the TSC rate */
+        SENSOR_STALLS = 1u << 5,     /* stalls: STALLS_TOTAL or RESOURCE_STALLS.ANY */
 };
 
 /* Deltas over one interval. */
@@ -24,6 +25,10 @@ struct sensor_counts {
         uint64_t cycles;
         uint64_t ref_cycles;
         uint64_t busy_ns;
+        /* Unhalted cycles in which the core was stalled (no uop executed, or allocation
+         * blocked for want of a backend resource), for the scalability extrapolation
+         * (docs/extrapolation.md); SENSOR_STALLS says whether it was counted. */
+        uint64_t stalls;
         /* The frequency the CPU actually ran at while unhalted over the interval, derived from
          * cycles and ref-cycles counted in one group; 0 and no SENSOR_FREQ bit where there are
          * no such counters (never a nominal or requested figure). */

@@ -15,6 +15,7 @@
 
 #include "pctl/actuator.h"
 #include "pctl/sensor.h"
+#include "pctl/stack.h"
 
 struct sim_machine;
 
@@ -67,10 +68,8 @@ unsigned sim_list_procs(const struct sim_machine *m, struct sim_proc *out, unsig
 /* Ground truth: for tests and reports only, never for the manager. */
 struct sim_app_truth {
         const char *name;
-        bool measured_rows; /* described by measured rows, not by Amdahl keys */
         bool started, finished;
-        double p_true;            /* time-weighted over the run; NaN when the rows cannot tell */
-        double instructions_done; /* I0 retired so far */
+        double p_true; /* time-weighted over the run; NaN when the rows cannot tell */
         double instructions_total;
         double start_s;    /* the virtual time it starts at */
         double time_s;     /* run time so far, from its start to now or to its finish */
@@ -83,6 +82,22 @@ struct sim_app_truth {
         double speedup_true;
 };
 int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_truth *out);
+
+/* Ground truth of an app's speedup stack (docs/sim.md, "Thread states and the speedup
+ * stack"), from its hidden parameters, summed over its run: each figure times the seconds it
+ * held. Read it twice and pass both to sim_truth_stack for the stack over the time between. */
+struct sim_stack_acc {
+        bool known;       /* false for measured-rows apps: their rows do not say why */
+        unsigned threads; /* its software threads */
+        double time_s;    /* run time */
+        double cores_s;   /* CPUs held x seconds */
+        double speedup_s; /* speedup x seconds: useful single-core work done */
+        double component_s[STACK_COMPONENTS];
+};
+int sim_truth_stack_acc(const struct sim_machine *m, unsigned app, struct sim_stack_acc *out);
+/* The average stack between two reads (to later than from); unknown over no run time. */
+void sim_truth_stack(const struct sim_stack_acc *from, const struct sim_stack_acc *to,
+                     struct stack *out);
 /* Average power of one package over the last step, W. */
 double sim_truth_package_power(const struct sim_machine *m, unsigned package);
 /* Energy of all packages since the start, J (exact, before RAPL quantisation). */
@@ -162,3 +177,5 @@ void sim_together_free(struct sim_together *t);
 
 extern const struct sensor_ops sim_sensor_ops;
 extern const struct actuator_ops sim_actuator_ops;
+/* The thread-state backend is threadstate_sim_ops (include/pctl/threadstate.h), opened with
+ * the machine: it shows each app's threads as /proc and eBPF would, never the truth. */

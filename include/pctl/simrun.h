@@ -5,8 +5,10 @@
 
 #include <stdbool.h>
 
+#include "pctl/estimator.h"
 #include "pctl/model.h"
 #include "pctl/policy.h"
+#include "pctl/stack.h"
 
 struct simrun_options {
         const char *scenario;
@@ -15,23 +17,40 @@ struct simrun_options {
         unsigned interval_ms;              /* default 100 */
         unsigned decision_ms;              /* default 1000 */
         bool have_power;                   /* a calibrated or declared power model */
+        /* The allocator decides without the apps' speedup stacks (a benchmark's baseline);
+         * the stacks are still computed and reported. */
+        bool no_stack_hints;
         struct model_power power;
         double delta_i_rate;  /* NaN: the estimator's default */
         double ipc1;          /* 0: unknown */
         double max_virtual_s; /* stop after this much virtual time; 0: 1e6 s */
         bool log;             /* keep the manager's log: each decision (debug) and change */
+        /* pctl history on the model machine: read at the start (returning apps start at
+         * their best), written as each app ends. NULL: none. */
+        const char *history_path;
 };
 
 struct simrun_app {
         char name[32];
         unsigned cores;    /* at the end (or when it finished) */
         unsigned freq_mhz; /* likewise */
+        /* Its speedup stack over its last setting (cores and frequency), computed by
+         * stack_compute from the machine's thread states (threadstate_sim_ops) and the
+         * measured speedup (with ipc1, a single-core reference), and the machine's ground truth
+         * over the same time. */
+        struct stack stack;
+        struct stack stack_true;
+        unsigned stack_intervals; /* sensor intervals the two cover */
         double time_s;
         double energy_j;
+        /* Where the estimator's last speedup came from, and eq. 9's IPC_I0(1) (NONE: none). */
+        enum estimate_speedup_source speedup_source;
+        enum estimate_ipc1_source ipc1_source;
         double p_true;
         double p_est;        /* NaN when the estimator never settled on one */
         double speedup_true; /* at its final setting, alone, memory bandwidth included */
         double speedup_est;  /* the estimator's last speedup (eq. 9); NaN when none */
+        bool from_history;   /* started at a past run's best configuration */
 };
 
 struct simrun_result {

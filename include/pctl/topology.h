@@ -1,4 +1,4 @@
-/* Which CPUs exist, and how they group into cores and packages. */
+/* Which CPUs exist, and how they group into packages. */
 #pragma once
 
 #include <stdbool.h>
@@ -7,7 +7,6 @@
 
 struct topology_cpu {
         int package; /* physical_package_id; -1 if unknown */
-        int core;    /* core_id within the package; -1 if unknown */
 };
 
 struct topology {

@@ -3,15 +3,18 @@
  * every CPU at the top frequency), each over the partition oracle's (`sim oracle --together`:
  * the best static partition, a measured run), and how long the oracle took.
  *
- * The ratios are figures, not targets here: issue 14's "pctl <= 1.10 x the oracle and below the
- * default" belongs to the allocator rework, which is separate work. Guards:
+ * Issue 14's target is "pctl <= 1.10 x the oracle and below the default" on every scenario.
+ * Below the default is judged everywhere; 1.10 x the oracle is judged on the scenarios that
+ * meet it (suite-i7-concurrent, server-mix, together-i7-2apps, server-20apps); the others
+ * print their figure (the allocator does not reach it there yet: docs/allocator.md, "Several
+ * apps"). Guards:
  * - the oracle answers server-20apps (64 cores, 20 apps) in under 5 s of CPU time (issue 14);
  * - the oracle's partition is never worse than the default's on these scenarios (its search
  *   includes settings close to it, and a fault in the search shows here first);
- * - pctl / default per scenario, at the figure measured when this bench was written (plus 3%,
- *   rounded): a regression guard of the allocator that an improved oracle cannot trip. Issue
- *   14 quoted pctl at 1.34 x the default on suite-i7-concurrent; by the sum of the apps' EDP it
- *   is 0.73 today (the machine's E*T: 0.67). */
+ * - pctl / default per scenario, at the figure measured when the allocator last improved (plus
+ *   3%, rounded): a regression guard of the allocator that an improved oracle cannot trip.
+ *   Issue 14 quoted pctl at 1.34 x the default on suite-i7-concurrent; by the sum of the apps'
+ *   EDP it was 0.73 when this bench was written, 0.59 now. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -25,22 +28,25 @@
 
 #define STEP_NS (100 * 1000 * 1000ULL) /* the oracle's step, as in `pctl sim oracle` */
 #define ORACLE_LIMIT_CPU_S 5.0
+#define TARGET_PCTL_OVER_ORACLE 1.10
 
 struct together_case {
         const char *file;
-        double guard_pctl_over_default; /* today's figure + 3% */
+        double guard_pctl_over_default; /* the figure when last improved + 3% */
         bool timed;                     /* the issue's 5 s limit */
+        bool judged;                    /* pctl / oracle <= TARGET_PCTL_OVER_ORACLE is met */
 };
 
+/* Figures in the comments: pctl/default, pctl/oracle when the allocator last improved. */
 static const struct together_case cases[] = {
-    {"suite-i7-concurrent.ini", 0.76, false},  /* 0.731 */
-    {"suite-s64-concurrent.ini", 0.39, false}, /* 0.374 */
-    {"server-mix.ini", 0.48, false},           /* 0.458 */
-    {"together-i7-2apps.ini", 0.69, false},    /* 0.663 */
-    {"together-s64-3apps.ini", 0.32, false},   /* 0.308 */
-    {"together-s64-8apps.ini", 0.12, false},   /* 0.111 */
-    {"together-xeon-2pkg.ini", 0.50, false},   /* 0.478 */
-    {"server-20apps.ini", 0.016, true},        /* 0.015 */
+    {"suite-i7-concurrent.ini", 0.60, false, true},   /* 0.585, 1.050 */
+    {"suite-s64-concurrent.ini", 0.38, false, false}, /* 0.368, 1.108 */
+    {"server-mix.ini", 0.44, false, true},            /* 0.424, 1.036 */
+    {"together-i7-2apps.ini", 0.63, false, true},     /* 0.608, 1.015 */
+    {"together-s64-3apps.ini", 0.31, false, false},   /* 0.298, 1.165 */
+    {"together-s64-8apps.ini", 0.091, false, false},  /* 0.088, 1.193 */
+    {"together-xeon-2pkg.ini", 0.42, false, false},   /* 0.407, 1.108 */
+    {"server-20apps.ini", 0.016, true, true},         /* 0.015, 1.034 */
 };
 
 static double cpu_s(void)
@@ -139,15 +145,26 @@ static int run_case(const struct together_case *c, unsigned *missed)
                 return r;
         }
         printf("bench: together %s (%u apps, %u CPUs, oracle by %s): sum EDP pctl/oracle = "
-               "%.3f, default/oracle = %.3f, pctl/default = %.3f; oracle %.3f s CPU, %.3f s wall "
-               "(%lu runs, %lu partitions scored)\n",
+               "%.3f%s, default/oracle = %.3f, pctl/default = %.3f; oracle %.3f s CPU, %.3f s "
+               "wall (%lu runs, %lu partitions scored)\n",
                c->file, info.n_apps, info.n_cpus, sim_together_method_name(t.method),
-               pctl / t.score, def / t.score, pctl / def, oracle_cpu_s, oracle_wall_s, t.runs,
-               t.evaluated);
+               pctl / t.score, c->judged ? " (judged)" : " (over the target: figure only)",
+               def / t.score, pctl / def, oracle_cpu_s, oracle_wall_s, t.runs, t.evaluated);
         if (!(t.score <= def)) {
                 printf("bench: together %s: the oracle's partition is worse than the default "
                        "MISSED\n",
                        c->file);
+                (*missed)++;
+        }
+        if (!(pctl < def)) {
+                printf("bench: together %s: pctl's sum of EDP is not below the default's "
+                       "MISSED\n",
+                       c->file);
+                (*missed)++;
+        }
+        if (c->judged && !(pctl / t.score <= TARGET_PCTL_OVER_ORACLE)) {
+                printf("bench: together %s: pctl/oracle = %.3f over the target %.2f MISSED\n",
+                       c->file, pctl / t.score, TARGET_PCTL_OVER_ORACLE);
                 (*missed)++;
         }
         if (c->guard_pctl_over_default > 0 && !(pctl / def <= c->guard_pctl_over_default)) {
@@ -169,8 +186,9 @@ int main(void)
 {
         unsigned missed = 0, failed = 0;
 
-        printf("bench: together: the ratios are figures; issue 14's target (pctl <= 1.10 x the "
-               "oracle, below the default) is the allocator rework's, not judged here\n");
+        printf("bench: together: issue 14's target: pctl below the default (judged on every "
+               "scenario) and <= %.2f x the oracle (judged where met: marked)\n",
+               TARGET_PCTL_OVER_ORACLE);
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
                 if (run_case(&cases[i], &missed) < 0)
                         failed++;

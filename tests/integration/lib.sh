@@ -34,6 +34,7 @@ state_dir = $T/state
 policies_dir = $T/policies.d
 cgroup_group = $GROUP
 platform_file = $T/platform.ini
+history_path = $T/history.db
 
 [power]
 static_w = 20

@@ -11,7 +11,10 @@ trap 'pctld_cleanup; rm -rf "$D"' EXIT
 
 mkdir -p "$D/pol"
 printf '[policy fast]\nobjective = performance\n' >"$D/pol/fast.conf"
-printf '[daemon]\npolicies_dir = %s/pol\n' "$D" >"$D/pctl.conf"
+printf '[daemon]\npolicies_dir = %s/pol\nhistory_path = %s/h.db\n' "$D" "$D" >"$D/pctl.conf"
+# A history that remembers one app of the model machine, for `pctl history forget`.
+"$PCTL" sim run "$SRC_DIR/tests/scenarios/startup-i7-p03.ini" --policy edp --history "$D/h.db" \
+        >/dev/null || fail "sim run --history failed"
 : >"$D/trace.csv"
 
 # complete_words [HELPERS] WORD...: what TAB offers after `pctl WORD...` (the last word is the
@@ -45,7 +48,11 @@ modes=("")
 for h in "${modes[@]}"; do
         got=$(bash --norc -c '[ -n "$1" ] && . "$1"; . "$2"; complete -p pctl' _ "$h" "$COMPLETION")
         [ "$got" = "complete -F _pctl pctl" ] || fail "complete -p pctl: $got"
-        check "$h" "adopt calibrate model policy release run sample sensors sim stack status " ""
+        check "$h" "adopt calibrate extrapolate history model policy release run sample sensors sim stack status " ""
+        check "$h" "forget " history ""
+        check "$h" "--config --file --help --json " history --
+        check "$h" "--all --config --file --help --json " history forget --
+        check "$h" "p03 " --config "$D/pctl.conf" history forget ""
         check "$h" "--config --help --json --socket --version " --
         check "$h" "sample sensors sim stack status " --json s
         check "$h" "sample sensors sim stack status " --socket "$D/x.sock" s
@@ -58,11 +65,11 @@ for h in "${modes[@]}"; do
         check "$h" "--all --help --json --method --objective --together " sim oracle x.ini --
         check "$h" "auto dp exhaustive " sim oracle x.ini --together --method ""
         check "$h" "auto likwid perf replay software " sample --backend ""
+        check "$h" "--config --help --job --policy --socket " adopt 1 --
+        check "$h" "" adopt 1 --job ""
         check "$h" "auto ebpf proc " stack 1 --backend ""
         check "$h" "--backend --count --help --interval --json --plot " stack 1 --
         check "$h" "$D/trace.csv " stack 1 --plot "$D/tr"
-        check "$h" "--config --help --job --policy --socket " adopt 1 --
-        check "$h" "" adopt 1 --job ""
         check "$h" "check list reload " policy ""
         check "$h" "--config --dir --help --json " policy list --
         check "$h" "--config --help --socket " policy reload --
@@ -71,6 +78,8 @@ for h in "${modes[@]}"; do
         check "$h" "$D/trace.csv " sensors --source "$D/tr"
         check "$h" "$D/trace.csv " sensors --source = "$D/tr"
         check "$h" "$D/pol " policy check "$D/po"
+        check "$h" "--help --json --to --trace " extrapolate runs.txt --
+        check "$h" "$D/trace.csv " extrapolate "$D/tr"
         # Policy names from the policies_dir of --config, before or after the command.
         check "$h" "edp energy fast monitor performance ppw " --config "$D/pctl.conf" run --policy ""
         check "$h" "fast " adopt 1 --config "$D/pctl.conf" --policy f

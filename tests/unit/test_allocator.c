@@ -96,6 +96,101 @@ static struct allocator_ctx ctx_for(struct fixture *f, unsigned n_cpus)
                                       .n_apps = 1};
 }
 
+/* Counters of app 1 at P 0.9 on cores [0, n) whose cores retire `ipc` each (contention lowers
+ * it as cores are added). */
+static void feed_ipc(struct fixture *f, struct allocator_ctx *ctx, struct allocator_app *a,
+                     double ipc, unsigned intervals)
+{
+        struct synth_app s = {.p = 0.9,
+                              .ipc_ref = ipc,
+                              .freq_ref_khz = 2000000,
+                              .n_cores = a->cores,
+                              .freq_khz = 2000000};
+
+        for (unsigned i = 0; i < intervals; i++) {
+                struct estimator_app_view v = synth_view(a->id, &s, -1);
+
+                synth_begin(&f->m, &f->s, INTERVAL_NS);
+                synth_run(&f->m, &f->s, &s, -1);
+                synth_end(&f->m, &f->s, false);
+                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
+                allocator_observe(ctx, a);
+        }
+}
+
+/* Runs app 1 at 2 cores (IPC 1) then 8 (IPC ipc8) and lets the allocator decide. */
+static void contention_then_decide(struct fixture *f, struct allocator_ctx *ctx,
+                                   struct allocator_app *a, double ipc8)
+{
+        fixture_init(f);
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY;
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        *ctx = ctx_for(f, N_CPUS);
+        a->cores = 2;
+        feed_ipc(f, ctx, a, 1.0, 3);
+        a->cores = N_CPUS;
+        feed_ipc(f, ctx, a, ipc8, 3);
+        assert_int_equal(allocator_decide(ctx, a, 1), 0);
+}
+
+/* The busiest core's IPC falls 20% from 2 to 8 cores: eq. 9 on it would hide that, so the
+ * allocator runs the app on one core for one interval, then sends it back; the speedup then
+ * shows the contention. */
+static void one_core_probe_when_contention_shows(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP)};
+        struct allocator_ctx ctx;
+        const struct estimate *e;
+
+        (void)state;
+        contention_then_decide(&f, &ctx, &a, 0.8);
+        e = estimator_get(f.est, 1);
+        assert_int_equal(e->ipc1_source, ESTIMATE_IPC1_BUSIEST_CORE);
+        assert_near(e->ipc_core_drop, 0.2, 0.01);
+        assert_int_equal(a.want_cores, 1);
+        assert_non_null(strstr(a.reason, "one-core probe"));
+        assert_false(allocator_wants_decision(&ctx, &a));
+        a.cores = 1;
+        feed_ipc(&f, &ctx, &a, 1.0, 1);
+        assert_true(allocator_wants_decision(&ctx, &a));
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, N_CPUS);
+        assert_non_null(strstr(a.reason, "probe done"));
+        a.cores = N_CPUS;
+        feed_ipc(&f, &ctx, &a, 0.8, 1);
+        e = estimator_get(f.est, 1);
+        assert_int_equal(e->ipc1_source, ESTIMATE_IPC1_ONE_CORE);
+        /* Amdahl's 4.71 at P 0.9, times the 0.8 that contention leaves. */
+        assert_near(e->speedup, 0.8 / (0.1 + 0.9 / N_CPUS), 0.01);
+        /* Once is enough: no probe at the next decision. */
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_not_equal(a.want_cores, 1);
+        fixture_free(&f);
+}
+
+/* No probe when the busiest core's IPC holds (nothing hidden), nor when the policy keeps the
+ * app on 2 cores or more. */
+static void no_one_core_probe_without_contention_or_leave(void **state)
+{
+        struct fixture f;
+        struct policy two = *policy_builtin(OBJECTIVE_EDP);
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP)};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        contention_then_decide(&f, &ctx, &a, 0.99);
+        assert_int_not_equal(a.want_cores, 1);
+        assert_null(strstr(a.reason, "one-core probe"));
+        fixture_free(&f);
+        two.min_cores = 2;
+        a = (struct allocator_app){.id = 1, .policy = &two};
+        contention_then_decide(&f, &ctx, &a, 0.8);
+        assert_int_not_equal(a.want_cores, 1);
+        assert_null(strstr(a.reason, "one-core probe"));
+        fixture_free(&f);
+}
+
 static void learning_runs_at_baseline(void **state)
 {
         struct fixture f;
@@ -736,8 +831,176 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
         fixture_free(&f);
 }
 
+/* Cores that do not fit go where the model says they gain most: of two settled apps wanting
+ * more than the machine, the scalable one keeps more (by cores per weight they would be
+ * halved). */
+static void shared_cores_go_where_the_model_gains_most(void **state)
+{
+        struct fixture f;
+        /* Holding 2 each: the cores beyond are not taken from anyone. */
+        struct allocator_app a[2] = {
+            {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2},
+            {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2},
+        };
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        estimator_app_add(f.est, 2);
+        feed(&f, 1, 0.99, 0, 4, 30);
+        feed(&f, 2, 0.9, 4, 4, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.n_apps = 2;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_int_equal(a[0].want_cores + a[1].want_cores, N_CPUS);
+        if (!(a[0].want_cores > a[1].want_cores))
+                fail_msg("P 0.99 gets %u cores, P 0.9 %u (%s)", a[0].want_cores, a[1].want_cores,
+                         a[1].reason);
+        fixture_free(&f);
+}
+
+/* Learners get CPUs of their own when the others leave two each; time-share when not. */
+static void learners_get_cpus_of_their_own_when_there_is_room(void **state)
+{
+        struct fixture f;
+        struct allocator_app a[2] = {
+            {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 8},
+            {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 8},
+        };
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        estimator_app_add(f.est, 2);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.n_apps = 2;
+        ctx.learners_share = true;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        for (unsigned i = 0; i < 2; i++) {
+                assert_false(a[i].shares_cpus);
+                assert_int_equal(a[i].want_cores, N_CPUS / 2);
+        }
+        ctx.n_cpus = 3; /* 1 + 2: one of them would learn on one CPU */
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_true(a[0].shares_cpus && a[1].shares_cpus);
+        fixture_free(&f);
+}
+
+/* A returning app starts at its remembered configuration, before any estimate, and stays when
+ * it measures as remembered; measured far off, it searches from there. */
+static void returning_app_starts_at_its_remembered_best(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = N_CPUS,
+                                  .hint_cores = 3,
+                                  .hint_score = 5};
+        struct allocator_app b;
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        assert_true(allocator_wants_decision(&ctx, &a)); /* at once, no estimate needed */
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 3);
+        assert_true(a.from_history && !a.learning);
+        assert_non_null(strstr(a.reason, "from history"));
+        b = a;
+        /* Measured within 10% of the remembered score: verified, it stays. */
+        a.cores = 3;
+        ctx.decision++;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 3);
+        assert_non_null(strstr(a.reason, "measuring it"));
+        add_point(&a, 3, 0, 5.2, ctx.decision);
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 3);
+        assert_true(a.converged);
+        assert_non_null(strstr(a.reason, "verified"));
+        /* Measured 60% worse: the hint is spent and the search goes on from here. */
+        b.cores = 3;
+        add_point(&b, 3, 0, 8, ctx.decision);
+        assert_int_equal(allocator_decide(&ctx, &b, 1), 0);
+        assert_non_null(strstr(b.reason, "off the remembered score"));
+        assert_int_equal(b.hint_cores, 0);
+        assert_int_equal(allocator_decide(&ctx, &b, 1), 0);
+        assert_non_null(strstr(b.reason, "exploring"));
+        /* Bounds that no longer allow it: it learns as a new app would. */
+        b = (struct allocator_app){.id = 1,
+                                   .policy = policy_builtin(OBJECTIVE_EDP),
+                                   .cores = N_CPUS,
+                                   .hint_cores = N_CPUS + 1,
+                                   .hint_score = 5};
+        assert_int_equal(allocator_decide(&ctx, &b, 1), 0);
+        assert_true(b.learning && !b.from_history);
+        fixture_free(&f);
+}
+
+/* What a run teaches the history: its best fresh point, or its first phase's best. */
+static void best_is_the_first_phases_when_it_changed(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP)};
+        struct allocator_point p;
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        ctx = ctx_for(&f, N_CPUS);
+        assert_false(allocator_best(&ctx, &a, &p));
+        add_point(&a, 4, 0, 5, ctx.decision);
+        add_point(&a, 2, 0, 3, ctx.decision);
+        add_point(&a, 1, 0, 2, ctx.decision - 61); /* stale */
+        assert_true(allocator_best(&ctx, &a, &p));
+        assert_int_equal(p.cores, 2);
+        a.start_best = a.hist[0];
+        a.start_saved = true;
+        assert_true(allocator_best(&ctx, &a, &p));
+        assert_int_equal(p.cores, 4);
+        fixture_free(&f);
+}
+
+/* Sharing the machine, an app at a probe not measured yet waits for the measurement rather
+ * than follow the model elsewhere (which sharing trimmed back, probe after probe). */
+static void probe_is_measured_before_the_model_moves_it(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 1,
+                                  .searching = true,
+                                  .step_cores = 1,
+                                  .probe_cores = 1};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.95, 0, 4, 30); /* the model wants every core */
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.n_apps = 2;
+        add_point(&a, 4, 0, 5, ctx.decision);
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_non_null(strstr(a.reason, "measuring this configuration"));
+        /* Not at a probe of its own, the model moves it. */
+        a.probe_cores = 0;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_true(a.want_cores > 1);
+        fixture_free(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(learning_runs_at_baseline),
+    cmocka_unit_test(one_core_probe_when_contention_shows),
+    cmocka_unit_test(no_one_core_probe_without_contention_or_leave),
     cmocka_unit_test(edp_follows_p),
     cmocka_unit_test(monitor_changes_nothing),
     cmocka_unit_test(bounds_are_honoured),
@@ -756,5 +1019,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(probe_denied_by_sharing_is_not_asked_again),
     cmocka_unit_test(learners_share_when_counted_apart),
     cmocka_unit_test(learned_app_is_partitioned_learner_shares),
+    cmocka_unit_test(shared_cores_go_where_the_model_gains_most),
+    cmocka_unit_test(learners_get_cpus_of_their_own_when_there_is_room),
+    cmocka_unit_test(returning_app_starts_at_its_remembered_best),
+    cmocka_unit_test(best_is_the_first_phases_when_it_changed),
+    cmocka_unit_test(probe_is_measured_before_the_model_moves_it),
 };
 PCTL_TEST_MAIN(tests)

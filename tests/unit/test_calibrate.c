@@ -102,9 +102,72 @@ static void xeon_delta_i_rate_within_10pct(void **state)
         calibrate_xeon(&res);
         assert_true(isfinite(res.profile.delta_i_rate));
         assert_near(res.profile.delta_i_rate, 6.6e4, 6.6e3);
+        /* The model machine's system work is all per busy core: eq. 14's α is about 0 (a
+         * few instructions per second against 6.6e4 per busy core), and the fit is tight. */
+        assert_true(fabs(res.delta_i_alpha_fit) < 6.6e2);
+        assert_true(res.profile.delta_i_alpha >= 0 && res.profile.delta_i_alpha < 6.6e2);
+        assert_true(res.profile.delta_i_fit_error < 0.01);
         /* The stand-in kernel's IPC is 1 (docs/calibration.md). */
         assert_near(res.profile.ipc1, 1.0, 0.01);
         calibrate_result_free(&res);
+}
+
+/* Runs made from eq. 14 with known α, β and ±1% noise on the total: the fit recovers α and β
+ * within their standard errors' reach and reports the error; at one frequency, where
+ * pbench's busy time is proportional to its work, β cannot be told from I0 per unit. */
+static void delta_i_fit_recovers_alpha_and_beta(void **state)
+{
+        const double alpha = 2e8, beta = 5e7, i0_per_unit = 1e9;
+        struct calibrate_run runs[32];
+        struct calibrate_result res = {.n_freqs = 2, .freqs_khz = {1200000, 2400000}};
+
+        (void)state;
+        for (unsigned k = 0; k < 32; k++) {
+                double p = 0.1 + 0.25 * (k % 4), f_ghz = k < 16 ? 1.2 : 2.4;
+                unsigned n = 1u << (k / 4 % 4);
+                double units = 3.0, one_core_s = units * i0_per_unit / (1.5e9 * f_ghz);
+                double wall = one_core_s * ((1 - p) + p / n), noise = 1 + 0.01 * ((k * 7 % 5) - 2);
+
+                runs[k] = (struct calibrate_run){
+                    .p = p,
+                    .cores = n,
+                    .freq_khz = (unsigned)(f_ghz * 1e6),
+                    .work_units = units,
+                    .wall_s = wall,
+                    .busy_sum_s = one_core_s,
+                    .busy_max_s = wall,
+                    .cpu_busy_s = one_core_s,
+                    .instr = (units * i0_per_unit + alpha * wall + beta * one_core_s) * noise,
+                    .cycles_max = wall * f_ghz * 1e9,
+                    .energy_j = NAN,
+                };
+        }
+        res.runs = runs;
+        res.n_runs = 32;
+        assert_int_equal(calibrate_fit(&res), 0);
+        assert_near(res.delta_i_alpha_fit, alpha, 4 * res.delta_i_alpha_se + 0.05 * alpha);
+        assert_near(res.delta_i_beta_fit, beta, 4 * res.delta_i_beta_se + 0.05 * beta);
+        assert_true(res.delta_i_alpha_se > 0 && res.delta_i_beta_se > 0);
+        assert_near(res.profile.delta_i_alpha, fmax(res.delta_i_alpha_fit, 0), 0);
+        assert_true(res.profile.delta_i_fit_error > 0 && isfinite(res.profile.delta_i_fit_error));
+        free(res.rows);
+
+        /* One frequency: busy time follows the work, β is taken as 0 (counted in I0) and α
+         * is still fitted, with no standard error for β. */
+        res = (struct calibrate_result){.n_freqs = 1, .freqs_khz = {2400000}};
+        res.runs = runs + 16;
+        res.n_runs = 16;
+        assert_int_equal(calibrate_fit(&res), 0);
+        assert_near(res.delta_i_alpha_fit, alpha, 4 * res.delta_i_alpha_se + 0.05 * alpha);
+        assert_true(res.profile.delta_i_rate == 0 && isnan(res.delta_i_beta_se));
+        free(res.rows);
+        /* Too few runs for the unknowns: unknown, not made up. */
+        res = (struct calibrate_result){.n_freqs = 1, .freqs_khz = {2400000}};
+        res.runs = runs + 16;
+        res.n_runs = 2;
+        assert_int_equal(calibrate_fit(&res), 0);
+        assert_true(isnan(res.profile.delta_i_rate) && isnan(res.profile.delta_i_alpha));
+        free(res.rows);
 }
 
 static void xeon_p_estimates_match_programmed(void **state)
@@ -157,6 +220,7 @@ static void bad_scenario_is_reported(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(xeon_power_model_within_3pct),
     cmocka_unit_test(xeon_delta_i_rate_within_10pct),
+    cmocka_unit_test(delta_i_fit_recovers_alpha_and_beta),
     cmocka_unit_test(xeon_p_estimates_match_programmed),
     cmocka_unit_test(quick_plan_is_1_2_half_all),
     cmocka_unit_test(bad_scenario_is_reported),

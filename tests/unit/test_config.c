@@ -51,6 +51,7 @@ static void defaults(void **state)
         assert_string_equal(c.cgroup_root, "/sys/fs/cgroup");
         assert_string_equal(c.state_dir, "/run/pctl");
         assert_string_equal(c.platform_file, "/var/lib/pctl/platform.ini");
+        assert_string_equal(c.history_path, "/var/lib/pctl/history.db");
         assert_int_equal(c.dvfs, CONFIG_DVFS_AUTO);
         assert_false(c.has_power);
         /* An empty file is the defaults. */
@@ -107,6 +108,9 @@ static void key_bounds(void **state)
             {"state_dir", "", false},
             {"platform_file", "/f.ini", true},
             {"platform_file", "f.ini", false},
+            {"history_path", "/h.db", true},
+            {"history_path", "off", true},
+            {"history_path", "h.db", false},
             {"dvfs", "on", true},
             {"dvfs", "off", true},
             {"dvfs", "auto", true},

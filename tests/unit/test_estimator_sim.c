@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <unistd.h>
+
 #include "pctl_test.h"
+#include "pctl/calibrate.h"
 #include "pctl/estimator.h"
 #include "pctl/sim.h"
 
@@ -112,9 +115,183 @@ static void sim_amdahl_with_noise_within_003(void **state)
         }
 }
 
+/* The bandwidth-bound app of the must-show: one server-64 package (204.8 GB/s), 3 GIPS per
+ * core at 8 B per instruction, mem_fraction 0.5: 16 cores ask for about 330 GB/s, far above
+ * their share of the package. Observed at each core count of `counts` in turn for 6
+ * intervals at the top frequency; the estimate and the machine's true speedup at the end. */
+static const char bandwidth_app[] = "[machine]\npreset = server-64\nsockets = 1\n"
+                                    "[app s]\nstart_s = 0\ninstructions = 1e15\np = 0.99\n"
+                                    "ipc = 1\nmem_fraction = 0.5\nmem_bytes_per_instruction = 8\n";
+
+static void run_counts(const char *text, const unsigned *counts, unsigned n_counts,
+                       const struct estimator_config *cfg, struct estimate *out,
+                       struct sim_app_truth *truth)
+{
+        struct sim_machine *m = NULL;
+        struct sim_error err;
+        struct sensor *sensor = NULL;
+        struct actuator *act = NULL;
+        struct actuator_app *app = NULL;
+        struct sensor_sample s = {0};
+        struct sim_machine_info info;
+        struct estimator *est;
+
+        assert_int_equal(sim_load_string(text, "test", &m, &err), 0);
+        sim_machine_info(m, &info);
+        assert_int_equal(
+            sensor_open(&sim_sensor_ops, &(struct sensor_config){.machine = m}, &sensor), 0);
+        assert_int_equal(actuator_open(&sim_actuator_ops, &(struct actuator_config){.machine = m},
+                                       &act, NULL, 0),
+                         0);
+        assert_int_equal(act->ops->adopt(act, SIM_PID_BASE, "s", &app), 0);
+        est = estimator_new(cfg);
+        assert_non_null(est);
+        assert_int_equal(estimator_app_add(est, 1), 0);
+        assert_int_equal(sensor_read(sensor, &s), 0);
+        for (unsigned k = 0; k < n_counts; k++) {
+                struct estimator_app_view v = {
+                    .id = 1, .target = -1, .freq_khz = info.freqs_mhz[info.n_freqs - 1] * 1000};
+
+                cpumask_zero(&v.cpus);
+                for (unsigned c = 0; c < counts[k]; c++)
+                        cpumask_set(&v.cpus, c);
+                assert_int_equal(act->ops->set_cpus(act, app, &v.cpus), 0);
+                for (unsigned i = 0; i < 6; i++) {
+                        assert_int_equal(sim_step(m, STEP_NS), 0);
+                        assert_int_equal(sensor_read(sensor, &s), 0);
+                        if (i > 0)
+                                assert_int_equal(estimator_update(est, &s, &v, 1), 0);
+                }
+        }
+        *out = *estimator_get(est, 1);
+        assert_int_equal(sim_truth_app(m, 0, truth), 0);
+        estimator_free(est);
+        sensor_sample_free(&s);
+        act->ops->release(act, app);
+        actuator_close(act);
+        sensor_close(sensor);
+        sim_free(m);
+}
+
+/* Eq. 9 with the app's own one-core IPC sees the bandwidth limit; the busiest core's IPC on
+ * 16 cores, as IPC_I0(1), reduces the speedup to Amdahl's and misses it. */
+static void bandwidth_bound_speedup_needs_one_core_ipc(void **state)
+{
+        const struct estimator_config cfg = {.delta_i_rate = NAN};
+        struct estimate e, busiest;
+        struct sim_app_truth truth;
+        double amdahl;
+
+        (void)state;
+        run_counts(bandwidth_app, (const unsigned[]){1, 16}, 2, &cfg, &e, &truth);
+        assert_int_equal(e.ipc1_source, ESTIMATE_IPC1_ONE_CORE);
+        assert_int_equal(e.n_cores, 16);
+        assert_int_equal(model_speedup(0.99, 16, &amdahl), 0);
+        /* The package caps it well below Amdahl's 13.9. */
+        assert_true(truth.speedup_true < 0.7 * amdahl);
+        assert_near(e.speedup / truth.speedup_true, 1.0, 0.03);
+        /* P fitted from the true speedups is no longer Amdahl's 0.99. */
+        assert_true(e.p_ls < 0.95);
+
+        run_counts(bandwidth_app, (const unsigned[]){16}, 1, &cfg, &busiest, &truth);
+        assert_int_equal(busiest.ipc1_source, ESTIMATE_IPC1_BUSIEST_CORE);
+        assert_near(busiest.speedup / amdahl, 1.0, 0.02);
+        assert_true(busiest.speedup / truth.speedup_true > 1.3);
+}
+
+/* The charging rule (docs/estimator.md, "Power share") is one for predictions and
+ * measurements: on the model machine, with the power model calibration fitted there, the
+ * power predicted for an app at 8 cores (after seeing it at 1 and 4) is the power then
+ * measured there, from the package energy and, without it, from the model. */
+static void predicted_power_is_measured_power(void **state)
+{
+        static const char machine[] = "[machine]\npreset = xeon-e5-2630v2x2\n";
+        char path[64], text[512], err[512] = "";
+        struct calibrate_config cal_cfg = {.quick = true};
+        struct calibrate_result cal = {0};
+        struct sim_machine *m = NULL;
+        struct sim_error serr;
+        struct sensor *sensor = NULL;
+        struct actuator *act = NULL;
+        struct actuator_app *app = NULL;
+        struct sensor_sample s = {0};
+        struct sim_machine_info info;
+        struct model_prediction pr;
+        struct estimator *est;
+        unsigned khz;
+        double rapl_w = 0, model_w = 0;
+
+        (void)state;
+        snprintf(text, sizeof(text), "%s[app ignored]\ninstructions = 1e9\np = 0.5\n", machine);
+        cal_cfg.sim_scenario = pctl_test_temp_file(path, sizeof(path), text);
+        assert_int_equal(calibrate_run_sim(&cal_cfg, &cal, err, sizeof(err)), 0);
+        unlink(path);
+        assert_true(cal.profile.power.n_points > 0);
+
+        snprintf(text, sizeof(text),
+                 "%s[app a]\nstart_s = 0\ninstructions = 1e15\np = 0.9\nipc = 1.5\n", machine);
+        assert_int_equal(sim_load_string(text, "test", &m, &serr), 0);
+        sim_machine_info(m, &info);
+        khz = info.freqs_mhz[info.n_freqs - 1] * 1000;
+        assert_int_equal(
+            sensor_open(&sim_sensor_ops, &(struct sensor_config){.machine = m}, &sensor), 0);
+        assert_int_equal(actuator_open(&sim_actuator_ops, &(struct actuator_config){.machine = m},
+                                       &act, NULL, 0),
+                         0);
+        assert_int_equal(act->ops->adopt(act, SIM_PID_BASE, "a", &app), 0);
+        est = estimator_new(&(struct estimator_config){.delta_i_rate = cal.profile.delta_i_rate,
+                                                       .delta_i_alpha = cal.profile.delta_i_alpha,
+                                                       .power = &cal.profile.power});
+        assert_non_null(est);
+        assert_int_equal(estimator_app_add(est, 1), 0);
+        assert_int_equal(sensor_read(sensor, &s), 0);
+        for (unsigned k = 0; k < 3; k++) {
+                unsigned n = k == 0 ? 1 : k == 1 ? 4 : 8;
+                struct estimator_app_view v = {.id = 1, .target = -1, .freq_khz = khz};
+
+                if (n == 8)
+                        assert_int_equal(estimator_predict(est, 1, 8, khz, &cal.profile.power, &pr),
+                                         0);
+                cpumask_zero(&v.cpus);
+                for (unsigned c = 0; c < n; c++)
+                        cpumask_set(&v.cpus, c);
+                assert_int_equal(act->ops->set_cpus(act, app, &v.cpus), 0);
+                for (unsigned i = 0; i < 6; i++) {
+                        assert_int_equal(sim_step(m, STEP_NS), 0);
+                        assert_int_equal(sensor_read(sensor, &s), 0);
+                        if (i == 0)
+                                continue;
+                        assert_int_equal(estimator_update(est, &s, &v, 1), 0);
+                        if (n < 8)
+                                continue;
+                        assert_int_equal(estimator_get(est, 1)->power_source,
+                                         ESTIMATE_POWER_MEASURED);
+                        rapl_w += estimator_get(est, 1)->power_w / 5;
+                        /* The same interval without the package energy: the model's figure. */
+                        s.energy_measured = false;
+                        assert_int_equal(estimator_update(est, &s, &v, 1), 0);
+                        assert_int_equal(estimator_get(est, 1)->power_source, ESTIMATE_POWER_MODEL);
+                        model_w += estimator_get(est, 1)->power_w / 5;
+                }
+        }
+        print_message("8 cores: predicted %.2f W, measured %.2f W (RAPL), %.2f W (model)\n",
+                      pr.power_w, rapl_w, model_w);
+        assert_near(rapl_w / pr.power_w, 1.0, 0.03);
+        assert_near(model_w / pr.power_w, 1.0, 0.03);
+        estimator_free(est);
+        sensor_sample_free(&s);
+        act->ops->release(act, app);
+        actuator_close(act);
+        sensor_close(sensor);
+        sim_free(m);
+        calibrate_result_free(&cal);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(sim_amdahl_p_within_001),
     cmocka_unit_test(sim_amdahl_with_noise_within_003),
+    cmocka_unit_test(bandwidth_bound_speedup_needs_one_core_ipc),
+    cmocka_unit_test(predicted_power_is_measured_power),
 };
 
 PCTL_TEST_MAIN(tests)

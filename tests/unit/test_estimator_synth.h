@@ -18,10 +18,17 @@ struct synth_app {
         unsigned freq_ref_khz;
         unsigned first_cpu, n_cores;
         unsigned freq_khz; /* this interval's */
+        /* Contention (memory bandwidth, shared cache): on N cores every core retires
+         * 1 + contention (N - 1) times fewer instructions per cycle, the busiest one too,
+         * so its IPC is not the app's one-core IPC. 0: none. */
+        double contention;
 };
 
 struct synth_machine {
-        double os_ips;        /* ΔI per busy core per second */
+        double os_ips; /* ΔI per busy core per second (eq. 14's β) */
+        /* ΔI per second on the app's CPUs whatever their number (eq. 14's α): on its first
+         * core. */
+        double os_ips_system;
         double os_ips_noise;  /* relative, per CPU and interval */
         double counter_noise; /* relative, per count */
         double static_w, core_w, idle_w;
@@ -90,10 +97,16 @@ static inline double synth_unit_s(const struct synth_app *a, unsigned freq_khz)
         return (1 - a->mem_fraction) * a->freq_ref_khz / freq_khz + a->mem_fraction;
 }
 
-/* True Amdahl speedup: T(1)/T(N). */
+/* How much slower each core retires on N cores than alone. */
+static inline double synth_stretch(const struct synth_app *a)
+{
+        return 1 + a->contention * (a->n_cores - 1);
+}
+
+/* True speedup: T(1)/T(N), Amdahl's slowed by contention. */
 static inline double synth_speedup(const struct synth_app *a)
 {
-        return 1.0 / ((1 - a->p) + a->p / a->n_cores);
+        return 1.0 / ((1 - a->p) + a->p / a->n_cores) / synth_stretch(a);
 }
 
 /* Adds the app's counts over the interval; target >= 0 also fills per-target counts.
@@ -110,10 +123,12 @@ static inline double synth_run(struct synth_machine *m, struct sensor_sample *s,
                 unsigned cpu = a->first_cpu + k;
                 double frac = k == 0 ? 1.0 : (a->p / a->n_cores) / wall;
                 double busy_s = frac * dt_s;
-                double i0 = busy_s / unit_s * i_unit;
+                double i0 = busy_s / unit_s * i_unit / synth_stretch(a);
                 double os = m->os_ips * busy_s;
                 struct sensor_counts *c = &s->cpu[cpu];
 
+                if (k == 0)
+                        os += m->os_ips_system * dt_s;
                 if (m->os_ips_noise > 0)
                         os *= fmax(1 + m->os_ips_noise * synth_gauss(m), 0);
                 c->instr = (uint64_t)llround(synth_noisy(m, i0 + os));

@@ -18,6 +18,7 @@
 #include "pctl_test.h"
 #include "pctl/perf_group.h"
 #include "pctl/sensor.h"
+#include "pctl/sensor.h"
 #include "pctl/util.h"
 
 static void spin_ms(unsigned ms)
@@ -207,6 +208,29 @@ static void frequency_from_cycles_and_ref_cycles(void **state)
         assert_int_equal(perf_freq_khz(3000000000u, 2000000000u, 0), 0);
 }
 
+/* What perf and LIKWID fill in a sample: the frequency only when cycles and ref-cycles were
+ * both measured (LIKWID's CPU_CLK_UNHALTED_CORE and _REF) and tell one. */
+static void counts_get_a_frequency_from_both_counters(void **state)
+{
+        struct sensor_counts c = {.cycles = 3000000000u,
+                                  .ref_cycles = 2000000000u,
+                                  .measured = SENSOR_CYCLES | SENSOR_REF_CYCLES};
+
+        (void)state;
+        perf_counts_freq(&c, 2000000);
+        assert_int_equal(c.freq_khz, 3000000);
+        assert_true(c.measured & SENSOR_FREQ);
+        c = (struct sensor_counts){
+            .cycles = 3000000000u, .ref_cycles = 2000000000u, .measured = SENSOR_CYCLES};
+        perf_counts_freq(&c, 2000000);
+        assert_int_equal(c.freq_khz, 0);
+        assert_false(c.measured & SENSOR_FREQ);
+        /* A CPU that never left idle: no ref-cycles, no frequency. */
+        c = (struct sensor_counts){.measured = SENSOR_CYCLES | SENSOR_REF_CYCLES};
+        perf_counts_freq(&c, 2000000);
+        assert_false(c.measured & SENSOR_FREQ);
+}
+
 /* Where the kernel reports the TSC rate as "cpu MHz" (no cpufreq driver, no APERF/MPERF: a
  * VM like this one), the measured rate agrees with it. */
 static void tsc_rate_is_measured(void **state)
@@ -266,6 +290,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(refused_member_left_out_refused_leader_fails),
     cmocka_unit_test(delta_scales_by_the_groups_time),
     cmocka_unit_test(frequency_from_cycles_and_ref_cycles),
+    cmocka_unit_test(counts_get_a_frequency_from_both_counters),
     cmocka_unit_test(tsc_rate_is_measured),
     cmocka_unit_test(hardware_group_refused_with_reason),
 };

@@ -21,6 +21,8 @@ static void make_profile(struct platform_profile *p)
         p->n_cpus = 12;
         p->ipc1 = 1.87;
         p->delta_i_rate = 6.6e4;
+        p->delta_i_alpha = 3.1e5;
+        p->delta_i_fit_error = 0.04;
         p->power.static_w = 27.6;
         model_power_set_point(&p->power, 1200000, 5.1, 2.2);
         model_power_set_point(&p->power, 2600000, 10.2, 2.2);
@@ -47,6 +49,8 @@ static void round_trip(void **state)
         assert_int_equal(out.n_cpus, 12);
         assert_near(out.ipc1, 1.87, 1e-9);
         assert_near(out.delta_i_rate, 6.6e4, 1e-3);
+        assert_near(out.delta_i_alpha, 3.1e5, 1e-3);
+        assert_near(out.delta_i_fit_error, 0.04, 1e-12);
         assert_int_equal(out.power.n_points, 2);
         assert_near(out.power.static_w, 27.6, 1e-9);
         assert_int_equal(out.power.points[1].freq_khz, 2600000);
@@ -178,8 +182,9 @@ static void corrupt_file_names_the_line(void **state)
 /* An app on 2 cores that was never seen on one, whose busiest core spun (cycles but no
  * instructions retired), so its own per-core IPC says nothing: with a platform file loaded,
  * its IPC_I0(1) comes from the calibration; without it (missing file: defaults), it does
- * not. The estimator prefers the app's own figures (one-core observation, then its busiest
- * core) to calibration's, which measured pbench, not this app. */
+ * not. The estimator prefers the app's own one-core observation to calibration's (which
+ * measured pbench, not this app), and calibration's to the busiest core's, which hides
+ * contention. */
 static enum estimate_ipc1_source ipc1_source_with(const struct platform_profile *pf, double *ipc1)
 {
         struct estimator_config cfg = {.delta_i_rate = NAN};

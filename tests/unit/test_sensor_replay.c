@@ -146,11 +146,14 @@ static void own_csv_round_trip(void **state)
                 s.timestamp_ns = k * 250000000ull;
                 s.interval_ns = 250000000ull;
                 s.cpu[0] = (struct sensor_counts){.busy_ns = 1000 * k, .measured = SENSOR_BUSY};
-                s.cpu[2] =
-                    (struct sensor_counts){.instr = 7 * k,
-                                           .cycles = 9 * k,
-                                           .busy_ns = 5,
-                                           .measured = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY};
+                s.cpu[2] = (struct sensor_counts){.instr = 7 * k,
+                                                  .cycles = 9 * k,
+                                                  .ref_cycles = 6 * k,
+                                                  .busy_ns = 5,
+                                                  .freq_khz = 3000000 + k,
+                                                  .measured = SENSOR_INSTR | SENSOR_CYCLES |
+                                                              SENSOR_REF_CYCLES | SENSOR_BUSY |
+                                                              SENSOR_FREQ};
                 *sensor_target_cpu(&s, 0, 2) =
                     (struct sensor_counts){.busy_ns = 3 * k, .measured = SENSOR_BUSY};
                 s.energy_measured = k != 2;
@@ -158,7 +161,7 @@ static void own_csv_round_trip(void **state)
                 s.energy_j[1] = 0.25;
                 assert_int_equal(sample_io_write(f, &s, SAMPLE_IO_CSV), 0);
         }
-        fputs("0.999000000,0.25,cpu,,0,,,,12", f); /* cut off */
+        fputs("0.999000000,0.25,cpu,,0,,,,12,", f); /* cut off */
         fclose(f);
 
         assert_int_equal(sample_io_open_text(buf, &r, NULL), 0);
@@ -177,7 +180,11 @@ static void own_csv_round_trip(void **state)
                 assert_int_equal(back.cpu[0].measured, SENSOR_BUSY);
                 assert_int_equal(back.cpu[1].measured, 0);
                 assert_true(back.cpu[2].instr == 7 * k && back.cpu[2].cycles == 9 * k);
-                assert_int_equal(back.cpu[2].measured, SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY);
+                /* The frequency the CPU ran at (freq_khz) comes back with its bit. */
+                assert_int_equal(back.cpu[2].freq_khz, 3000000 + k);
+                assert_int_equal(back.cpu[2].measured, SENSOR_INSTR | SENSOR_CYCLES |
+                                                           SENSOR_REF_CYCLES | SENSOR_BUSY |
+                                                           SENSOR_FREQ);
                 assert_true(sensor_target_cpu(&back, 0, 2)->busy_ns == 3 * k);
                 assert_int_equal(back.energy_measured, k != 2);
                 if (k != 2)
@@ -225,11 +232,71 @@ static void replay_backend_plays_a_file(void **state)
 
 /* One case per line: cmake/PctlTests.cmake reads them line by line. */
 /* clang-format off */
+/* Traces without the freq_khz column still read; with it, a frequency is a positive number
+ * or empty; an unknown or repeated extra column is refused, and so is a row of the wrong
+ * width, each with its line. */
+static void freq_khz_column(void **state)
+{
+        static const char v1[] = "# pctl-sample v1 backend=x\n"
+                                 "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,"
+                                 "energy_j\n";
+        static const char fq[] = "# pctl-sample v1 backend=x\n"
+                                 "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,"
+                                 "energy_j,freq_khz\n";
+        static const char *const bad_rows[] = {
+            "0.1,0.1,cpu,,0,,,,5,,0\n",   /* a frequency of 0 */
+            "0.1,0.1,cpu,,0,,,,5,,abc\n", /* not a number */
+            "0.1,0.1,cpu,,0,,,,5,\n",     /* a row without the column */
+        };
+        static const char *const bad_columns[] = {
+            "energy_j,nosuch\n",
+            "energy_j,freq_khz,freq_khz\n",
+            "energy_j,\n",
+        };
+        struct sample_io_reader *r = NULL;
+        struct sensor_sample s;
+        char text[512];
+        unsigned line = 0;
+
+        (void)state;
+        assert_int_equal(sensor_sample_alloc(&s, 1, 0), 0);
+        snprintf(text, sizeof(text), "%s0.1,0.1,cpu,,0,,,,5,\n", v1);
+        assert_int_equal(sample_io_open_text(text, &r, NULL), 0);
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_int_equal(s.cpu[0].measured, SENSOR_BUSY);
+        sample_io_close(r);
+        snprintf(text, sizeof(text),
+                 "%s0.1,0.1,cpu,,0,,,,5,,2400000\n0.1,0.1,package,0,,,,,,2.5,\n", fq);
+        assert_int_equal(sample_io_open_text(text, &r, NULL), 0);
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_int_equal(s.cpu[0].measured, SENSOR_BUSY | SENSOR_FREQ);
+        assert_int_equal(s.cpu[0].freq_khz, 2400000);
+        assert_near(s.energy_j[0], 2.5, 1e-12);
+        sample_io_close(r);
+        for (size_t i = 0; i < sizeof(bad_rows) / sizeof(bad_rows[0]); i++) {
+                r = NULL;
+                snprintf(text, sizeof(text), "%s0.1,0.1,cpu,,0,,,,5,,\n%s", fq, bad_rows[i]);
+                assert_int_equal(sample_io_open_text(text, &r, &line), -EBADMSG);
+                assert_int_equal(line, 4);
+                assert_null(r);
+        }
+        for (size_t i = 0; i < sizeof(bad_columns) / sizeof(bad_columns[0]); i++) {
+                snprintf(text, sizeof(text),
+                         "# pctl-sample v1 backend=x\n"
+                         "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,%s",
+                         bad_columns[i]);
+                assert_int_equal(sample_io_open_text(text, &r, &line), -EBADMSG);
+                assert_int_equal(line, 2);
+        }
+        sensor_sample_free(&s);
+}
+
 static const struct CMUnitTest tests[] = {
         cmocka_unit_test(likwid_timeline_with_noise),
         cmocka_unit_test(rejects_unknown_text),
         cmocka_unit_test(late_times_read_exactly),
         cmocka_unit_test(own_csv_round_trip),
+        cmocka_unit_test(freq_khz_column),
         cmocka_unit_test(replay_backend_plays_a_file),
 };
 /* clang-format on */

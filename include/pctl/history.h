@@ -1,0 +1,72 @@
+/* Memory of past runs: per app identity (executable, policy, the arguments' hash, the machine's
+ * calibration id), what pctld learned of it — P̂, frequency sensitivity, the best configuration
+ * measured and its score, the last speedup stack — in one SQLite file (`[daemon] history_path`,
+ * `pctl sim run --history FILE`). A returning app starts at its remembered best.
+ *
+ * The schema is versioned (PRAGMA user_version) and migrated forward on open. Every failure
+ * (a corrupt file, a read-only one, one locked by another pctld, a schema from a newer pctl)
+ * comes back as a negative errno with a message naming the file; the caller runs on without
+ * the history. Nothing here logs. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The schema this pctl writes. */
+#define HISTORY_SCHEMA_VERSION 1
+/* How long a write waits for another process's lock before it gives up (-EBUSY). */
+#define HISTORY_BUSY_TIMEOUT_MS 200
+
+struct history;
+
+struct history_key {
+        char exe[256];        /* the executable's path ("sim:NAME" on the model machine) */
+        char policy[64];      /* the policy's name */
+        uint64_t args_hash;   /* of the arguments after argv[0] (history_hash) */
+        char calibration[32]; /* the machine's calibration id (history_hash of its text) */
+};
+
+struct history_entry {
+        struct history_key key;
+        char objective[16];     /* what the score is a score of: "edp", "ppw", ... */
+        double p;               /* learned P̂; NaN when it never settled */
+        double mem_fraction;    /* frequency sensitivity; NaN when unknown */
+        unsigned best_cores;    /* the best configuration measured; 0: none */
+        unsigned best_freq_khz; /* 0 without DVFS */
+        double best_score;      /* its objective's measured rate (lower is better) */
+        char *stack_json;       /* the last speedup stack as JSON; NULL when none (owned) */
+        unsigned runs;          /* runs recorded */
+        int64_t updated_s;      /* when last recorded (Unix time) */
+};
+
+/* Opens (creating when missing, unless read_only) and migrates the file. A file that can be
+ * read but not written opens read-only: lookups work, history_store returns -EROFS. Errors:
+ * -ENOENT/-EACCES (cannot open), -EBADMSG (not a SQLite database, or corrupt), -EPROTONOSUPPORT
+ * (a newer schema), -EBUSY (locked by another process while it had to be migrated), -EROFS
+ * (read-only and not yet at this schema). err says which file and what to do. */
+int history_open(const char *path, bool read_only, struct history **out, char *err,
+                 size_t err_size);
+void history_close(struct history *h);
+/* Whether the file could only be opened for reading. */
+bool history_read_only(const struct history *h);
+
+/* The entry of key: 0, -ENOENT when there is none, or an error with err. */
+int history_lookup(struct history *h, const struct history_key *key, struct history_entry *out,
+                   char *err, size_t err_size);
+/* Records a run: replaces the entry's figures and counts the run. -EROFS, -EBUSY (locked past
+ * HISTORY_BUSY_TIMEOUT_MS: nothing is written) or another error with err. */
+int history_store(struct history *h, const struct history_entry *e, char *err, size_t err_size);
+/* Calls fn for every entry, most recent first; fn returns non-zero to stop. */
+int history_foreach(struct history *h, int (*fn)(const struct history_entry *e, void *ctx),
+                    void *ctx, char *err, size_t err_size);
+/* Forgets the entries of app (an executable's path, or its base name; NULL: every entry);
+ * *removed says how many. */
+int history_forget(struct history *h, const char *app, unsigned *removed, char *err,
+                   size_t err_size);
+
+/* Frees what an entry owns (stack_json). */
+void history_entry_clear(struct history_entry *e);
+
+/* FNV-1a over len bytes: the arguments' and the calibration's hashes. */
+uint64_t history_hash(const void *data, size_t len);

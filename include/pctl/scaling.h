@@ -1,0 +1,73 @@
+/* An app's scaling, learned online: the points the allocator measured it at (core count,
+ * progress rate, power, per frequency) and ESTIMA's extrapolation of them (model/extrapolate,
+ * docs/extrapolation.md), so that the allocator can jump towards the predicted optimum
+ * instead of walking there, and verify it by measurement. Pure: no I/O, no globals. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "pctl/extrapolate.h"
+#include "pctl/objective.h"
+
+#define SCALING_MAX_POINTS 24
+
+/* One configuration's running means. */
+struct scaling_point {
+        unsigned cores, freq_khz;
+        double ips;     /* the app's instructions per second (its progress rate) */
+        double power_w; /* NaN when unknown */
+        unsigned samples;
+};
+
+struct scaling {
+        struct scaling_point pt[SCALING_MAX_POINTS];
+        unsigned n;
+        unsigned version; /* changes with every point added or forgotten */
+};
+
+/* Adds one interval's measurement of the app at (cores, freq_khz): running means of the last
+ * `mean_samples` per configuration; the oldest configuration goes when full. ips must be > 0;
+ * power NaN when unknown. */
+void scaling_add(struct scaling *s, unsigned cores, unsigned freq_khz, double ips, double power_w,
+                 unsigned mean_samples);
+/* Forgets every point (the app changed phase). */
+void scaling_reset(struct scaling *s);
+
+/* The prediction at one frequency, from the points measured there with at least
+ * min_samples samples: time per unit of work from extrapolate (known with 3 counts or more),
+ * power from a line through the measured powers (known with 2 or more). */
+struct scaling_model {
+        bool known, power_known;
+        unsigned freq_khz, version; /* what it was built from */
+        struct extrap_model time;   /* of 1/ips: seconds per instruction */
+        double power_w0, power_w1;  /* W(n) = w0 + w1·n */
+        unsigned n_points;
+        unsigned max_measured; /* the largest core count measured */
+        /* Set by the user of the model: its scores agree with the measured ones (within
+         * fit_error, the largest relative error at the measured points). */
+        bool trusted;
+        double fit_error;
+        /* The kernel was refitted on every point for the best residual, because the
+         * checkpoint choice (made for extrapolation) did not follow the measured range. */
+        bool refitted;
+};
+
+int scaling_model_build(const struct scaling *s, unsigned freq_khz, unsigned min_samples,
+                        unsigned max_cores, struct scaling_model *out);
+/* The objective's predicted score (lower is better, as objective_score_rate) at n cores;
+ * NaN when the model cannot say (unknown, or power unknown for an objective that needs it). */
+double scaling_predict_score(const struct scaling_model *m, enum objective_kind o, unsigned n);
+/* The count in [min_cores, max_cores] with the best predicted score; 0 when unknown. */
+unsigned scaling_best_cores(const struct scaling_model *m, enum objective_kind o,
+                            unsigned min_cores, unsigned max_cores);
+
+/* Rebuilds *m when the points or the frequency changed since it was built (fits are not
+ * free: a decision that learned nothing new reuses them). */
+int scaling_model_refresh(const struct scaling *s, unsigned freq_khz, unsigned min_samples,
+                          unsigned max_cores, struct scaling_model *m);
+/* The largest relative error of the model's score against the score measured at its
+ * points (those it was built from); NaN when it cannot say. A model that does not reproduce
+ * what was measured (speedup falling past some N, which no kernel fitted to few points may
+ * follow) must not be believed where nothing was measured. */
+double scaling_fit_error(const struct scaling *s, const struct scaling_model *m,
+                         enum objective_kind o, unsigned min_samples);

@@ -1,0 +1,448 @@
+/* Memory of past runs in one SQLite file (include/pctl/history.h). */
+#include "pctl/history.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pctl/util.h"
+
+struct history {
+        sqlite3 *db;
+        char path[512];
+        bool read_only;
+};
+
+/* Schema steps: migrations[v] takes a file at user_version v to v + 1. A new column is a new
+ * step here (ALTER TABLE ... ADD COLUMN), never an edit of an old one: old files walk up. */
+static const char *const migrations[HISTORY_SCHEMA_VERSION] = {
+    "CREATE TABLE apps ("
+    " exe TEXT NOT NULL,"
+    " policy TEXT NOT NULL,"
+    " args_hash TEXT NOT NULL,"
+    " calibration TEXT NOT NULL,"
+    " objective TEXT NOT NULL,"
+    " p REAL,"
+    " mem_fraction REAL,"
+    " best_cores INTEGER NOT NULL,"
+    " best_freq_khz INTEGER NOT NULL,"
+    " best_score REAL,"
+    " stack_json TEXT,"
+    " runs INTEGER NOT NULL,"
+    " updated_s INTEGER NOT NULL,"
+    " PRIMARY KEY (exe, policy, args_hash, calibration))",
+};
+
+#define COLUMNS                                                                                    \
+        "exe, policy, args_hash, calibration, objective, p, mem_fraction, best_cores, "            \
+        "best_freq_khz, best_score, stack_json, runs, updated_s"
+
+uint64_t history_hash(const void *data, size_t len)
+{
+        const unsigned char *b = data;
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        for (size_t i = 0; i < len; i++) {
+                h ^= b[i];
+                h *= 0x100000001b3ULL;
+        }
+        return h;
+}
+
+/* SQLite's result code as an errno, and a message naming the file and what to do. */
+static int history_fail(const char *path, sqlite3 *db, int rc, const char *doing, char *err,
+                        size_t err_size)
+{
+        const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+
+        switch (rc & 0xff) {
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                snprintf(err, err_size,
+                         "history %s is locked by another process (another pctld on the same "
+                         "file?): %s skipped",
+                         path, doing);
+                return -EBUSY;
+        case SQLITE_READONLY:
+                snprintf(err, err_size, "history %s is read-only: %s skipped", path, doing);
+                return -EROFS;
+        case SQLITE_NOTADB:
+        case SQLITE_CORRUPT:
+                snprintf(err, err_size,
+                         "history %s is not a SQLite database or is corrupt (%s): move it away "
+                         "and a new one is started",
+                         path, msg);
+                return -EBADMSG;
+        case SQLITE_CANTOPEN: {
+                int e = db ? sqlite3_system_errno(db) : 0;
+
+                snprintf(err, err_size, "cannot open history %s: %s", path, e ? strerror(e) : msg);
+                return e ? -e : -EACCES;
+        }
+        case SQLITE_FULL:
+                snprintf(err, err_size, "history %s: the disk is full: %s skipped", path, doing);
+                return -ENOSPC;
+        case SQLITE_NOMEM:
+                snprintf(err, err_size, "history %s: out of memory: %s skipped", path, doing);
+                return -ENOMEM;
+        default:
+                snprintf(err, err_size, "history %s: %s failed: %s", path, doing, msg);
+                return -EIO;
+        }
+}
+
+static int history_exec(struct history *h, const char *sql, const char *doing, char *err,
+                        size_t err_size)
+{
+        int rc = sqlite3_exec(h->db, sql, NULL, NULL, NULL);
+
+        return rc == SQLITE_OK ? 0 : history_fail(h->path, h->db, rc, doing, err, err_size);
+}
+
+/* One integer from a pragma. */
+static int history_pragma_int(struct history *h, const char *sql, int *out, char *err,
+                              size_t err_size)
+{
+        sqlite3_stmt *st = NULL;
+        int rc = sqlite3_prepare_v2(h->db, sql, -1, &st, NULL);
+
+        if (rc == SQLITE_OK) {
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_ROW) {
+                        *out = sqlite3_column_int(st, 0);
+                        rc = SQLITE_OK;
+                }
+        }
+        sqlite3_finalize(st);
+        return rc == SQLITE_OK ? 0 : history_fail(h->path, h->db, rc, "reading", err, err_size);
+}
+
+/* A corrupt page is found by reading: quick_check reads every page (the file is small). */
+static int history_check(struct history *h, char *err, size_t err_size)
+{
+        sqlite3_stmt *st = NULL;
+        int rc = sqlite3_prepare_v2(h->db, "PRAGMA quick_check", -1, &st, NULL);
+
+        if (rc == SQLITE_OK) {
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_ROW) {
+                        const char *res = (const char *)sqlite3_column_text(st, 0);
+
+                        if (!res || strcmp(res, "ok") != 0) {
+                                snprintf(err, err_size,
+                                         "history %s is corrupt (%s): move it away and a new one "
+                                         "is started",
+                                         h->path, res ? res : "?");
+                                sqlite3_finalize(st);
+                                return -EBADMSG;
+                        }
+                        rc = SQLITE_OK;
+                }
+        }
+        sqlite3_finalize(st);
+        return rc == SQLITE_OK ? 0 : history_fail(h->path, h->db, rc, "checking", err, err_size);
+}
+
+/* Walks the file up to HISTORY_SCHEMA_VERSION in one transaction; another process may have
+ * done it meanwhile, so the version is read again inside it. */
+static int history_migrate(struct history *h, char *err, size_t err_size)
+{
+        int version, r;
+
+        r = history_exec(h, "BEGIN IMMEDIATE", "upgrading the schema", err, err_size);
+        if (r < 0)
+                return r;
+        r = history_pragma_int(h, "PRAGMA user_version", &version, err, err_size);
+        for (int v = version; r == 0 && v < HISTORY_SCHEMA_VERSION; v++)
+                r = history_exec(h, migrations[v], "upgrading the schema", err, err_size);
+        if (r == 0 && version < HISTORY_SCHEMA_VERSION) {
+                char sql[64];
+
+                snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", HISTORY_SCHEMA_VERSION);
+                r = history_exec(h, sql, "upgrading the schema", err, err_size);
+        }
+        if (r == 0)
+                r = history_exec(h, "COMMIT", "upgrading the schema", err, err_size);
+        if (r < 0)
+                (void)sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+        return r;
+}
+
+int history_open(const char *path, bool read_only, struct history **out, char *err, size_t err_size)
+{
+        struct history *h;
+        int version, rc, r;
+
+        if (!path || path[0] != '/') {
+                snprintf(err, err_size, "history path '%s' is not an absolute path",
+                         path ? path : "");
+                return -EINVAL;
+        }
+        if (read_only && access(path, F_OK) < 0) {
+                r = -errno;
+                snprintf(err, err_size, "no history at %s: %s", path, strerror(errno));
+                return r;
+        }
+        h = calloc(1, sizeof(*h));
+        if (!h)
+                return -ENOMEM;
+        if (strscpy(h->path, path, sizeof(h->path)) < 0) {
+                snprintf(err, err_size, "history path longer than %zu bytes", sizeof(h->path) - 1);
+                free(h);
+                return -ENAMETOOLONG;
+        }
+        rc = sqlite3_open_v2(
+            path, &h->db,
+            read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+        if (rc != SQLITE_OK) {
+                r = history_fail(path, h->db, rc, "opening", err, err_size);
+                goto fail;
+        }
+        sqlite3_extended_result_codes(h->db, 1);
+        sqlite3_busy_timeout(h->db, HISTORY_BUSY_TIMEOUT_MS);
+        /* A file SQLite could open only for reading (its permissions, a read-only mount). */
+        h->read_only = read_only || sqlite3_db_readonly(h->db, "main") == 1;
+        r = history_pragma_int(h, "PRAGMA user_version", &version, err, err_size);
+        if (r == 0)
+                r = history_check(h, err, err_size);
+        if (r < 0)
+                goto fail;
+        if (version > HISTORY_SCHEMA_VERSION) {
+                snprintf(err, err_size,
+                         "history %s has schema %d, from a newer pctl (this one knows up to %d): "
+                         "not used, left as it is",
+                         path, version, HISTORY_SCHEMA_VERSION);
+                r = -EPROTONOSUPPORT;
+                goto fail;
+        }
+        if (version < HISTORY_SCHEMA_VERSION) {
+                if (h->read_only) {
+                        snprintf(err, err_size,
+                                 "history %s is read-only and has schema %d, not %d: not used",
+                                 path, version, HISTORY_SCHEMA_VERSION);
+                        r = read_only && version == 0 ? -ENOENT : -EROFS;
+                        goto fail;
+                }
+                r = history_migrate(h, err, err_size);
+                if (r == -EROFS) {
+                        /* Writable by permissions, not by the file system (a read-only mount). */
+                        snprintf(err, err_size,
+                                 "history %s is read-only (cannot create it): not used", path);
+                }
+                if (r < 0)
+                        goto fail;
+        }
+        *out = h;
+        return 0;
+fail:
+        sqlite3_close(h->db);
+        free(h);
+        return r;
+}
+
+void history_close(struct history *h)
+{
+        if (!h)
+                return;
+        sqlite3_close(h->db);
+        free(h);
+}
+
+bool history_read_only(const struct history *h)
+{
+        return h->read_only;
+}
+
+void history_entry_clear(struct history_entry *e)
+{
+        free(e->stack_json);
+        e->stack_json = NULL;
+}
+
+static void bind_double(sqlite3_stmt *st, int i, double v)
+{
+        if (isfinite(v))
+                sqlite3_bind_double(st, i, v);
+        else
+                sqlite3_bind_null(st, i);
+}
+
+static double column_double(sqlite3_stmt *st, int i)
+{
+        return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+static void column_text(sqlite3_stmt *st, int i, char *buf, size_t size)
+{
+        const char *s = (const char *)sqlite3_column_text(st, i);
+
+        (void)strscpy(buf, s ? s : "", size);
+}
+
+/* A row in COLUMNS order into e (which then owns its stack). */
+static int row_read(sqlite3_stmt *st, struct history_entry *e)
+{
+        char hash[32];
+        const char *stack;
+
+        *e = (struct history_entry){0};
+        column_text(st, 0, e->key.exe, sizeof(e->key.exe));
+        column_text(st, 1, e->key.policy, sizeof(e->key.policy));
+        column_text(st, 2, hash, sizeof(hash));
+        e->key.args_hash = strtoull(hash, NULL, 16);
+        column_text(st, 3, e->key.calibration, sizeof(e->key.calibration));
+        column_text(st, 4, e->objective, sizeof(e->objective));
+        e->p = column_double(st, 5);
+        e->mem_fraction = column_double(st, 6);
+        e->best_cores = (unsigned)sqlite3_column_int64(st, 7);
+        e->best_freq_khz = (unsigned)sqlite3_column_int64(st, 8);
+        e->best_score = column_double(st, 9);
+        stack = (const char *)sqlite3_column_text(st, 10);
+        if (stack) {
+                e->stack_json = strdup(stack);
+                if (!e->stack_json)
+                        return -ENOMEM;
+        }
+        e->runs = (unsigned)sqlite3_column_int64(st, 11);
+        e->updated_s = sqlite3_column_int64(st, 12);
+        return 0;
+}
+
+static void bind_key(sqlite3_stmt *st, const struct history_key *k, char *hash, size_t hash_size)
+{
+        snprintf(hash, hash_size, "%016" PRIx64, k->args_hash);
+        sqlite3_bind_text(st, 1, k->exe, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, k->policy, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, hash, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, k->calibration, -1, SQLITE_STATIC);
+}
+
+int history_lookup(struct history *h, const struct history_key *key, struct history_entry *out,
+                   char *err, size_t err_size)
+{
+        sqlite3_stmt *st = NULL;
+        char hash[32];
+        int rc, r = -ENOENT;
+
+        rc = sqlite3_prepare_v2(h->db,
+                                "SELECT " COLUMNS " FROM apps WHERE exe = ?1 AND policy = ?2 AND "
+                                "args_hash = ?3 AND calibration = ?4",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return history_fail(h->path, h->db, rc, "a look-up", err, err_size);
+        bind_key(st, key, hash, sizeof(hash));
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                r = row_read(st, out);
+        else if (rc != SQLITE_DONE)
+                r = history_fail(h->path, h->db, rc, "a look-up", err, err_size);
+        sqlite3_finalize(st);
+        return r;
+}
+
+int history_store(struct history *h, const struct history_entry *e, char *err, size_t err_size)
+{
+        sqlite3_stmt *st = NULL;
+        char hash[32];
+        int rc;
+
+        if (h->read_only) {
+                snprintf(err, err_size, "history %s is read-only: the run of %s is not recorded",
+                         h->path, e->key.exe);
+                return -EROFS;
+        }
+        rc = sqlite3_prepare_v2(
+            h->db,
+            "INSERT INTO apps (" COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+            "1, ?12) ON CONFLICT (exe, policy, args_hash, calibration) DO UPDATE SET "
+            "objective = excluded.objective, p = excluded.p, mem_fraction = excluded.mem_fraction, "
+            "best_cores = excluded.best_cores, best_freq_khz = excluded.best_freq_khz, "
+            "best_score = excluded.best_score, "
+            "stack_json = coalesce(excluded.stack_json, stack_json), runs = runs + 1, "
+            "updated_s = excluded.updated_s",
+            -1, &st, NULL);
+        if (rc == SQLITE_OK) {
+                bind_key(st, &e->key, hash, sizeof(hash));
+                sqlite3_bind_text(st, 5, e->objective, -1, SQLITE_STATIC);
+                bind_double(st, 6, e->p);
+                bind_double(st, 7, e->mem_fraction);
+                sqlite3_bind_int64(st, 8, e->best_cores);
+                sqlite3_bind_int64(st, 9, e->best_freq_khz);
+                bind_double(st, 10, e->best_score);
+                if (e->stack_json)
+                        sqlite3_bind_text(st, 11, e->stack_json, -1, SQLITE_STATIC);
+                else
+                        sqlite3_bind_null(st, 11);
+                sqlite3_bind_int64(st, 12, e->updated_s ? e->updated_s : (int64_t)time(NULL));
+                rc = sqlite3_step(st);
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE && rc != SQLITE_OK) {
+                char doing[320];
+
+                snprintf(doing, sizeof(doing), "recording the run of %s", e->key.exe);
+                return history_fail(h->path, h->db, rc, doing, err, err_size);
+        }
+        return 0;
+}
+
+int history_foreach(struct history *h, int (*fn)(const struct history_entry *e, void *ctx),
+                    void *ctx, char *err, size_t err_size)
+{
+        sqlite3_stmt *st = NULL;
+        int rc, r = 0;
+
+        rc = sqlite3_prepare_v2(h->db, "SELECT " COLUMNS " FROM apps ORDER BY updated_s DESC, exe",
+                                -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return history_fail(h->path, h->db, rc, "listing", err, err_size);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                struct history_entry e;
+
+                r = row_read(st, &e);
+                if (r == 0 && fn(&e, ctx))
+                        rc = SQLITE_DONE;
+                history_entry_clear(&e);
+                if (r < 0 || rc == SQLITE_DONE)
+                        break;
+        }
+        if (r == 0 && rc != SQLITE_DONE)
+                r = history_fail(h->path, h->db, rc, "listing", err, err_size);
+        sqlite3_finalize(st);
+        return r;
+}
+
+int history_forget(struct history *h, const char *app, unsigned *removed, char *err,
+                   size_t err_size)
+{
+        sqlite3_stmt *st = NULL;
+        int rc;
+
+        *removed = 0;
+        if (h->read_only) {
+                snprintf(err, err_size, "history %s is read-only: nothing forgotten", h->path);
+                return -EROFS;
+        }
+        /* The full path, or the base name: `pctl history forget pbench`. */
+        rc = sqlite3_prepare_v2(h->db,
+                                app ? "DELETE FROM apps WHERE exe = ?1 OR exe = 'sim:' || ?1 OR "
+                                      "substr(exe, -length(?1) - 1) = '/' || ?1"
+                                    : "DELETE FROM apps",
+                                -1, &st, NULL);
+        if (rc == SQLITE_OK) {
+                if (app)
+                        sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
+                rc = sqlite3_step(st);
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE)
+                return history_fail(h->path, h->db, rc, "forgetting", err, err_size);
+        *removed = (unsigned)sqlite3_changes(h->db);
+        return 0;
+}

@@ -1,0 +1,18 @@
+/* The eBPF thread-state backend's pieces that tests check on their own; not a public contract.
+ * The backend itself is threadstate_ebpf_ops (include/pctl/threadstate.h). */
+#pragma once
+
+#include <stddef.h>
+
+/* The tracepoints the BPF program attaches to, as the kernel's BTF names them
+ * (btf_trace_<name>). */
+extern const char *const threadstate_bpf_tracepoints[];
+
+/* 0 when the kernel's BTF has every tracepoint in names (NULL-terminated) with the arguments
+ * the program reads; else -ENOENT (a tracepoint is missing: reason names it) or the error of
+ * loading the BTF. */
+int threadstate_bpf_check_tracepoints(const char *const *names, char *reason, size_t reason_size);
+
+/* Why loading the program failed, from libbpf's messages (msgs) and the error: the verifier's
+ * reason and the program's name when the verifier refused it, else the kernel's refusal. */
+void threadstate_bpf_load_reason(const char *msgs, int err, char *reason, size_t size);

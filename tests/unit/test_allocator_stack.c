@@ -1,0 +1,250 @@
+/* The allocator's use of the speedup stack (docs/allocator.md, "The speedup stack"): a lock
+ * that grows with the cores sends the first probe to the cores the app keeps busy, a growing
+ * delimiter puts fewer cores first, interference a lower clock, each with its reason. */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "pctl_test.h"
+#include "test_estimator_synth.h"
+#include "pctl/allocator.h"
+#include "pctl/power_decl.h"
+#include "pctl/util.h"
+
+#define N_CPUS 8
+#define INTERVAL_NS 100000000ULL
+
+struct fixture {
+        struct estimator *est;
+        struct synth_machine m;
+        struct sensor_sample s;
+        struct model_power pm;
+};
+
+static void fixture_init(struct fixture *f, double p)
+{
+        struct power_decl d = {0};
+        struct estimator_config cfg = {.delta_i_rate = NAN};
+        struct synth_app a = {.p = p,
+                              .ipc_ref = 1,
+                              .freq_ref_khz = 1,
+                              .first_cpu = 0,
+                              .n_cores = N_CPUS,
+                              .freq_khz = 1};
+
+        memset(f, 0, sizeof(*f));
+        f->m = (struct synth_machine){.os_ips = 6.6e4,
+                                      .static_w = 20,
+                                      .core_w = 10,
+                                      .idle_w = 10,
+                                      .metrics = SENSOR_BUSY,
+                                      .rng = 42};
+        assert_int_equal(synth_sample_alloc(&f->s, N_CPUS, 0), 0);
+        power_decl_key(&d, "static_w", "20");
+        power_decl_key(&d, "core_w", "10");
+        assert_int_equal(power_decl_to_model(&d, 1, &f->pm), 0);
+        f->est = estimator_new(&cfg);
+        assert_non_null(f->est);
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        /* A settled P: the allocator is past learning. */
+        for (unsigned i = 0; i < 30; i++) {
+                struct estimator_app_view v = synth_view(1, &a, -1);
+
+                synth_begin(&f->m, &f->s, INTERVAL_NS);
+                synth_run(&f->m, &f->s, &a, -1);
+                synth_end(&f->m, &f->s, false);
+                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
+        }
+}
+
+static void fixture_free(struct fixture *f)
+{
+        estimator_free(f->est);
+        synth_sample_free(&f->s);
+}
+
+static void add_point(struct allocator_app *a, unsigned cores, unsigned freq_khz, double score,
+                      uint64_t decision)
+{
+        a->hist[a->n_hist++] = (struct allocator_point){.cores = cores,
+                                                        .freq_khz = freq_khz,
+                                                        .score = score,
+                                                        .samples = 3,
+                                                        .decision = decision};
+}
+
+static bool measured(const struct allocator_app *a, unsigned cores)
+{
+        for (unsigned i = 0; i < a->n_hist; i++)
+                if (a->hist[i].cores == cores)
+                        return true;
+        return false;
+}
+
+/* A stack of n cores with one delimiter taking `cost` of them, the rest speedup. */
+static struct stack stack_of(double n, enum stack_component c, double cost)
+{
+        struct stack st = {.known = true, .cores = n, .threads = (unsigned)n};
+
+        st.component[c] = cost;
+        st.speedup = n - cost;
+        return st;
+}
+
+/* A lock-bound app: about 10 cores' worth of work, whatever it is given; its measured EDP
+ * rate is lowest at 12 cores. Returns the probes until settled, and the first one. */
+static unsigned search_lock_bound(struct fixture *f, bool with_stack, unsigned *first,
+                                  char *first_reason, size_t size)
+{
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 64};
+        struct allocator_ctx ctx = {.est = f->est,
+                                    .n_cpus = 64,
+                                    .hysteresis = 0.05,
+                                    .decision = 100,
+                                    .n_apps = 1,
+                                    .power_measured = true};
+        unsigned probes = 0;
+
+        add_point(&a, 64, 0, 100 + 10 * 52.0 * 52, ctx.decision);
+        for (int i = 0; i < 40; i++) {
+                double busy = a.cores < 10 ? a.cores : 10;
+
+                a.stack = with_stack ? stack_of(a.cores, STACK_SYNC, a.cores - busy)
+                                     : (struct stack){.known = false};
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (a.converged && !a.changed)
+                        break;
+                a.cores = a.want_cores;
+                if (!measured(&a, a.cores)) {
+                        double d = (double)a.cores - 12;
+
+                        if (probes++ == 0) {
+                                *first = a.cores;
+                                snprintf(first_reason, size, "%s", a.reason);
+                        }
+                        add_point(&a, a.cores, 0, 100 + 10 * d * d, ctx.decision);
+                }
+                ctx.decision++;
+        }
+        if (a.cores != 12 || !a.converged)
+                fail_msg("ended at %u cores (%s), expected 12 and settled", a.cores, a.reason);
+        return probes;
+}
+
+static void lock_bound_app_probes_its_busy_cores_first(void **state)
+{
+        struct fixture f;
+        unsigned first_with, first_without, with, without;
+        char why_with[200], why_without[200];
+
+        (void)state;
+        fixture_init(&f, 0.5);
+        without = search_lock_bound(&f, false, &first_without, why_without, sizeof(why_without));
+        with = search_lock_bound(&f, true, &first_with, why_with, sizeof(why_with));
+        assert_int_equal(first_without, 32); /* halving */
+        assert_int_equal(first_with, 10);    /* the cores it keeps busy */
+        if (!strstr(why_with, "stack: sync 54.0 of 64 cores"))
+                fail_msg("reason: %s", why_with);
+        if (with >= without)
+                fail_msg("%u probes with the stack, %u without", with, without);
+        fixture_free(&f);
+}
+
+/* The model (P = 0.95) ranks more cores first; refuted, it no longer ranks above the stack,
+ * which puts fewer cores first for a sequential part that grows with them. */
+static void growing_delimiter_puts_fewer_cores_first(void **state)
+{
+        struct fixture f;
+
+        (void)state;
+        fixture_init(&f, 0.95);
+        for (int with_stack = 0; with_stack < 2; with_stack++) {
+                struct allocator_app a = {.id = 1,
+                                          .policy = policy_builtin(OBJECTIVE_EDP),
+                                          .cores = 4,
+                                          .searching = true,
+                                          .step_cores = 1,
+                                          .step_freqs = 1,
+                                          .model_refuted = true};
+                struct allocator_ctx ctx = {.est = f.est,
+                                            .pm = &f.pm,
+                                            .n_cpus = N_CPUS,
+                                            .hysteresis = 0.05,
+                                            .decision = 100,
+                                            .n_apps = 1};
+
+                add_point(&a, 4, 0, 10, ctx.decision);
+                if (with_stack)
+                        a.stack = stack_of(4, STACK_SEQUENTIAL, 1.5);
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                assert_true(a.exploring);
+                if (with_stack && (a.want_cores != 3 || !strstr(a.reason, "stack: sequential 1.5 "
+                                                                          "of 4 cores, fewer cores "
+                                                                          "first")))
+                        fail_msg("with the stack: %u cores (%s)", a.want_cores, a.reason);
+                if (!with_stack && a.want_cores != 5)
+                        fail_msg("without the stack: %u cores (%s)", a.want_cores, a.reason);
+                /* Not measured at its count: the stack says nothing. */
+                a = (struct allocator_app){.id = 1,
+                                           .policy = policy_builtin(OBJECTIVE_EDP),
+                                           .cores = 4,
+                                           .searching = true,
+                                           .step_cores = 1,
+                                           .step_freqs = 1,
+                                           .model_refuted = true};
+                add_point(&a, 4, 0, 10, ctx.decision);
+                a.stack = stack_of(6, STACK_SEQUENTIAL, 3);
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                assert_int_equal(a.want_cores, 5);
+        }
+        fixture_free(&f);
+}
+
+/* Without a model the order is fewer cores, more, a lower clock, a higher one; interference
+ * puts the lower clock first. */
+static void interference_puts_a_lower_clock_first(void **state)
+{
+        static const unsigned freqs[] = {1000000, 2000000, 3000000};
+        struct fixture f;
+
+        (void)state;
+        fixture_init(&f, 0.95);
+        for (int with_stack = 0; with_stack < 2; with_stack++) {
+                struct allocator_app a = {.id = 1,
+                                          .policy = policy_builtin(OBJECTIVE_EDP),
+                                          .cores = N_CPUS,
+                                          .freq_khz = 3000000,
+                                          .searching = true,
+                                          .step_cores = 1,
+                                          .step_freqs = 1};
+                struct allocator_ctx ctx = {.est = f.est,
+                                            .n_cpus = N_CPUS,
+                                            .hysteresis = 0.05,
+                                            .decision = 100,
+                                            .n_apps = 1,
+                                            .power_measured = true,
+                                            .freqs_khz = freqs,
+                                            .n_freqs = ARRAY_SIZE(freqs)};
+
+                add_point(&a, N_CPUS, 3000000, 10, ctx.decision);
+                if (with_stack)
+                        a.stack = stack_of(N_CPUS, STACK_INTERFERENCE, 3.5);
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (with_stack && (a.want_cores != N_CPUS || a.want_freq_khz != 2000000 ||
+                                   !strstr(a.reason, "stack: interference 3.5 of 8 cores, a "
+                                                     "lower clock first")))
+                        fail_msg("with the stack: %u cores %u kHz (%s)", a.want_cores,
+                                 a.want_freq_khz, a.reason);
+                if (!with_stack && (a.want_cores != N_CPUS - 1 || a.want_freq_khz != 3000000))
+                        fail_msg("without the stack: %u cores %u kHz (%s)", a.want_cores,
+                                 a.want_freq_khz, a.reason);
+        }
+        fixture_free(&f);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(lock_bound_app_probes_its_busy_cores_first),
+    cmocka_unit_test(growing_delimiter_puts_fewer_cores_first),
+    cmocka_unit_test(interference_puts_a_lower_clock_first),
+};
+PCTL_TEST_MAIN(tests)

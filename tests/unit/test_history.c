@@ -1,0 +1,302 @@
+/* The history file (manager/history.c): round trip, migration, and every fault the issue names —
+ * corrupt, read-only, locked by another writer, a newer schema — each a clear error that leaves
+ * the file as it was. */
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include "pctl_test.h"
+#include "pctl/history.h"
+
+struct tmpdb {
+        char dir[64];
+        char path[128];
+};
+
+static void tmpdb_make(struct tmpdb *t)
+{
+        snprintf(t->dir, sizeof(t->dir), "/tmp/pctl-history-XXXXXX");
+        assert_non_null(mkdtemp(t->dir));
+        snprintf(t->path, sizeof(t->path), "%s/history.db", t->dir);
+}
+
+static void tmpdb_remove(struct tmpdb *t)
+{
+        char p[160];
+
+        chmod(t->dir, 0700);
+        unlink(t->path);
+        snprintf(p, sizeof(p), "%s-journal", t->path);
+        unlink(p);
+        rmdir(t->dir);
+}
+
+static struct history_entry sample_entry(const char *exe, unsigned cores)
+{
+        struct history_entry e = {.p = 0.93,
+                                  .mem_fraction = NAN,
+                                  .best_cores = cores,
+                                  .best_freq_khz = 2700000,
+                                  .best_score = 1.5e-18,
+                                  .updated_s = 1000};
+
+        snprintf(e.key.exe, sizeof(e.key.exe), "%s", exe);
+        snprintf(e.key.policy, sizeof(e.key.policy), "edp");
+        e.key.args_hash = history_hash("--p 0.9", 7);
+        snprintf(e.key.calibration, sizeof(e.key.calibration), "%016llx",
+                 (unsigned long long)history_hash("cal", 3));
+        snprintf(e.objective, sizeof(e.objective), "edp");
+        return e;
+}
+
+/* Runs one statement on the file with SQLite directly, as another program would. */
+static void raw_exec(const char *path, const char *sql)
+{
+        sqlite3 *db;
+
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+}
+
+static void store_then_lookup_round_trips(void **state)
+{
+        struct tmpdb t;
+        struct history *h;
+        struct history_entry e = sample_entry("/usr/bin/pbench", 3), got;
+        char err[512];
+
+        (void)state;
+        tmpdb_make(&t);
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
+        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), -ENOENT);
+        e.stack_json = "{\"sequential\":0.2}";
+        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
+        e.stack_json = NULL; /* a later run without a stack keeps the last one */
+        e.best_cores = 2;
+        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
+        history_close(h);
+
+        assert_int_equal(history_open(t.path, true, &h, err, sizeof(err)), 0);
+        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
+        assert_int_equal(got.best_cores, 2);
+        assert_int_equal(got.best_freq_khz, 2700000);
+        assert_int_equal(got.runs, 2);
+        assert_near(got.p, 0.93, 1e-12);
+        assert_true(isnan(got.mem_fraction));
+        assert_near(got.best_score, 1.5e-18, 1e-30);
+        assert_string_equal(got.stack_json, "{\"sequential\":0.2}");
+        assert_true(got.key.args_hash == e.key.args_hash);
+        history_entry_clear(&got);
+        /* Another argument hash is another app. */
+        e.key.args_hash++;
+        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), -ENOENT);
+        history_close(h);
+        tmpdb_remove(&t);
+}
+
+static int count_entry(const struct history_entry *e, void *ctx)
+{
+        (void)e;
+        (*(unsigned *)ctx)++;
+        return 0;
+}
+
+static void forget_by_name_path_or_all(void **state)
+{
+        struct tmpdb t;
+        struct history *h;
+        char err[512];
+        unsigned n = 0, removed;
+
+        (void)state;
+        tmpdb_make(&t);
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
+        for (unsigned i = 0; i < 2; i++) {
+                struct history_entry a = sample_entry("/usr/bin/pbench", 1);
+                struct history_entry b = sample_entry("/usr/bin/xz", 2);
+                struct history_entry c = sample_entry("sim:wide", 3);
+
+                a.key.args_hash += i;
+                assert_int_equal(history_store(h, &a, err, sizeof(err)), 0);
+                assert_int_equal(history_store(h, &b, err, sizeof(err)), 0);
+                assert_int_equal(history_store(h, &c, err, sizeof(err)), 0);
+        }
+        assert_int_equal(history_foreach(h, count_entry, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 4);
+        /* A base name is not a suffix of another name: "bench" forgets nothing. */
+        assert_int_equal(history_forget(h, "bench", &removed, err, sizeof(err)), 0);
+        assert_int_equal(removed, 0);
+        assert_int_equal(history_forget(h, "pbench", &removed, err, sizeof(err)), 0);
+        assert_int_equal(removed, 2);
+        assert_int_equal(history_forget(h, "/usr/bin/xz", &removed, err, sizeof(err)), 0);
+        assert_int_equal(removed, 1);
+        assert_int_equal(history_forget(h, "wide", &removed, err, sizeof(err)), 0);
+        assert_int_equal(removed, 1);
+        {
+                struct history_entry x = sample_entry("/bin/x", 1);
+
+                assert_int_equal(history_store(h, &x, err, sizeof(err)), 0);
+        }
+        assert_int_equal(history_forget(h, NULL, &removed, err, sizeof(err)), 0);
+        assert_int_equal(removed, 1);
+        history_close(h);
+        tmpdb_remove(&t);
+}
+
+static void corrupt_file_is_refused_and_left_alone(void **state)
+{
+        struct tmpdb t;
+        struct history *h = NULL;
+        char err[512], buf[64];
+        FILE *f;
+
+        (void)state;
+        tmpdb_make(&t);
+        f = fopen(t.path, "w");
+        assert_non_null(f);
+        fputs("this is not a database, but it is somebody's file\n", f);
+        fclose(f);
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), -EBADMSG);
+        assert_null(h);
+        assert_non_null(strstr(err, t.path));
+        assert_non_null(strstr(err, "not a SQLite database or is corrupt"));
+        /* Nothing written over it. */
+        f = fopen(t.path, "r");
+        assert_non_null(fgets(buf, sizeof(buf), f));
+        fclose(f);
+        assert_int_equal(strncmp(buf, "this is not a database", 22), 0);
+        tmpdb_remove(&t);
+}
+
+static void newer_schema_is_refused(void **state)
+{
+        struct tmpdb t;
+        struct history *h = NULL;
+        char err[512];
+
+        (void)state;
+        tmpdb_make(&t);
+        raw_exec(t.path, "CREATE TABLE apps (x); PRAGMA user_version = 99");
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), -EPROTONOSUPPORT);
+        assert_null(h);
+        assert_non_null(strstr(err, "schema 99, from a newer pctl"));
+        /* Left as it was: the newer pctl still finds its schema. */
+        raw_exec(t.path, "SELECT x FROM apps");
+        tmpdb_remove(&t);
+}
+
+static void old_schema_is_migrated(void **state)
+{
+        struct tmpdb t;
+        struct history *h;
+        struct history_entry e = sample_entry("/usr/bin/pbench", 4);
+        char err[512];
+
+        (void)state;
+        tmpdb_make(&t);
+        /* An existing database at version 0 (a file made empty by hand, or by sqlite3)
+         * walks up to this schema on open. */
+        raw_exec(t.path, "PRAGMA user_version = 0");
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
+        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
+        history_close(h);
+        raw_exec(t.path, "SELECT exe FROM apps WHERE best_cores = 4");
+        {
+                sqlite3 *db;
+                sqlite3_stmt *st;
+
+                assert_int_equal(sqlite3_open(t.path, &db), SQLITE_OK);
+                assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL),
+                                 SQLITE_OK);
+                assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+                assert_int_equal(sqlite3_column_int(st, 0), HISTORY_SCHEMA_VERSION);
+                sqlite3_finalize(st);
+                sqlite3_close(db);
+        }
+        tmpdb_remove(&t);
+}
+
+static void read_only_file_reads_but_does_not_write(void **state)
+{
+        struct tmpdb t;
+        struct history *h;
+        struct history_entry e = sample_entry("/usr/bin/pbench", 2), got;
+        char err[512];
+        unsigned removed;
+
+        (void)state;
+        tmpdb_make(&t);
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
+        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
+        history_close(h);
+        /* Opened for reading only (as `pctl history` does, and as SQLite falls back to when
+         * the file's permissions or mount refuse writing). */
+        assert_int_equal(history_open(t.path, true, &h, err, sizeof(err)), 0);
+        assert_true(history_read_only(h));
+        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
+        history_entry_clear(&got);
+        assert_int_equal(history_store(h, &e, err, sizeof(err)), -EROFS);
+        assert_non_null(strstr(err, "is read-only"));
+        assert_int_equal(history_forget(h, NULL, &removed, err, sizeof(err)), -EROFS);
+        history_close(h);
+        /* A read-only look at a file that is not there creates nothing. */
+        unlink(t.path);
+        assert_int_equal(history_open(t.path, true, &h, err, sizeof(err)), -ENOENT);
+        assert_int_equal(access(t.path, F_OK), -1);
+        tmpdb_remove(&t);
+}
+
+static void locked_by_another_writer_is_busy_then_recovers(void **state)
+{
+        struct tmpdb t;
+        struct history *h;
+        struct history_entry e = sample_entry("/usr/bin/pbench", 2), got;
+        char err[512];
+        sqlite3 *other;
+
+        (void)state;
+        tmpdb_make(&t);
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
+        /* Another pctld on the same file, in the middle of its own write. */
+        assert_int_equal(sqlite3_open(t.path, &other), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+        assert_int_equal(history_store(h, &e, err, sizeof(err)), -EBUSY);
+        assert_non_null(strstr(err, "locked by another process"));
+        assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(other);
+        /* Once it is done, the next run is recorded. */
+        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
+        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
+        assert_int_equal(got.runs, 1);
+        history_entry_clear(&got);
+        history_close(h);
+        tmpdb_remove(&t);
+}
+
+static void unopenable_path_is_reported(void **state)
+{
+        struct history *h = NULL;
+        char err[512];
+
+        (void)state;
+        assert_int_equal(history_open("relative.db", false, &h, err, sizeof(err)), -EINVAL);
+        assert_true(history_open("/nonexistent-dir-pctl/history.db", false, &h, err, sizeof(err)) <
+                    0);
+        assert_null(h);
+        assert_non_null(strstr(err, "/nonexistent-dir-pctl/history.db"));
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(store_then_lookup_round_trips),
+    cmocka_unit_test(forget_by_name_path_or_all),
+    cmocka_unit_test(corrupt_file_is_refused_and_left_alone),
+    cmocka_unit_test(newer_schema_is_refused),
+    cmocka_unit_test(old_schema_is_migrated),
+    cmocka_unit_test(read_only_file_reads_but_does_not_write),
+    cmocka_unit_test(locked_by_another_writer_is_busy_then_recovers),
+    cmocka_unit_test(unopenable_path_is_reported),
+};
+
+PCTL_TEST_MAIN(tests)

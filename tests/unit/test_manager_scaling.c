@@ -1,0 +1,95 @@
+/* The allocator's use of the extrapolation on the model machine (manager/scaling.c): an
+ * Amdahl app on the 64-core server, P = 0.9, under edp. After the search's first halvings
+ * (64, 32, 16 cores) the extrapolation predicts the EDP optimum, 43 cores by the oracle;
+ * `pctl status --json` shows the prediction (predicted_best_cores, predicted_speedup_max at
+ * all the cores its policy allows), null before. */
+#include "pctl_test.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+
+#include "pctl/manager.h"
+#include "pctl/sim.h"
+#include "pctl/util.h"
+
+#define SCENARIO                                                                                   \
+        "[machine]\npreset = server-64\ncounter_noise = 0.01\nseed = 3\n\n"                        \
+        "[app p09]\ninstructions = 6e11\np = 0.9\nipc = 1\n"
+
+static struct json_object *first_app(struct json_object *status)
+{
+        struct json_object *apps;
+
+        if (!json_object_object_get_ex(status, "apps", &apps) || json_object_array_length(apps) < 1)
+                return NULL;
+        return json_object_array_get_idx(apps, 0);
+}
+
+static void prediction_in_status_and_jump(void **state)
+{
+        char path[64], spec[80], err[256];
+        struct platform_options po = {.spec = spec};
+        struct manager_options mo = {.delta_i_rate = NAN};
+        struct platform *pf;
+        struct manager *m;
+        unsigned step, best = 0, first_known_at = 0, cores_after = 0;
+        double smax = NAN;
+        bool known_early = false;
+
+        (void)state;
+        pctl_test_temp_file(path, sizeof(path), SCENARIO);
+        snprintf(spec, sizeof(spec), "sim:%s", path);
+        assert_int_equal(platform_open(&po, &pf, err, sizeof(err)), 0);
+        config_init(&mo.conf);
+        mo.platform = pf;
+        assert_int_equal(manager_new(&mo, NULL, &m), 0);
+        sim_step(pf->sim, 0);
+        assert_int_equal(manager_adopt(m, SIM_PID_BASE, "edp", err, sizeof(err)), 0);
+        for (step = 0; step < 300 && manager_n_apps(m); step++) {
+                struct json_object *j = json_object_new_object(), *a, *v;
+
+                platform_advance(pf, 100 * NSEC_PER_MSEC);
+                manager_sample(m);
+                if (step % 10 == 9)
+                        manager_decide(m);
+                manager_status(m, j);
+                a = first_app(j);
+                if (!a) { /* it has finished */
+                        json_object_put(j);
+                        break;
+                }
+                assert_true(json_object_object_get_ex(a, "predicted_best_cores", &v));
+                if (v && !best) {
+                        struct json_object *s;
+
+                        best = (unsigned)json_object_get_int(v);
+                        assert_true(json_object_object_get_ex(a, "predicted_speedup_max", &s));
+                        assert_non_null(s);
+                        smax = json_object_get_double(s);
+                        first_known_at = step;
+                        known_early = true;
+                }
+                if (known_early && step == first_known_at + 1) {
+                        assert_true(json_object_object_get_ex(a, "cores", &v));
+                        cores_after = (unsigned)json_object_get_int(v);
+                }
+                json_object_put(j);
+        }
+        assert_true(known_early);
+        /* The oracle's EDP optimum is 43 cores; Amdahl's speedup on 64 is 1/(0.1 + 0.9/64). */
+        assert_true(best >= 38 && best <= 48);
+        assert_near(smax, 1 / (0.1 + 0.9 / 64), 0.05 * smax);
+        /* The allocator goes to measure it (test_extrapolate_cli checks the jump in the
+         * log); a step later the app runs near it. */
+        assert_true(cores_after >= 32 && cores_after <= 48);
+        manager_free(m);
+        platform_close(pf);
+        unlink(path);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(prediction_in_status_and_jump),
+};
+
+PCTL_TEST_MAIN(tests)

@@ -44,16 +44,169 @@ static double thread_alive_ns(const struct threadstate_thread *t)
                (double)t->ns[THREAD_BLOCKED];
 }
 
+/* A thread's own time: what it did itself (ran, waited for a CPU, yielded, slept), as
+ * against waiting in a futex for the others. */
+static double thread_own_ns(const struct threadstate_thread *t)
+{
+        return (double)t->ns[THREAD_RUN] + (double)t->ns[THREAD_RUNQUEUE] +
+               (double)t->ns[THREAD_YIELD] + (double)t->ns[THREAD_BLOCKED];
+}
+
+static double thread_active_share(const struct threadstate_thread *t)
+{
+        double own = thread_own_ns(t);
+
+        return own > 0 ? ((double)t->ns[THREAD_RUN] + (double)t->ns[THREAD_RUNQUEUE]) / own : 0;
+}
+
+/* How the threads' futex waits split (docs/stack.md, "How each component is computed"): the first
+ * thread's serial part (its solo time that is not a lock's), the waits at the end of parallel parts
+ * for the busiest thread (imbalance), and the rest (sync). */
+struct wait_split {
+        double serial;    /* the first thread's serial part, ns */
+        double imbalance; /* futex waits that were end-of-part waits, ns */
+        double others_sync, others_yield, others_io; /* the other threads' waits after that */
+};
+
+/* Threads that were there at the end of the interval: working, alive in it, and not gone
+ * (much) earlier than the others. A thread that exited before the others did its end-of-part
+ * waiting as exited time (imbalance already, [SSM]'s Exit_i): its futex waits came before
+ * and are sync; and the others did not wait for it. */
+static bool thread_at_end(const struct threadstate_thread *t, double min_exited, double T)
+{
+        return thread_working(t) && thread_alive_ns(t) > 0 &&
+               (double)t->ns[THREAD_EXITED] <= min_exited + T / 100;
+}
+
+static void split_waits(const struct threadstate_app *app, double T, unsigned alive_threads,
+                        pid_t first_tid, struct wait_split *w)
+{
+        const struct threadstate_thread *th = app->threads;
+        double min_exited = INFINITY, raw_b = -1, second_nf = -INFINITY, solo_o = 0;
+        double top = -INFINITY, next = -INFINITY, g = 1, any_solo = 0;
+        int f = -1, b = -1, busiest = -1;
+        unsigned at_end = 0;
+
+        *w = (struct wait_split){0};
+        for (unsigned i = 0; i < app->n_threads; i++)
+                if (thread_working(&th[i]) && thread_alive_ns(&th[i]) > 0) {
+                        min_exited = fmin(min_exited, (double)th[i].ns[THREAD_EXITED]);
+                        if (th[i].tid == first_tid && f < 0)
+                                f = (int)i;
+                }
+        /* The busiest other thread at the end (b) and the next one (second_nf). */
+        for (unsigned i = 0; i < app->n_threads; i++) {
+                double raw = thread_own_ns(&th[i]);
+
+                if ((int)i == f || !thread_at_end(&th[i], min_exited, T))
+                        continue;
+                if (raw > raw_b) {
+                        second_nf = b >= 0 ? raw_b : second_nf;
+                        raw_b = raw;
+                        b = (int)i;
+                } else if (raw > second_nf) {
+                        second_nf = raw;
+                }
+        }
+        for (unsigned i = 0; i < app->n_threads; i++) {
+                any_solo += (double)th[i].solo_ns;
+                if ((int)i != f && (int)i != b && thread_working(&th[i]))
+                        solo_o = fmax(solo_o, (double)th[i].solo_ns);
+        }
+
+        /* The serial part: the first thread's solo time beyond the others'. A laggard runs
+         * alone at the end of each part for as long as it outlasts the next busiest thread
+         * (end × its active share): that part of its solo time is not a lock's, and does not
+         * cancel the first thread's. With two threads the first one may be that next
+         * busiest, and then the mutual rest is either a lock both hold in turn or serial code
+         * plus a longer laggard: it counts as the latter to the extent the laggard's excess
+         * (a) exceeds the mutual part (m) — none of it for equal own times, all of it from
+         * a >= 2m. */
+        if (f >= 0 && alive_threads > 1) {
+                double solo_f = (double)th[f].solo_ns, raw_f = thread_own_ns(&th[f]);
+                double x = 0, a = 0, e = 0;
+
+                if (b >= 0) {
+                        a = fmax(0, raw_b - fmax(second_nf, raw_f));
+                        x = fmax(0, (double)th[b].solo_ns - a * thread_active_share(&th[b]));
+                }
+                if (b >= 0 && raw_f >= second_nf) {
+                        double m = fmax(0, fmin(solo_f, x) - solo_o);
+
+                        e = fmin(m, fmax(0, a - m));
+                        if (isfinite(second_nf))
+                                e = fmin(e, raw_f - second_nf);
+                }
+                w->serial = fmin(fmax(0, solo_f - fmax(solo_o, x)) + e, raw_f);
+                /* Where that would make the first thread the one the laggard outlasts last,
+                 * the laggard's lead over it comes from the serial part alone: the mutual
+                 * solo time is then a lock's (sampled solo time is noisy), and the serial
+                 * part is at most the first thread's excess over the laggard (and e). */
+                if (b >= 0 && raw_f - w->serial < raw_b && raw_f - w->serial > second_nf)
+                        w->serial = fmin(w->serial, fmax(0, raw_f - raw_b) + e);
+        }
+
+        /* Imbalance: each thread at the end falls short of the busiest one's own time, and
+         * waited that long in a futex at the end of the parts ([SS]: Tp less its other
+         * components), at most its futex time. Symmetric lock contention has no shortfall
+         * and stays sync. The evidence is the busiest thread's solo time: it ran alone at the
+         * end for as long as it outlasted the next one; without it (a backend that cannot see
+         * solo time) the waits stay sync. */
+        for (unsigned i = 0; i < app->n_threads; i++) {
+                double own;
+
+                if (!thread_at_end(&th[i], min_exited, T))
+                        continue;
+                at_end++;
+                own = thread_own_ns(&th[i]) - ((int)i == f ? w->serial : 0);
+                if (own > top) {
+                        next = top;
+                        top = own;
+                        busiest = (int)i;
+                } else if (own > next) {
+                        next = own;
+                }
+        }
+        if (at_end >= 2) {
+                double end = top - next;
+
+                if (end > 0) {
+                        double expect = end * thread_active_share(&th[busiest]);
+                        double solo = (double)th[busiest].solo_ns - (busiest == f ? w->serial : 0);
+
+                        g = expect > 0 ? fmin(1, fmax(0, solo) / expect) : 1;
+                } else {
+                        g = any_solo > 0 ? 1 : 0;
+                }
+        }
+        for (unsigned i = 0; i < app->n_threads; i++) {
+                const struct threadstate_thread *t = &th[i];
+                double sync = (double)t->ns[THREAD_SYNC], imb = 0;
+
+                if (!thread_working(t))
+                        continue;
+                if (at_end >= 2 && (int)i != busiest && thread_at_end(t, min_exited, T)) {
+                        double own = thread_own_ns(t) - ((int)i == f ? w->serial : 0);
+
+                        imb = g * fmin(fmax(0, top - own), sync);
+                }
+                w->imbalance += imb;
+                if ((int)i == f)
+                        continue;
+                w->others_sync += sync - imb;
+                w->others_yield += (double)t->ns[THREAD_YIELD];
+                w->others_io += (double)t->ns[THREAD_BLOCKED];
+        }
+}
+
 void stack_compute(const struct threadstate_app *app, double cores, double speedup,
                    struct stack *out)
 {
         double T, NT, run = 0, rq = 0, sync = 0, yld = 0, io = 0, exited = 0, alive = 0;
         double lack, imbalance, sequential, avail, sum, comp[STACK_COMPONENTS] = {0};
-        double solo_top = 0, solo_second = 0;
-        double others_sync = 0, others_yield = 0, others_io = 0;
-        unsigned working = 0, alive_threads = 0, top = 0;
+        unsigned working = 0, alive_threads = 0;
         pid_t first_tid = 0;
-        bool top_is_first;
+        struct wait_split w;
 
         if (!app || !(cores >= 1) || !isfinite(cores)) {
                 stack_unknown(out, cores, app ? app->n_threads : 0);
@@ -69,7 +222,6 @@ void stack_compute(const struct threadstate_app *app, double cores, double speed
 
         for (unsigned i = 0; i < app->n_threads; i++) {
                 const struct threadstate_thread *t = &app->threads[i];
-                double solo = (double)t->solo_ns;
 
                 if (!thread_working(t))
                         continue;
@@ -86,13 +238,6 @@ void stack_compute(const struct threadstate_app *app, double cores, double speed
                 io += (double)t->ns[THREAD_BLOCKED];
                 exited += (double)t->ns[THREAD_EXITED];
                 alive += thread_alive_ns(t);
-                if (solo > solo_top) {
-                        solo_second = solo_top;
-                        solo_top = solo;
-                        top = i;
-                } else if (solo > solo_second) {
-                        solo_second = solo;
-                }
         }
         if (working == 0 || !(run > 0)) {
                 /* Nothing ran: there is no speedup to explain. */
@@ -121,43 +266,35 @@ void stack_compute(const struct threadstate_app *app, double cores, double speed
                 rq = rq > own_rq ? rq - own_rq : 0;
         }
 
-        /* Solo time: one thread ran alone while others waited. Lock hand-offs spread it over
-         * the contenders; serial code or a laggard thread puts it on one. The top thread's
-         * solo time beyond any other's is that one-thread part; while it lasted, the waiting
-         * threads (at most N - 1 cores' worth) were not in a lock but waiting for it. On the
-         * app's first thread it is serial code (sequential); on another, a laggard the others
-         * wait for at the end of a parallel part (imbalance). */
-        top_is_first = alive_threads > 0 && app->threads[top].tid == first_tid;
-        if (solo_top > solo_second && alive_threads > 1) {
+        /* End-of-part waits for the busiest thread are imbalance; then, while the first
+         * thread ran its serial part, the others (at most N - 1 cores' worth) waited for it:
+         * barriers and joins are futex waits, so sync first, then yield, then other
+         * blocking. */
+        split_waits(app, T, alive_threads, first_tid, &w);
+        sync -= w.imbalance;
+        imbalance += w.imbalance;
+        if (w.serial > 0 && alive_threads > 1) {
                 double waiters = (alive_threads - 1 < cores - 1) ? alive_threads - 1 : cores - 1;
-                double want = waiters * (solo_top - solo_second), moved, from;
+                double want = waiters * w.serial, moved, from;
 
-                for (unsigned i = 0; i < app->n_threads; i++) {
-                        const struct threadstate_thread *t = &app->threads[i];
-
-                        if (i == top || !thread_working(t))
-                                continue;
-                        others_sync += (double)t->ns[THREAD_SYNC];
-                        others_yield += (double)t->ns[THREAD_YIELD];
-                        others_io += (double)t->ns[THREAD_BLOCKED];
-                }
-                /* Barriers and joins are futex waits: take those first, then yield, then
-                 * other blocking. */
-                if (want > others_sync + others_yield + others_io)
-                        want = others_sync + others_yield + others_io;
+                if (want > w.others_sync + w.others_yield + w.others_io)
+                        want = w.others_sync + w.others_yield + w.others_io;
                 moved = want;
-                from = want < others_sync ? want : others_sync;
+                from = want < w.others_sync ? want : w.others_sync;
                 sync -= from;
                 want -= from;
-                from = want < others_yield ? want : others_yield;
+                from = want < w.others_yield ? want : w.others_yield;
                 yld -= from;
                 want -= from;
                 io -= want;
-                if (top_is_first)
-                        sequential += moved;
-                else
-                        imbalance += moved;
+                sequential += moved;
         }
+        if (sync < 0)
+                sync = 0;
+        if (yld < 0)
+                yld = 0;
+        if (io < 0)
+                io = 0;
 
         comp[STACK_SEQUENTIAL] = sequential;
         comp[STACK_SYNC] = sync;

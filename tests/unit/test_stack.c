@@ -157,9 +157,11 @@ static void sync_from_lock_handoffs(void **state)
 }
 
 /* pbench --imbalance 3 --p 0.95, 2 threads, one iteration of 762.5 ms: thread 0 runs the 50 ms
- * serial part and its 237.5 ms share, then waits 475 ms for thread 1's 712.5 ms. The solo
- * times partly cancel: 50 ms of the serial part reads as sync, the rest of the laggard's solo
- * time is imbalance. */
+ * serial part and its 237.5 ms share, then waits 475 ms for thread 1's 712.5 ms. As pbench
+ * programs it ([SS]: a thread's wait at the end of the parallel part is imbalance): 475 ms of
+ * imbalance and thread 1's 50 ms wait for the serial part. From the totals this is also a lock
+ * both hold in turn for 50 ms plus 425 ms of imbalance; the laggard's excess (425 ms) is far
+ * above that mutual part, so it reads as serial code and a laggard. */
 static void imbalance_from_laggard(void **state)
 {
         struct interval iv;
@@ -172,9 +174,72 @@ static void imbalance_from_laggard(void **state)
         stack_compute(&iv.app, 2, NAN, &s);
         assert_closed(&s);
         assert_near(s.speedup, 1000.0 / 762.5, 1e-9);
-        assert_near(s.component[STACK_IMBALANCE], 425.0 / 762.5, 1e-9);
-        assert_near(s.component[STACK_SYNC], 100.0 / 762.5, 1e-9);
-        assert_only(&s, STACK_IMBALANCE, 100.0 / 762.5 + 1e-9);
+        assert_near(s.component[STACK_IMBALANCE], 475.0 / 762.5, 1e-9);
+        assert_near(s.component[STACK_SEQUENTIAL], 50.0 / 762.5, 1e-9);
+        assert_only(&s, STACK_IMBALANCE, 50.0 / 762.5 + 1e-9);
+        assert_near(s.component[STACK_SYNC], 0, 1e-9);
+}
+
+/* Four threads finish one after another (the model machine's imbalance, pbench --imbalance on
+ * more threads): thread 0 runs a 50 ms serial part, then the threads work 100, 200, 300 and
+ * 400 ms and wait at the end barrier; thread 3 runs alone for its last 100 ms. Every end wait
+ * is imbalance (600 ms), the waits for the serial part sequential (3 x 50 ms), none sync. */
+static void imbalance_from_staircase(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 450 * MS, 4);
+        thread_set(&iv, 0, 150 * MS, 0, 300 * MS, 0, 0, 0, 50 * MS);
+        thread_set(&iv, 1, 200 * MS, 0, 250 * MS, 0, 0, 0, 0);
+        thread_set(&iv, 2, 300 * MS, 0, 150 * MS, 0, 0, 0, 0);
+        thread_set(&iv, 3, 400 * MS, 0, 50 * MS, 0, 0, 0, 100 * MS);
+        stack_compute(&iv.app, 4, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 1050.0 / 450, 1e-9);
+        assert_near(s.component[STACK_IMBALANCE], 600.0 / 450, 1e-9);
+        assert_near(s.component[STACK_SEQUENTIAL], 150.0 / 450, 1e-9);
+        assert_only(&s, STACK_IMBALANCE, 150.0 / 450 + 1e-9);
+        assert_near(s.component[STACK_SYNC], 0, 1e-9);
+}
+
+/* Lock hand-offs where one thread works a little more (1000 against 980 ms) over 1.6 s: both
+ * run 400 ms together, thread 0 alone 580 ms, thread 1 alone 600 ms, and for 20 ms both wait.
+ * The waits stay sync; at most the 20 ms shortfall reads as imbalance. */
+static void sync_with_nearly_equal_work(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1600 * MS, 2);
+        thread_set(&iv, 0, 980 * MS, 0, 620 * MS, 0, 0, 0, 580 * MS);
+        thread_set(&iv, 1, 1000 * MS, 0, 600 * MS, 0, 0, 0, 600 * MS);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_true(s.component[STACK_IMBALANCE] <= 20.0 / 1600 + 1e-9);
+        assert_true(s.component[STACK_SYNC] >= 1200.0 / 1600 - 20.0 / 1600 - 1e-9);
+        assert_int_equal(stack_largest(&s), STACK_SYNC);
+}
+
+/* pbench --p 0.95 --sync 0.8 on 2 busy CPUs, as the /proc backend sampled it (3 s): the
+ * solo times, sampled, are uneven (1439 against 773 ms). Thread 0's own time exceeds thread
+ * 1's by 277 ms: at most that is its serial part, and no laggard appears. */
+static void sync_with_sampled_solo(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 3006 * MS, 2);
+        thread_set(&iv, 0, 1215100000, 882300000, 908600000, 0, 0, 0, 1438800000);
+        thread_set(&iv, 1, 1128000000, 692400000, 1185600000, 0, 0, 0, 772700000);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.component[STACK_IMBALANCE], 0, 1e-9);
+        assert_near(s.component[STACK_SEQUENTIAL], 277.0 / 3006, 1e-6);
+        assert_int_equal(stack_largest(&s), STACK_SYNC);
 }
 
 /* A thread that finished half-way while the other runs on ([SSM]'s Exit_i). */
@@ -446,6 +511,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(sequential_from_late_thread),
     cmocka_unit_test(sync_from_lock_handoffs),
     cmocka_unit_test(imbalance_from_laggard),
+    cmocka_unit_test(imbalance_from_staircase),
+    cmocka_unit_test(sync_with_nearly_equal_work),
+    cmocka_unit_test(sync_with_sampled_solo),
     cmocka_unit_test(imbalance_from_exited_thread),
     cmocka_unit_test(exited_thread_with_enough_others),
     cmocka_unit_test(runqueue_from_other_load),

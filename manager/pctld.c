@@ -39,7 +39,7 @@ struct daemon {
         uint64_t next_decision_ns;            /* virtual time, for sim: */
         struct metrics_server *metrics;       /* NULL unless metrics_listen is set */
         struct metrics_histogram sample_hist; /* wall time of manager_sample */
-        struct history *history;   /* NULL: none, or it could not be used */
+        struct history *history;              /* NULL: none, or it could not be used */
 };
 
 /* The other frequency manager running, if any: "comm (pid N)" in which. */

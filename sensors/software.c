@@ -159,7 +159,7 @@ struct sw_target {
         enum sw_target_mode mode;
         pid_t pid;
         bool gone;
-        DIR *task_dir; /* SW_PID: /proc/PID/task, kept open between reads */
+        DIR *task_dir;   /* SW_PID: /proc/PID/task, kept open between reads */
         char path[4200]; /* SW_CPUACCT: the usage_percpu file, root-prefixed */
         struct sw_thread *threads;
         unsigned n_threads, cap_threads;
@@ -344,8 +344,8 @@ static int sw_pid_list(struct sw_state *st, struct sw_target *t, struct sensor_s
                 /* Kept open so that later reads are one pread; where descriptors run out, it
                  * is opened at each read instead. */
                 snprintf(path, sizeof(path), "%d/schedstat", tid);
-                *th = (struct sw_thread){
-                    .tid = tid, .fd = openat(task_fd, path, O_RDONLY | O_CLOEXEC)};
+                *th = (struct sw_thread){.tid = tid,
+                                         .fd = openat(task_fd, path, O_RDONLY | O_CLOEXEC)};
                 if (sw_thread_account(st, t, th, out, index) < 0) {
                         /* Exited between the listing and the read: not an error. */
                         if (th->fd >= 0)

@@ -164,8 +164,9 @@ static void fill_counts(struct sim_machine *m, const struct sim_acc *now, struct
             .measured = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY,
         };
         if (cpi >= 0 && dc > 0) {
-                stalls = (double)(int64_t)dc -
-                         ((double)(int64_t)di - m->sc->mach.os_ips * (double)(int64_t)db * 1e-9) * cpi;
+                stalls =
+                    (double)(int64_t)dc -
+                    ((double)(int64_t)di - m->sc->mach.os_ips * (double)(int64_t)db * 1e-9) * cpi;
                 if (!(stalls > 0))
                         stalls = 0;
         }

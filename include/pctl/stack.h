@@ -12,16 +12,16 @@ enum stack_component {
         STACK_SEQUENTIAL = 0, /* one thread active, the others blocked or not yet there */
         STACK_SYNC,           /* futex waits while other threads run */
         STACK_YIELD,
-        STACK_IMBALANCE,      /* threads finished or parked at the end while others run */
-        STACK_RUNQUEUE,       /* runnable without a CPU: oversubscription, other load */
-        STACK_IO,             /* other blocking */
-        STACK_INTERFERENCE,   /* what is left: cache, memory, SMT, frequency */
+        STACK_IMBALANCE,    /* threads finished or parked at the end while others run */
+        STACK_RUNQUEUE,     /* runnable without a CPU: oversubscription, other load */
+        STACK_IO,           /* other blocking */
+        STACK_INTERFERENCE, /* what is left: cache, memory, SMT, frequency */
         STACK_COMPONENTS
 };
 
 struct stack {
-        bool known;           /* false: too little data (every figure NaN) */
-        double cores;         /* N */
+        bool known;   /* false: too little data (every figure NaN) */
+        double cores; /* N */
         unsigned threads;
         double speedup;
         double component[STACK_COMPONENTS]; /* cores; speedup + Σ component == cores */

@@ -11,12 +11,12 @@
 #include <sys/types.h>
 
 enum thread_state {
-        THREAD_RUN = 0,   /* on a CPU */
-        THREAD_RUNQUEUE,  /* runnable, waiting for a CPU */
-        THREAD_SYNC,      /* blocked in futex (locks, condition variables, barriers, joins) */
-        THREAD_YIELD,     /* in sched_yield (spinning politely) */
-        THREAD_BLOCKED,   /* blocked elsewhere: I/O, sleep, poll */
-        THREAD_EXITED,    /* the part of the interval after the thread exited */
+        THREAD_RUN = 0,  /* on a CPU */
+        THREAD_RUNQUEUE, /* runnable, waiting for a CPU */
+        THREAD_SYNC,     /* blocked in futex (locks, condition variables, barriers, joins) */
+        THREAD_YIELD,    /* in sched_yield (spinning politely) */
+        THREAD_BLOCKED,  /* blocked elsewhere: I/O, sleep, poll */
+        THREAD_EXITED,   /* the part of the interval after the thread exited */
         THREAD_STATES
 };
 
@@ -60,9 +60,9 @@ struct threadstate_probe {
 struct threadstate;
 
 struct threadstate_ops {
-        const char *name;        /* "ebpf", "proc", "sim" */
+        const char *name; /* "ebpf", "proc", "sim" */
         const char *description;
-        const char *source;      /* what `pctl stack --json` reports as "source" */
+        const char *source; /* what `pctl stack --json` reports as "source" */
         int (*probe)(void *machine, struct threadstate_probe *out);
         int (*open)(struct threadstate *ts, void *machine);
         /* Replaces the watched processes. */

@@ -367,8 +367,8 @@ static void unprintable_bytes_are_escaped_in_replies(void **state)
         assert_int_equal(serve_while(client_unprintable_command, &calls), 0);
 }
 
-/* A connection that has sent half a request and waits. */
-static int open_half_written(const char *path)
+/* A connection that has sent nothing yet. */
+static int open_connected(const char *path)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -376,6 +376,14 @@ static int open_half_written(const char *path)
         CHECK(fd >= 0);
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
         CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+        return fd;
+}
+
+/* A connection that has sent half a request and waits. */
+static int open_half_written(const char *path)
+{
+        int fd = open_connected(path);
+
         CHECK(send(fd, "{\"cmd\":", 7, MSG_NOSIGNAL) == 7);
         return fd;
 }
@@ -421,7 +429,7 @@ static void client_flood_one_uid(const char *path)
         for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
                 fds[i] = open_half_written(path);
         /* The server accepts in order: by the time it sees this one, it holds the others. */
-        extra = open_half_written(path);
+        extra = open_connected(path); /* refused: it may be closed before it could send */
         read_unasked(extra, buf, sizeof(buf));
         snprintf(want, sizeof(want),
                  "{\"ok\":false,\"error\":\"too many connections: uid %u has %d open, the limit "
@@ -474,7 +482,7 @@ static void client_flood_all(const char *path)
         close(hold[0]);
         for (int u = 0; u < USERS; u++)
                 CHECK(read(ready[0], &byte, 1) == 1);
-        extra = open_half_written(path);
+        extra = open_connected(path); /* refused: it may be closed before it could send */
         read_unasked(extra, buf, sizeof(buf));
         snprintf(want, sizeof(want),
                  "{\"ok\":false,\"error\":\"too many connections: %d open, the limit; try again "

@@ -1,6 +1,7 @@
 /* pctl sensors: every sensor backend, available or not, and why. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,6 +9,26 @@
 #include "pctl/jsonfmt.h"
 #include "pctl/sensor.h"
 #include "pctl/threadstate.h"
+
+/* One backend, available or not and why: a JSON object added to list, or a text row when list
+ * is NULL. */
+static void backend_row(struct json_object *list, const char *name, const char *description,
+                        bool available, int err, const char *reason)
+{
+        struct json_object *b;
+
+        if (!list) {
+                printf("%-9s %-9s %s\n", name, available ? "yes" : "no", reason);
+                return;
+        }
+        b = json_object_new_object();
+        json_object_object_add(b, "name", jsonfmt_string(name));
+        json_object_object_add(b, "description", jsonfmt_string(description));
+        json_object_object_add(b, "available", json_object_new_boolean(available));
+        json_object_object_add(b, "errno", json_object_new_int64(err < 0 ? -err : 0));
+        json_object_object_add(b, "reason", jsonfmt_string(reason));
+        json_object_array_add(list, b);
+}
 
 /* The thread-state backends (pctl stack, the speedup stack): a table after the counters' or a
  * "thread_states" array, then which one auto picks. ebpf is listed even where it was not
@@ -26,17 +47,8 @@ static void sensors_threadstates(struct json_object *j)
                 static const char reason[] = "ebpf: not built in (clang, bpftool, libbpf or "
                                              "kernel BTF were missing when pctl was built)";
 
-                if (j) {
-                        struct json_object *b = json_object_new_object();
-
-                        json_object_object_add(b, "name", jsonfmt_string("ebpf"));
-                        json_object_object_add(b, "available", json_object_new_boolean(false));
-                        json_object_object_add(b, "errno", json_object_new_int64(ENOSYS));
-                        json_object_object_add(b, "reason", jsonfmt_string(reason));
-                        json_object_array_add(list, b);
-                } else {
-                        printf("%-9s %-9s %s\n", "ebpf", "no", reason);
-                }
+                backend_row(list, "ebpf", "per-thread states accumulated in kernel by eBPF", false,
+                            -ENOSYS, reason);
         }
 #endif
         for (unsigned i = 0; threadstate_backends[i]; i++) {
@@ -45,20 +57,8 @@ static void sensors_threadstates(struct json_object *j)
 
                 if (ops->probe(NULL, &p) < 0 && !p.reason[0])
                         snprintf(p.reason, sizeof(p.reason), "%s: probe failed", ops->name);
-                if (j) {
-                        struct json_object *b = json_object_new_object();
-
-                        json_object_object_add(b, "name", jsonfmt_string(ops->name));
-                        json_object_object_add(b, "description", jsonfmt_string(ops->description));
-                        json_object_object_add(b, "available",
-                                               json_object_new_boolean(p.available));
-                        json_object_object_add(b, "errno",
-                                               json_object_new_int64(p.err < 0 ? -p.err : 0));
-                        json_object_object_add(b, "reason", jsonfmt_string(p.reason));
-                        json_object_array_add(list, b);
-                } else {
-                        printf("%-9s %-9s %s\n", ops->name, p.available ? "yes" : "no", p.reason);
-                }
+                backend_row(j ? list : NULL, ops->name, ops->description, p.available, p.err,
+                            p.reason);
         }
         r = threadstate_pick_auto(&best, why, sizeof(why));
         if (j) {
@@ -126,20 +126,8 @@ int cmd_sensors(int argc, char **argv)
 
                 if (ops->probe(&cfg, &p) < 0 && !p.reason[0])
                         snprintf(p.reason, sizeof(p.reason), "%s: probe failed", ops->name);
-                if (json) {
-                        struct json_object *b = json_object_new_object();
-
-                        json_object_object_add(b, "name", jsonfmt_string(ops->name));
-                        json_object_object_add(b, "description", jsonfmt_string(ops->description));
-                        json_object_object_add(b, "available",
-                                               json_object_new_boolean(p.available));
-                        json_object_object_add(b, "errno",
-                                               json_object_new_int64(p.err < 0 ? -p.err : 0));
-                        json_object_object_add(b, "reason", jsonfmt_string(p.reason));
-                        json_object_array_add(backends, b);
-                } else {
-                        printf("%-9s %-9s %s\n", ops->name, p.available ? "yes" : "no", p.reason);
-                }
+                backend_row(json ? backends : NULL, ops->name, ops->description, p.available, p.err,
+                            p.reason);
         }
         /* auto probes again; the probes are cheap next to LIKWID's forked one. */
         int r = sensor_pick_auto(&cfg, &best, why, sizeof(why));

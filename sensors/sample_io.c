@@ -494,6 +494,16 @@ static int likwid_group_header(struct likwid_group *g, char *names)
         return 0;
 }
 
+/* A counter reading as a count: a value at or past 2^64 cannot be a 64-bit counter's and
+ * is refused before it is converted (the conversion would be undefined). */
+static bool count_value(double v, uint64_t *out)
+{
+        if (!(v >= 0) || v >= 0x1p64)
+                return false;
+        *out = (uint64_t)round(v);
+        return true;
+}
+
 static bool likwid_value(const char *tok, double *v)
 {
         /* '-' (no value) and inf/nan are skipped: nothing is made up. */
@@ -559,17 +569,14 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
                                 if (metric == 0) {
                                         energy_j += v;
                                         energy = true;
-                                } else if (metric == SENSOR_INSTR) {
-                                        x.c.instr = (uint64_t)llround(v);
-                                } else if (metric == SENSOR_CYCLES) {
-                                        x.c.cycles = (uint64_t)llround(v);
-                                } else if (metric == SENSOR_STALLS) {
-                                        x.c.stalls = (uint64_t)llround(v);
-                                } else {
-                                        x.c.ref_cycles = (uint64_t)llround(v);
+                                        continue;
                                 }
-                                if (metric > 0)
-                                        x.c.measured |= (unsigned)metric;
+                                if (!count_value(v, metric == SENSOR_INSTR    ? &x.c.instr
+                                                    : metric == SENSOR_CYCLES ? &x.c.cycles
+                                                    : metric == SENSOR_STALLS ? &x.c.stalls
+                                                                              : &x.c.ref_cycles))
+                                        return -EBADMSG;
+                                x.c.measured |= (unsigned)metric;
                         }
                         if (x.c.measured) {
                                 e = rec_push(r, &x);
@@ -874,27 +881,24 @@ static int perf_line(struct sample_io_reader *r, struct perf_state *st, char *li
                 st->energy[p] = true;
                 return 0;
         }
-        switch (kind) {
-        case PERF_INSTR:
-                st->c[cpu].instr = (uint64_t)v;
-                st->c[cpu].measured |= SENSOR_INSTR;
-                break;
-        case PERF_CYCLES:
-                st->c[cpu].cycles = (uint64_t)v;
-                st->c[cpu].measured |= SENSOR_CYCLES;
-                break;
-        case PERF_REF:
-                st->c[cpu].ref_cycles = (uint64_t)v;
-                st->c[cpu].measured |= SENSOR_REF_CYCLES;
-                break;
-        case PERF_STALLS:
-                st->c[cpu].stalls = (uint64_t)v;
-                st->c[cpu].measured |= SENSOR_STALLS;
-                break;
-        case PERF_BUSY: /* msec */
-                st->c[cpu].busy_ns = (uint64_t)llround(v * 1e6);
-                st->c[cpu].measured |= SENSOR_BUSY;
-                break;
+        {
+                struct sensor_counts *c = &st->c[cpu];
+                uint64_t *const slot[] = {
+                    [PERF_INSTR] = &c->instr,    [PERF_CYCLES] = &c->cycles,
+                    [PERF_REF] = &c->ref_cycles, [PERF_STALLS] = &c->stalls,
+                    [PERF_BUSY] = &c->busy_ns,
+                };
+                static const unsigned metric[] = {
+                    [PERF_INSTR] = SENSOR_INSTR,    [PERF_CYCLES] = SENSOR_CYCLES,
+                    [PERF_REF] = SENSOR_REF_CYCLES, [PERF_STALLS] = SENSOR_STALLS,
+                    [PERF_BUSY] = SENSOR_BUSY,
+                };
+
+                /* task-clock is in msec. A busy time past 2^64 ns or a count past its 64-bit
+                 * counter is a corrupt row, not a large reading. */
+                if (!count_value(kind == PERF_BUSY ? v * 1e6 : v, slot[kind]))
+                        return -EBADMSG;
+                c->measured |= metric[kind];
         }
         return 0;
 }

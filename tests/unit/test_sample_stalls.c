@@ -175,6 +175,17 @@ static void perf_stat_bad_lines(void **state)
                                              "0.1,5,,cycles,1,100.00,,\n",
                                              &r, &line),
                          -EBADMSG);
+        /* Counts past a 64-bit counter, a task-clock past 2^64 ns: corrupt rows, refused
+         * (the fuzzer's find: converting them was undefined). */
+        assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"
+                                             "0.1,CPU0,2e20,,instructions,1,100.00,,\n",
+                                             &r, &line),
+                         -EBADMSG);
+        assert_int_equal(line, 2);
+        assert_int_equal(
+            sample_io_open_text("0.1,CPU0,2e20,msec,task-clock,1,100.00,,\n", &r, &line), -EBADMSG);
+        assert_int_equal(sample_io_open_text("0.1,CPU0,inf,,ref-cycles,1,100.00,,\n", &r, &line),
+                         -EBADMSG);
         assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"
                                              "0.2,CPU0,5,,cyc",
                                              &r, &line),

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -17,6 +18,9 @@ int control_call_timeout(const char *path, const char *request, unsigned timeout
         size_t len = 0, cap = 4096;
         char *buf;
         struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+        struct iovec iov[2] = {{.iov_base = (void *)request, .iov_len = strlen(request)},
+                               {.iov_base = "\n", .iov_len = 1}};
+        int send_err = 0;
 
         if (strscpy(sa.sun_path, path, sizeof(sa.sun_path)) < 0)
                 return -ENAMETOOLONG;
@@ -29,9 +33,17 @@ int control_call_timeout(const char *path, const char *request, unsigned timeout
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
                 return errno == EAGAIN ? -ETIMEDOUT : -errno;
-        if (send(fd, request, strlen(request), MSG_NOSIGNAL) < 0 ||
-            send(fd, "\n", 1, MSG_NOSIGNAL) < 0)
-                return errno == EAGAIN ? -ETIMEDOUT : -errno;
+        /* The request and its newline in one message: sent apart, a peer that answers and
+         * closes as soon as it has read the request (pctld refusing one connection too many)
+         * left the newline to fail with EPIPE, and the caller lost what it was told. */
+        if (sendmsg(fd, &(struct msghdr){.msg_iov = iov, .msg_iovlen = 2}, MSG_NOSIGNAL) < 0) {
+                if (errno == EAGAIN)
+                        return -ETIMEDOUT;
+                /* Closed before it read: whatever it wrote first is still ours to read. */
+                if (errno != EPIPE && errno != ECONNRESET)
+                        return -errno;
+                send_err = -errno;
+        }
         buf = malloc(cap);
         if (!buf)
                 return -ENOMEM;
@@ -51,6 +63,10 @@ int control_call_timeout(const char *path, const char *request, unsigned timeout
                 n = recv(fd, buf + len, cap - 1 - len, 0);
                 if (n < 0 && errno == EINTR)
                         continue;
+                /* A peer that answers and closes with our request unread resets the
+                 * connection after its answer: the answer stands. */
+                if (n < 0 && errno == ECONNRESET && len > 0)
+                        break;
                 if (n < 0) {
                         int r = -errno;
 
@@ -63,7 +79,7 @@ int control_call_timeout(const char *path, const char *request, unsigned timeout
         }
         if (len == 0) {
                 free(buf);
-                return -ECONNRESET;
+                return send_err ? send_err : -ECONNRESET;
         }
         buf[len] = '\0';
         *reply = buf;

@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pctl/control_client.h"
 
@@ -21,15 +22,39 @@ static double monotonic_s(void)
         return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A listening socket at a fresh path; the child accepts one connection, reads the request and
- * then either answers "reply", hangs up without a word (reply NULL, hang false) or holds the
- * connection open for 10 s (hang true). */
-static pid_t serve_once(char *path, size_t size, const char *reply, bool hang)
+/* What the test server does once it has accepted the one connection. */
+enum serve {
+        SERVE_ANSWER,     /* reads the request line, answers "reply", closes */
+        SERVE_HANG_UP,    /* reads the request line, closes without a word */
+        SERVE_SILENT,     /* reads the request line, holds the connection open for 10 s */
+        SERVE_ANSWER_RST, /* answers as soon as the whole line is there, unread, and closes */
+};
+
+/* Reads the request up to its newline, as pctld does: a server that stops at the first read
+ * may close before the client's last bytes arrive. 0 once the line is in, -1 on EOF or error. */
+static int read_request_line(int c, int flags)
+{
+        char buf[256];
+
+        for (;;) {
+                ssize_t n = recv(c, buf, sizeof(buf), flags);
+
+                if (n <= 0)
+                        return -1;
+                if (memchr(buf, '\n', (size_t)n))
+                        return 0;
+                /* Peeking, the line is not all there yet: look again in a while. */
+                if (flags & MSG_PEEK)
+                        usleep(1000);
+        }
+}
+
+/* A listening socket at a fresh path; the child accepts one connection and serves it. */
+static pid_t serve_once(char *path, size_t size, const char *reply, enum serve how)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         int fd, c;
         pid_t pid;
-        char buf[256];
 
         snprintf(path, size, "/tmp/pctl-test-cc-%d.sock", (int)getpid());
         unlink(path);
@@ -44,11 +69,14 @@ static pid_t serve_once(char *path, size_t size, const char *reply, bool hang)
                 c = accept(fd, NULL, NULL);
                 if (c < 0)
                         _exit(1);
-                if (read(c, buf, sizeof(buf)) <= 0)
+                /* SERVE_ANSWER_RST leaves the request in the socket: closing it then resets
+                 * the connection under the answer, as pctld's refusal of one connection too
+                 * many can. */
+                if (read_request_line(c, how == SERVE_ANSWER_RST ? MSG_PEEK : 0) < 0)
                         _exit(1);
                 if (reply && write(c, reply, strlen(reply)) < 0)
                         _exit(1);
-                if (hang)
+                if (how == SERVE_SILENT)
                         sleep(10);
                 _exit(0);
         }
@@ -66,10 +94,12 @@ static void reap(pid_t pid, const char *path)
 static void an_answer_comes_back_whole(void **state)
 {
         char path[108], *reply = NULL;
-        pid_t pid = serve_once(path, sizeof(path), "{\"ok\":true}\n", false);
+        pid_t pid = serve_once(path, sizeof(path), "{\"ok\":true}\n", SERVE_ANSWER);
 
         (void)state;
-        assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 2000, &reply), 0);
+        /* The timeout only bounds a daemon that never answers: generous for a loaded
+         * machine, where the server child may wait seconds for a CPU. */
+        assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 30000, &reply), 0);
         assert_string_equal(reply, "{\"ok\":true}\n");
         free(reply);
         reap(pid, path);
@@ -78,7 +108,7 @@ static void an_answer_comes_back_whole(void **state)
 static void a_silent_daemon_times_out(void **state)
 {
         char path[108], *reply = NULL;
-        pid_t pid = serve_once(path, sizeof(path), NULL, true);
+        pid_t pid = serve_once(path, sizeof(path), NULL, SERVE_SILENT);
         double start_s = monotonic_s(), took_s;
 
         (void)state;
@@ -94,12 +124,27 @@ static void a_silent_daemon_times_out(void **state)
 static void a_hang_up_is_a_reset(void **state)
 {
         char path[108], *reply = NULL;
-        pid_t pid = serve_once(path, sizeof(path), NULL, false);
+        pid_t pid = serve_once(path, sizeof(path), NULL, SERVE_HANG_UP);
 
         (void)state;
-        assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 2000, &reply),
+        assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 30000, &reply),
                          -ECONNRESET);
         assert_null(reply);
+        reap(pid, path);
+}
+
+/* A daemon that answers and closes with the request unread (a refusal) resets the connection
+ * after its answer: the answer is what the caller gets, not ECONNRESET or EPIPE. */
+static void an_answer_before_a_reset_stands(void **state)
+{
+        const char *refusal = "{\"ok\":false,\"error\":\"too many connections\"}\n";
+        char path[108], *reply = NULL;
+        pid_t pid = serve_once(path, sizeof(path), refusal, SERVE_ANSWER_RST);
+
+        (void)state;
+        assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 30000, &reply), 0);
+        assert_string_equal(reply, refusal);
+        free(reply);
         reap(pid, path);
 }
 
@@ -114,9 +159,8 @@ static void no_daemon_is_enoent(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(an_answer_comes_back_whole),
-    cmocka_unit_test(a_silent_daemon_times_out),
-    cmocka_unit_test(a_hang_up_is_a_reset),
+    cmocka_unit_test(an_answer_comes_back_whole), cmocka_unit_test(a_silent_daemon_times_out),
+    cmocka_unit_test(a_hang_up_is_a_reset),       cmocka_unit_test(an_answer_before_a_reset_stands),
     cmocka_unit_test(no_daemon_is_enoent),
 };
 PCTL_TEST_MAIN(tests)

@@ -1,14 +1,10 @@
 /* The job tag on the model machine: which tags are valid, and that a tag set on a managed app
  * shows in its status and its report, and is null on an app without one. */
 #include "pctl_test.h"
+#include "pctl_test_sim.h"
 
 #include <errno.h>
 #include <json-c/json.h>
-#include <math.h>
-
-#include "pctl/manager.h"
-#include "pctl/sim.h"
-#include "pctl/util.h"
 
 #define SCENARIO                                                                                   \
         "[machine]\npreset = i7-4820k\n\n"                                                         \
@@ -46,24 +42,15 @@ static const char *job_of(struct json_object *app)
 
 static void a_tag_shows_in_status_and_report(void **state)
 {
-        char path[64], spec[80], err[256];
-        struct platform_options po = {.spec = spec};
-        struct manager_options mo = {.delta_i_rate = NAN};
-        struct platform *pf;
+        char err[256];
+        struct sim_manager f;
         struct manager *m;
         struct json_object *j, *apps;
         const pid_t a = SIM_PID_BASE, b = SIM_PID_BASE + 1;
 
         (void)state;
-        pctl_test_temp_file(path, sizeof(path), SCENARIO);
-        snprintf(spec, sizeof(spec), "sim:%s", path);
-        assert_int_equal(platform_open(&po, &pf, err, sizeof(err)), 0);
-        config_init(&mo.conf);
-        mo.platform = pf;
-        assert_int_equal(manager_new(&mo, NULL, &m), 0);
-        sim_step(pf->sim, 0);
-        assert_int_equal(manager_adopt(m, a, "monitor", err, sizeof(err)), 0);
-        assert_int_equal(manager_adopt(m, b, "monitor", err, sizeof(err)), 0);
+        sim_manager_open(&f, SCENARIO, "monitor", 2);
+        m = f.m;
 
         assert_int_equal(manager_set_job(m, a, "bad tag", err, sizeof(err)), -EINVAL);
         assert_non_null(strstr(err, "printable"));
@@ -83,9 +70,7 @@ static void a_tag_shows_in_status_and_report(void **state)
         assert_string_equal(job_of(j), "4242");
         json_object_put(j);
 
-        manager_free(m);
-        platform_close(pf);
-        unlink(path);
+        sim_manager_close(&f);
 }
 
 static const struct CMUnitTest tests[] = {

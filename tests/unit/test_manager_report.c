@@ -2,14 +2,11 @@
  * finished and left (the case `pctl run` asks about), with the whole run's P of an Amdahl app
  * whose P is the same throughout, start-up included. */
 #include "pctl_test.h"
+#include "pctl_test_sim.h"
 
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
-
-#include "pctl/manager.h"
-#include "pctl/sim.h"
-#include "pctl/util.h"
 
 #define SCENARIO                                                                                   \
         "[machine]\npreset = i7-4820k\n\n"                                                         \
@@ -35,24 +32,16 @@ static const char *str(struct json_object *j, const char *key)
 
 static void report_of_a_finished_app(void **state)
 {
-        char path[64], spec[80], err[256];
-        struct platform_options po = {.spec = spec};
-        struct manager_options mo = {.delta_i_rate = NAN};
-        struct platform *pf;
+        char err[256];
+        struct sim_manager f;
         struct manager *m;
         struct json_object *j, *configs;
         const pid_t pid = SIM_PID_BASE;
         unsigned step;
 
         (void)state;
-        pctl_test_temp_file(path, sizeof(path), SCENARIO);
-        snprintf(spec, sizeof(spec), "sim:%s", path);
-        assert_int_equal(platform_open(&po, &pf, err, sizeof(err)), 0);
-        config_init(&mo.conf);
-        mo.platform = pf;
-        assert_int_equal(manager_new(&mo, NULL, &m), 0);
-        sim_step(pf->sim, 0);
-        assert_int_equal(manager_adopt(m, pid, "monitor", err, sizeof(err)), 0);
+        sim_manager_open(&f, SCENARIO, "monitor", 1);
+        m = f.m;
 
         j = json_object_new_object();
         assert_int_equal(manager_report(m, pid + 1, j, err, sizeof(err)), -ENOENT);
@@ -61,12 +50,8 @@ static void report_of_a_finished_app(void **state)
         assert_true(isnan(num(j, "p_run")));
         json_object_put(j);
 
-        for (step = 0; step < 600 && manager_n_apps(m); step++) {
-                platform_advance(pf, 100 * NSEC_PER_MSEC);
-                manager_sample(m);
-                if (step % 10 == 9)
-                        manager_decide(m);
-        }
+        for (step = 0; step < 600 && manager_n_apps(m); step++)
+                sim_manager_tick(&f, step);
         assert_int_equal(manager_n_apps(m), 0);
 
         j = json_object_new_object();
@@ -83,9 +68,7 @@ static void report_of_a_finished_app(void **state)
         assert_near(num(j, "gain_pct"), 0, 0);
         json_object_put(j);
 
-        manager_free(m);
-        platform_close(pf);
-        unlink(path);
+        sim_manager_close(&f);
 }
 
 /* pctl status --json shows where eq. 9's and eq. 5's figures came from, on the model
@@ -93,29 +76,19 @@ static void report_of_a_finished_app(void **state)
  * residual and core counts, and the power of CPUs no app holds (unknown without a model). */
 static void status_shows_the_method_sources(void **state)
 {
-        char path[64], spec[80], err[256];
-        struct platform_options po = {.spec = spec};
-        struct manager_options mo = {.delta_i_rate = NAN};
-        struct platform *pf;
-        struct manager *m;
+        struct sim_manager f;
         struct json_object *j, *apps, *app, *v;
 
         (void)state;
-        pctl_test_temp_file(path, sizeof(path), SCENARIO);
-        snprintf(spec, sizeof(spec), "sim:%s", path);
-        assert_int_equal(platform_open(&po, &pf, err, sizeof(err)), 0);
-        config_init(&mo.conf);
-        mo.platform = pf;
-        assert_int_equal(manager_new(&mo, NULL, &m), 0);
-        sim_step(pf->sim, 0);
-        assert_int_equal(manager_adopt(m, SIM_PID_BASE, "monitor", err, sizeof(err)), 0);
-        /* 1.4 s: past the 1 s start-up, before the app ends (about 1.6 s). */
+        sim_manager_open(&f, SCENARIO, "monitor", 1);
+        /* 1.4 s: past the 1 s start-up, before the app ends (about 1.6 s). Samples only: no
+         * decision moves it. */
         for (unsigned step = 0; step < 14; step++) {
-                platform_advance(pf, 100 * NSEC_PER_MSEC);
-                manager_sample(m);
+                platform_advance(f.pf, 100 * NSEC_PER_MSEC);
+                manager_sample(f.m);
         }
         j = json_object_new_object();
-        manager_status(m, j);
+        manager_status(f.m, j);
         assert_true(json_object_object_get_ex(j, "unattributed_w", &v) && v == NULL);
         assert_true(json_object_object_get_ex(j, "apps", &apps));
         app = json_object_array_get_idx(apps, 0);
@@ -130,9 +103,7 @@ static void status_shows_the_method_sources(void **state)
         assert_true(num(app, "p_rms_residual") >= 0);
         assert_int_equal((int)num(app, "p_n_cores"), 1);
         json_object_put(j);
-        manager_free(m);
-        platform_close(pf);
-        unlink(path);
+        sim_manager_close(&f);
 }
 
 static const struct CMUnitTest tests[] = {

@@ -4,14 +4,11 @@
  * `pctl status --json` shows the prediction (predicted_best_cores, predicted_speedup_max at
  * all the cores its policy allows), null before. */
 #include "pctl_test.h"
+#include "pctl_test_sim.h"
 
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
-
-#include "pctl/manager.h"
-#include "pctl/sim.h"
-#include "pctl/util.h"
 
 #define SCENARIO                                                                                   \
         "[machine]\npreset = server-64\ncounter_noise = 0.01\nseed = 3\n\n"                        \
@@ -28,32 +25,18 @@ static struct json_object *first_app(struct json_object *status)
 
 static void prediction_in_status_and_jump(void **state)
 {
-        char path[64], spec[80], err[256];
-        struct platform_options po = {.spec = spec};
-        struct manager_options mo = {.delta_i_rate = NAN};
-        struct platform *pf;
-        struct manager *m;
+        struct sim_manager f;
         unsigned step, best = 0, first_known_at = 0, cores_after = 0;
         double smax = NAN;
         bool known_early = false;
 
         (void)state;
-        pctl_test_temp_file(path, sizeof(path), SCENARIO);
-        snprintf(spec, sizeof(spec), "sim:%s", path);
-        assert_int_equal(platform_open(&po, &pf, err, sizeof(err)), 0);
-        config_init(&mo.conf);
-        mo.platform = pf;
-        assert_int_equal(manager_new(&mo, NULL, &m), 0);
-        sim_step(pf->sim, 0);
-        assert_int_equal(manager_adopt(m, SIM_PID_BASE, "edp", err, sizeof(err)), 0);
-        for (step = 0; step < 300 && manager_n_apps(m); step++) {
+        sim_manager_open(&f, SCENARIO, "edp", 1);
+        for (step = 0; step < 300 && manager_n_apps(f.m); step++) {
                 struct json_object *j = json_object_new_object(), *a, *v;
 
-                platform_advance(pf, 100 * NSEC_PER_MSEC);
-                manager_sample(m);
-                if (step % 10 == 9)
-                        manager_decide(m);
-                manager_status(m, j);
+                sim_manager_tick(&f, step);
+                manager_status(f.m, j);
                 a = first_app(j);
                 if (!a) { /* it has finished */
                         json_object_put(j);
@@ -83,9 +66,7 @@ static void prediction_in_status_and_jump(void **state)
         /* The allocator goes to measure it (test_extrapolate_cli checks the jump in the
          * log); a step later the app runs near it. */
         assert_true(cores_after >= 32 && cores_after <= 48);
-        manager_free(m);
-        platform_close(pf);
-        unlink(path);
+        sim_manager_close(&f);
 }
 
 static const struct CMUnitTest tests[] = {

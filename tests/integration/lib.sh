@@ -15,6 +15,18 @@ expect_exit() {
         echo "ok: $*: $out"
 }
 
+# wait_until SECONDS CMD...: runs CMD every 0.1 s until it succeeds (0) or SECONDS have passed
+# (1). For what pctld does at its next interval or two, which a loaded machine can delay by
+# seconds: a fixed sleep before an assert fails there.
+wait_until() {
+        local end=$((SECONDS + $1))
+        shift
+        until "$@"; do
+                [ $SECONDS -lt $end ] || return 1
+                sleep 0.1
+        done
+}
+
 # json_get FILE EXPR: evaluates a Python expression over the JSON document `d`.
 json_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 

@@ -28,11 +28,15 @@ CMD=("$PBENCH" --p 0.2 --t1 6)
 pctld_start
 # A run is recorded once it has left learning; on a loaded machine P may take longer to settle
 # than one run lasts, so up to three runs.
+# recorded FILE N: pctl history --json into FILE holds N runs in all.
+recorded() {
+        hist --json >"$1" &&
+                json_get "$1" "int(sum(a['runs'] for a in d['apps']) >= $2)" | grep -qx 1
+}
 for run in 1 2 3; do
         "$PCTL" run --socket "$T/pctl.sock" --quiet -- "${CMD[@]}" >/dev/null || fail "run $run failed"
-        sleep 0.3 # the record is written as pctld releases the app
-        hist --json >"$T/h1.json" || fail "pctl history: $(cat "$T/h1.json")"
-        grep -q '"exe"' "$T/h1.json" && break
+        # The record is written as pctld releases the app, at its next interval.
+        wait_until 10 recorded "$T/h1.json" 1 && break
 done
 best=$(python3 - "$T/h1.json" "$PBENCH" <<'EOF'
 import json, os, sys
@@ -52,8 +56,14 @@ echo "ok: the run that learned P is remembered: best $best cores"
 "$PCTL" run --socket "$T/pctl.sock" --quiet -- "${CMD[@]}" >/dev/null &
 RUN=$!
 CLEANUP_PIDS=$RUN
-sleep 0.6
-status_json
+# Until pctld has made its first decision on it (the run lasts about 6 s): the checks below
+# say what that decision must be.
+history_decided() {
+        status_json && json_get "$T/status.json" \
+                "int(any(a['name']=='pbench' and a['reason'].startswith('from history') for a in d['apps']))" |
+                grep -qx 1
+}
+wait_until 10 history_decided
 wait "$RUN" || fail "second run failed"
 python3 - "$T/status.json" "$best" <<'EOF' || fail "status during the second run: $(cat "$T/status.json")"
 import json, sys
@@ -70,9 +80,8 @@ pid2=$(grep -oE 'managing pbench \(pid [0-9]+\)' "$T/pctld.log" | tail -n 1 | gr
 first=$(grep -E "pbench \(pid $pid2\): (CPUs|from history)" "$T/pctld.log" | head -n 1)
 grep -q "from history" <<<"$first" || fail "the second run's first decision: $first"
 echo "ok: the second run starts at $best cores from history, at its first decision"
-sleep 0.3
-hist --json | python3 -c 'import json,sys; a=json.load(sys.stdin)["apps"]; assert a[0]["runs"] == 2, a' ||
-        fail "the second run was not counted"
+wait_until 10 recorded "$T/h2.json" 2
+json_get "$T/h2.json" "d['apps'][0]['runs']" | grep -qx 2 || fail "the second run was not counted: $(cat "$T/h2.json")"
 hist | grep -q pbench || fail "pctl history does not list pbench"
 mkdir "$T/ro"
 cp "$DB" "$T/ro/history.db" # it remembers pbench: for the read-only case below
@@ -85,14 +94,22 @@ expect_exit 2 "give an APP" "$PCTL" history --config "$T/pctl.conf" forget
 echo "ok: forget"
 
 # A write while another process holds the file's lock: reported, skipped, pctld runs on.
-(echo "BEGIN EXCLUSIVE; INSERT INTO apps SELECT * FROM apps WHERE 0;"; sleep 6; echo "COMMIT;") |
-        sqlite3 "$DB" &
+# The lock is held until the test lets go ($T/unlock): a fixed hold could end before a slow
+# run's record, and a fixed wait for it to start could see it not yet taken.
+(
+        echo ".timeout 10000" # past the probe below, which may hold the file a moment
+        echo "BEGIN EXCLUSIVE; INSERT INTO apps SELECT * FROM apps WHERE 0;"
+        while [ ! -e "$T/unlock" ] && [ -d "$T" ]; do sleep 0.1; done
+        echo "COMMIT;"
+) | sqlite3 "$DB" &
 LOCKER=$!
-sleep 0.5
+locked() { ! sqlite3 "$DB" "BEGIN IMMEDIATE; ROLLBACK;" 2>/dev/null; }
+wait_until 30 locked || fail "sqlite3 did not take the lock on $DB"
 "$PCTL" run --socket "$T/pctl.sock" --quiet -- "$PBENCH" --p 0.2 --t1 3 >/dev/null || fail "run under a lock"
-sleep 0.5
-grep -q "is locked by another process" "$T/pctld.log" || fail "no word of the lock: $(tail "$T/pctld.log")"
+wait_until 10 grep -q "is locked by another process" "$T/pctld.log" ||
+        fail "no word of the lock: $(tail "$T/pctld.log")"
 kill -0 "$PCTLD_PID" || fail "pctld died with its history locked"
+touch "$T/unlock"
 wait "$LOCKER"
 LOCKER=""
 "$PCTL" status --socket "$T/pctl.sock" >/dev/null || fail "pctld does not answer after the lock"
@@ -131,8 +148,7 @@ fault "read-only file" "is read-only: past runs are used"
 : >"$T/pctld.log"
 pctld_start
 "$PCTL" run --socket "$T/pctl.sock" --quiet -- "${CMD[@]}" >/dev/null || fail "run on a ro history"
-sleep 0.3
 grep -q "from history" "$T/pctld.log" || fail "read-only: the app did not start from history"
-grep -q "is read-only: the run of .* is not recorded" "$T/pctld.log" ||
+wait_until 10 grep -q "is read-only: the run of .* is not recorded" "$T/pctld.log" ||
         fail "read-only: the skipped record is not reported: $(cat "$T/pctld.log")"
 echo "ok: a read-only history still starts returning apps"

@@ -186,9 +186,10 @@ shift
 for p in "$@"; do
         "$PCTL" adopt "$p" --policy monitor --socket "$T/pctl.sock" >/dev/null || fail "adopt $p failed"
 done
-sleep 0.3
-$CLIENT get "$PORT" >"$T/metrics.txt" || fail "scrape with 151 apps failed"
-grep -q '^pctl_managed_apps 151$' "$T/metrics.txt" || fail "not 151 apps: $(grep managed_apps "$T/metrics.txt")"
+# The series follow at pctld's next interval (100 ms; longer on a loaded machine).
+scrape_has() { $CLIENT get "$PORT" >"$T/metrics.txt" && grep -q "$1" "$T/metrics.txt"; }
+wait_until 10 scrape_has '^pctl_managed_apps 151$' ||
+        fail "not 151 apps: $(grep managed_apps "$T/metrics.txt")"
 promtool check metrics <"$T/metrics.txt" >"$T/promtool.out" 2>&1 ||
         fail "promtool check metrics with 151 apps: $(cat "$T/promtool.out")"
 grep -q "^pctl_app_cores{app=\"sleep\",pid=\"$JOBBED\",policy=\"monitor\",job=\"4242\"} " "$T/metrics.txt" ||
@@ -264,8 +265,7 @@ expect_exit 0 "reloaded" "$PCTL" policy reload --socket "$T/pctl.sock"
 
 # An app that leaves loses its series at the next interval.
 "$PCTL" release "$PB" --socket "$T/pctl.sock" >/dev/null || fail "release failed"
-sleep 0.5
-$CLIENT get "$PORT" >"$T/metrics.txt" || fail "scrape failed"
+wait_until 10 scrape_has '^pctl_managed_apps 150$' || fail "scrape failed or not 150 apps"
 grep -q "pid=\"$PB\"" "$T/metrics.txt" && fail "series of released pid $PB remain"
 grep -q '^pctl_managed_apps 150$' "$T/metrics.txt" || fail "pctl_managed_apps is not 150"
 echo "ok: a released app's series are gone"

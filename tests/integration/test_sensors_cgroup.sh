@@ -13,7 +13,7 @@ cleanup() {
         rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "${TEST_LIB:?TEST_LIB is not set}"
 
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to make cgroups"; exit 77; }
 candidates=()
@@ -29,8 +29,7 @@ for root in "${candidates[@]}"; do
         # The loop joins the cgroup before it starts spinning.
         bash -c "echo \$\$ > '$d/cgroup.procs' && exec bash -c 'while :; do :; done'" &
         spin=$!
-        sleep 0.3
-        grep -qx "$spin" "$d/cgroup.procs" || fail "the loop did not join $d"
+        wait_until 10 grep -qx "$spin" "$d/cgroup.procs" || fail "the loop did not join $d"
         before=$(cut -d' ' -f1 "/proc/$spin/schedstat")
         timeout 30 "$PCTL" sample --backend software --cgroup "$d" --interval 100 --count 30 \
                 --csv >"$tmp/out.csv" 2>"$tmp/err" || fail "pctl sample --cgroup $d: $(cat "$tmp/err")"

@@ -21,9 +21,17 @@ if [ "$(nproc)" -lt 2 ]; then
         exit 77
 fi
 
-# The sampler attaches while the shell sleeps; exec then turns that PID into pbench, so every
+# The sampler attaches while the shell waits; exec then turns that PID into pbench, so every
 # pbench thread is born after the sampler took its baseline and none of its time is missed.
-(sleep 1.5; exec "$PBENCH" --p 0.5 --threads 2 --t1 5 --json >"$tmp/pbench.json") &
+# The shell waits for the sampler's first row (its baseline is taken by then), not a fixed
+# time a loaded machine may not start the sampler in.
+(
+        for _ in $(seq 300); do
+                grep -q '^[0-9]' "$tmp/sample.csv" 2>/dev/null && break
+                sleep 0.1
+        done
+        exec "$PBENCH" --p 0.5 --threads 2 --t1 5 --json >"$tmp/pbench.json"
+) &
 bench=$!
 timeout 60 "$PCTL" sample --pid "$bench" --interval 10 --count 6000 --csv >"$tmp/sample.csv" \
         2>"$tmp/err"

@@ -103,7 +103,9 @@ wait "$pb" 2>/dev/null
 
 # A process that exits mid-measurement: the intervals before and their total are shown, the
 # message says when, exit 1.
-"$PBENCH" --threads 2 --p 0.9 --t1 1 >/dev/null &
+# About 1.7 s of wall time: long enough that a loaded machine still starts pctl stack before
+# it ends (at --t1 1, 0.55 s, it might not), short against the 15 s asked for.
+"$PBENCH" --threads 2 --p 0.9 --t1 3 >/dev/null &
 short=$!
 pids+=($short)
 sleep 0.2

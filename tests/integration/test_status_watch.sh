@@ -43,9 +43,11 @@ PY
 echo "ok: json"
 
 # SIGINT ends it with exit 0; the seconds may also follow as the next word.
-"$PCTL" status --watch 0.2 $S >/dev/null &
+"$PCTL" status --watch 0.2 $S >"$T/int.out" &
 W=$!
-sleep 0.7
+# Once it has drawn a frame (its handler is set before the first): a loaded machine may take
+# longer than any fixed wait to get it there, and SIGINT before the handler kills it.
+wait_until 30 test -s "$T/int.out" || fail "no frame in 30 s"
 kill -INT "$W"
 wait "$W"
 rc=$?

@@ -25,6 +25,7 @@ LOW=$!
         "$PBENCH" --p 0.95 --threads 2 --t1 40 >/dev/null 2>&1 &
 HIGH=$!
 CLEANUP_PIDS="$LOW $HIGH"
+others_mark "$LOW" "$HIGH"
 
 # pctl run's child is pbench itself once it execs: status names the pbench pid.
 pbench_of() { pgrep -P "$1" -x pbench || echo "$1"; }
@@ -57,10 +58,19 @@ while [ $SECONDS -lt $deadline ]; do
         [ $seen_both = 1 ] && [ "$n" = 0 ] && break
 done
 cat "$T/status.json"; echo
+others_since "$LOW" "$HIGH"
+echo "the rest of the machine used $OTHERS CPUs meanwhile"
 [ $seen_both = 1 ] || { tail -30 "$T/pctld.log"; fail "status never showed both apps"; }
-[ $ok_low = 1 ] || { tail -30 "$T/pctld.log"; fail "P = 0.2: P̂ never within 0.05 (last $p_low)"; }
-[ $ok_high = 1 ] || { tail -30 "$T/pctld.log"; fail "P = 0.95: P̂ never within 0.05 (last $p_high)"; }
-[ "$low_cores" = 1 ] || { tail -30 "$T/pctld.log"; fail "P = 0.2 is on $low_cores CPUs after learning, not 1"; }
+# P̂ is measured from CPU time that other load takes from pbench's threads unevenly: a miss
+# while the machine was loaded is not judged (and not passed).
+miss() {
+        tail -30 "$T/pctld.log"
+        loaded && skip "$1 while the rest of the machine used $OTHERS CPUs (over $OTHERS_MAX): loaded, not judged"
+        fail "$1"
+}
+[ $ok_low = 1 ] || miss "P = 0.2: P̂ never within 0.05 (last $p_low)"
+[ $ok_high = 1 ] || miss "P = 0.95: P̂ never within 0.05 (last $p_high)"
+[ "$low_cores" = 1 ] || miss "P = 0.2 is on $low_cores CPUs after learning, not 1"
 # The learning window is short (about 2 s): seeing it depends on the poll, so it is a note.
 [ $shared_seen = 1 ] && echo "ok: while learning, both held both CPUs" ||
         echo "note: no poll fell inside the learning window"

@@ -6,10 +6,12 @@
 # is further than GUARD from P_wall (docs/estimator.md, "The real-program suite").
 #
 # A wall-time reference needs a quiet machine: the helper counts the CPU time the rest of the
-# machine used on CPUs 0-1 during each reference run, and the spread of its runs (the
-# VM's host can slow it without any of that showing). Past QUIET_MAX of one CPU or a spread
-# past SPREAD_MAX, the program's row is printed marked "loaded"/"unsteady" and not judged; when
-# no row could be judged, the suite is a visible skip. A reference faster than linear (P_wall
+# machine used on CPUs 0-1 during each reference run (the hypervisor's steal included), and the
+# spread of its runs (the VM's host can slow it without any of that showing). The run under
+# pctld is measured alike (pctld's own CPU time is not "the rest"): it is one run, and p_run
+# from a disturbed one is no more evidence than a disturbed reference. Past QUIET_MAX of one
+# CPU in any of them or a spread past SPREAD_MAX, the program's row is printed marked
+# "loaded"/"unsteady" and not judged; when no row could be judged, the suite is a visible skip. A reference faster than linear (P_wall
 # past 1 + GUARD: two threads time-sharing one CPU thrash each other's caches, or the host slowed
 # the 1-CPU runs alike) has no Amdahl P, and its row is printed and not judged either. A
 # program with a documented bias the guard cannot honestly hold is printed with it and not
@@ -54,26 +56,35 @@ with open(sys.argv[1], "w") as f:
         size += len(line)
 PY
 
-# wall.py CPUS RUNS CMD...: best wall time of RUNS runs pinned to CPUS, the largest share of
-# one CPU the rest of the machine used on CPUs 0-1 during a run, and (slowest - best) / best.
+# wall.py CPUS RUNS CMD...: best wall time of RUNS runs pinned to CPUS ("-": not pinned), the
+# largest share of one CPU the rest of the machine used on CPUs 0-1 during a run (steal
+# included; not the CPU time of the pid in $EXCLUDE_PID, pctld), and (slowest - best) / best.
+# CMD's stdout goes to /dev/null, its stderr is this script's.
 cat >"$T/wall.py" <<'PY'
 import os, resource, subprocess, sys, time
 cpus, runs, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 hz = os.sysconf("SC_CLK_TCK")
+exclude = os.environ.get("EXCLUDE_PID")
 def busy():
     t = 0
     for line in open("/proc/stat"):
         f = line.split()
         if f[0] in ("cpu0", "cpu1"):
-            v = list(map(int, f[1:8]))
-            t += sum(v) - v[3] - v[4]  # all but idle and iowait
+            v = list(map(int, f[1:9]))
+            t += sum(v) - v[3] - v[4]  # all but idle and iowait: steal counts as others'
+    if exclude:
+        try:
+            st = open("/proc/%s/stat" % exclude).read().rsplit(")", 1)[1].split()
+            t -= int(st[11]) + int(st[12])  # utime, stime
+        except OSError:
+            pass
     return t / hz
 walls, other_max = [], 0.0
 for _ in range(runs):
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     b0, t0 = busy(), time.monotonic()
     with open(os.devnull, "w") as null:
-        subprocess.run(["taskset", "-c", cpus] + cmd, stdout=null, check=True)
+        subprocess.run((["taskset", "-c", cpus] if cpus != "-" else []) + cmd, stdout=null, check=True)
     wall = time.monotonic() - t0
     b1, r1 = busy(), resource.getrusage(resource.RUSAGE_CHILDREN)
     own = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -97,7 +108,8 @@ for entry in "${PROGRAMS[@]}"; do
         read -ra cmd <<<"${cmdline//IN/$in}"
         read -r t1 q1 s1 < <(python3 "$T/wall.py" 0 "$RUNS" "${cmd[@]}") || fail "$name at 1 CPU failed"
         read -r t2 q2 s2 < <(python3 "$T/wall.py" 0,1 "$RUNS" "${cmd[@]}") || fail "$name at 2 CPUs failed"
-        "$PCTL" run --socket "$T/pctl.sock" --json -- "${cmd[@]}" >/dev/null 2>"$T/run-$name.err" ||
+        read -r tr qr _ < <(EXCLUDE_PID=$PCTLD_PID python3 "$T/wall.py" - 1 \
+                "$PCTL" run --socket "$T/pctl.sock" --json -- "${cmd[@]}" 2>"$T/run-$name.err") ||
                 fail "$name under pctl run failed: $(cat "$T/run-$name.err")"
         tail -n 1 "$T/run-$name.err" >"$T/run-$name.json"
         read -r p_wall p_run conf p_est < <(python3 - "$t1" "$t2" "$T/run-$name.json" <<'PY'
@@ -108,11 +120,12 @@ f = lambda k: "nan" if r.get(k) is None else "%.3f" % r[k]
 print("%.3f %s %s %s" % (2 * (1 - t2 / t1), f("p_run"), f("p_run_confidence"), f("p_est")))
 PY
 )
-        verdict=$(awk -v w="$p_wall" -v r="$p_run" -v g="$GUARD" -v q1="$q1" -v q2="$q2" -v qm="$QUIET_MAX" \
+        verdict=$(awk -v w="$p_wall" -v r="$p_run" -v g="$GUARD" -v q1="$q1" -v q2="$q2" -v qr="$qr" -v qm="$QUIET_MAX" \
                 -v s1="$s1" -v s2="$s2" -v sm="$SPREAD_MAX" -v known="$known" '
                 BEGIN {
                         d = r - w; if (d < 0) d = -d
                         if (q1 > qm || q2 > qm) { printf "loaded (others used %.2f/%.2f CPU): not judged", q1, q2; exit }
+                        if (qr > qm) { printf "loaded under pctld (others used %.2f CPU): not judged", qr; exit }
                         if (s1 > sm || s2 > sm) { printf "unsteady (runs spread %.0f%%/%.0f%%): not judged", 100 * s1, 100 * s2; exit }
                         if (w > 1 + g) { printf "superlinear reference (T1/T2 %.2f > 2): no Amdahl P to judge against", 2 / (2 - w); exit }
                         if (known != "") { printf "|d| %.3f, not judged: %s", d, known; exit }

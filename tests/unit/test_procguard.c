@@ -147,7 +147,8 @@ static void another_pctld_by_its_executable(void **state)
                 execl(exe, "pctld", "30", (char *)NULL);
                 _exit(127);
         }
-        for (int i = 0; i < 500; i++) {
+        /* Until the child has exec'd: 10 s, for a loaded machine. */
+        for (uint64_t end = now_ns() + 10 * NSEC_PER_SEC; now_ns() < end;) {
                 if (proc_facts_read(child, "", &f) == 0 && f.runs_pctld)
                         break;
                 usleep(2000);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pctl_test.h"
@@ -28,6 +29,23 @@ static void spin_ms(unsigned ms)
 
         while (now_ns() < end)
                 x++;
+}
+
+/* Spins until this thread has run ms of CPU time: whatever the load, the task's own events
+ * then have that much to count (a wall-time spin may run 5 ms of 40 on a loaded machine). */
+static void spin_cpu_ms(unsigned ms)
+{
+        struct timespec ts;
+        uint64_t start, now;
+        volatile uint64_t x = 0;
+
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        start = (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+        do {
+                x++;
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+                now = (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+        } while (now - start < (uint64_t)ms * 1000000u);
 }
 
 /* Touches `pages` fresh 4 KiB pages, one page fault each (no transparent huge pages). */
@@ -66,9 +84,10 @@ static void clock_group_per_task(void **state)
         assert_int_equal(r, 0);
         assert_int_equal(g.opened, 3u);
         assert_int_equal(perf_group_read(&g, &r0), 0);
-        spin_ms(40);
+        spin_cpu_ms(40);
         assert_int_equal(perf_group_read(&g, &r1), 0);
-        /* A task's events are enabled while it runs: on a loaded machine, less than 40 ms. */
+        /* A task's events are enabled while it runs: 40 ms of CPU time, however long the wall
+         * time. */
         enabled_ns = r1.enabled_ns - r0.enabled_ns;
         assert_true(enabled_ns > 5000000u);
         for (unsigned i = 0; i < 2; i++) {
@@ -165,7 +184,7 @@ static void refused_member_left_out_refused_leader_fails(void **state)
         assert_int_equal(g.n, 2);
         assert_int_equal(g.opened, 5u); /* slots 0 and 2 */
         assert_int_equal(perf_group_read(&g, &r0), 0);
-        spin_ms(20);
+        spin_cpu_ms(20);
         assert_int_equal(perf_group_read(&g, &r1), 0);
         assert_int_equal(r1.value[1], 0);
         assert_true(perf_group_delta(&r0, &r1, 0) > 0);

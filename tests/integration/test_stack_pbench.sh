@@ -34,9 +34,12 @@ measure() {
 # closure, the largest delimiter and each comparison within 0.1 core (expressions over the
 # total `st`, its components `c` and pbench's own `own`). Runqueue is what other load takes
 # from pbench, not one of its delimiters: it is shown, not judged as "largest". Exit 0 pass,
-# 1 fail, 3 fail while other load took more than a quarter of a core (this machine is shared;
-# other load makes a laggard of whichever thread it delays, and its solo time then cancels the
-# serial thread's: docs/stack.md).
+# 1 fail, 3 fail while other load took more than 0.1 core, by the stack's runqueue or pbench's
+# own (this machine is shared; other load makes a laggard of whichever thread it delays, and
+# its partner's wait for it reads as sync, or its solo time cancels the serial thread's:
+# docs/stack.md). The error grows about as the runqueue does: at 0.24 core (under the quarter
+# core allowed until then) sync read 0.25 over pbench's mutex waits, which saw 0.21 of
+# imbalance nobody programmed; a 0.1-core tolerance is judged only below 0.1 core of it.
 judge() {
         python3 - "$tmp/$1.total.json" "$tmp/$1.pbench.json" "$@" <<'EOF'
 import json, sys
@@ -68,11 +71,12 @@ for k in range(0, len(checks), 3):
         print(f"ok: {name}: {what} {got:.3f}, expected {exp:.3f} within 0.1")
 if not bad:
     sys.exit(0)
-busy = c["runqueue"] > 0.25
+rq = max(c["runqueue"], own.get("runqueue", 0))
+busy = rq > 0.1
 for b in bad:
     print(f"{'(busy machine) ' if busy else ''}FAIL: {name}: {b}")
 if busy:
-    print(f"{name}: other load took {c['runqueue']:.2f} cores of 2 (over 0.25): not judged, trying again")
+    print(f"{name}: other load took {rq:.2f} cores of 2 (over 0.1): not judged, trying again")
 sys.exit(3 if busy else 1)
 EOF
 }
@@ -102,5 +106,5 @@ case_run seq 5 sequential "--p 0.5" \
         "sequential against pbench's barrier waits" 'c["sequential"]' 'own["sequential"]'
 case_run imbalance 5 imbalance "--p 0.95 --imbalance 3"
 head -c 300 "$tmp/sync.stack.err"
-[ $busy_cases -eq 0 ] || skip "$busy_cases case(s) ran 3 times with other load taking over a quarter of a core"
+[ $busy_cases -eq 0 ] || skip "$busy_cases case(s) ran 3 times with other load taking over 0.1 core"
 exit 0

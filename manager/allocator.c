@@ -475,6 +475,7 @@ static struct stack_hint stack_hint(const struct allocator_app *a)
         const struct stack *st = &a->stack;
         struct stack_hint h = {.dir = STACK_HINT_NONE};
         double grow = 0, top = -1, interference;
+        enum stack_component clock_why = STACK_INTERFERENCE;
 
         if (!st->known || !(st->cores >= 1) || fabs(st->cores - a->cores) > 0.5)
                 return h;
@@ -491,6 +492,12 @@ static struct stack_hint stack_hint(const struct allocator_app *a)
                 }
         }
         interference = st->component[STACK_INTERFERENCE];
+        /* Where memory is split out, only memory falls with the clock: the rest of the
+         * interference (cache, SMT) does not ask for a lower one. */
+        if (stack_has(st, STACK_MEMORY)) {
+                interference = st->component[STACK_MEMORY];
+                clock_why = STACK_MEMORY;
+        }
         if (grow >= ALLOCATOR_STACK_SHARE * st->cores && !(interference > grow)) {
                 double busy = ceil(st->cores - grow - 1e-9);
 
@@ -500,7 +507,7 @@ static struct stack_hint stack_hint(const struct allocator_app *a)
                 h.saturates = h.why == STACK_SYNC || h.why == STACK_YIELD;
         } else if (interference >= ALLOCATOR_STACK_SHARE * st->cores) {
                 h.dir = STACK_HINT_LOWER_FREQ;
-                h.why = STACK_INTERFERENCE;
+                h.why = clock_why;
                 h.cost = interference;
         }
         return h;

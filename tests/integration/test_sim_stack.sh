@@ -42,6 +42,23 @@ grep -q "CPUs 0-9 (10), stack: sync [0-9.]* of 64 cores grows with the cores: tr
 grep -q "^  stack at 10 cores: speedup [0-9.]*, largest [a-z]* [0-9.]* (true: speedup" "$T/text" ||
         fail "no stack line in the text report: $(cat "$T/text")"
 
+# A memory-bound app under edp: the allocator tries lower clocks, the estimator learns how
+# its time scales with the clock, and the stack splits memory out of interference (a
+# number, within 0.05 N of the truth, where pctl stack has null).
+printf '[machine]\npreset = server-64\nsockets = 1\ncores_per_socket = 16\nseed = 3\n[app a]\ninstructions = 2.4e12\np = 0.99\nmem_fraction = 0.6\nmem_bytes_per_instruction = 7.36\n' >"$T/mem.ini"
+"$PCTL" sim run "$T/mem.ini" --policy edp --json >"$T/mem.json" || fail "sim run of a memory-bound app"
+python3 - "$T/mem.json" <<'PY' || fail "memory not split out: $(cat "$T/mem.json")"
+import json, sys
+a = json.load(open(sys.argv[1]))["apps"][0]
+st, tr = a["stack"], a["stack_true"]
+mem, true_mem = st["components"]["memory"], tr["components"]["memory"]
+assert mem is not None and true_mem is not None, (st, tr)
+assert abs(mem - true_mem) <= 0.05 * st["cores"], (mem, true_mem)
+total = st["speedup"] + sum(st["components"].values())
+assert abs(total - st["cores"]) <= 1e-6 * st["cores"], total
+print(f"ok: memory {mem:.3f} (true {true_mem:.3f}) at {a['cores']} cores {a['freq_mhz']} MHz")
+PY
+
 # An app without a thread model (measured rows) has no stack_true.
 "$PCTL" sim run "$S/measured-grid.ini" --policy monitor --json >"$T/rows.json" ||
         fail "sim run of measured rows"

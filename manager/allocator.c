@@ -44,6 +44,14 @@
  * error at the measured points, is not probed. */
 #define ALLOCATOR_SCALING_JUMPS 3
 #define ALLOCATOR_SCALING_TRUST 0.05
+/* A core range this wide (max - min) is searched by halving and doubling (a ladder in log
+ * space) before the pattern search; a narrower one by steps of one core. */
+#define ALLOCATOR_WIDE_RANGE 8
+/* Alone on a wide range, a new app whose speedup on every core is small warms up and learns
+ * P on this fraction of its allowed cores (docs/allocator.md, "Where a new app starts"),
+ * when Amdahl's law keeps at least ALLOCATOR_START_KEEP of its speedup there. */
+#define ALLOCATOR_START_FRACTION 0.25
+#define ALLOCATOR_START_KEEP 0.75
 
 static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores, unsigned freq_khz)
 {
@@ -240,6 +248,60 @@ static void app_bounds(const struct allocator_ctx *ctx, const struct policy *pol
 static bool freq_in(const struct allocator_bounds *b, unsigned f)
 {
         return f >= b->min_khz && f <= b->max_khz;
+}
+
+static bool range_wide(const struct allocator_bounds *b)
+{
+        return b->max_cores - b->min_cores >= ALLOCATOR_WIDE_RANGE;
+}
+
+/* Where a new app warms up, learns P and starts its search: every allowed core, unless it
+ * is alone on a wide range, has no slowdown limit, and its first intervals on every core
+ * (its warm-up, which the estimator keeps out of P's fit) show a speedup so small that
+ * Amdahl's law, with P from that one speedup (eq. 10), keeps at least
+ * ALLOCATOR_START_KEEP of it on a quarter of the cores. It then warms up and learns there,
+ * two rungs down the halving ladder, instead of spending its first 1.4 s on cores it does
+ * not use (an app that stops scaling at 16 of 64 cores ran that long at 1.29x its best
+ * EDP before the search began). A start-up that is sequential work (a real app reading its
+ * input) shows a speedup near 1 and moves too: it loses nothing there, and eq. 9 learns P
+ * on any count of two cores or more. Decided once, at the first decision with a speedup
+ * measured on every core; the reason is kept in start_reason. Otherwise every allowed core:
+ * an app that scales loses more by a slow start than the ladder's probes cost it; a narrow
+ * range is searched by single steps from the top anyway; a slowdown limit is relative to
+ * every core and cannot be checked before P is known; sharing the machine, learners are
+ * capped by the partition (ALLOCATOR_LEARNER_CORES). */
+static unsigned start_cores(const struct allocator_ctx *ctx, struct allocator_app *a,
+                            const struct estimate *e, const struct allocator_bounds *b)
+{
+        unsigned q = (unsigned)(b->max_cores * ALLOCATOR_START_FRACTION);
+        double p, s_all, s_q;
+
+        if (ctx->n_apps > 1 || !range_wide(b) || isfinite(a->policy->max_slowdown))
+                return b->max_cores;
+        if (a->start_decided)
+                return a->start_at >= b->min_cores && a->start_at <= b->max_cores ? a->start_at
+                                                                                  : b->max_cores;
+        if (q < b->min_cores)
+                q = b->min_cores;
+        if (q < 2)
+                q = 2;
+        /* Not yet measured on every core: wait for it there. */
+        if (!e || !(e->known & ESTIMATE_SPEEDUP) || e->n_cores != b->max_cores || a->searching)
+                return b->max_cores;
+        a->start_decided = true;
+        a->start_at = b->max_cores;
+        if (model_p_from_speedup(e->n_cores, e->speedup, &p) < 0 ||
+            model_speedup(p, e->n_cores, &s_all) < 0 || model_speedup(p, q, &s_q) < 0 ||
+            !(s_all > 0))
+                return a->start_at;
+        if (s_q / s_all >= ALLOCATOR_START_KEEP) {
+                a->start_at = q;
+                snprintf(a->start_reason, sizeof(a->start_reason),
+                         "speedup %.1f on %u cores: P %.2f keeps %.0f%% of it on %u; warming up "
+                         "there",
+                         e->speedup, e->n_cores, p, 100 * s_q / s_all, q);
+        }
+        return a->start_at;
 }
 
 /* A measured point the policy's bounds allow. */
@@ -547,20 +609,29 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
         unsigned n = 0;
 
         *hinted = false;
-        /* Halving: only the half, while the score keeps improving. */
+        /* The ladder: the half, then the double, of the best point while the score keeps
+         * improving; from the full count only halves. Fewer cores first: each probe is
+         * cheaper. Both measured (or ruled out): the optimum lies between them. */
         if (a->halving) {
-                unsigned half = cores / 2 > b->min_cores ? cores / 2 : b->min_cores;
-                double t = NAN;
+                unsigned rung[2] = {cores / 2 > b->min_cores ? cores / 2 : b->min_cores,
+                                    2 * cores < b->max_cores ? 2 * cores : b->max_cores};
 
-                if (half >= cores || hist_fresh(ctx, a, half, freq_khz) ||
-                    scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, half, freq_khz))
-                        return 0;
-                predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, half, freq_khz, &t);
-                if (isnan(base_t) ? isfinite(a->policy->max_slowdown)
-                                  : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
-                        return 0;
-                out[0] = (struct allocator_cand){half, freq_khz, NAN};
-                return 1;
+                for (unsigned i = 0; i < 2; i++) {
+                        double t = NAN;
+
+                        if (rung[i] == cores || hist_fresh(ctx, a, rung[i], freq_khz) ||
+                            scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, rung[i],
+                                              freq_khz))
+                                continue;
+                        predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, rung[i], freq_khz, &t);
+                        if (isnan(base_t)
+                                ? isfinite(a->policy->max_slowdown) && rung[i] < b->max_cores
+                                : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                                continue;
+                        out[0] = (struct allocator_cand){rung[i], freq_khz, NAN};
+                        return 1;
+                }
+                return 0;
         }
         /* A step that overshoots the bound lands on it. */
         if (c[0].cores < b->min_cores && cores > b->min_cores)
@@ -794,7 +865,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         struct allocator_bounds b;
         const char *why = NULL;
         double base_t = NAN, cur_pred, best_pred = NAN;
-        unsigned best_n = a->cores, best_f = a->freq_khz;
+        unsigned best_n = a->cores, best_f = a->freq_khz, start;
         const struct allocator_point *cur_meas, *best_meas = NULL, *base_meas;
         struct allocator_cand cand[4];
         struct stack_hint hint;
@@ -820,7 +891,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
          * teaches nothing about P. If P will not settle (rows, spinning), a measured baseline
          * is enough to start the measured search; time-sharing with others, the baseline
          * cannot be measured, and the search starts without it. */
-        base_meas = hist_fresh(ctx, a, b.max_cores, b.max_khz);
+        start = start_cores(ctx, a, e, &b);
+        base_meas = hist_fresh(ctx, a, start, b.max_khz);
         /* Before learning P on eq. 9, the app's own IPC_I0(1) where contention shows. */
         if (ipc1_probe(ctx, a, e, &b))
                 return;
@@ -829,7 +901,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
               (base_meas || (ctx->learners_share && ctx->n_apps > 1)))) {
                 a->learning = true;
                 a->shares_cpus = ctx->learners_share; /* allocator_decide may partition it */
-                a->want_cores = b.max_cores;
+                a->want_cores = start;
                 a->want_freq_khz = b.max_khz;
                 if (!e || !(e->known & ESTIMATE_P_LS))
                         snprintf(a->reason, sizeof(a->reason), "learning: no estimate of P yet");
@@ -837,6 +909,12 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                         snprintf(a->reason, sizeof(a->reason),
                                  "learning: P = %.2f ± %.2f from %.0f intervals is not settled",
                                  e->p_ls, e->p_stderr, e->p_points);
+                if (start < b.max_cores) {
+                        size_t len = strlen(a->reason);
+
+                        snprintf(a->reason + len, sizeof(a->reason) - len, " (%s)",
+                                 a->start_reason);
+                }
                 return;
         }
         a->learning = false;
@@ -847,13 +925,12 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 for (unsigned i = 0; i < ctx->n_freqs; i++)
                         nf += freq_in(&b, ctx->freqs_khz[i]);
                 /* Wide first steps, halved as the search closes in: O(log N) probes. */
-                a->step_cores =
-                    b.max_cores - b.min_cores >= 8 ? (b.max_cores - b.min_cores) / 4 : 1;
+                a->step_cores = range_wide(&b) ? (b.max_cores - b.min_cores) / 4 : 1;
                 a->step_freqs = nf >= 8 ? nf / 4 : 1;
                 a->converged = false;
-                /* From the full count on a wide range, halving finds the scale in
-                 * O(log N) probes, each cheaper than the last. */
-                a->halving = b.max_cores - b.min_cores >= 8 && a->cores == b.max_cores;
+                /* From where it started on a wide range, halving (and doubling, from below
+                 * the full count) finds the scale in O(log N) probes. */
+                a->halving = range_wide(&b) && a->cores == start;
         }
         predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
 
@@ -928,7 +1005,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
          * goes there, instead of halving towards it one probe at a time. */
         hint = stack_hint(a);
         if (hint.dir == STACK_HINT_FEWER_CORES && hint.saturates && a->halving && cur_meas &&
-            a->cores == b.max_cores) {
+            a->cores == start) {
                 unsigned n = hint.busy > b.min_cores ? hint.busy : b.min_cores;
 
                 if (n < a->cores / 2 && !hist_fresh(ctx, a, n, a->freq_khz) &&

@@ -89,6 +89,12 @@ struct allocator_app {
         unsigned ipc1_probe_khz, ipc1_back_cores, ipc1_back_khz;
         uint64_t ipc1_probed;
         bool learning; /* held at the baseline until P is settled */
+        /* Where it warms up and learns (see start_cores in manager/allocator.c): decided once
+         * from its speedup on every core; start_at below the full count when that speedup is
+         * small, and why. */
+        bool start_decided;
+        unsigned start_at;
+        char start_reason[120];
         /* Left learning once: a phase change re-opens the search where the app is, it does
          * not send it back to the baseline. */
         bool searching;

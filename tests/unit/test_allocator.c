@@ -612,6 +612,96 @@ static void search_halves_from_the_full_count(void **state)
         fixture_free(&f);
 }
 
+/* Alone on 64 cores, an app whose speedup there is small (P = 0.5: 2.0 of 64 cores) warms up
+ * and learns on a quarter of them, decided once and logged; one that scales (P = 0.99) stays on
+ * every core, and so does one whose policy limits its slowdown (relative to every core). */
+static void small_speedup_starts_on_a_quarter(void **state)
+{
+        const struct {
+                double p, max_slowdown;
+                unsigned want;
+        } cases[] = {{0.5, INFINITY, 16}, {0.99, INFINITY, 64}, {0.5, 0.1, 64}};
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct fixture f;
+                struct policy pol = *policy_builtin(OBJECTIVE_EDP);
+                struct allocator_app a = {.id = 1, .policy = &pol, .cores = 64};
+                struct allocator_ctx ctx;
+
+                pol.max_slowdown = cases[i].max_slowdown;
+                fixture_init(&f);
+                synth_sample_free(&f.s);
+                assert_int_equal(synth_sample_alloc(&f.s, 64, 0), 0);
+                f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+                estimator_app_add(f.est, 1);
+                ctx = ctx_for(&f, 64);
+                /* Nothing measured yet: it waits on every core. */
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                assert_int_equal(a.want_cores, 64);
+                assert_false(a.start_decided);
+                feed(&f, 1, cases[i].p, 0, 64, 1);
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (a.want_cores != cases[i].want || !a.learning)
+                        fail_msg("P %.2f, max_slowdown %g: want %u (learning %d), expected %u: %s",
+                                 cases[i].p, cases[i].max_slowdown, a.want_cores, a.learning,
+                                 cases[i].want, a.reason);
+                if (cases[i].want < 64)
+                        assert_non_null(strstr(a.reason, "warming up there"));
+                /* Decided once: the speedup on 16 cores does not move it again. */
+                a.cores = a.want_cores;
+                feed(&f, 1, cases[i].p, 0, a.cores, 2);
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                assert_int_equal(a.want_cores, cases[i].want);
+                fixture_free(&f);
+        }
+}
+
+/* From a quarter of a wide range, the ladder probes the half, then the double, and climbs
+ * while the measured score improves: an optimum at 40 of 64 cores is found from 16. */
+static void ladder_climbs_from_a_quarter(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 16,
+                                  .start_decided = true,
+                                  .start_at = 16};
+        struct allocator_ctx ctx;
+        unsigned visited[32], n_visited = 0;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, 64);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        add_point(&a, 16, 0, 100 + 10 * 24.0 * 24, ctx.decision);
+        while (n_visited < ARRAY_SIZE(visited)) {
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (a.converged && !a.changed)
+                        break;
+                a.cores = a.want_cores;
+                if (!hist_samples(&a, a.cores)) {
+                        /* A measured EDP rate with its minimum at 40 cores. */
+                        double d = (double)a.cores - 40;
+
+                        add_point(&a, a.cores, 0, 100 + 10 * d * d, ctx.decision);
+                        visited[n_visited++] = a.cores;
+                }
+                ctx.decision++;
+        }
+        assert_true(n_visited >= 3);
+        assert_int_equal(visited[0], 8);
+        assert_int_equal(visited[1], 32);
+        assert_int_equal(visited[2], 64);
+        if (a.cores != 40 || !a.converged)
+                fail_msg("ended at %u cores (%s), expected 40 and settled", a.cores, a.reason);
+        assert_true(n_visited <= 12);
+        fixture_free(&f);
+}
+
 /* A model jump that measured worse than a measured point shows the model is wrong for this
  * app: the allocator does not follow it to the next unmeasured point it prefers. */
 static void refuted_model_is_not_followed(void **state)
@@ -1011,6 +1101,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(search_settles_on_the_measured_best),
     cmocka_unit_test(p_settles_early_when_precise),
     cmocka_unit_test(search_halves_from_the_full_count),
+    cmocka_unit_test(small_speedup_starts_on_a_quarter),
+    cmocka_unit_test(ladder_climbs_from_a_quarter),
     cmocka_unit_test(refuted_model_is_not_followed),
     cmocka_unit_test(contradicted_model_is_not_followed),
     cmocka_unit_test(failed_direction_is_not_probed_again),

@@ -828,7 +828,13 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
         /* Believed only where it reproduces what was measured. */
         m->fit_error = scaling_fit_error(&a->scaling, m, a->effective, min_samples);
         m->trusted = m->fit_error <= ALLOCATOR_SCALING_TRUST;
-        n = scaling_best_cores(m, a->effective, b->min_cores, b->max_cores);
+        /* ESTIMA extrapolates upwards, from small counts to larger ones: below the smallest
+         * measured count its kernels are unconstrained (an ExpRat fitted on 8-16 cores once
+         * sent an app that stops scaling at 16 to one core, 97% worse). The ladder and the
+         * pattern search measure there instead. */
+        n = scaling_best_cores(m, a->effective,
+                               m->min_measured > b->min_cores ? m->min_measured : b->min_cores,
+                               b->max_cores);
         extrap_best_cores(&m->time, b->max_cores, &smax);
         a->predicted_best_cores = m->trusted ? n : 0;
         a->predicted_speedup_max = m->trusted ? smax : NAN;

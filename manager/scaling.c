@@ -73,6 +73,7 @@ int scaling_model_build(const struct scaling *s, unsigned freq_khz, unsigned min
         if (m == 0)
                 return 0;
         out->max_measured = (unsigned)pts[m - 1].cores;
+        out->min_measured = (unsigned)pts[0].cores;
         r = extrap_build(pts, m, max_cores > out->max_measured ? max_cores : out->max_measured,
                          &out->time);
         if (r < 0)

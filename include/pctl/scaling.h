@@ -43,6 +43,7 @@ struct scaling_model {
         double power_w0, power_w1;  /* W(n) = w0 + w1·n */
         unsigned n_points;
         unsigned max_measured; /* the largest core count measured */
+        unsigned min_measured; /* the smallest */
         /* Set by the user of the model: its scores agree with the measured ones (within
          * fit_error, the largest relative error at the measured points). */
         bool trusted;

@@ -702,6 +702,43 @@ static void ladder_climbs_from_a_quarter(void **state)
         fixture_free(&f);
 }
 
+/* ESTIMA extrapolates upwards: an app measured on 8-16 cores whose time does not fall with
+ * them (so its EDP falls with the power of fewer cores) is not sent below 8 by the
+ * extrapolation's kernels, which nothing constrains there; the measured search probes the
+ * next count down instead. */
+static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
+{
+        static const unsigned counts[] = {8, 12, 14, 16};
+        struct fixture f;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 8,
+                                  .searching = true,
+                                  .step_cores = 1,
+                                  .step_freqs = 1};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, 64);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+                double ips = 1e9, w = 50 + 5.0 * counts[i];
+
+                add_point(&a, counts[i], 0, w / (ips * ips), ctx.decision);
+                for (unsigned k = 0; k < 8; k++)
+                        scaling_add(&a.scaling, counts[i], 0, ips, w, 8);
+        }
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        if (a.want_cores < 7 || strstr(a.reason, "extrapolated"))
+                fail_msg("want %u cores: %s", a.want_cores, a.reason);
+        assert_int_equal(a.want_cores, 7);
+        fixture_free(&f);
+}
+
 /* A model jump that measured worse than a measured point shows the model is wrong for this
  * app: the allocator does not follow it to the next unmeasured point it prefers. */
 static void refuted_model_is_not_followed(void **state)
@@ -1103,6 +1140,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(search_halves_from_the_full_count),
     cmocka_unit_test(small_speedup_starts_on_a_quarter),
     cmocka_unit_test(ladder_climbs_from_a_quarter),
+    cmocka_unit_test(extrapolation_does_not_jump_below_the_measured_counts),
     cmocka_unit_test(refuted_model_is_not_followed),
     cmocka_unit_test(contradicted_model_is_not_followed),
     cmocka_unit_test(failed_direction_is_not_probed_again),

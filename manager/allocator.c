@@ -31,6 +31,11 @@
  * counters' noise over a probe, far below what a phase change does to the score. Checked only
  * for an app alone: sharing the machine, its score also moves with what the others do. */
 #define ALLOCATOR_DRIFT 0.2
+/* A move measured worse by this fraction at one frequency (a core move) or one core count (a
+ * frequency move) is taken for worse at any other: near an optimum the two act on the score
+ * nearly independently, and their coupling does not undo a loss this large. Ten times the
+ * counters' noise over a probe. */
+#define ALLOCATOR_FAR_WORSE 0.15
 /* Sharing: taking a core an app holds now (a move for it) must save this much more, by the
  * model, than denying a core another app does not hold yet. */
 #define ALLOCATOR_TRIM_STICKY 1.0
@@ -477,26 +482,32 @@ static bool move_known_worse(const struct allocator_ctx *ctx, struct allocator_a
 
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *from = &a->hist[i], *to;
+                bool near;
 
                 if (!point_fresh(ctx, from))
                         continue;
                 if (to_freq_khz == freq_khz) {
-                        /* A core move, seen at another frequency close by. */
+                        /* A core move, seen at another frequency. */
                         int d = freq_index(ctx, from->freq_khz) - fi;
 
-                        if (from->cores != cores || from->freq_khz == freq_khz || fi < 0 ||
-                            abs(d) > near_freqs)
+                        if (from->cores != cores || from->freq_khz == freq_khz || fi < 0)
                                 continue;
+                        near = abs(d) <= near_freqs;
                         to = hist_fresh(ctx, a, to_cores, from->freq_khz);
                 } else {
-                        /* A frequency move, seen at another core count close by. */
-                        if (from->freq_khz != freq_khz || from->cores == cores ||
-                            (from->cores > cores ? from->cores - cores : cores - from->cores) >
-                                near_cores)
+                        /* A frequency move, seen at another core count. */
+                        if (from->freq_khz != freq_khz || from->cores == cores)
                                 continue;
+                        near = (from->cores > cores ? from->cores - cores : cores - from->cores) <=
+                               near_cores;
                         to = hist_fresh(ctx, a, from->cores, to_freq_khz);
                 }
-                if (to && objective_better(to->score, from->score, ALLOCATOR_SEARCH_MARGIN))
+                /* Close by, worse by the search's margin; anywhere in the range, worse by
+                 * ALLOCATOR_FAR_WORSE: a loss that large is not undone by the other
+                 * dimension's coupling (the memory-bound i7 app lost 22% going from 4 to 3
+                 * cores at 3700 MHz, and 24% again at 2400). */
+                if (to && objective_better(to->score, from->score,
+                                           near ? ALLOCATOR_SEARCH_MARGIN : ALLOCATOR_FAR_WORSE))
                         return true;
         }
         return false;

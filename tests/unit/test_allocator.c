@@ -840,6 +840,49 @@ static void failed_direction_is_not_probed_again(void **state)
         fixture_free(&f);
 }
 
+/* A move that measured far worse (20%, over ALLOCATOR_FAR_WORSE) holds at any frequency, not
+ * only close by: at 9 P-states apart, fewer cores is not probed again after losing 20%, and is
+ * probed again after losing 10% (the coupling of cores and clock may undo that much). */
+static void far_worse_move_is_not_probed_again_anywhere(void **state)
+{
+        static const unsigned freqs[] = {1000000, 1100000, 1200000, 1300000, 1400000,
+                                         1500000, 1600000, 1700000, 1800000, 1900000};
+        struct fixture f;
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        ctx.freqs_khz = freqs;
+        ctx.n_freqs = ARRAY_SIZE(freqs);
+        for (int far_worse = 1; far_worse >= 0; far_worse--) {
+                struct allocator_app a = {.id = 1,
+                                          .policy = policy_builtin(OBJECTIVE_EDP),
+                                          .cores = N_CPUS,
+                                          .freq_khz = 1000000,
+                                          .searching = true,
+                                          .step_cores = 1,
+                                          .step_freqs = 1};
+
+                add_point(&a, N_CPUS, 1900000, 5, ctx.decision);
+                add_point(&a, N_CPUS - 1, 1900000, far_worse ? 6 : 5.5, ctx.decision);
+                add_point(&a, N_CPUS, 1000000, 4, ctx.decision);
+                add_point(&a, N_CPUS, 1100000, 4.5, ctx.decision);
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (far_worse && !a.converged)
+                        fail_msg("probed %u cores %u kHz after fewer cores lost 20%%", a.want_cores,
+                                 a.want_freq_khz);
+                if (!far_worse && (a.want_cores != N_CPUS - 1 || a.want_freq_khz != 1000000))
+                        fail_msg("probed %u cores %u kHz, expected fewer cores (%s)", a.want_cores,
+                                 a.want_freq_khz, a.reason);
+        }
+        fixture_free(&f);
+}
+
 /* Back at a point measured before, the app measures differently: it has changed (a phase the
  * estimator need not see), so the search restarts from that point alone. The same figure
  * keeps every point. */
@@ -1144,6 +1187,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(refuted_model_is_not_followed),
     cmocka_unit_test(contradicted_model_is_not_followed),
     cmocka_unit_test(failed_direction_is_not_probed_again),
+    cmocka_unit_test(far_worse_move_is_not_probed_again_anywhere),
     cmocka_unit_test(revisit_that_measures_differently_restarts_the_search),
     cmocka_unit_test(shared_domain_app_searches_cores_only),
     cmocka_unit_test(probe_denied_by_sharing_is_not_asked_again),

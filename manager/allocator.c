@@ -36,6 +36,9 @@
  * nearly independently, and their coupling does not undo a loss this large. Ten times the
  * counters' noise over a probe. */
 #define ALLOCATOR_FAR_WORSE 0.15
+/* Alone, a probe whose first sample measures worse than the best fresh point by this fraction
+ * (twenty times the counters' noise on one sample) is complete after that sample. */
+#define ALLOCATOR_EARLY_WORSE 0.2
 /* Sharing: taking a core an app holds now (a move for it) must save this much more, by the
  * model, than denying a core another app does not hold yet. */
 #define ALLOCATOR_TRIM_STICKY 1.0
@@ -130,6 +133,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 app->at_cores = app->cores;
                 app->at_freq_khz = app->freq_khz;
                 app->samples_here = 0;
+                app->early_rejected_here = false;
         }
         /* A new phase makes every old measurement of this app meaningless. But a "phase" the
          * estimator sees right after we moved the app is our move showing where the Amdahl
@@ -213,6 +217,23 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
          * recent enough to follow a drift. */
         p->samples = p->samples < ALLOCATOR_MEAN_SAMPLES ? p->samples + 1 : ALLOCATOR_MEAN_SAMPLES;
         p->score += (score - p->score) / p->samples;
+        /* Alone, a probe whose first samples already measure far worse than the best fresh
+         * point is complete: the samples left would only confirm what is many times the
+         * counters' noise, at the probe's cost. Sharing, the score moves with the others. */
+        if (ctx->n_apps == 1 && p->samples < probe_samples(ctx)) {
+                const struct allocator_point *best = NULL;
+
+                for (unsigned i = 0; i < app->n_hist; i++)
+                        if (&app->hist[i] != p && point_fresh(ctx, &app->hist[i]) &&
+                            (!best || app->hist[i].score < best->score))
+                                best = &app->hist[i];
+                if (best && objective_better(p->score, best->score, ALLOCATOR_EARLY_WORSE)) {
+                        p->samples = probe_samples(ctx);
+                        scaling_complete(&app->scaling, p->cores, p->freq_khz, probe_samples(ctx));
+                        app->early_rejects++;
+                        app->early_rejected_here = true;
+                }
+        }
 }
 
 struct allocator_bounds {
@@ -839,13 +860,14 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
         /* Believed only where it reproduces what was measured. */
         m->fit_error = scaling_fit_error(&a->scaling, m, a->effective, min_samples);
         m->trusted = m->fit_error <= ALLOCATOR_SCALING_TRUST;
-        /* ESTIMA extrapolates upwards, from small counts to larger ones: below the smallest
-         * measured count its kernels are unconstrained (an ExpRat fitted on 8-16 cores once
-         * sent an app that stops scaling at 16 to one core, 97% worse). The ladder and the
-         * pattern search measure there instead. */
-        n = scaling_best_cores(m, a->effective,
-                               m->min_measured > b->min_cores ? m->min_measured : b->min_cores,
-                               b->max_cores);
+        /* ESTIMA extrapolates upwards, from small counts to larger ones, and is validated to
+         * about twice the largest count measured (docs/extrapolation.md): below the smallest
+         * its kernels are unconstrained (an ExpRat fitted on 8-16 cores once sent an app that
+         * stops scaling at 16 to one core, 97% worse), and from 7-16 cores an Amdahl fit sent
+         * it to 64 (74% worse). The ladder and the pattern search measure further out. */
+        n = scaling_best_cores(
+            m, a->effective, m->min_measured > b->min_cores ? m->min_measured : b->min_cores,
+            2 * m->max_measured < b->max_cores ? 2 * m->max_measured : b->max_cores);
         extrap_best_cores(&m->time, b->max_cores, &smax);
         a->predicted_best_cores = m->trusted ? n : 0;
         a->predicted_speedup_max = m->trusted ? smax : NAN;
@@ -861,7 +883,11 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
                 return false;
         a->scaling_jumps++;
         a->halving = false;
-        a->step_cores = n / 4 > 1 ? n / 4 : 1;
+        /* A quarter of the target, or the search's step if finer: a jump the measurement
+         * refutes leaves the search around the best point at the step it had reached (from
+         * 16 cores at step 1, a refuted jump to 32 re-opened steps of 8: five more probes). */
+        if (!a->step_cores || n / 4 < a->step_cores)
+                a->step_cores = n / 4 > 1 ? n / 4 : 1;
         a->converged = false;
         a->want_cores = n;
         a->want_freq_khz = best->freq_khz;
@@ -1144,8 +1170,11 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
         if (app->learning)
                 return p_settled(e) || (e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
                                         app->samples_here >= 1 + probe_samples(ctx));
-        if (app->converged || app->cores != app->at_cores || app->freq_khz != app->at_freq_khz ||
-            app->samples_here < 1 + probe_samples(ctx))
+        if (app->converged || app->cores != app->at_cores || app->freq_khz != app->at_freq_khz)
+                return false;
+        if (app->early_rejected_here)
+                return true; /* a probe far worse than the best, from its first sample */
+        if (app->samples_here < 1 + probe_samples(ctx))
                 return false;
         /* Only once the point holds a measurement: a score that cannot be computed must not
          * make every sample a decision. */

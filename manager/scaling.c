@@ -11,6 +11,16 @@ void scaling_reset(struct scaling *s)
         s->version++;
 }
 
+void scaling_complete(struct scaling *s, unsigned cores, unsigned freq_khz, unsigned samples)
+{
+        for (unsigned i = 0; i < s->n; i++)
+                if (s->pt[i].cores == cores && s->pt[i].freq_khz == freq_khz &&
+                    s->pt[i].samples < samples) {
+                        s->pt[i].samples = samples;
+                        s->version++;
+                }
+}
+
 void scaling_add(struct scaling *s, unsigned cores, unsigned freq_khz, double ips, double power_w,
                  unsigned mean_samples)
 {

@@ -80,7 +80,9 @@ struct allocator_app {
          * N) and only ranks the search's neighbours until the search restarts. */
         unsigned model_cores, model_freq_khz;
         bool model_refuted;
-        unsigned drifts; /* revisits that measured a changed app (the search restarted) */
+        unsigned drifts;          /* revisits that measured a changed app (the search restarted) */
+        unsigned early_rejects;   /* probes complete after one sample: far worse than the best */
+        bool early_rejected_here; /* the current configuration is such a probe */
         /* The one-core probe for eq. 9's IPC_I0(1): running now, since which interval, at
          * which frequency, where it goes back to, and the settable frequencies (by index)
          * probed already. */

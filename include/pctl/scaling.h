@@ -30,6 +30,9 @@ struct scaling {
  * power NaN when unknown. */
 void scaling_add(struct scaling *s, unsigned cores, unsigned freq_khz, double ips, double power_w,
                  unsigned mean_samples);
+/* Counts the point (cores, freq_khz), if there is one, as measured over at least `samples`
+ * samples: a probe its user judged complete early (far worse than its best) joins the fit. */
+void scaling_complete(struct scaling *s, unsigned cores, unsigned freq_khz, unsigned samples);
 /* Forgets every point (the app changed phase). */
 void scaling_reset(struct scaling *s);
 

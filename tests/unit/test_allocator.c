@@ -739,6 +739,46 @@ static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
         fixture_free(&f);
 }
 
+/* Alone, a probe whose first counted sample measures far worse than the best point (over
+ * ALLOCATOR_EARLY_WORSE) is complete at once and asks for a decision; the near probe of
+ * observe_skips_the_change_and_asks_to_decide takes its three samples. */
+static void far_worse_probe_is_complete_after_one_sample(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {
+            .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        ctx.probe_samples = 3;
+        f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+        feed_observed(&f, &ctx, &a, 0.9, 30);
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_true(a.want_cores < N_CPUS);
+        a.cores = a.want_cores;
+        /* At the probe the app runs nearly serially: its rate falls by half. */
+        feed_observed(&f, &ctx, &a, 0.05, 1); /* skipped: it may straddle the move */
+        assert_false(allocator_wants_decision(&ctx, &a));
+        feed_observed(&f, &ctx, &a, 0.05, 1);
+        assert_int_equal(a.early_rejects, 1);
+        assert_int_equal(hist_samples(&a, a.cores), 3);
+        assert_true(allocator_wants_decision(&ctx, &a));
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, N_CPUS);
+        /* Sharing the machine, the others move its score: the probe takes its samples. */
+        a.cores = N_CPUS - 2;
+        ctx.n_apps = 2;
+        feed_observed(&f, &ctx, &a, 0.05, 2);
+        assert_int_equal(a.early_rejects, 1);
+        assert_false(allocator_wants_decision(&ctx, &a));
+        fixture_free(&f);
+}
+
 /* A model jump that measured worse than a measured point shows the model is wrong for this
  * app: the allocator does not follow it to the next unmeasured point it prefers. */
 static void refuted_model_is_not_followed(void **state)
@@ -1178,6 +1218,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(measurement_overrules_the_model),
     cmocka_unit_test(placement_keeps_cpus_and_packages),
     cmocka_unit_test(observe_skips_the_change_and_asks_to_decide),
+    cmocka_unit_test(far_worse_probe_is_complete_after_one_sample),
     cmocka_unit_test(search_settles_on_the_measured_best),
     cmocka_unit_test(p_settles_early_when_precise),
     cmocka_unit_test(search_halves_from_the_full_count),

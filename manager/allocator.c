@@ -299,33 +299,37 @@ static bool range_wide(const struct allocator_bounds *b)
 static unsigned start_cores(const struct allocator_ctx *ctx, struct allocator_app *a,
                             const struct estimate *e, const struct allocator_bounds *b)
 {
-        unsigned q = (unsigned)(b->max_cores * ALLOCATOR_START_FRACTION);
+        unsigned n, q;
         double p, s_all, s_q;
 
-        if (ctx->n_apps > 1 || !range_wide(b) || isfinite(a->policy->max_slowdown))
+        if (!range_wide(b) || isfinite(a->policy->max_slowdown))
                 return b->max_cores;
         if (a->start_decided)
                 return a->start_at >= b->min_cores && a->start_at <= b->max_cores ? a->start_at
                                                                                   : b->max_cores;
+        /* Not yet measured where it was placed: wait for it there. Alone, that is every
+         * core; sharing, the share it was given (at least a wide range's worth). */
+        if (!e || !(e->known & ESTIMATE_SPEEDUP) || a->searching)
+                return b->max_cores;
+        n = e->n_cores;
+        if (ctx->n_apps == 1 ? n != b->max_cores : n < ALLOCATOR_WIDE_RANGE || n > b->max_cores)
+                return b->max_cores;
+        q = (unsigned)(n * ALLOCATOR_START_FRACTION);
         if (q < b->min_cores)
                 q = b->min_cores;
         if (q < 2)
                 q = 2;
-        /* Not yet measured on every core: wait for it there. */
-        if (!e || !(e->known & ESTIMATE_SPEEDUP) || e->n_cores != b->max_cores || a->searching)
-                return b->max_cores;
         a->start_decided = true;
         a->start_at = b->max_cores;
-        if (model_p_from_speedup(e->n_cores, e->speedup, &p) < 0 ||
-            model_speedup(p, e->n_cores, &s_all) < 0 || model_speedup(p, q, &s_q) < 0 ||
-            !(s_all > 0))
+        if (q >= n || model_p_from_speedup(n, e->speedup, &p) < 0 ||
+            model_speedup(p, n, &s_all) < 0 || model_speedup(p, q, &s_q) < 0 || !(s_all > 0))
                 return a->start_at;
         if (s_q / s_all >= ALLOCATOR_START_KEEP) {
                 a->start_at = q;
                 snprintf(a->start_reason, sizeof(a->start_reason),
                          "speedup %.1f on %u cores: P %.2f keeps %.0f%% of it on %u; warming up "
                          "there",
-                         e->speedup, e->n_cores, p, 100 * s_q / s_all, q);
+                         e->speedup, n, p, 100 * s_q / s_all, q);
         }
         return a->start_at;
 }

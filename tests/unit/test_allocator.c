@@ -779,6 +779,41 @@ static void far_worse_probe_is_complete_after_one_sample(void **state)
         fixture_free(&f);
 }
 
+/* Nor above twice the largest measured count, where ESTIMA is not validated: an app that
+ * scales perfectly on 4-8 cores is sent to 16, not 64, and the search keeps its finer step. */
+static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **state)
+{
+        static const unsigned counts[] = {4, 6, 8};
+        struct fixture f;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 8,
+                                  .searching = true,
+                                  .step_cores = 1,
+                                  .step_freqs = 1};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, 64);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+                double ips = 1e8 * counts[i], w = 50 + 5.0 * counts[i];
+
+                add_point(&a, counts[i], 0, w / (ips * ips), ctx.decision);
+                for (unsigned k = 0; k < 8; k++)
+                        scaling_add(&a.scaling, counts[i], 0, ips, w, 8);
+        }
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        if (a.want_cores != 16 || !strstr(a.reason, "extrapolated"))
+                fail_msg("want %u cores: %s", a.want_cores, a.reason);
+        assert_int_equal(a.step_cores, 1);
+        fixture_free(&f);
+}
+
 /* A model jump that measured worse than a measured point shows the model is wrong for this
  * app: the allocator does not follow it to the next unmeasured point it prefers. */
 static void refuted_model_is_not_followed(void **state)
@@ -1225,6 +1260,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(small_speedup_starts_on_a_quarter),
     cmocka_unit_test(ladder_climbs_from_a_quarter),
     cmocka_unit_test(extrapolation_does_not_jump_below_the_measured_counts),
+    cmocka_unit_test(extrapolation_jumps_at_most_to_twice_the_measured_counts),
     cmocka_unit_test(refuted_model_is_not_followed),
     cmocka_unit_test(contradicted_model_is_not_followed),
     cmocka_unit_test(failed_direction_is_not_probed_again),

@@ -11,6 +11,16 @@ void scaling_reset(struct scaling *s)
         s->version++;
 }
 
+void scaling_complete(struct scaling *s, unsigned cores, unsigned freq_khz, unsigned samples)
+{
+        for (unsigned i = 0; i < s->n; i++)
+                if (s->pt[i].cores == cores && s->pt[i].freq_khz == freq_khz &&
+                    s->pt[i].samples < samples) {
+                        s->pt[i].samples = samples;
+                        s->version++;
+                }
+}
+
 void scaling_add(struct scaling *s, unsigned cores, unsigned freq_khz, double ips, double power_w,
                  unsigned mean_samples)
 {
@@ -73,6 +83,7 @@ int scaling_model_build(const struct scaling *s, unsigned freq_khz, unsigned min
         if (m == 0)
                 return 0;
         out->max_measured = (unsigned)pts[m - 1].cores;
+        out->min_measured = (unsigned)pts[0].cores;
         r = extrap_build(pts, m, max_cores > out->max_measured ? max_cores : out->max_measured,
                          &out->time);
         if (r < 0)

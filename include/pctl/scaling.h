@@ -30,6 +30,9 @@ struct scaling {
  * power NaN when unknown. */
 void scaling_add(struct scaling *s, unsigned cores, unsigned freq_khz, double ips, double power_w,
                  unsigned mean_samples);
+/* Counts the point (cores, freq_khz), if there is one, as measured over at least `samples`
+ * samples: a probe its user judged complete early (far worse than its best) joins the fit. */
+void scaling_complete(struct scaling *s, unsigned cores, unsigned freq_khz, unsigned samples);
 /* Forgets every point (the app changed phase). */
 void scaling_reset(struct scaling *s);
 
@@ -43,6 +46,7 @@ struct scaling_model {
         double power_w0, power_w1;  /* W(n) = w0 + w1·n */
         unsigned n_points;
         unsigned max_measured; /* the largest core count measured */
+        unsigned min_measured; /* the smallest */
         /* Set by the user of the model: its scores agree with the measured ones (within
          * fit_error, the largest relative error at the measured points). */
         bool trusted;

@@ -70,6 +70,7 @@ enum estimate_figure {
         ESTIMATE_SPEEDUP_RUN = 1u << 14,
         ESTIMATE_P_RUN = 1u << 15,
         ESTIMATE_IPC_CORE_DROP = 1u << 16,
+        ESTIMATE_STALLS = 1u << 17,
 };
 
 /* Where IPC_I0(1) of eq. 9 came from. In order of preference: one-core, one-core-scaled,
@@ -125,6 +126,11 @@ struct estimate {
          * its IPC at the fewest, at this frequency (decayed means). Near 0 without
          * contention; eq. 9 then needs no one-core probe. */
         double ipc_core_drop;
+        /* Stalled cycles of the app over the interval (SENSOR_STALLS), attributed as I0 is:
+         * its target's own where the target counts them, else its CPU's while it alone holds
+         * the CPU; unknown (NaN, bit clear) as soon as one of its CPUs cannot say. For the
+         * online extrapolation (manager/scaling.c, docs/extrapolation.md). */
+        double stalls;
 
         /* Parallel fraction. */
         double p_eq10;         /* eq. 10 on the decayed mean speedup at the current N */

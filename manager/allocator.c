@@ -166,8 +166,9 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 power_w = pl->power_w;
         if (objective_score_rate(obj, power_w, e->ips, &score) < 0)
                 return;
-        scaling_add(&app->scaling, app->cores, app->freq_khz, e->ips, power_w,
-                    ALLOCATOR_MEAN_SAMPLES);
+        scaling_add_stalls(&app->scaling, app->cores, app->freq_khz, e->ips, power_w,
+                           (e->known & ESTIMATE_STALLS) && e->i0 > 0 ? e->stalls / e->i0 : NAN,
+                           ALLOCATOR_MEAN_SAMPLES);
         p = hist_find(app, app->cores, app->freq_khz);
         if (!p) {
                 if (app->n_hist == ALLOCATOR_HISTORY) {

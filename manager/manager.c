@@ -1364,6 +1364,11 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
                                jsonfmt_double(m->alloc[i].predicted_best_cores
                                                   ? m->alloc[i].predicted_speedup_max
                                                   : NAN));
+        /* What that prediction was fitted to: stalled cycles (the ESTIMA way) or time. */
+        json_object_object_add(j, "predicted_from",
+                               jsonfmt_string(m->alloc[i].predicted_best_cores
+                                                  ? scaling_basis_name(&m->alloc[i].scaling_model)
+                                                  : NULL));
         json_object_object_add(
             j, "reason", jsonfmt_string(m->alloc[i].reason[0] ? m->alloc[i].reason : "starting"));
         json_object_object_add(j, "stack", appstack_json(m->stacks, a->pid));

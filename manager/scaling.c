@@ -35,11 +35,12 @@ const char *scaling_basis_name(const struct scaling_model *m)
 void scaling_add_stalls(struct scaling *s, unsigned cores, unsigned freq_khz, double ips,
                         double power_w, double stalls_per_instr, unsigned mean_samples)
 {
-        double spc = stalls_per_instr / cores;
         struct scaling_point *p = NULL;
+        double spc;
 
         if (!(ips > 0) || !isfinite(ips) || cores == 0)
                 return;
+        spc = stalls_per_instr / cores;
         for (unsigned i = 0; i < s->n; i++)
                 if (s->pt[i].cores == cores && s->pt[i].freq_khz == freq_khz)
                         p = &s->pt[i];

@@ -69,6 +69,7 @@ struct scaling_model {
         /* The kernel was refitted on every point for the best residual, because the
          * checkpoint choice (made for extrapolation) did not follow the measured range. */
         bool refitted;
+        /* Every point had stalls, but their model lost to time (see above). */
         bool stalls_rejected;
 };
 

@@ -222,6 +222,7 @@ static void est_estimate_reset(struct estimate *e, uint64_t id)
             .delta_i = NAN,
             .ipc = NAN,
             .ips = NAN,
+            .stalls = NAN,
             .ipc1 = NAN,
             .speedup = NAN,
             .p_eq10 = NAN,
@@ -237,7 +238,6 @@ static void est_estimate_reset(struct estimate *e, uint64_t id)
             .speedup_run = NAN,
             .p_run = NAN,
             .ipc_core_drop = NAN,
-            .stalls = NAN,
         };
 }
 
@@ -735,11 +735,11 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
 {
         const double dt_s = s->interval_ns * 1e-9;
         const unsigned need = SENSOR_INSTR | SENSOR_CYCLES;
+        double stalls = 0; /* of its CPUs, attributed as I0 (NaN: one cannot say) */
         struct estimate *e = &a->e;
         bool counters = true, busy_ok = true, target_instr = v->target >= 0;
         double i0 = 0, delta_i = 0, c_max = 0, i0_busiest = 0, busy_sum = 0, busy_max = 0;
         double cycles = 0, busy_total = 0, cpu_idle_min = INFINITY, busy_rate_sum = 0;
-        double stalls = 0;
         unsigned n = 0;
 
         if (a->have_ts && s->timestamp_ns > a->last_ts_ns)
@@ -777,10 +777,10 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         if (!v->run_only)
                 e->intervals++;
         e->i0 = e->delta_i = e->ipc = e->ips = e->ipc1 = e->speedup = e->p_eq10 = NAN;
-        e->stalls = NAN;
         e->delta_i_source = ESTIMATE_DELTA_I_NONE;
         e->ipc1_source = ESTIMATE_IPC1_NONE;
         e->speedup_source = ESTIMATE_SPEEDUP_NONE;
+        e->stalls = NAN;
 
         cpumask_foreach (cpu, &v->cpus) {
                 const struct sensor_counts *c = &s->cpu[cpu];

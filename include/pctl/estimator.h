@@ -118,6 +118,11 @@ struct estimate {
         enum estimate_delta_i_source delta_i_source;
         double ipc;  /* IPC_I0(N) = I0 / C_max, eq. 7 */
         double ips;  /* I0 per second of the interval */
+        /* Stalled cycles of the app over the interval (SENSOR_STALLS), attributed as I0 is:
+         * its target's own where the target counts them, else its CPU's while it alone holds
+         * the CPU; unknown (NaN, bit clear) as soon as one of its CPUs cannot say. For the
+         * online extrapolation (manager/scaling.c, docs/extrapolation.md). */
+        double stalls;
         double ipc1; /* IPC_I0(1) */
         enum estimate_ipc1_source ipc1_source;
         double speedup;
@@ -126,11 +131,6 @@ struct estimate {
          * its IPC at the fewest, at this frequency (decayed means). Near 0 without
          * contention; eq. 9 then needs no one-core probe. */
         double ipc_core_drop;
-        /* Stalled cycles of the app over the interval (SENSOR_STALLS), attributed as I0 is:
-         * its target's own where the target counts them, else its CPU's while it alone holds
-         * the CPU; unknown (NaN, bit clear) as soon as one of its CPUs cannot say. For the
-         * online extrapolation (manager/scaling.c, docs/extrapolation.md). */
-        double stalls;
 
         /* Parallel fraction. */
         double p_eq10;         /* eq. 10 on the decayed mean speedup at the current N */

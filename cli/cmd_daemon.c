@@ -585,8 +585,10 @@ static int pid_request(struct client_args *a, const char *cmd, int argc, char **
         return EXIT_OK;
 }
 
-/* exec_name: what the process is about to run (pctl run), or NULL. */
-static int send_pid(struct client_args *a, const char *cmd, pid_t pid, const char *exec_name)
+/* who: the command the user typed, which the messages name (`pctl run` sends an adopt);
+ * exec_name: what the process is about to run (pctl run), or NULL. */
+static int send_pid(struct client_args *a, const char *who, const char *cmd, pid_t pid,
+                    const char *exec_name)
 {
         struct json_object *request = json_object_new_object(), *reply = NULL;
         const char *slash = exec_name ? strrchr(exec_name, '/') : NULL;
@@ -604,7 +606,7 @@ static int send_pid(struct client_args *a, const char *cmd, pid_t pid, const cha
                 snprintf(comm, sizeof(comm), "%s", slash ? slash + 1 : exec_name);
                 json_object_object_add(request, "exec", json_object_new_string(comm));
         }
-        r = client_call(a, cmd, json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN),
+        r = client_call(a, who, json_object_to_json_string_ext(request, JSON_C_TO_STRING_PLAIN),
                         &reply, NULL);
         json_object_put(request);
         json_object_put(reply);
@@ -616,7 +618,7 @@ static int adopt_cmd(struct client_args *a, int argc, char **argv)
         pid_t pid;
         int r = pid_request(a, "adopt", argc, argv, &pid);
 
-        return r != EXIT_OK ? r : send_pid(a, "adopt", pid, NULL);
+        return r != EXIT_OK ? r : send_pid(a, "adopt", "adopt", pid, NULL);
 }
 
 static int release_cmd(struct client_args *a, int argc, char **argv)
@@ -629,7 +631,7 @@ static int release_cmd(struct client_args *a, int argc, char **argv)
                 return EXIT_USAGE;
         }
         r = pid_request(a, "release", argc, argv, &pid);
-        return r != EXIT_OK ? r : send_pid(a, "release", pid, NULL);
+        return r != EXIT_OK ? r : send_pid(a, "release", "release", pid, NULL);
 }
 
 static double timeval_s(struct timeval tv)
@@ -795,7 +797,7 @@ static int run_cmd(struct client_args *a, int argc, char **argv)
                 _exit(127);
         }
         close(go[0]);
-        r = send_pid(a, "adopt", child, argv[a->first_arg]);
+        r = send_pid(a, "run", "adopt", child, argv[a->first_arg]);
         if (r != EXIT_OK) {
                 close(go[1]);
                 waitpid(child, NULL, 0);

@@ -524,7 +524,7 @@ static struct json_object *stack_json(const struct stack *st)
         json_object_object_add(o, "speedup", jsonfmt_double(st->speedup));
         for (unsigned k = 0; k < STACK_COMPONENTS; k++)
                 json_object_object_add(c, stack_component_name(k),
-                                       jsonfmt_double(st->component[k]));
+                                       jsonfmt_double(stack_has(st, k) ? st->component[k] : NAN));
         json_object_object_add(o, "components", c);
         return o;
 }
@@ -537,7 +537,7 @@ static const char *stack_top_text(const struct stack *st, char *buf, size_t size
         if (!st->known)
                 return "unknown";
         for (unsigned k = 1; k < STACK_COMPONENTS; k++)
-                if (st->component[k] > st->component[best])
+                if (stack_has(st, k) && st->component[k] > st->component[best])
                         best = k;
         snprintf(buf, size, "%s %.2f", stack_component_name(best), st->component[best]);
         return buf;

@@ -38,7 +38,7 @@ struct stack_args {
 static const char bar_chars[STACK_COMPONENTS] = {
     [STACK_SEQUENTIAL] = 'S',   [STACK_SYNC] = 'L',     [STACK_YIELD] = 'Y',
     [STACK_IMBALANCE] = 'I',    [STACK_RUNQUEUE] = 'R', [STACK_IO] = 'O',
-    [STACK_INTERFERENCE] = 'X',
+    [STACK_INTERFERENCE] = 'X', [STACK_MEMORY] = 'M',
 };
 
 static void stack_usage(FILE *f)
@@ -208,6 +208,8 @@ static void bar_print(const struct stack *s)
         for (unsigned c = 0; c < STACK_COMPONENTS; c++) {
                 int to;
 
+                if (!stack_has(s, c))
+                        continue;
                 cum += s->component[c];
                 to = (int)lround(cum * BAR_WIDTH / s->cores);
                 if (to > BAR_WIDTH)
@@ -247,7 +249,11 @@ static void stack_print_total(const struct stack *s)
         printf("\n%-13s %6s\n", "component", "cores");
         printf("%-13s %6.3f\n", "speedup", s->speedup);
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)
-                printf("%-13s %6.3f\n", stack_component_name(c), s->component[c]);
+                if (stack_has(s, c))
+                        printf("%-13s %6.3f\n", stack_component_name(c), s->component[c]);
+                else
+                        printf("%-13s %6s  (unknown: not split out of interference)\n",
+                               stack_component_name(c), "-");
         printf("%-13s %6.3f\n", "= cores", s->cores);
 }
 
@@ -262,7 +268,8 @@ static void stack_print_json(pid_t pid, const struct stack *s, const char *sourc
         json_object_object_add(o, "speedup", jsonfmt_double(s->speedup));
         json_object_object_add(o, "source", jsonfmt_string(source));
         for (unsigned k = 0; k < STACK_COMPONENTS; k++)
-                json_object_object_add(c, stack_component_name(k), jsonfmt_double(s->component[k]));
+                json_object_object_add(c, stack_component_name(k),
+                                       jsonfmt_double(stack_has(s, k) ? s->component[k] : NAN));
         json_object_object_add(o, "components", c);
         jsonfmt_print(stdout, o, false);
         json_object_put(o);
@@ -298,7 +305,7 @@ static int stack_plot(const char *svg, pid_t pid, const char *name, const struct
                         fprintf(f, "total");
                 fprintf(f, " %.6f", s->known ? s->speedup : 0.0);
                 for (unsigned c = 0; c < STACK_COMPONENTS; c++)
-                        fprintf(f, " %.6f", s->known ? s->component[c] : 0.0);
+                        fprintf(f, " %.6f", stack_has(s, c) ? s->component[c] : 0.0);
                 fputc('\n', f);
         }
         fclose(f);
@@ -416,7 +423,7 @@ int cmd_stack(int argc, char **argv)
                 printf("pctl stack: process %d (%s) on %u cores, thread states from %s\n",
                        (int)a.pid, name, cores, ops->source);
                 printf("# speedup, S sequential, L sync, Y yield, I imbalance, R runqueue, O io, "
-                       "X interference\n");
+                       "X interference, M memory (where known)\n");
         }
         fflush(stdout);
         next_ns = now_ns();

@@ -31,6 +31,14 @@
  * counters' noise over a probe, far below what a phase change does to the score. Checked only
  * for an app alone: sharing the machine, its score also moves with what the others do. */
 #define ALLOCATOR_DRIFT 0.2
+/* A move measured worse by this fraction at one frequency (a core move) or one core count (a
+ * frequency move) is taken for worse at any other: near an optimum the two act on the score
+ * nearly independently, and their coupling does not undo a loss this large. Ten times the
+ * counters' noise over a probe. */
+#define ALLOCATOR_FAR_WORSE 0.15
+/* Alone, a probe whose first sample measures worse than the best fresh point by this fraction
+ * (twenty times the counters' noise on one sample) is complete after that sample. */
+#define ALLOCATOR_EARLY_WORSE 0.2
 /* Sharing: taking a core an app holds now (a move for it) must save this much more, by the
  * model, than denying a core another app does not hold yet. */
 #define ALLOCATOR_TRIM_STICKY 1.0
@@ -44,6 +52,14 @@
  * error at the measured points, is not probed. */
 #define ALLOCATOR_SCALING_JUMPS 3
 #define ALLOCATOR_SCALING_TRUST 0.05
+/* A core range this wide (max - min) is searched by halving and doubling (a ladder in log
+ * space) before the pattern search; a narrower one by steps of one core. */
+#define ALLOCATOR_WIDE_RANGE 8
+/* Alone on a wide range, a new app whose speedup on every core is small warms up and learns
+ * P on this fraction of its allowed cores (docs/allocator.md, "Where a new app starts"),
+ * when Amdahl's law keeps at least ALLOCATOR_START_KEEP of its speedup there. */
+#define ALLOCATOR_START_FRACTION 0.25
+#define ALLOCATOR_START_KEEP 0.75
 
 static struct allocator_point *hist_find(struct allocator_app *a, unsigned cores, unsigned freq_khz)
 {
@@ -117,6 +133,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 app->at_cores = app->cores;
                 app->at_freq_khz = app->freq_khz;
                 app->samples_here = 0;
+                app->early_rejected_here = false;
         }
         /* A new phase makes every old measurement of this app meaningless. But a "phase" the
          * estimator sees right after we moved the app is our move showing where the Amdahl
@@ -149,8 +166,9 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 power_w = pl->power_w;
         if (objective_score_rate(obj, power_w, e->ips, &score) < 0)
                 return;
-        scaling_add(&app->scaling, app->cores, app->freq_khz, e->ips, power_w,
-                    ALLOCATOR_MEAN_SAMPLES);
+        scaling_add_stalls(&app->scaling, app->cores, app->freq_khz, e->ips, power_w,
+                           (e->known & ESTIMATE_STALLS) && e->i0 > 0 ? e->stalls / e->i0 : NAN,
+                           ALLOCATOR_MEAN_SAMPLES);
         p = hist_find(app, app->cores, app->freq_khz);
         if (!p) {
                 if (app->n_hist == ALLOCATOR_HISTORY) {
@@ -200,6 +218,23 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
          * recent enough to follow a drift. */
         p->samples = p->samples < ALLOCATOR_MEAN_SAMPLES ? p->samples + 1 : ALLOCATOR_MEAN_SAMPLES;
         p->score += (score - p->score) / p->samples;
+        /* Alone, a probe whose first samples already measure far worse than the best fresh
+         * point is complete: the samples left would only confirm what is many times the
+         * counters' noise, at the probe's cost. Sharing, the score moves with the others. */
+        if (ctx->n_apps == 1 && p->samples < probe_samples(ctx)) {
+                const struct allocator_point *best = NULL;
+
+                for (unsigned i = 0; i < app->n_hist; i++)
+                        if (&app->hist[i] != p && point_fresh(ctx, &app->hist[i]) &&
+                            (!best || app->hist[i].score < best->score))
+                                best = &app->hist[i];
+                if (best && objective_better(p->score, best->score, ALLOCATOR_EARLY_WORSE)) {
+                        p->samples = probe_samples(ctx);
+                        scaling_complete(&app->scaling, p->cores, p->freq_khz, probe_samples(ctx));
+                        app->early_rejects++;
+                        app->early_rejected_here = true;
+                }
+        }
 }
 
 struct allocator_bounds {
@@ -240,6 +275,64 @@ static void app_bounds(const struct allocator_ctx *ctx, const struct policy *pol
 static bool freq_in(const struct allocator_bounds *b, unsigned f)
 {
         return f >= b->min_khz && f <= b->max_khz;
+}
+
+static bool range_wide(const struct allocator_bounds *b)
+{
+        return b->max_cores - b->min_cores >= ALLOCATOR_WIDE_RANGE;
+}
+
+/* Where a new app warms up, learns P and starts its search: every allowed core, unless it
+ * is alone on a wide range, has no slowdown limit, and its first intervals on every core
+ * (its warm-up, which the estimator keeps out of P's fit) show a speedup so small that
+ * Amdahl's law, with P from that one speedup (eq. 10), keeps at least
+ * ALLOCATOR_START_KEEP of it on a quarter of the cores. It then warms up and learns there,
+ * two rungs down the halving ladder, instead of spending its first 1.4 s on cores it does
+ * not use (an app that stops scaling at 16 of 64 cores ran that long at 1.29x its best
+ * EDP before the search began). A start-up that is sequential work (a real app reading its
+ * input) shows a speedup near 1 and moves too: it loses nothing there, and eq. 9 learns P
+ * on any count of two cores or more. Decided once, at the first decision with a speedup
+ * measured on every core; the reason is kept in start_reason. Otherwise every allowed core:
+ * an app that scales loses more by a slow start than the ladder's probes cost it; a narrow
+ * range is searched by single steps from the top anyway; a slowdown limit is relative to
+ * every core and cannot be checked before P is known; sharing the machine, learners are
+ * capped by the partition (ALLOCATOR_LEARNER_CORES). */
+static unsigned start_cores(const struct allocator_ctx *ctx, struct allocator_app *a,
+                            const struct estimate *e, const struct allocator_bounds *b)
+{
+        unsigned n, q;
+        double p, s_all, s_q;
+
+        if (!range_wide(b) || isfinite(a->policy->max_slowdown))
+                return b->max_cores;
+        if (a->start_decided)
+                return a->start_at >= b->min_cores && a->start_at <= b->max_cores ? a->start_at
+                                                                                  : b->max_cores;
+        /* Not yet measured where it was placed: wait for it there. Alone, that is every
+         * core; sharing, the share it was given (at least a wide range's worth). */
+        if (!e || !(e->known & ESTIMATE_SPEEDUP) || a->searching)
+                return b->max_cores;
+        n = e->n_cores;
+        if (ctx->n_apps == 1 ? n != b->max_cores : n < ALLOCATOR_WIDE_RANGE || n > b->max_cores)
+                return b->max_cores;
+        q = (unsigned)(n * ALLOCATOR_START_FRACTION);
+        if (q < b->min_cores)
+                q = b->min_cores;
+        if (q < 2)
+                q = 2;
+        a->start_decided = true;
+        a->start_at = b->max_cores;
+        if (q >= n || model_p_from_speedup(n, e->speedup, &p) < 0 ||
+            model_speedup(p, n, &s_all) < 0 || model_speedup(p, q, &s_q) < 0 || !(s_all > 0))
+                return a->start_at;
+        if (s_q / s_all >= ALLOCATOR_START_KEEP) {
+                a->start_at = q;
+                snprintf(a->start_reason, sizeof(a->start_reason),
+                         "speedup %.1f on %u cores: P %.2f keeps %.0f%% of it on %u; warming up "
+                         "there",
+                         e->speedup, n, p, 100 * s_q / s_all, q);
+        }
+        return a->start_at;
 }
 
 /* A measured point the policy's bounds allow. */
@@ -415,26 +508,32 @@ static bool move_known_worse(const struct allocator_ctx *ctx, struct allocator_a
 
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *from = &a->hist[i], *to;
+                bool near;
 
                 if (!point_fresh(ctx, from))
                         continue;
                 if (to_freq_khz == freq_khz) {
-                        /* A core move, seen at another frequency close by. */
+                        /* A core move, seen at another frequency. */
                         int d = freq_index(ctx, from->freq_khz) - fi;
 
-                        if (from->cores != cores || from->freq_khz == freq_khz || fi < 0 ||
-                            abs(d) > near_freqs)
+                        if (from->cores != cores || from->freq_khz == freq_khz || fi < 0)
                                 continue;
+                        near = abs(d) <= near_freqs;
                         to = hist_fresh(ctx, a, to_cores, from->freq_khz);
                 } else {
-                        /* A frequency move, seen at another core count close by. */
-                        if (from->freq_khz != freq_khz || from->cores == cores ||
-                            (from->cores > cores ? from->cores - cores : cores - from->cores) >
-                                near_cores)
+                        /* A frequency move, seen at another core count. */
+                        if (from->freq_khz != freq_khz || from->cores == cores)
                                 continue;
+                        near = (from->cores > cores ? from->cores - cores : cores - from->cores) <=
+                               near_cores;
                         to = hist_fresh(ctx, a, from->cores, to_freq_khz);
                 }
-                if (to && objective_better(to->score, from->score, ALLOCATOR_SEARCH_MARGIN))
+                /* Close by, worse by the search's margin; anywhere in the range, worse by
+                 * ALLOCATOR_FAR_WORSE: a loss that large is not undone by the other
+                 * dimension's coupling (the memory-bound i7 app lost 22% going from 4 to 3
+                 * cores at 3700 MHz, and 24% again at 2400). */
+                if (to && objective_better(to->score, from->score,
+                                           near ? ALLOCATOR_SEARCH_MARGIN : ALLOCATOR_FAR_WORSE))
                         return true;
         }
         return false;
@@ -475,6 +574,7 @@ static struct stack_hint stack_hint(const struct allocator_app *a)
         const struct stack *st = &a->stack;
         struct stack_hint h = {.dir = STACK_HINT_NONE};
         double grow = 0, top = -1, interference;
+        enum stack_component clock_why = STACK_INTERFERENCE;
 
         if (!st->known || !(st->cores >= 1) || fabs(st->cores - a->cores) > 0.5)
                 return h;
@@ -491,6 +591,12 @@ static struct stack_hint stack_hint(const struct allocator_app *a)
                 }
         }
         interference = st->component[STACK_INTERFERENCE];
+        /* Where memory is split out, only memory falls with the clock: the rest of the
+         * interference (cache, SMT) does not ask for a lower one. */
+        if (stack_has(st, STACK_MEMORY)) {
+                interference = st->component[STACK_MEMORY];
+                clock_why = STACK_MEMORY;
+        }
         if (grow >= ALLOCATOR_STACK_SHARE * st->cores && !(interference > grow)) {
                 double busy = ceil(st->cores - grow - 1e-9);
 
@@ -500,7 +606,7 @@ static struct stack_hint stack_hint(const struct allocator_app *a)
                 h.saturates = h.why == STACK_SYNC || h.why == STACK_YIELD;
         } else if (interference >= ALLOCATOR_STACK_SHARE * st->cores) {
                 h.dir = STACK_HINT_LOWER_FREQ;
-                h.why = STACK_INTERFERENCE;
+                h.why = clock_why;
                 h.cost = interference;
         }
         return h;
@@ -547,20 +653,29 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
         unsigned n = 0;
 
         *hinted = false;
-        /* Halving: only the half, while the score keeps improving. */
+        /* The ladder: the half, then the double, of the best point while the score keeps
+         * improving; from the full count only halves. Fewer cores first: each probe is
+         * cheaper. Both measured (or ruled out): the optimum lies between them. */
         if (a->halving) {
-                unsigned half = cores / 2 > b->min_cores ? cores / 2 : b->min_cores;
-                double t = NAN;
+                unsigned rung[2] = {cores / 2 > b->min_cores ? cores / 2 : b->min_cores,
+                                    2 * cores < b->max_cores ? 2 * cores : b->max_cores};
 
-                if (half >= cores || hist_fresh(ctx, a, half, freq_khz) ||
-                    scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, half, freq_khz))
-                        return 0;
-                predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, half, freq_khz, &t);
-                if (isnan(base_t) ? isfinite(a->policy->max_slowdown)
-                                  : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
-                        return 0;
-                out[0] = (struct allocator_cand){half, freq_khz, NAN};
-                return 1;
+                for (unsigned i = 0; i < 2; i++) {
+                        double t = NAN;
+
+                        if (rung[i] == cores || hist_fresh(ctx, a, rung[i], freq_khz) ||
+                            scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, rung[i],
+                                              freq_khz))
+                                continue;
+                        predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, rung[i], freq_khz, &t);
+                        if (isnan(base_t)
+                                ? isfinite(a->policy->max_slowdown) && rung[i] < b->max_cores
+                                : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                                continue;
+                        out[0] = (struct allocator_cand){rung[i], freq_khz, NAN};
+                        return 1;
+                }
+                return 0;
         }
         /* A step that overshoots the bound lands on it. */
         if (c[0].cores < b->min_cores && cores > b->min_cores)
@@ -757,7 +872,14 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
         /* Believed only where it reproduces what was measured. */
         m->fit_error = scaling_fit_error(&a->scaling, m, a->effective, min_samples);
         m->trusted = m->fit_error <= ALLOCATOR_SCALING_TRUST;
-        n = scaling_best_cores(m, a->effective, b->min_cores, b->max_cores);
+        /* ESTIMA extrapolates upwards, from small counts to larger ones, and is validated to
+         * about twice the largest count measured (docs/extrapolation.md): below the smallest
+         * its kernels are unconstrained (an ExpRat fitted on 8-16 cores once sent an app that
+         * stops scaling at 16 to one core, 97% worse), and from 7-16 cores an Amdahl fit sent
+         * it to 64 (74% worse). The ladder and the pattern search measure further out. */
+        n = scaling_best_cores(
+            m, a->effective, m->min_measured > b->min_cores ? m->min_measured : b->min_cores,
+            2 * m->max_measured < b->max_cores ? 2 * m->max_measured : b->max_cores);
         extrap_best_cores(&m->time, b->max_cores, &smax);
         a->predicted_best_cores = m->trusted ? n : 0;
         a->predicted_speedup_max = m->trusted ? smax : NAN;
@@ -773,7 +895,11 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
                 return false;
         a->scaling_jumps++;
         a->halving = false;
-        a->step_cores = n / 4 > 1 ? n / 4 : 1;
+        /* A quarter of the target, or the search's step if finer: a jump the measurement
+         * refutes leaves the search around the best point at the step it had reached (from
+         * 16 cores at step 1, a refuted jump to 32 re-opened steps of 8: five more probes). */
+        if (!a->step_cores || n / 4 < a->step_cores)
+                a->step_cores = n / 4 > 1 ? n / 4 : 1;
         a->converged = false;
         a->want_cores = n;
         a->want_freq_khz = best->freq_khz;
@@ -794,7 +920,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         struct allocator_bounds b;
         const char *why = NULL;
         double base_t = NAN, cur_pred, best_pred = NAN;
-        unsigned best_n = a->cores, best_f = a->freq_khz;
+        unsigned best_n = a->cores, best_f = a->freq_khz, start;
         const struct allocator_point *cur_meas, *best_meas = NULL, *base_meas;
         struct allocator_cand cand[4];
         struct stack_hint hint;
@@ -820,7 +946,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
          * teaches nothing about P. If P will not settle (rows, spinning), a measured baseline
          * is enough to start the measured search; time-sharing with others, the baseline
          * cannot be measured, and the search starts without it. */
-        base_meas = hist_fresh(ctx, a, b.max_cores, b.max_khz);
+        start = start_cores(ctx, a, e, &b);
+        base_meas = hist_fresh(ctx, a, start, b.max_khz);
         /* Before learning P on eq. 9, the app's own IPC_I0(1) where contention shows. */
         if (ipc1_probe(ctx, a, e, &b))
                 return;
@@ -829,7 +956,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
               (base_meas || (ctx->learners_share && ctx->n_apps > 1)))) {
                 a->learning = true;
                 a->shares_cpus = ctx->learners_share; /* allocator_decide may partition it */
-                a->want_cores = b.max_cores;
+                a->want_cores = start;
                 a->want_freq_khz = b.max_khz;
                 if (!e || !(e->known & ESTIMATE_P_LS))
                         snprintf(a->reason, sizeof(a->reason), "learning: no estimate of P yet");
@@ -837,6 +964,12 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                         snprintf(a->reason, sizeof(a->reason),
                                  "learning: P = %.2f ± %.2f from %.0f intervals is not settled",
                                  e->p_ls, e->p_stderr, e->p_points);
+                if (start < b.max_cores) {
+                        size_t len = strlen(a->reason);
+
+                        snprintf(a->reason + len, sizeof(a->reason) - len, " (%s)",
+                                 a->start_reason);
+                }
                 return;
         }
         a->learning = false;
@@ -847,13 +980,12 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 for (unsigned i = 0; i < ctx->n_freqs; i++)
                         nf += freq_in(&b, ctx->freqs_khz[i]);
                 /* Wide first steps, halved as the search closes in: O(log N) probes. */
-                a->step_cores =
-                    b.max_cores - b.min_cores >= 8 ? (b.max_cores - b.min_cores) / 4 : 1;
+                a->step_cores = range_wide(&b) ? (b.max_cores - b.min_cores) / 4 : 1;
                 a->step_freqs = nf >= 8 ? nf / 4 : 1;
                 a->converged = false;
-                /* From the full count on a wide range, halving finds the scale in
-                 * O(log N) probes, each cheaper than the last. */
-                a->halving = b.max_cores - b.min_cores >= 8 && a->cores == b.max_cores;
+                /* From where it started on a wide range, halving (and doubling, from below
+                 * the full count) finds the scale in O(log N) probes. */
+                a->halving = range_wide(&b) && a->cores == start;
         }
         predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
 
@@ -928,7 +1060,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
          * goes there, instead of halving towards it one probe at a time. */
         hint = stack_hint(a);
         if (hint.dir == STACK_HINT_FEWER_CORES && hint.saturates && a->halving && cur_meas &&
-            a->cores == b.max_cores) {
+            a->cores == start) {
                 unsigned n = hint.busy > b.min_cores ? hint.busy : b.min_cores;
 
                 if (n < a->cores / 2 && !hist_fresh(ctx, a, n, a->freq_khz) &&
@@ -1050,8 +1182,11 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
         if (app->learning)
                 return p_settled(e) || (e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
                                         app->samples_here >= 1 + probe_samples(ctx));
-        if (app->converged || app->cores != app->at_cores || app->freq_khz != app->at_freq_khz ||
-            app->samples_here < 1 + probe_samples(ctx))
+        if (app->converged || app->cores != app->at_cores || app->freq_khz != app->at_freq_khz)
+                return false;
+        if (app->early_rejected_here)
+                return true; /* a probe far worse than the best, from its first sample */
+        if (app->samples_here < 1 + probe_samples(ctx))
                 return false;
         /* Only once the point holds a measurement: a score that cannot be computed must not
          * make every sample a decision. */

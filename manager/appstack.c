@@ -11,6 +11,7 @@ struct appstack_entry {
         pid_t pid;
         struct threadstate_app sum; /* the window so far */
         double speedup_ns;          /* sum of speedup x interval, NaN once one was unknown */
+        double mem_share_ns;        /* likewise, the view's mem_share */
         struct stack last;
         bool have_last;
 };
@@ -154,14 +155,20 @@ int appstacks_read(struct appstacks *s, const struct appstack_view *views, unsig
                 if (r < 0)
                         return r;
                 e->speedup_ns += isfinite(v->speedup) ? v->speedup * (double)a->interval_ns : NAN;
+                e->mem_share_ns += isfinite(v->mem_share) && isfinite(v->speedup)
+                                       ? v->mem_share * (double)a->interval_ns
+                                       : NAN;
                 if (e->sum.interval_ns < APPSTACK_WINDOW_NS)
                         continue;
                 stack_compute(&e->sum, v->cores, e->speedup_ns / (double)e->sum.interval_ns,
                               &e->last);
+                /* Memory only out of a measured interference (the counters' speedup). */
+                stack_split_memory(&e->last, e->mem_share_ns / (double)e->sum.interval_ns, NAN);
                 e->have_last = e->last.known;
                 threadstate_app_free(&e->sum);
                 e->sum = (struct threadstate_app){0};
                 e->speedup_ns = 0;
+                e->mem_share_ns = 0;
         }
         return 0;
 }

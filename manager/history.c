@@ -153,7 +153,7 @@ static int history_check(struct history *h, char *err, size_t err_size)
  * done it meanwhile, so the version is read again inside it. */
 static int history_migrate(struct history *h, char *err, size_t err_size)
 {
-        int version, r;
+        int version = 0, r;
 
         r = history_exec(h, "BEGIN IMMEDIATE", "upgrading the schema", err, err_size);
         if (r < 0)
@@ -177,7 +177,7 @@ static int history_migrate(struct history *h, char *err, size_t err_size)
 int history_open(const char *path, bool read_only, struct history **out, char *err, size_t err_size)
 {
         struct history *h;
-        int version, rc, r;
+        int version = 0, rc, r;
 
         if (!path || path[0] != '/') {
                 snprintf(err, err_size, "history path '%s' is not an absolute path",

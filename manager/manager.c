@@ -734,6 +734,8 @@ static void stacks_read(struct manager *m)
                 return;
         for (unsigned i = 0; i < m->n_apps; i++) {
                 const struct estimate *e = estimator_get(m->est, m->apps[i].id);
+                bool counters = e && (e->known & ESTIMATE_SPEEDUP) &&
+                                e->speedup_source == ESTIMATE_SPEEDUP_COUNTERS;
 
                 /* Only the counters' speedup (eq. 9) measures work done: busy time over its
                  * maximum counts a thread's run time, not what it lost to the others. Without
@@ -741,10 +743,13 @@ static void stacks_read(struct manager *m)
                 views[i] = (struct appstack_view){
                     .pid = m->apps[i].pid,
                     .cores = cpumask_count(&m->apps[i].cpus),
-                    .speedup = e && (e->known & ESTIMATE_SPEEDUP) &&
-                                       e->speedup_source == ESTIMATE_SPEEDUP_COUNTERS
-                                   ? e->speedup
-                                   : NAN,
+                    .speedup = counters ? e->speedup : NAN,
+                    /* Memory's share of its time at its clock, where the estimator has
+                     * seen it at two clocks or more (docs/stack.md, "Memory"). */
+                    .mem_share = counters && (e->known & ESTIMATE_MEM_FRACTION)
+                                     ? stack_mem_share_at(e->mem_fraction, e->mem_freq_ref_khz,
+                                                          m->apps[i].freq_khz)
+                                     : NAN,
                 };
         }
         r = appstacks_read(m->stacks, views, m->n_apps);
@@ -1274,7 +1279,8 @@ static struct json_object *appstack_json(const struct appstacks *stacks, pid_t p
         json_object_object_add(j, "speedup", jsonfmt_double(s->speedup));
         json_object_object_add(j, "source", jsonfmt_string(appstacks_source(stacks)));
         for (unsigned k = 0; k < STACK_COMPONENTS; k++)
-                json_object_object_add(c, stack_component_name(k), jsonfmt_double(s->component[k]));
+                json_object_object_add(c, stack_component_name(k),
+                                       jsonfmt_double(stack_has(s, k) ? s->component[k] : NAN));
         json_object_object_add(j, "components", c);
         return j;
 }
@@ -1358,6 +1364,11 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
                                jsonfmt_double(m->alloc[i].predicted_best_cores
                                                   ? m->alloc[i].predicted_speedup_max
                                                   : NAN));
+        /* What that prediction was fitted to: stalled cycles (the ESTIMA way) or time. */
+        json_object_object_add(j, "predicted_from",
+                               jsonfmt_string(m->alloc[i].predicted_best_cores
+                                                  ? scaling_basis_name(&m->alloc[i].scaling_model)
+                                                  : NULL));
         json_object_object_add(
             j, "reason", jsonfmt_string(m->alloc[i].reason[0] ? m->alloc[i].reason : "starting"));
         json_object_object_add(j, "stack", appstack_json(m->stacks, a->pid));

@@ -11,13 +11,36 @@ void scaling_reset(struct scaling *s)
         s->version++;
 }
 
+void scaling_complete(struct scaling *s, unsigned cores, unsigned freq_khz, unsigned samples)
+{
+        for (unsigned i = 0; i < s->n; i++)
+                if (s->pt[i].cores == cores && s->pt[i].freq_khz == freq_khz &&
+                    s->pt[i].samples < samples) {
+                        s->pt[i].samples = samples;
+                        s->version++;
+                }
+}
+
 void scaling_add(struct scaling *s, unsigned cores, unsigned freq_khz, double ips, double power_w,
                  unsigned mean_samples)
 {
+        scaling_add_stalls(s, cores, freq_khz, ips, power_w, NAN, mean_samples);
+}
+
+const char *scaling_basis_name(const struct scaling_model *m)
+{
+        return m->time.basis == EXTRAP_BASIS_STALLS ? "stalls" : "time";
+}
+
+void scaling_add_stalls(struct scaling *s, unsigned cores, unsigned freq_khz, double ips,
+                        double power_w, double stalls_per_instr, unsigned mean_samples)
+{
         struct scaling_point *p = NULL;
+        double spc;
 
         if (!(ips > 0) || !isfinite(ips) || cores == 0)
                 return;
+        spc = stalls_per_instr / cores;
         for (unsigned i = 0; i < s->n; i++)
                 if (s->pt[i].cores == cores && s->pt[i].freq_khz == freq_khz)
                         p = &s->pt[i];
@@ -28,7 +51,8 @@ void scaling_add(struct scaling *s, unsigned cores, unsigned freq_khz, double ip
                         s->n--;
                 }
                 p = &s->pt[s->n++];
-                *p = (struct scaling_point){.cores = cores, .freq_khz = freq_khz};
+                *p = (struct scaling_point){
+                    .cores = cores, .freq_khz = freq_khz, .stalls_per_core = NAN};
         }
         s->version++;
         if (p->samples < (mean_samples ? mean_samples : 1))
@@ -39,6 +63,39 @@ void scaling_add(struct scaling *s, unsigned cores, unsigned freq_khz, double ip
                     p->samples == 1 ? power_w : p->power_w + (power_w - p->power_w) / p->samples;
         else
                 p->power_w = NAN;
+        /* As power: unknown for good once one interval of the point did not count them. */
+        if (isfinite(spc) && spc >= 0 && (p->samples == 1 || isfinite(p->stalls_per_core)))
+                p->stalls_per_core =
+                    p->samples == 1 ? spc
+                                    : p->stalls_per_core + (spc - p->stalls_per_core) / p->samples;
+        else
+                p->stalls_per_core = NAN;
+}
+
+/* The largest relative error of the model's time at its points. */
+static double time_fit_error(const struct extrap_model *mod, const struct extrap_point *pts,
+                             unsigned m)
+{
+        double worst = 0;
+
+        for (unsigned i = 0; i < m; i++) {
+                struct extrap_prediction pr;
+
+                extrap_predict(mod, pts[i].cores, &pr);
+                if (!pr.known)
+                        return NAN;
+                worst = fmax(worst, fabs(pr.time_s - pts[i].time_s) / pts[i].time_s);
+        }
+        return worst;
+}
+
+/* The stalls' pipeline predicted the held-out counts clearly worse than time alone: by more
+ * than half as much again and 0.5 % (as extrapolate's factor guard), or not at all. */
+static bool stalls_worse(double ck_stalls, double ck_time)
+{
+        if (isnan(ck_time))
+                return false;
+        return !(ck_stalls <= fmax(1.5 * ck_time, ck_time + 0.005));
 }
 
 int scaling_model_build(const struct scaling *s, unsigned freq_khz, unsigned min_samples,
@@ -46,7 +103,8 @@ int scaling_model_build(const struct scaling *s, unsigned freq_khz, unsigned min
 {
         struct extrap_point pts[SCALING_MAX_POINTS];
         double sn = 0, sw = 0, snn = 0, snw = 0;
-        unsigned m = 0, np = 0;
+        unsigned m = 0, np = 0, n_max;
+        bool stalls = true;
         int r;
 
         *out = (struct scaling_model){.freq_khz = freq_khz, .version = s->version};
@@ -59,8 +117,15 @@ int scaling_model_build(const struct scaling *s, unsigned freq_khz, unsigned min
                         continue;
                 for (j = m; j > 0 && pts[j - 1].cores > p->cores; j--)
                         pts[j] = pts[j - 1];
-                pts[j] = (struct extrap_point){p->cores, 1 / p->ips, NAN};
+                pts[j] = (struct extrap_point){p->cores, 1 / p->ips, p->stalls_per_core};
                 m++;
+                /* extrap_build fits stalls when every point has some (> 0); fewer than
+                 * SCALING_STALLS_MIN per instruction are the count's rounding and noise. */
+                if (!(p->stalls_per_core * p->cores >= SCALING_STALLS_MIN) ||
+                    !isfinite(p->stalls_per_core)) {
+                        stalls = false;
+                        pts[j].stalls_per_core = NAN;
+                }
                 if (isfinite(p->power_w)) {
                         sn += p->cores;
                         sw += p->power_w;
@@ -73,8 +138,31 @@ int scaling_model_build(const struct scaling *s, unsigned freq_khz, unsigned min
         if (m == 0)
                 return 0;
         out->max_measured = (unsigned)pts[m - 1].cores;
-        r = extrap_build(pts, m, max_cores > out->max_measured ? max_cores : out->max_measured,
-                         &out->time);
+        out->min_measured = (unsigned)pts[0].cores;
+        n_max = max_cores > out->max_measured ? max_cores : out->max_measured;
+        /* The ESTIMA way where every point has stalled cycles (extrap_build fits them then).
+         * Time per unit of work alone takes over when the stalls' model does not reproduce
+         * the measured times within SCALING_STALLS_FIT, or predicts the held-out counts
+         * clearly worse than time does: an aggregate count that does not follow time
+         * (spinning, a bandwidth limit on the model machine) must not cost the prediction
+         * that time alone gives. */
+        r = extrap_build(pts, m, n_max, &out->time);
+        if (m >= 3 && stalls) {
+                struct extrap_point tp[SCALING_MAX_POINTS];
+                struct extrap_model tm;
+                int rt;
+
+                for (unsigned i = 0; i < m; i++)
+                        tp[i] = (struct extrap_point){pts[i].cores, pts[i].time_s, NAN};
+                rt = extrap_build(tp, m, n_max, &tm);
+                if (r < 0 || !(time_fit_error(&out->time, pts, m) <= SCALING_STALLS_FIT) ||
+                    (rt == 0 && stalls_worse(out->time.checkpoint_error, tm.checkpoint_error))) {
+                        out->stalls_rejected = true;
+                        out->time = tm;
+                        r = rt;
+                        memcpy(pts, tp, m * sizeof(pts[0]));
+                }
+        }
         if (r < 0)
                 return r;
         out->known = out->time.known;
@@ -95,8 +183,7 @@ int scaling_model_build(const struct scaling *s, unsigned freq_khz, unsigned min
 
                         if (extrap_kernel_params((enum extrap_kernel)k) >= m ||
                             extrap_fit_kernel((enum extrap_kernel)k, n, y, m, &f) < 0 ||
-                            !extrap_fit_usable(
-                                &f, max_cores > out->max_measured ? max_cores : out->max_measured))
+                            !extrap_fit_usable(&f, n_max))
                                 continue;
                         if (!best.known || f.rmse < best.rmse)
                                 best = f;

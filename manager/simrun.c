@@ -139,6 +139,13 @@ static int simrun_stacks(const struct simrun_options *opt, struct manager *m, st
                 if (r < 0)
                         return r;
                 stack_compute(&w->sum, w->cores, w->speedup_ns / (double)w->sum.interval_ns, &st);
+                /* Memory where the estimator has the app's frequency sensitivity (it saw it
+                 * at two clocks or more), as pctld does (docs/stack.md, "Memory"). */
+                if (e->known & ESTIMATE_MEM_FRACTION)
+                        stack_split_memory(
+                            &st,
+                            stack_mem_share_at(e->mem_fraction, e->mem_freq_ref_khz, e->freq_khz),
+                            NAN);
                 if (!opt->no_stack_hints)
                         (void)manager_set_stack(m, pid, &st);
                 res->apps[i].stack = st;

@@ -222,6 +222,7 @@ static void est_estimate_reset(struct estimate *e, uint64_t id)
             .delta_i = NAN,
             .ipc = NAN,
             .ips = NAN,
+            .stalls = NAN,
             .ipc1 = NAN,
             .speedup = NAN,
             .p_eq10 = NAN,
@@ -734,6 +735,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
 {
         const double dt_s = s->interval_ns * 1e-9;
         const unsigned need = SENSOR_INSTR | SENSOR_CYCLES;
+        double stalls = 0; /* of its CPUs, attributed as I0 (NaN: one cannot say) */
         struct estimate *e = &a->e;
         bool counters = true, busy_ok = true, target_instr = v->target >= 0;
         double i0 = 0, delta_i = 0, c_max = 0, i0_busiest = 0, busy_sum = 0, busy_max = 0;
@@ -778,6 +780,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         e->delta_i_source = ESTIMATE_DELTA_I_NONE;
         e->ipc1_source = ESTIMATE_IPC1_NONE;
         e->speedup_source = ESTIMATE_SPEEDUP_NONE;
+        e->stalls = NAN;
 
         cpumask_foreach (cpu, &v->cpus) {
                 const struct sensor_counts *c = &s->cpu[cpu];
@@ -794,6 +797,15 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 busy_total += busy;
                 cycles += (c->measured & SENSOR_CYCLES) ? (double)c->cycles * frac : NAN;
                 c_cycles = sh->holders > 1 ? (double)tc->cycles : (double)c->cycles;
+                /* Stalls as I0: the target's own where it counts them (on a shared CPU
+                 * nothing else is the app's), else the CPU's while the app alone holds it
+                 * (with the system's, as its cycles in eq. 7). NaN once a CPU cannot say. */
+                if (tc && (tc->measured & SENSOR_STALLS))
+                        stalls += (double)tc->stalls;
+                else if (sh->holders <= 1 && (c->measured & SENSOR_STALLS))
+                        stalls += (double)c->stalls;
+                else
+                        stalls = NAN;
                 if (counters && sh->holders > 1) {
                         /* ΔI of a shared CPU: what no holder's target counted, by share. */
                         double d = fmax((double)c->instr - sh->instr, 0) *
@@ -852,6 +864,10 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 e->delta_i_source = target_instr ? ESTIMATE_DELTA_I_TARGET : ESTIMATE_DELTA_I_RATE;
                 e->ips = i0 / dt_s;
                 e->known |= ESTIMATE_I0 | ESTIMATE_DELTA_I | ESTIMATE_IPS;
+                if (isfinite(stalls)) {
+                        e->stalls = stalls;
+                        e->known |= ESTIMATE_STALLS;
+                }
                 if (model_ipc(i0, c_max, &e->ipc) == 0) /* eq. 7 */
                         e->known |= ESTIMATE_IPC;
                 if (model_ipc(i0_busiest, c_max, &ipc_core) < 0 || !(ipc_core > 0))

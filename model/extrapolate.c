@@ -105,7 +105,7 @@ static double rational_num(enum extrap_kernel k, const double *coef, double n)
 
 double extrap_kernel_eval(enum extrap_kernel k, const double *coef, double n)
 {
-        double row[EXTRAP_MAX_PARAMS], v = 0;
+        double row[EXTRAP_MAX_PARAMS] = {0}, v = 0;
 
         if (!(n > 0) || (unsigned)k >= EXTRAP_N_KERNELS)
                 return NAN;
@@ -340,7 +340,7 @@ int extrap_fit_kernel(enum extrap_kernel k, const double *n, const double *y, un
         }
 
         if (kernel_linear(k)) {
-                double rows[EXTRAP_MAX_POINTS * EXTRAP_MAX_PARAMS];
+                double rows[EXTRAP_MAX_POINTS * EXTRAP_MAX_PARAMS] = {0};
 
                 for (unsigned i = 0; i < m; i++)
                         linear_basis(k, sn[i], rows + (size_t)i * np);

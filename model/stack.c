@@ -12,7 +12,7 @@
 static const char *const component_names[STACK_COMPONENTS] = {
     [STACK_SEQUENTIAL] = "sequential",     [STACK_SYNC] = "sync",         [STACK_YIELD] = "yield",
     [STACK_IMBALANCE] = "imbalance",       [STACK_RUNQUEUE] = "runqueue", [STACK_IO] = "io",
-    [STACK_INTERFERENCE] = "interference",
+    [STACK_INTERFERENCE] = "interference", [STACK_MEMORY] = "memory",
 };
 
 const char *stack_component_name(enum stack_component c)
@@ -326,6 +326,56 @@ void stack_compute(const struct threadstate_app *app, double cores, double speed
         out->speedup = speedup;
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)
                 out->component[c] = comp[c] / T;
+        /* Thread states cannot tell memory from the rest: stack_split_memory may. */
+        out->component[STACK_MEMORY] = NAN;
+        out->memory_known = false;
+}
+
+bool stack_has(const struct stack *s, enum stack_component c)
+{
+        return s && s->known && (unsigned)c < STACK_COMPONENTS &&
+               (c != STACK_MEMORY || s->memory_known);
+}
+
+void stack_split_memory(struct stack *s, double mem_share, double mem_share_alone)
+{
+        double busy, interference, mem;
+
+        if (!s || !s->known)
+                return;
+        /* A stack split before is split again from the whole residual. */
+        if (s->memory_known && isfinite(s->component[STACK_MEMORY]))
+                s->component[STACK_INTERFERENCE] += s->component[STACK_MEMORY];
+        s->memory_known = false;
+        s->component[STACK_MEMORY] = NAN;
+        if (!(mem_share >= 0 && mem_share <= 1))
+                return;
+        if (!(mem_share_alone >= 0 && mem_share_alone <= 1))
+                mem_share_alone = mem_share;
+        interference = s->component[STACK_INTERFERENCE];
+        if (!isfinite(interference) || !isfinite(s->speedup))
+                return;
+        /* The cores that ran: the work done (speedup) and what ran without doing it alone's
+         * work (interference). Of their time, mem_share was memory; the work done would have
+         * needed mem_share_alone of its own. */
+        busy = s->speedup + interference;
+        mem = mem_share * busy - mem_share_alone * s->speedup;
+        mem = fmin(fmax(mem, 0.0), interference);
+        s->component[STACK_MEMORY] = mem;
+        s->component[STACK_INTERFERENCE] = interference - mem;
+        s->memory_known = true;
+}
+
+double stack_mem_share_at(double mem_fraction, unsigned freq_ref_khz, unsigned freq_khz)
+{
+        double x;
+
+        if (!(mem_fraction >= 0 && mem_fraction <= 1) || !freq_ref_khz || !freq_khz)
+                return NAN;
+        /* Time per instruction: (1 - m) f_ref / f of compute and m of memory (in units of the
+         * time at f_ref); memory's share of it at f. */
+        x = (1 - mem_fraction) * (double)freq_ref_khz / (double)freq_khz + mem_fraction;
+        return x > 0 ? mem_fraction / x : NAN;
 }
 
 enum stack_component stack_largest(const struct stack *s)
@@ -335,8 +385,9 @@ enum stack_component stack_largest(const struct stack *s)
 
         if (!s || !s->known)
                 return STACK_COMPONENTS;
-        for (unsigned c = 0; c < STACK_INTERFERENCE; c++)
-                if (s->component[c] > best_cores) {
+        for (unsigned c = 0; c < STACK_COMPONENTS; c++)
+                if (c != STACK_INTERFERENCE && stack_has(s, (enum stack_component)c) &&
+                    s->component[c] > best_cores) {
                         best_cores = s->component[c];
                         best = (enum stack_component)c;
                 }

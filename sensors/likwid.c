@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <likwid.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,6 +320,33 @@ static void likwid_reason(const struct likwid_answer *a, int r, struct sensor_pr
         }
 }
 
+/* As root the child would open the first CPU's MSR device only after topology_init, which
+ * runs a shell and reads the whole topology (some 50 to 150 ms). Where that device is missing
+ * the answer is known before any of it: this opens it here first, as the child would, and
+ * leaves LIKWID unstarted when it will not open. 0 when it opens (the child goes on), or not
+ * root. */
+static int likwid_msr_precheck(const struct cpumask *want, struct likwid_answer *a)
+{
+        int cpu = want && !cpumask_empty(want) ? cpumask_next(want, 0) : -1;
+        cpu_set_t mine;
+        int r;
+
+        if (geteuid() != 0)
+                return 0;
+        if (cpu < 0 && sched_getaffinity(0, sizeof(mine), &mine) == 0)
+                for (int c = 0; c < CPU_SETSIZE && cpu < 0; c++)
+                        if (CPU_ISSET(c, &mine))
+                                cpu = c;
+        if (cpu < 0)
+                return 0;
+        r = likwid_msr_check(cpu, a->msr_path, sizeof(a->msr_path));
+        if (r == 0)
+                return 0;
+        a->stage = STAGE_MSR_OPEN;
+        a->ret = r;
+        return r;
+}
+
 static struct likwid_answer likwid_cached;
 static int likwid_cached_r;
 static bool likwid_cached_valid;
@@ -332,12 +360,16 @@ static int likwid_probe(const struct sensor_config *cfg, struct sensor_probe *ou
         /* The answer cannot change while this process runs (pctl sensors asks twice: once
          * for the table, once for auto), and each probe costs a fork and LIKWID's start-up. */
         if (cfg && !cpumask_empty(&cfg->cpus)) {
-                r = likwid_run_probe(&cfg->cpus, &a);
+                r = 0;
+                if (likwid_msr_precheck(&cfg->cpus, &a) == 0)
+                        r = likwid_run_probe(&cfg->cpus, &a);
         } else if (likwid_cached_valid) {
                 a = likwid_cached;
                 r = likwid_cached_r;
         } else {
-                r = likwid_run_probe(NULL, &a);
+                r = 0;
+                if (likwid_msr_precheck(NULL, &a) == 0)
+                        r = likwid_run_probe(NULL, &a);
                 likwid_cached = a;
                 likwid_cached_r = r;
                 likwid_cached_valid = true;

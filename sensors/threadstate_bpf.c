@@ -271,6 +271,13 @@ out:
         return r;
 }
 
+/* The kernel took the program once: that cannot change while this process runs, and each
+ * asking parses the kernel's BTF twice and runs the verifier (some 100 ms), which `pctl
+ * sensors` would otherwise pay once for its table and once for auto. A refusal is asked again:
+ * it may be passing (memory). */
+static struct threadstate_probe eb_kernel_answer;
+static bool eb_kernel_took_it;
+
 static int ebpf_probe(void *machine, struct threadstate_probe *out)
 {
         struct threadstate_bpf *skel = NULL;
@@ -292,6 +299,11 @@ static int ebpf_probe(void *machine, struct threadstate_probe *out)
                          "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): run as root");
                 return 0;
         }
+        /* The capabilities are asked every time: a process may drop them. */
+        if (eb_kernel_took_it) {
+                *out = eb_kernel_answer;
+                return 0;
+        }
         r = threadstate_bpf_check_tracepoints(threadstate_bpf_tracepoints, out->reason,
                                               sizeof(out->reason));
         if (r < 0) {
@@ -310,6 +322,8 @@ static int ebpf_probe(void *machine, struct threadstate_probe *out)
         snprintf(out->reason, sizeof(out->reason),
                  "exact transitions from tracepoints sched_switch, sched_wakeup(_new), "
                  "sched_process_exit, sys_enter/exit (futex, sched_yield), kept in the kernel");
+        eb_kernel_answer = *out;
+        eb_kernel_took_it = true;
         return 0;
 }
 

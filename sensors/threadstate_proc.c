@@ -280,7 +280,7 @@ int threadstate_proc_watch_sample(struct threadstate_proc_watch *w, uint64_t now
         for (unsigned i = 0; i < w->n_threads; i++) {
                 struct threadstate_proc_thread *t = &w->threads[i];
                 char buf[512];
-                long nr;
+                long nr = -1;
 
                 if (t->exited)
                         continue;

@@ -416,8 +416,9 @@ static void truth_rates(const struct sim_app_state *a, unsigned n, unsigned k, d
         comp[STACK_IO] = p * s->sleep / (1 - s->sleep) / d;
         /* Time-sharing: what the threads would run, they run for `share` of it. */
         comp[STACK_RUNQUEUE] = (1 - a->share) * (useful + spin_run);
-        /* Memory bandwidth: busy, stalled, less done. */
-        comp[STACK_INTERFERENCE] = useful * a->share * (1 - 1 / a->mem_stretch);
+        /* Memory bandwidth: busy, stalled, less done. It is all memory (the machine models no
+         * cache, SMT or clock interference): interference stays 0. */
+        comp[STACK_MEMORY] = useful * a->share * (1 - 1 / a->mem_stretch);
         *speedup = useful * a->share / a->mem_stretch;
 }
 
@@ -992,6 +993,7 @@ void sim_truth_stack(const struct sim_stack_acc *from, const struct sim_stack_ac
         if (!to->known || !(dt > 0))
                 return;
         out->known = true;
+        out->memory_known = true;
         out->cores = (to->cores_s - from->cores_s) / dt;
         out->speedup = (to->speedup_s - from->speedup_s) / dt;
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)

@@ -80,7 +80,9 @@ struct allocator_app {
          * N) and only ranks the search's neighbours until the search restarts. */
         unsigned model_cores, model_freq_khz;
         bool model_refuted;
-        unsigned drifts; /* revisits that measured a changed app (the search restarted) */
+        unsigned drifts;          /* revisits that measured a changed app (the search restarted) */
+        unsigned early_rejects;   /* probes complete after one sample: far worse than the best */
+        bool early_rejected_here; /* the current configuration is such a probe */
         /* The one-core probe for eq. 9's IPC_I0(1): running now, since which interval, at
          * which frequency, where it goes back to, and the settable frequencies (by index)
          * probed already. */
@@ -89,6 +91,12 @@ struct allocator_app {
         unsigned ipc1_probe_khz, ipc1_back_cores, ipc1_back_khz;
         uint64_t ipc1_probed;
         bool learning; /* held at the baseline until P is settled */
+        /* Where it warms up and learns (see start_cores in manager/allocator.c): decided once
+         * from its speedup on every core; start_at below the full count when that speedup is
+         * small, and why. */
+        bool start_decided;
+        unsigned start_at;
+        char start_reason[120];
         /* Left learning once: a phase change re-opens the search where the app is, it does
          * not send it back to the baseline. */
         bool searching;

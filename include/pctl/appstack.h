@@ -21,12 +21,16 @@
 
 struct appstacks;
 
-/* What the manager knows of an app for its stack: its cores (N) and the speedup the
- * estimator measured over the interval (NaN when it has none). */
+/* What the manager knows of an app for its stack: its cores (N), the speedup the
+ * estimator measured over the interval (NaN when it has none) and the share of its run time
+ * that does not scale with the clock, at its clock (the estimator's frequency sensitivity,
+ * stack_mem_share_at; NaN when unknown): with both over a whole window, memory is split out
+ * of interference (stack_split_memory). */
 struct appstack_view {
         pid_t pid;
         unsigned cores;
         double speedup;
+        double mem_share;
 };
 
 /* Opens ops (NULL: the best available) with machine (the model machine, or NULL); why says

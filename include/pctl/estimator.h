@@ -70,6 +70,7 @@ enum estimate_figure {
         ESTIMATE_SPEEDUP_RUN = 1u << 14,
         ESTIMATE_P_RUN = 1u << 15,
         ESTIMATE_IPC_CORE_DROP = 1u << 16,
+        ESTIMATE_STALLS = 1u << 17,
 };
 
 /* Where IPC_I0(1) of eq. 9 came from. In order of preference: one-core, one-core-scaled,
@@ -117,6 +118,11 @@ struct estimate {
         enum estimate_delta_i_source delta_i_source;
         double ipc;  /* IPC_I0(N) = I0 / C_max, eq. 7 */
         double ips;  /* I0 per second of the interval */
+        /* Stalled cycles of the app over the interval (SENSOR_STALLS), attributed as I0 is:
+         * its target's own where the target counts them, else its CPU's while it alone holds
+         * the CPU; unknown (NaN, bit clear) as soon as one of its CPUs cannot say. For the
+         * online extrapolation (manager/scaling.c, docs/extrapolation.md). */
+        double stalls;
         double ipc1; /* IPC_I0(1) */
         enum estimate_ipc1_source ipc1_source;
         double speedup;

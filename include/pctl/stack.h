@@ -15,7 +15,10 @@ enum stack_component {
         STACK_IMBALANCE,    /* threads finished or parked at the end while others run */
         STACK_RUNQUEUE,     /* runnable without a CPU: oversubscription, other load */
         STACK_IO,           /* other blocking */
-        STACK_INTERFERENCE, /* what is left: cache, memory, SMT, frequency */
+        STACK_INTERFERENCE, /* what is left: cache, SMT, frequency (and memory, unsplit) */
+        /* The part of the residual that memory explains: the clock-insensitive time the
+         * app's cores spent beyond what its work takes alone (stack_split_memory). */
+        STACK_MEMORY,
         STACK_COMPONENTS
 };
 
@@ -24,7 +27,11 @@ struct stack {
         double cores; /* N */
         unsigned threads;
         double speedup;
-        double component[STACK_COMPONENTS]; /* cores; speedup + Σ component == cores */
+        /* cores; speedup + Σ component == cores, memory counted only where known */
+        double component[STACK_COMPONENTS];
+        /* Memory is split out of interference (stack_split_memory); false: it is not
+         * (component[STACK_MEMORY] NaN, or 0 in a zeroed stack), interference holds it. */
+        bool memory_known;
 };
 
 /* Names as in JSON and `pctl status`: "sequential", "sync", ... */
@@ -36,6 +43,26 @@ const char *stack_component_name(enum stack_component c);
 void stack_compute(const struct threadstate_app *app, double cores, double speedup,
                    struct stack *out);
 
-/* The largest component but interference (what the app's own structure costs), or
- * STACK_COMPONENTS when the stack is unknown or every one is 0. */
+/* Whether component c of s is a figure: the stack is known, and for memory, split out. */
+bool stack_has(const struct stack *s, enum stack_component c);
+
+/* Splits memory out of the interference residual (docs/stack.md, "Memory"). mem_share: the
+ * share of the app's run time on its N cores, at the clock of the stack, that does not
+ * scale with the clock (its frequency sensitivity there); mem_share_alone: the same for its
+ * work alone on one core at that clock, NaN when unknown (then taken as mem_share: the
+ * contention left the split of its time as it was). The cores running (speedup +
+ * interference) spent mem_share of their time on memory; the work done needed
+ * mem_share_alone of its single-core time: memory is the difference, within [0,
+ * interference]; interference keeps the rest. mem_share unknown (NaN, outside [0, 1]) or
+ * the stack unknown: no split (memory unknown, interference as it was). A stack split before
+ * is split again from its whole residual (interference + memory). */
+void stack_split_memory(struct stack *s, double mem_share, double mem_share_alone);
+
+/* The share of run time at freq_khz that does not scale with the clock, from the
+ * estimator's mem_fraction (that share at freq_ref_khz; 1/IPC = compute + memory x f,
+ * docs/estimator.md). NaN when either is unknown. */
+double stack_mem_share_at(double mem_fraction, unsigned freq_ref_khz, unsigned freq_khz);
+
+/* The largest component but interference (what the app's own structure and its memory
+ * cost), or STACK_COMPONENTS when the stack is unknown or every one is 0. */
 enum stack_component stack_largest(const struct stack *s);

@@ -11,7 +11,9 @@
  * The start-up rows (tests/scenarios/startup-*.ini) are suite apps run for a tenth of the
  * time (4-15 s), so that the 1 s warm-up and the first probes are a large share of the run:
  * their figures show that cost. They are held to a regression guard (the figure when it was
- * last improved, plus a little), not to the issue's target. */
+ * last improved, plus a little) and, where they meet it with a margin, to issue 13's target
+ * (<= 1.10 x the oracle). startup-measured-falloff meets it at 1.098 (23 Nov 2026), without
+ * a margin: its guard is the regression one. */
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -25,13 +27,17 @@
 
 #define STEP_NS (100 * 1000 * 1000ULL)
 #define TARGET_RATIO 1.05
-/* Start-up guards: achieved / oracle (or / best static) when last improved, plus 0.02. */
+/* Start-up guards: achieved / oracle (or / best static) when last improved, plus 0.02
+ * (figures of 23 Nov 2026: 1.016, 1.038, 1.078, 1.022, 1.025, 1.098). */
 #define GUARD_P03 1.04
-#define GUARD_P09 1.07
-#define GUARD_MEM 1.11
+#define GUARD_P09 1.06
+#define GUARD_MEM 1.10
 #define GUARD_SPIN 1.04
-#define GUARD_PHASES 1.06
-#define GUARD_FALLOFF 1.44
+#define GUARD_PHASES 1.05
+#define GUARD_FALLOFF 1.12
+/* Issue 13: every start-up row within this of the oracle; judged on the rows that meet it
+ * with a margin (all but startup-measured-falloff). */
+#define TARGET_STARTUP 1.10
 /* 20 apps sharing the 64-core machine with a declared power model (so every app's score is
  * measured and each one searches): cpuset or frequency changes per app-minute. Before the
  * search knew about sharing (probes it could not be granted, frequencies of a shared domain,
@@ -50,28 +56,30 @@ struct suite_case {
         enum case_kind kind;
         /* Start-up rows: the achieved / oracle figure must stay at or under this guard. */
         double guard;
+        /* Start-up rows: also judged against TARGET_STARTUP. */
+        bool target;
 };
 
 static const struct suite_case cases[] = {
-    {"suite-i7-p03.ini", CASE_SINGLE, 0},
-    {"suite-i7-p09.ini", CASE_SINGLE, 0},
-    {"suite-i7-mem.ini", CASE_SINGLE, 0},
-    {"suite-i7-spin.ini", CASE_SINGLE, 0},
-    {"suite-i7-phases.ini", CASE_PHASES, 0},
-    {"suite-i7-concurrent.ini", CASE_CONCURRENT, 0},
-    {"suite-s64-p03.ini", CASE_SINGLE, 0},
-    {"suite-s64-p09.ini", CASE_SINGLE, 0},
-    {"suite-s64-mem.ini", CASE_SINGLE, 0},
-    {"suite-s64-spin.ini", CASE_SINGLE, 0},
-    {"suite-s64-phases.ini", CASE_PHASES, 0},
-    {"suite-s64-concurrent.ini", CASE_CONCURRENT, 0},
-    {"suite-measured-falloff.ini", CASE_ROWS, 0},
-    {"startup-i7-p03.ini", CASE_SINGLE, GUARD_P03},
-    {"startup-i7-p09.ini", CASE_SINGLE, GUARD_P09},
-    {"startup-i7-mem.ini", CASE_SINGLE, GUARD_MEM},
-    {"startup-i7-spin.ini", CASE_SINGLE, GUARD_SPIN},
-    {"startup-i7-phases.ini", CASE_PHASES, GUARD_PHASES},
-    {"startup-measured-falloff.ini", CASE_ROWS, GUARD_FALLOFF},
+    {"suite-i7-p03.ini", CASE_SINGLE, 0, false},
+    {"suite-i7-p09.ini", CASE_SINGLE, 0, false},
+    {"suite-i7-mem.ini", CASE_SINGLE, 0, false},
+    {"suite-i7-spin.ini", CASE_SINGLE, 0, false},
+    {"suite-i7-phases.ini", CASE_PHASES, 0, false},
+    {"suite-i7-concurrent.ini", CASE_CONCURRENT, 0, false},
+    {"suite-s64-p03.ini", CASE_SINGLE, 0, false},
+    {"suite-s64-p09.ini", CASE_SINGLE, 0, false},
+    {"suite-s64-mem.ini", CASE_SINGLE, 0, false},
+    {"suite-s64-spin.ini", CASE_SINGLE, 0, false},
+    {"suite-s64-phases.ini", CASE_PHASES, 0, false},
+    {"suite-s64-concurrent.ini", CASE_CONCURRENT, 0, false},
+    {"suite-measured-falloff.ini", CASE_ROWS, 0, false},
+    {"startup-i7-p03.ini", CASE_SINGLE, GUARD_P03, true},
+    {"startup-i7-p09.ini", CASE_SINGLE, GUARD_P09, true},
+    {"startup-i7-mem.ini", CASE_SINGLE, GUARD_MEM, true},
+    {"startup-i7-spin.ini", CASE_SINGLE, GUARD_SPIN, true},
+    {"startup-i7-phases.ini", CASE_PHASES, GUARD_PHASES, true},
+    {"startup-measured-falloff.ini", CASE_ROWS, GUARD_FALLOFF, false},
 };
 
 /* The oracle's best and the default (every CPU, top frequency) for one app alone. */
@@ -119,6 +127,12 @@ static bool judge(const struct suite_case *c, const char *what, double fig)
         if (!ok)
                 printf("bench: allocator %s: %s = %.3f: %s MISSED\n", c->file, what, fig,
                        startup ? "start-up regression guard" : "target");
+        if (startup && c->target && !(fig <= TARGET_STARTUP)) {
+                printf("bench: allocator %s: %s = %.3f over issue 13's start-up target %.2f "
+                       "MISSED\n",
+                       c->file, what, fig, TARGET_STARTUP);
+                ok = false;
+        }
         return ok;
 }
 
@@ -179,10 +193,11 @@ static int run_case(const struct suite_case *c, unsigned *missed)
                        "all-cores-max = %.3f (gain %.1f%%), settled at %u cores %u MHz (its "
                        "EDP/oracle %.3f), oracle %u cores %u MHz\n",
                        c->file, c->kind == CASE_PHASES ? "best-static" : "oracle", ach / orc,
-                       c->guard > 0             ? "start-up, guard"
-                       : c->kind == CASE_PHASES ? "target < 1"
-                       : c->kind == CASE_ROWS   ? "reported; the settled figure is judged"
-                                                : "target <= 1.05",
+                       c->guard > 0 && c->target ? "start-up, guard and target <= 1.10"
+                       : c->guard > 0            ? "start-up, guard; target 1.10 reported"
+                       : c->kind == CASE_PHASES  ? "target < 1"
+                       : c->kind == CASE_ROWS    ? "reported; the settled figure is judged"
+                                                 : "target <= 1.05",
                        ach / def, 100 * (1 - ach / def), a->cores, a->freq_mhz, settled, oc, of);
                 if (c->kind == CASE_ROWS && c->guard == 0) {
                         if (!judge(c, "settled EDP/oracle", settled))

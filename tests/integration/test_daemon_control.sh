@@ -106,8 +106,10 @@ expect_exit 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
         "$PCTL" release $$ --socket "$T/pctl.sock"
 expect_exit 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
         "$PCTL" policy reload --socket "$T/pctl.sock"
-expect_exit 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
+expect_exit 1 "^pctl run: .*needs root" setpriv --reuid=65534 --regid=65534 --clear-groups \
         "$PCTL" run --socket "$T/pctl.sock" -- true
+# pctl run sends an adopt; its refusals still name the command the user typed.
+expect_exit 1 "^pctl run: no policy named 'nosuch'" "$PCTL" run --policy nosuch --socket "$T/pctl.sock" -- true
 "$PCTL" status --socket "$T/pctl.sock" >/dev/null || fail "pctld died on bad requests"
 
 pctld_stop TERM

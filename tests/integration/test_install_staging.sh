@@ -21,10 +21,17 @@ compdir=$(pkg-config --variable=completionsdir bash-completion 2>/dev/null)
         for f in "$SRC_DIR"/man/*.[158]; do echo "/usr/share/man/man${f##*.}/${f##*/}"; done
         # The Slurm plugin, where Slurm's headers were found at configure time.
         if [ -f "$BUILD_DIR/pctl_spank.so" ]; then
-                plugindir=$(sed -n 's/^PCTL_SLURM_PLUGINDIR:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")
-                echo "/usr/${plugindir:?PCTL_SLURM_PLUGINDIR not in CMakeCache.txt}/pctl_spank.so"
+                plugindir=$(sed -n 's/^PCTL_SLURM_PLUGIN_DIR:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")
+                echo "/usr/${plugindir:?PCTL_SLURM_PLUGIN_DIR not in CMakeCache.txt}/pctl_spank.so"
         fi
 } | sort >"$T/want"
+# Debian's Slurm loads plugins from /usr/lib/<multiarch>/slurm-wlm (docs/fleet.md), whatever
+# prefix the build was configured with.
+if [ -f "$BUILD_DIR/pctl_spank.so" ] && command -v dpkg-architecture >/dev/null; then
+        debian="/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm/pctl_spank.so"
+        grep -qx "$debian" "$T/want" ||
+                fail "the Slurm plugin goes to $(grep pctl_spank "$T/want"), not $debian where Debian's Slurm looks"
+fi
 (cd "$dest" && find . ! -type d | sed 's|^\.||' | sort) >"$T/got"
 diff -u "$T/want" "$T/got" >"$T/diff" || fail "staged files differ from the expected list: $(cat "$T/diff")"
 echo "ok: $(wc -l <"$T/got") files staged, as expected"

@@ -72,13 +72,17 @@ lines = open(sys.argv[1]).read().splitlines()
 if len(lines) != 4:
     sys.exit(f"FAIL: {len(lines)} JSON lines, wanted 3 intervals and the total")
 want = ["pid", "cores", "threads", "speedup", "source", "components"]
-comps = ["sequential", "sync", "yield", "imbalance", "runqueue", "io", "interference"]
+comps = ["sequential", "sync", "yield", "imbalance", "runqueue", "io", "interference", "memory"]
 for line in lines:
     d = json.loads(line)
     if list(d) != want or list(d["components"]) != comps:
         sys.exit(f"FAIL: keys {list(d)} / {list(d['components'])}")
     if d["source"] != "proc":
         sys.exit(f"FAIL: source {d['source']}")
+    # pctl stack has no frequency sensitivity: memory stays in interference, null.
+    if d["components"]["memory"] is not None:
+        sys.exit(f"FAIL: memory without a frequency sensitivity: {line}")
+    del d["components"]["memory"]
     if abs(d["speedup"] + sum(d["components"].values()) - d["cores"]) > 0.05:
         sys.exit(f"FAIL: does not close at {d['cores']}: {line}")
 print(f"ok: --json keys and source; total {lines[-1]}")

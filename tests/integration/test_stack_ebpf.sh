@@ -54,6 +54,7 @@ st = json.load(open(sys.argv[1]))
 print(f"pbench --p 1 --threads 2: {st}")
 assert st["source"] == "ebpf", st["source"]
 assert st["threads"] >= 3, st["threads"]
+assert "memory" in st["components"] and st["components"].pop("memory") is None
 total = st["speedup"] + sum(st["components"].values())
 assert abs(total - st["cores"]) <= 0.05, f"speedup + sum = {total}"
 assert min(st["components"].values()) >= 0

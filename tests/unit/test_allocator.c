@@ -612,6 +612,208 @@ static void search_halves_from_the_full_count(void **state)
         fixture_free(&f);
 }
 
+/* Alone on 64 cores, an app whose speedup there is small (P = 0.5: 2.0 of 64 cores) warms up
+ * and learns on a quarter of them, decided once and logged; one that scales (P = 0.99) stays on
+ * every core, and so does one whose policy limits its slowdown (relative to every core). */
+static void small_speedup_starts_on_a_quarter(void **state)
+{
+        const struct {
+                double p, max_slowdown;
+                unsigned want;
+        } cases[] = {{0.5, INFINITY, 16}, {0.99, INFINITY, 64}, {0.5, 0.1, 64}};
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct fixture f;
+                struct policy pol = *policy_builtin(OBJECTIVE_EDP);
+                struct allocator_app a = {.id = 1, .policy = &pol, .cores = 64};
+                struct allocator_ctx ctx;
+
+                pol.max_slowdown = cases[i].max_slowdown;
+                fixture_init(&f);
+                synth_sample_free(&f.s);
+                assert_int_equal(synth_sample_alloc(&f.s, 64, 0), 0);
+                f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+                estimator_app_add(f.est, 1);
+                ctx = ctx_for(&f, 64);
+                /* Nothing measured yet: it waits on every core. */
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                assert_int_equal(a.want_cores, 64);
+                assert_false(a.start_decided);
+                feed(&f, 1, cases[i].p, 0, 64, 1);
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (a.want_cores != cases[i].want || !a.learning)
+                        fail_msg("P %.2f, max_slowdown %g: want %u (learning %d), expected %u: %s",
+                                 cases[i].p, cases[i].max_slowdown, a.want_cores, a.learning,
+                                 cases[i].want, a.reason);
+                if (cases[i].want < 64)
+                        assert_non_null(strstr(a.reason, "warming up there"));
+                /* Decided once: the speedup on 16 cores does not move it again. */
+                a.cores = a.want_cores;
+                feed(&f, 1, cases[i].p, 0, a.cores, 2);
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                assert_int_equal(a.want_cores, cases[i].want);
+                fixture_free(&f);
+        }
+}
+
+/* From a quarter of a wide range, the ladder probes the half, then the double, and climbs
+ * while the measured score improves: an optimum at 40 of 64 cores is found from 16. */
+static void ladder_climbs_from_a_quarter(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 16,
+                                  .start_decided = true,
+                                  .start_at = 16};
+        struct allocator_ctx ctx;
+        unsigned visited[32], n_visited = 0;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, 64);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        add_point(&a, 16, 0, 100 + 10 * 24.0 * 24, ctx.decision);
+        while (n_visited < ARRAY_SIZE(visited)) {
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (a.converged && !a.changed)
+                        break;
+                a.cores = a.want_cores;
+                if (!hist_samples(&a, a.cores)) {
+                        /* A measured EDP rate with its minimum at 40 cores. */
+                        double d = (double)a.cores - 40;
+
+                        add_point(&a, a.cores, 0, 100 + 10 * d * d, ctx.decision);
+                        visited[n_visited++] = a.cores;
+                }
+                ctx.decision++;
+        }
+        assert_true(n_visited >= 3);
+        assert_int_equal(visited[0], 8);
+        assert_int_equal(visited[1], 32);
+        assert_int_equal(visited[2], 64);
+        if (a.cores != 40 || !a.converged)
+                fail_msg("ended at %u cores (%s), expected 40 and settled", a.cores, a.reason);
+        assert_true(n_visited <= 12);
+        fixture_free(&f);
+}
+
+/* ESTIMA extrapolates upwards: an app measured on 8-16 cores whose time does not fall with
+ * them (so its EDP falls with the power of fewer cores) is not sent below 8 by the
+ * extrapolation's kernels, which nothing constrains there; the measured search probes the
+ * next count down instead. */
+static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
+{
+        static const unsigned counts[] = {8, 12, 14, 16};
+        struct fixture f;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 8,
+                                  .searching = true,
+                                  .step_cores = 1,
+                                  .step_freqs = 1};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, 64);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+                double ips = 1e9, w = 50 + 5.0 * counts[i];
+
+                add_point(&a, counts[i], 0, w / (ips * ips), ctx.decision);
+                for (unsigned k = 0; k < 8; k++)
+                        scaling_add(&a.scaling, counts[i], 0, ips, w, 8);
+        }
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        if (a.want_cores < 7 || strstr(a.reason, "extrapolated"))
+                fail_msg("want %u cores: %s", a.want_cores, a.reason);
+        assert_int_equal(a.want_cores, 7);
+        fixture_free(&f);
+}
+
+/* Alone, a probe whose first counted sample measures far worse than the best point (over
+ * ALLOCATOR_EARLY_WORSE) is complete at once and asks for a decision; the near probe of
+ * observe_skips_the_change_and_asks_to_decide takes its three samples. */
+static void far_worse_probe_is_complete_after_one_sample(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {
+            .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        ctx.probe_samples = 3;
+        f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+        feed_observed(&f, &ctx, &a, 0.9, 30);
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_true(a.want_cores < N_CPUS);
+        a.cores = a.want_cores;
+        /* At the probe the app runs nearly serially: its rate falls by half. */
+        feed_observed(&f, &ctx, &a, 0.05, 1); /* skipped: it may straddle the move */
+        assert_false(allocator_wants_decision(&ctx, &a));
+        feed_observed(&f, &ctx, &a, 0.05, 1);
+        assert_int_equal(a.early_rejects, 1);
+        assert_int_equal(hist_samples(&a, a.cores), 3);
+        assert_true(allocator_wants_decision(&ctx, &a));
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, N_CPUS);
+        /* Sharing the machine, the others move its score: the probe takes its samples. */
+        a.cores = N_CPUS - 2;
+        ctx.n_apps = 2;
+        feed_observed(&f, &ctx, &a, 0.05, 2);
+        assert_int_equal(a.early_rejects, 1);
+        assert_false(allocator_wants_decision(&ctx, &a));
+        fixture_free(&f);
+}
+
+/* Nor above twice the largest measured count, where ESTIMA is not validated: an app that
+ * scales perfectly on 4-8 cores is sent to 16, not 64, and the search keeps its finer step. */
+static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **state)
+{
+        static const unsigned counts[] = {4, 6, 8};
+        struct fixture f;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 8,
+                                  .searching = true,
+                                  .step_cores = 1,
+                                  .step_freqs = 1};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, 64);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+                double ips = 1e8 * counts[i], w = 50 + 5.0 * counts[i];
+
+                add_point(&a, counts[i], 0, w / (ips * ips), ctx.decision);
+                for (unsigned k = 0; k < 8; k++)
+                        scaling_add(&a.scaling, counts[i], 0, ips, w, 8);
+        }
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        if (a.want_cores != 16 || !strstr(a.reason, "extrapolated"))
+                fail_msg("want %u cores: %s", a.want_cores, a.reason);
+        assert_int_equal(a.step_cores, 1);
+        fixture_free(&f);
+}
+
 /* A model jump that measured worse than a measured point shows the model is wrong for this
  * app: the allocator does not follow it to the next unmeasured point it prefers. */
 static void refuted_model_is_not_followed(void **state)
@@ -709,6 +911,49 @@ static void failed_direction_is_not_probed_again(void **state)
                 if (!with_failure && (a.want_cores != N_CPUS - 1 || a.want_freq_khz != 2000000))
                         fail_msg("probed %u cores %u kHz, expected fewer cores first", a.want_cores,
                                  a.want_freq_khz);
+        }
+        fixture_free(&f);
+}
+
+/* A move that measured far worse (20%, over ALLOCATOR_FAR_WORSE) holds at any frequency, not
+ * only close by: at 9 P-states apart, fewer cores is not probed again after losing 20%, and is
+ * probed again after losing 10% (the coupling of cores and clock may undo that much). */
+static void far_worse_move_is_not_probed_again_anywhere(void **state)
+{
+        static const unsigned freqs[] = {1000000, 1100000, 1200000, 1300000, 1400000,
+                                         1500000, 1600000, 1700000, 1800000, 1900000};
+        struct fixture f;
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        ctx.freqs_khz = freqs;
+        ctx.n_freqs = ARRAY_SIZE(freqs);
+        for (int far_worse = 1; far_worse >= 0; far_worse--) {
+                struct allocator_app a = {.id = 1,
+                                          .policy = policy_builtin(OBJECTIVE_EDP),
+                                          .cores = N_CPUS,
+                                          .freq_khz = 1000000,
+                                          .searching = true,
+                                          .step_cores = 1,
+                                          .step_freqs = 1};
+
+                add_point(&a, N_CPUS, 1900000, 5, ctx.decision);
+                add_point(&a, N_CPUS - 1, 1900000, far_worse ? 6 : 5.5, ctx.decision);
+                add_point(&a, N_CPUS, 1000000, 4, ctx.decision);
+                add_point(&a, N_CPUS, 1100000, 4.5, ctx.decision);
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (far_worse && !a.converged)
+                        fail_msg("probed %u cores %u kHz after fewer cores lost 20%%", a.want_cores,
+                                 a.want_freq_khz);
+                if (!far_worse && (a.want_cores != N_CPUS - 1 || a.want_freq_khz != 1000000))
+                        fail_msg("probed %u cores %u kHz, expected fewer cores (%s)", a.want_cores,
+                                 a.want_freq_khz, a.reason);
         }
         fixture_free(&f);
 }
@@ -1008,12 +1253,18 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(measurement_overrules_the_model),
     cmocka_unit_test(placement_keeps_cpus_and_packages),
     cmocka_unit_test(observe_skips_the_change_and_asks_to_decide),
+    cmocka_unit_test(far_worse_probe_is_complete_after_one_sample),
     cmocka_unit_test(search_settles_on_the_measured_best),
     cmocka_unit_test(p_settles_early_when_precise),
     cmocka_unit_test(search_halves_from_the_full_count),
+    cmocka_unit_test(small_speedup_starts_on_a_quarter),
+    cmocka_unit_test(ladder_climbs_from_a_quarter),
+    cmocka_unit_test(extrapolation_does_not_jump_below_the_measured_counts),
+    cmocka_unit_test(extrapolation_jumps_at_most_to_twice_the_measured_counts),
     cmocka_unit_test(refuted_model_is_not_followed),
     cmocka_unit_test(contradicted_model_is_not_followed),
     cmocka_unit_test(failed_direction_is_not_probed_again),
+    cmocka_unit_test(far_worse_move_is_not_probed_again_anywhere),
     cmocka_unit_test(revisit_that_measures_differently_restarts_the_search),
     cmocka_unit_test(shared_domain_app_searches_cores_only),
     cmocka_unit_test(probe_denied_by_sharing_is_not_asked_again),

@@ -242,9 +242,62 @@ static void interference_puts_a_lower_clock_first(void **state)
         fixture_free(&f);
 }
 
+/* With memory split out of interference, memory is what a lower clock relieves: memory as the
+ * largest delimiter puts the lower clock first, with its reason; interference that memory
+ * does not explain (cache, SMT) does not, and the order is the default one. */
+static void memory_puts_a_lower_clock_first(void **state)
+{
+        static const unsigned freqs[] = {1000000, 2000000, 3000000};
+        static const struct {
+                double memory, interference;
+                bool lower; /* a lower clock first */
+        } cases[] = {{3.5, 0, true}, {3.0, 0.5, true}, {0, 3.5, false}, {0.5, 3.0, false}};
+        struct fixture f;
+
+        (void)state;
+        fixture_init(&f, 0.95);
+        for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct allocator_app a = {.id = 1,
+                                          .policy = policy_builtin(OBJECTIVE_EDP),
+                                          .cores = N_CPUS,
+                                          .freq_khz = 3000000,
+                                          .searching = true,
+                                          .step_cores = 1,
+                                          .step_freqs = 1};
+                struct allocator_ctx ctx = {.est = f.est,
+                                            .n_cpus = N_CPUS,
+                                            .hysteresis = 0.05,
+                                            .decision = 100,
+                                            .n_apps = 1,
+                                            .power_measured = true,
+                                            .freqs_khz = freqs,
+                                            .n_freqs = ARRAY_SIZE(freqs)};
+                char want[80];
+
+                add_point(&a, N_CPUS, 3000000, 10, ctx.decision);
+                a.stack = stack_of(N_CPUS, STACK_MEMORY, cases[i].memory);
+                a.stack.component[STACK_INTERFERENCE] = cases[i].interference;
+                a.stack.speedup -= cases[i].interference;
+                a.stack.memory_known = true;
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                snprintf(want, sizeof(want), "stack: memory %.1f of 8 cores, a lower clock first",
+                         cases[i].memory);
+                if (cases[i].lower && (a.want_cores != N_CPUS || a.want_freq_khz != 2000000 ||
+                                       !strstr(a.reason, want)))
+                        fail_msg("case %u: %u cores %u kHz (%s)", i, a.want_cores, a.want_freq_khz,
+                                 a.reason);
+                if (!cases[i].lower && (a.want_cores != N_CPUS - 1 || a.want_freq_khz != 3000000 ||
+                                        strstr(a.reason, "stack:")))
+                        fail_msg("case %u: %u cores %u kHz (%s)", i, a.want_cores, a.want_freq_khz,
+                                 a.reason);
+        }
+        fixture_free(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(lock_bound_app_probes_its_busy_cores_first),
     cmocka_unit_test(growing_delimiter_puts_fewer_cores_first),
     cmocka_unit_test(interference_puts_a_lower_clock_first),
+    cmocka_unit_test(memory_puts_a_lower_clock_first),
 };
 PCTL_TEST_MAIN(tests)

@@ -2,13 +2,15 @@
  * Amdahl app on the 64-core server, P = 0.9, under edp. After the search's first halvings
  * (64, 32, 16 cores) the extrapolation predicts the EDP optimum, 43 cores by the oracle;
  * `pctl status --json` shows the prediction (predicted_best_cores, predicted_speedup_max at
- * all the cores its policy allows), null before. */
+ * all the cores its policy allows) and what it was fitted to (predicted_from: "time" for
+ * this app, which does not stall; "stalls" for a memory-bound one), null before. */
 #include "pctl_test.h"
 #include "pctl_test_sim.h"
 
 #include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <string.h>
 
 #define SCENARIO                                                                                   \
         "[machine]\npreset = server-64\ncounter_noise = 0.01\nseed = 3\n\n"                        \
@@ -43,6 +45,14 @@ static void prediction_in_status_and_jump(void **state)
                         break;
                 }
                 assert_true(json_object_object_get_ex(a, "predicted_best_cores", &v));
+                /* What it was fitted to, null with it: this app does not stall (time). */
+                {
+                        struct json_object *from;
+
+                        assert_true(json_object_object_get_ex(a, "predicted_from", &from));
+                        assert_true(v ? from && !strcmp(json_object_get_string(from), "time")
+                                      : !from);
+                }
                 if (v && !best) {
                         struct json_object *s;
 
@@ -69,8 +79,59 @@ static void prediction_in_status_and_jump(void **state)
         sim_manager_close(&f);
 }
 
+/* A memory-bound app (the allocator suite's s64-mem, shorter): half or more of its cycles
+ * stall, and the prediction status shows is fitted to them. */
+#define MEM_SCENARIO                                                                               \
+        "[machine]\npreset = server-64\ncounter_noise = 0.01\nseed = 3\n\n"                        \
+        "[app mem]\ninstructions = 3e11\np = 0.95\nipc = 0.6\nmem_fraction = 0.6\n"
+
+static void prediction_from_stalls_in_status(void **state)
+{
+        char path[64], spec[80], err[256];
+        struct platform_options po = {.spec = spec};
+        struct manager_options mo = {.delta_i_rate = NAN};
+        struct platform *pf;
+        struct manager *m;
+        unsigned from_stalls = 0, from_time = 0;
+
+        (void)state;
+        pctl_test_temp_file(path, sizeof(path), MEM_SCENARIO);
+        snprintf(spec, sizeof(spec), "sim:%s", path);
+        assert_int_equal(platform_open(&po, &pf, err, sizeof(err)), 0);
+        config_init(&mo.conf);
+        mo.platform = pf;
+        assert_int_equal(manager_new(&mo, NULL, &m), 0);
+        sim_step(pf->sim, 0);
+        assert_int_equal(manager_adopt(m, SIM_PID_BASE, "edp", err, sizeof(err)), 0);
+        for (unsigned step = 0; step < 600 && manager_n_apps(m); step++) {
+                struct json_object *j = json_object_new_object(), *a, *v, *from;
+
+                platform_advance(pf, 100 * NSEC_PER_MSEC);
+                manager_sample(m);
+                if (step % 10 == 9)
+                        manager_decide(m);
+                manager_status(m, j);
+                a = first_app(j);
+                if (a) {
+                        assert_true(json_object_object_get_ex(a, "predicted_best_cores", &v));
+                        assert_true(json_object_object_get_ex(a, "predicted_from", &from));
+                        assert_true(!v == !from);
+                        if (from && !strcmp(json_object_get_string(from), "stalls"))
+                                from_stalls++;
+                        else if (from)
+                                from_time++;
+                }
+                json_object_put(j);
+        }
+        assert_true(from_stalls > 0);
+        manager_free(m);
+        platform_close(pf);
+        unlink(path);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(prediction_in_status_and_jump),
+    cmocka_unit_test(prediction_from_stalls_in_status),
 };
 
 PCTL_TEST_MAIN(tests)

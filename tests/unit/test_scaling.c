@@ -44,6 +44,29 @@ static void running_means_and_reset(void **state)
         assert_int_equal(s.pt[0].cores, 3);
 }
 
+/* Stalled cycles per instruction of the app become per core; a point knows them while every
+ * interval it averages had them. */
+static void stalls_running_means(void **state)
+{
+        struct scaling s = {0};
+
+        (void)state;
+        scaling_add_stalls(&s, 4, 3000000, 100, 10, 2.0, 8);
+        scaling_add_stalls(&s, 4, 3000000, 100, 10, 4.0, 8);
+        assert_near(s.pt[0].stalls_per_core, (0.5 + 1.0) / 2, 1e-12);
+        scaling_add_stalls(&s, 8, 3000000, 100, 10, 8.0, 8);
+        assert_near(s.pt[1].stalls_per_core, 1.0, 1e-12);
+        scaling_add_stalls(&s, 8, 3000000, 100, 10, NAN, 8); /* one interval without */
+        assert_true(isnan(s.pt[1].stalls_per_core));
+        scaling_add_stalls(&s, 8, 3000000, 100, 10, 8.0, 8); /* unknown for good */
+        assert_true(isnan(s.pt[1].stalls_per_core));
+        scaling_add(&s, 16, 3000000, 100, 10, 8); /* no stalls given */
+        assert_true(isnan(s.pt[2].stalls_per_core));
+        scaling_add_stalls(&s, 32, 3000000, 100, 10, -1, 8); /* not a count */
+        assert_true(isnan(s.pt[3].stalls_per_core));
+        assert_near(s.pt[0].stalls_per_core, 0.75, 1e-12);
+}
+
 /* From 64, 32 and 16 cores (the allocator's halving), the EDP optimum of P = 0.9 with this
  * power line, found by brute force, is predicted exactly: the model is Amdahl's own shape. */
 static void predicts_the_edp_optimum(void **state)
@@ -142,11 +165,17 @@ static void refresh_only_on_change(void **state)
 
 int main(int argc, char **argv)
 {
+        /* One case a line: cmake/PctlTests.cmake registers the first case of a line only. */
+        /* clang-format off */
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(running_means_and_reset), cmocka_unit_test(predicts_the_edp_optimum),
-            cmocka_unit_test(falloff_is_not_believed), cmocka_unit_test(two_counts_are_unknown),
+            cmocka_unit_test(running_means_and_reset),
+            cmocka_unit_test(predicts_the_edp_optimum),
+            cmocka_unit_test(falloff_is_not_believed),
+            cmocka_unit_test(two_counts_are_unknown),
             cmocka_unit_test(refresh_only_on_change),
+            cmocka_unit_test(stalls_running_means),
         };
+        /* clang-format on */
 
         if (argc > 1)
                 cmocka_set_test_filter(argv[1]);

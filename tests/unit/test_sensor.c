@@ -2,6 +2,7 @@
  * against fake /proc and /sys trees (fs_set_root). */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,45 @@ static void cgroup_v1_cpuacct_target(void **state)
         tree_remove();
 }
 
+static volatile sig_atomic_t children_ended;
+
+static void count_child(int sig)
+{
+        (void)sig;
+        children_ended++;
+}
+
+/* As root on a machine without MSR devices the LIKWID probe answers from the missing device
+ * before it forks its child and starts LIKWID (whose topology_init alone runs a shell): `pctl
+ * sensors` and `pctl sample` start in milliseconds. A CPU list in the config skips the
+ * per-process cache, so this probe is asked afresh whatever ran before it. */
+static void likwid_probe_without_msr_forks_nothing(void **state)
+{
+        const struct sensor_ops *likwid = sensor_find("likwid");
+        struct sensor_config cfg = {0};
+        struct sensor_probe p;
+        struct sigaction sa = {.sa_handler = count_child}, old;
+
+        (void)state;
+        if (geteuid() != 0 || access("/dev/cpu/0/msr", F_OK) == 0 ||
+            access("/dev/msr0", F_OK) == 0) {
+                print_message("skip: needs root on a machine without MSR devices\n");
+                skip();
+        }
+        assert_non_null(likwid);
+        cpumask_set(&cfg.cpus, 0);
+        sigemptyset(&sa.sa_mask);
+        assert_int_equal(sigaction(SIGCHLD, &sa, &old), 0);
+        children_ended = 0;
+        assert_int_equal(likwid->probe(&cfg, &p), 0);
+        sigaction(SIGCHLD, &old, NULL);
+        print_message("reason: %s\n", p.reason);
+        assert_false(p.available);
+        assert_int_equal(p.err, -ENOENT);
+        assert_non_null(strstr(p.reason, "open /dev/cpu/0/msr: No such file or directory"));
+        assert_int_equal(children_ended, 0);
+}
+
 /* One case per line: cmake/PctlTests.cmake reads them line by line. */
 /* clang-format off */
 static const struct CMUnitTest tests[] = {
@@ -279,6 +319,7 @@ static const struct CMUnitTest tests[] = {
         cmocka_unit_test(powercap_rapl_with_wrap),
         cmocka_unit_test(software_backend_on_fake_proc),
         cmocka_unit_test(cgroup_v1_cpuacct_target),
+        cmocka_unit_test(likwid_probe_without_msr_forks_nothing),
 };
 /* clang-format on */
 

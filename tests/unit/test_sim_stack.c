@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pctl_test.h"
+#include "pctl/appstack.h"
 #include "pctl/sim.h"
 #include "pctl/threadstate.h"
 
@@ -215,7 +216,7 @@ static void imbalance_and_sleep_have_their_states(void **state)
         sim_free(m);
 }
 
-static void memory_bandwidth_is_interference(void **state)
+static void memory_bandwidth_is_memory(void **state)
 {
         /* 16 CPUs at 3 GIPS asking 8 B per instruction of 204.8 GB/s: stretched by
          * 16 * 3e9 * 8 / 204.8e9 = 1.875 (P = 1: every CPU runs all the time). */
@@ -229,7 +230,10 @@ static void memory_bandwidth_is_interference(void **state)
         measure(m, &r, 1, &truth);
         check_invariants(&r.app, &truth);
         assert_near(truth.speedup, 16 / 1.875, 1e-6);
-        assert_near(truth.component[STACK_INTERFERENCE], 16 - 16 / 1.875, 1e-6);
+        /* The machine's only interference is memory bandwidth: all of it is memory. */
+        assert_true(truth.memory_known);
+        assert_near(truth.component[STACK_MEMORY], 16 - 16 / 1.875, 1e-6);
+        assert_near(truth.component[STACK_INTERFERENCE], 0, 1e-12);
         /* Stalled threads are on their CPUs: the states show no loss, only the speedup
          * does (interference is found by difference). */
         assert_near(sum_state(&r.app, THREAD_RUN) / 1e9, 16, 1e-6);
@@ -285,12 +289,70 @@ static void probe_needs_the_machine(void **state)
         assert_string_equal(threadstate_sim_ops.name, "sim");
 }
 
+/* pctld's stacks (manager/appstack.c) of the bandwidth-bound app above over one 3 s window,
+ * with the speedup the counters measure (the truth's) and a memory share of its time: memory
+ * is split out only with both. */
+static void appstack_window(double speedup, double mem_share, struct stack *out,
+                            struct stack *truth)
+{
+        struct sim_machine *m = load(S16 "[app a]\ninstructions = 1e13\np = 1\n"
+                                         "mem_bytes_per_instruction = 8\n");
+        struct appstacks *s = NULL;
+        pid_t pid = SIM_PID_BASE;
+        struct appstack_view v = {
+            .pid = pid, .cores = 16, .speedup = speedup, .mem_share = mem_share};
+        struct sim_stack_acc from, to;
+        const struct stack *st = NULL;
+        char why[256];
+
+        assert_int_equal(appstacks_open(&threadstate_sim_ops, m, &s, why, sizeof(why)), 0);
+        assert_int_equal(appstacks_set_pids(s, &pid, 1), 0);
+        assert_int_equal(sim_truth_stack_acc(m, 0, &from), 0);
+        for (unsigned i = 0; i < 40 && !st; i++) {
+                assert_int_equal(sim_step(m, STEP_100MS), 0);
+                assert_int_equal(appstacks_read(s, &v, 1), 0);
+                st = appstacks_get(s, pid);
+        }
+        assert_non_null(st);
+        *out = *st;
+        assert_int_equal(sim_truth_stack_acc(m, 0, &to), 0);
+        sim_truth_stack(&from, &to, truth);
+        appstacks_close(s);
+        sim_free(m);
+}
+
+static void pctld_splits_memory_with_the_sensitivity(void **state)
+{
+        struct stack st, truth;
+        double sum;
+
+        (void)state;
+        /* Saturated: none of its time scales with the clock, all the residual is memory. */
+        appstack_window(16 / 1.875, 1, &st, &truth);
+        assert_true(st.known && st.memory_known);
+        assert_near(st.component[STACK_MEMORY], truth.component[STACK_MEMORY], 0.05 * 16);
+        assert_near(st.component[STACK_MEMORY], 16 - 16 / 1.875, 1e-3);
+        assert_near(st.component[STACK_INTERFERENCE], 0, 1e-3);
+        sum = st.speedup;
+        for (unsigned c = 0; c < STACK_COMPONENTS; c++)
+                sum += st.component[c];
+        assert_near(sum, 16, 1e-9);
+        /* No sensitivity: memory unknown, the residual stays interference. */
+        appstack_window(16 / 1.875, NAN, &st, &truth);
+        assert_true(st.known && !st.memory_known && isnan(st.component[STACK_MEMORY]));
+        assert_near(st.component[STACK_INTERFERENCE], 16 - 16 / 1.875, 1e-3);
+        /* No measured speedup: nothing by difference to split. */
+        appstack_window(NAN, 1, &st, &truth);
+        assert_true(st.known && !st.memory_known);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(bad_delimiter_keys_are_named),
     cmocka_unit_test(delimiters_shape_progress),
     cmocka_unit_test(sync_app_waits_in_futex),
     cmocka_unit_test(imbalance_and_sleep_have_their_states),
-    cmocka_unit_test(memory_bandwidth_is_interference),
+    cmocka_unit_test(memory_bandwidth_is_memory),
+    cmocka_unit_test(pctld_splits_memory_with_the_sensitivity),
     cmocka_unit_test(finished_app_threads_have_exited),
     cmocka_unit_test(probe_needs_the_machine),
 };

@@ -2,6 +2,7 @@
 
 #include "pctl_test.h"
 #include "pctl/stack.h"
+#include "pctl/util.h"
 
 #define MS 1000000ULL
 
@@ -38,13 +39,18 @@ static void thread_set(struct interval *iv, unsigned i, uint64_t run, uint64_t r
         t->solo_ns = solo;
 }
 
-/* The invariants every known stack keeps: speedup + sum = N, every component >= 0. */
+/* The invariants every known stack keeps: speedup + sum = N, every component >= 0; memory
+ * counts where it is split out, and is NaN where not. */
 static void assert_closed(const struct stack *s)
 {
         double sum = s->speedup;
 
         assert_true(s->known);
+        if (!s->memory_known)
+                assert_true(isnan(s->component[STACK_MEMORY]));
         for (unsigned c = 0; c < STACK_COMPONENTS; c++) {
+                if (!stack_has(s, c))
+                        continue;
                 if (!(s->component[c] >= -1e-12))
                         fail_msg("%s = %g < 0", stack_component_name(c), s->component[c]);
                 sum += s->component[c];
@@ -56,14 +62,14 @@ static void assert_closed(const struct stack *s)
 static void assert_only(const struct stack *s, enum stack_component except, double tol)
 {
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)
-                if (c != except && !(fabs(s->component[c]) <= tol))
+                if (c != except && stack_has(s, c) && !(fabs(s->component[c]) <= tol))
                         fail_msg("%s = %g, expected 0", stack_component_name(c), s->component[c]);
 }
 
 static void component_names(void **state)
 {
-        static const char *const want[] = {"sequential", "sync", "yield",       "imbalance",
-                                           "runqueue",   "io",   "interference"};
+        static const char *const want[] = {"sequential", "sync", "yield",        "imbalance",
+                                           "runqueue",   "io",   "interference", "memory"};
         (void)state;
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)
                 assert_string_equal(stack_component_name(c), want[c]);
@@ -443,6 +449,19 @@ static void mixtures_close_at_n(void **state)
                         speedup = (double)((seed >> 40) % 1000) / 100.0;
                 stack_compute(&iv.app, cores, speedup, &s);
                 assert_closed(&s);
+                /* Any frequency sensitivity keeps the bar closed and memory within the
+                 * residual; sometimes with a single-core share beside it. */
+                {
+                        struct stack m = s;
+                        double share = (double)((seed >> 13) % 1001) / 1000.0;
+                        double alone = round % 2 ? NAN : (double)((seed >> 27) % 1001) / 1000.0;
+
+                        stack_split_memory(&m, share, alone);
+                        assert_true(m.memory_known);
+                        assert_closed(&m);
+                        assert_near(m.component[STACK_MEMORY] + m.component[STACK_INTERFERENCE],
+                                    s.component[STACK_INTERFERENCE], 1e-12);
+                }
         }
 }
 
@@ -486,6 +505,133 @@ static void unknown_when_too_little_data(void **state)
         assert_false(s.known);
 }
 
+/* interference_by_difference's stack: N = 2, speedup 1.5, sync 0.1, interference 0.4. */
+static void stack_with_residual(struct stack *s)
+{
+        struct interval iv;
+
+        interval_init(&iv, 1000 * MS, 2);
+        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
+        thread_set(&iv, 1, 900 * MS, 0, 100 * MS, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, 1.5, s);
+        assert_false(s->memory_known);
+        assert_true(isnan(s->component[STACK_MEMORY]));
+        assert_near(s->component[STACK_INTERFERENCE], 0.4, 1e-9);
+}
+
+/* The cores that ran (1.9) spent mem_share of their time on memory; the work done (1.5 cores
+ * of single-core work) needed mem_share_alone of its own: memory is the difference. */
+static void memory_split_known_sensitivity(void **state)
+{
+        static const struct {
+                double share, alone, memory;
+        } cases[] = {
+            {0.5, NAN, 0.5 * 1.9 - 0.5 * 1.5},   /* alone unknown: taken as the same share */
+            {0.5, 0.45, 0.5 * 1.9 - 0.45 * 1.5}, /* contention added memory time */
+            {0.9, 0.1, 0.4},                     /* more than the residual: all of it */
+            {0.2, 0.5, 0},                       /* less memory than alone: none of it */
+            {0, 0, 0},                           /* compute-bound: known, and 0 */
+            {1, NAN, 0.4},                       /* every cycle a memory stall */
+        };
+        struct stack s;
+
+        (void)state;
+        for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
+                stack_with_residual(&s);
+                stack_split_memory(&s, cases[i].share, cases[i].alone);
+                assert_true(s.memory_known);
+                assert_true(stack_has(&s, STACK_MEMORY));
+                assert_closed(&s);
+                if (fabs(s.component[STACK_MEMORY] - cases[i].memory) > 1e-9)
+                        fail_msg("case %u: memory %g, expected %g", i, s.component[STACK_MEMORY],
+                                 cases[i].memory);
+                assert_near(s.component[STACK_INTERFERENCE], 0.4 - cases[i].memory, 1e-9);
+                /* The rest of the stack does not move. */
+                assert_near(s.speedup, 1.5, 1e-12);
+                assert_near(s.component[STACK_SYNC], 0.1, 1e-9);
+        }
+}
+
+/* No sensitivity, or one that is not a share: no split, interference as before. */
+static void memory_unknown_without_sensitivity(void **state)
+{
+        static const double bad[] = {NAN, -0.1, 1.5, INFINITY, -INFINITY};
+        struct stack s;
+
+        (void)state;
+        for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
+                stack_with_residual(&s);
+                stack_split_memory(&s, bad[i], 0.3);
+                assert_false(s.memory_known);
+                assert_false(stack_has(&s, STACK_MEMORY));
+                assert_true(isnan(s.component[STACK_MEMORY]));
+                assert_near(s.component[STACK_INTERFERENCE], 0.4, 1e-9);
+                assert_closed(&s);
+        }
+        /* A bad single-core share is unknown, not an error: taken as the share on N. */
+        stack_with_residual(&s);
+        stack_split_memory(&s, 0.5, 7);
+        assert_near(s.component[STACK_MEMORY], 0.5 * 0.4, 1e-9);
+        /* An unknown stack stays unknown. */
+        s = (struct stack){.known = false, .speedup = NAN};
+        stack_split_memory(&s, 0.5, 0.5);
+        assert_false(s.known || s.memory_known);
+        stack_split_memory(NULL, 0.5, 0.5);
+}
+
+/* Split again from the whole residual: the same sensitivity gives the same stack, an unknown
+ * one gives the residual back to interference. */
+static void memory_split_again(void **state)
+{
+        struct stack s, once;
+
+        (void)state;
+        stack_with_residual(&s);
+        stack_split_memory(&s, 0.5, NAN);
+        once = s;
+        stack_split_memory(&s, 0.5, NAN);
+        assert_near(s.component[STACK_MEMORY], once.component[STACK_MEMORY], 1e-12);
+        assert_near(s.component[STACK_INTERFERENCE], once.component[STACK_INTERFERENCE], 1e-12);
+        stack_split_memory(&s, NAN, NAN);
+        assert_false(s.memory_known);
+        assert_near(s.component[STACK_INTERFERENCE], 0.4, 1e-9);
+        assert_closed(&s);
+}
+
+/* The run-time speedup leaves no residual: memory is known, and 0. */
+static void memory_zero_without_residual(void **state)
+{
+        struct interval iv;
+        struct stack s;
+
+        (void)state;
+        interval_init(&iv, 1000 * MS, 2);
+        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
+        thread_set(&iv, 1, 900 * MS, 0, 100 * MS, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        stack_split_memory(&s, 0.8, NAN);
+        assert_true(s.memory_known);
+        assert_near(s.component[STACK_MEMORY], 0, 1e-12);
+        assert_near(s.component[STACK_INTERFERENCE], 0, 1e-12);
+        assert_closed(&s);
+}
+
+/* The estimator's mem_fraction (memory's share at its reference clock) carried to a clock:
+ * m = 0.5 at 2 GHz is 1 unit of compute and 0.5 of memory at 1 GHz, a third of the time. */
+static void memory_share_at_a_clock(void **state)
+{
+        (void)state;
+        assert_near(stack_mem_share_at(0.5, 2000000, 2000000), 0.5, 1e-12);
+        assert_near(stack_mem_share_at(0.5, 2000000, 1000000), 1.0 / 3, 1e-12);
+        assert_near(stack_mem_share_at(0.5, 1000000, 2000000), 2.0 / 3, 1e-12);
+        assert_near(stack_mem_share_at(0, 2000000, 1000000), 0, 1e-12);
+        assert_near(stack_mem_share_at(1, 2000000, 1000000), 1, 1e-12);
+        assert_true(isnan(stack_mem_share_at(NAN, 2000000, 1000000)));
+        assert_true(isnan(stack_mem_share_at(1.2, 2000000, 1000000)));
+        assert_true(isnan(stack_mem_share_at(0.5, 0, 1000000)));
+        assert_true(isnan(stack_mem_share_at(0.5, 2000000, 0)));
+}
+
 static void largest_delimiter(void **state)
 {
         struct stack s = {.known = true, .cores = 2, .speedup = 1.0};
@@ -497,6 +643,14 @@ static void largest_delimiter(void **state)
         s.component[STACK_INTERFERENCE] = 0.5; /* a residual, not a delimiter of the app's */
         assert_int_equal(stack_largest(&s), STACK_SYNC);
         s.component[STACK_IO] = 0.4;
+        assert_int_equal(stack_largest(&s), STACK_IO);
+        /* Memory is a delimiter where it is split out, and only there. */
+        s.component[STACK_MEMORY] = 0.45;
+        assert_int_equal(stack_largest(&s), STACK_IO);
+        s.memory_known = true;
+        assert_int_equal(stack_largest(&s), STACK_MEMORY);
+        s.component[STACK_MEMORY] = NAN;
+        s.memory_known = false;
         assert_int_equal(stack_largest(&s), STACK_IO);
         s.known = false;
         assert_int_equal(stack_largest(&s), STACK_COMPONENTS);
@@ -525,6 +679,11 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(superlinear_is_capped),
     cmocka_unit_test(mixtures_close_at_n),
     cmocka_unit_test(unknown_when_too_little_data),
+    cmocka_unit_test(memory_split_known_sensitivity),
+    cmocka_unit_test(memory_unknown_without_sensitivity),
+    cmocka_unit_test(memory_split_again),
+    cmocka_unit_test(memory_zero_without_residual),
+    cmocka_unit_test(memory_share_at_a_clock),
     cmocka_unit_test(largest_delimiter),
 };
 

@@ -87,30 +87,16 @@ static void prediction_in_status_and_jump(void **state)
 
 static void prediction_from_stalls_in_status(void **state)
 {
-        char path[64], spec[80], err[256];
-        struct platform_options po = {.spec = spec};
-        struct manager_options mo = {.delta_i_rate = NAN};
-        struct platform *pf;
-        struct manager *m;
+        struct sim_manager f;
         unsigned from_stalls = 0, from_time = 0;
 
         (void)state;
-        pctl_test_temp_file(path, sizeof(path), MEM_SCENARIO);
-        snprintf(spec, sizeof(spec), "sim:%s", path);
-        assert_int_equal(platform_open(&po, &pf, err, sizeof(err)), 0);
-        config_init(&mo.conf);
-        mo.platform = pf;
-        assert_int_equal(manager_new(&mo, NULL, &m), 0);
-        sim_step(pf->sim, 0);
-        assert_int_equal(manager_adopt(m, SIM_PID_BASE, "edp", err, sizeof(err)), 0);
-        for (unsigned step = 0; step < 600 && manager_n_apps(m); step++) {
+        sim_manager_open(&f, MEM_SCENARIO, "edp", 1);
+        for (unsigned step = 0; step < 600 && manager_n_apps(f.m); step++) {
                 struct json_object *j = json_object_new_object(), *a, *v, *from;
 
-                platform_advance(pf, 100 * NSEC_PER_MSEC);
-                manager_sample(m);
-                if (step % 10 == 9)
-                        manager_decide(m);
-                manager_status(m, j);
+                sim_manager_tick(&f, step);
+                manager_status(f.m, j);
                 a = first_app(j);
                 if (a) {
                         assert_true(json_object_object_get_ex(a, "predicted_best_cores", &v));
@@ -124,9 +110,7 @@ static void prediction_from_stalls_in_status(void **state)
                 json_object_put(j);
         }
         assert_true(from_stalls > 0);
-        manager_free(m);
-        platform_close(pf);
-        unlink(path);
+        sim_manager_close(&f);
 }
 
 static const struct CMUnitTest tests[] = {

@@ -877,13 +877,17 @@ static void test_probe_answers_once(void **state)
         const char *const names[] = {"sched_switch", NULL};
         struct threadstate_probe again;
         char reason[256];
-        uint64_t t0, probe_ns, btf_ns;
+        uint64_t t0, probe_ns = UINT64_MAX, btf_ns;
 
         (void)state;
         require_bpf();
-        t0 = now_ns();
-        assert_int_equal(threadstate_ebpf_ops.probe(NULL, &again), 0);
-        probe_ns = now_ns() - t0;
+        /* The fastest of five: one preemption of this test must not pass for a parse. */
+        for (int i = 0; i < 5; i++) {
+                t0 = now_ns();
+                assert_int_equal(threadstate_ebpf_ops.probe(NULL, &again), 0);
+                if (now_ns() - t0 < probe_ns)
+                        probe_ns = now_ns() - t0;
+        }
         t0 = now_ns();
         assert_int_equal(threadstate_bpf_check_tracepoints(names, reason, sizeof(reason)), 0);
         btf_ns = now_ns() - t0;

@@ -125,6 +125,10 @@ struct estimate {
          * its IPC at the fewest, at this frequency (decayed means). Near 0 without
          * contention; eq. 9 then needs no one-core probe. */
         double ipc_core_drop;
+        /* The cores it kept running: its CPUs' unhalted cycles over frequency x interval
+         * (busy time where cycles are unknown), NaN when unknown. Above the speedup, its
+         * threads ran without progress (spinning while they wait, stalls). */
+        double busy_cores;
 
         /* Parallel fraction. */
         double p_eq10;         /* eq. 10 on the decayed mean speedup at the current N */

@@ -713,6 +713,7 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                         double t = NAN;
 
                         if (rung[i] == cores || hist_fresh(ctx, a, rung[i], freq_khz) ||
+                            denied(ctx, a, rung[i], freq_khz) ||
                             scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, rung[i],
                                               freq_khz))
                                 continue;
@@ -1346,11 +1347,17 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 else
                         settled += apps[i].reserve_cores;
         }
-        /* Learners time-share CPUs only when what the others leave them cannot give each
-         * two of its own (P cannot be learned on one): on CPUs of their own they disturb
-         * no partitioned app's measurements, and are not slowed by one either. */
+        /* Learners time-share CPUs only when neither what the others leave them nor the
+         * machine split among all apps can give each two of its own (P cannot be learned on
+         * one): on CPUs of their own they disturb no partitioned app's measurements, and are
+         * not slowed by one either. Where every app can have two, the partition below makes
+         * room (a learner down to its fair share, at most ALLOCATOR_LEARNER_CORES; the others
+         * by the model's marginal cost): a learner time-sharing a settled app's CPUs slowed
+         * that app for the whole of its learning (together-s64-8apps: 4 of 8 apps arrive
+         * when the settled ones hold every CPU). */
         for (unsigned i = 0; i < n; i++) {
-                if (apps[i].shares_cpus && settled + 2 * learners <= ctx->n_cpus) {
+                if (apps[i].shares_cpus &&
+                    (settled + 2 * learners <= ctx->n_cpus || 2 * n <= ctx->n_cpus)) {
                         apps[i].shares_cpus = false;
                         snprintf(apps[i].reason + strlen(apps[i].reason),
                                  sizeof(apps[i].reason) - strlen(apps[i].reason),

@@ -1133,6 +1133,42 @@ static void learners_get_cpus_of_their_own_when_there_is_room(void **state)
         fixture_free(&f);
 }
 
+/* A learner arriving when a settled app holds every CPU: the settled app wants them all, but
+ * every app can have two CPUs of its own, so the partition makes room for the learner
+ * instead of letting it time-share the settled app's CPUs. */
+static void learner_gets_room_when_every_app_can_have_two(void **state)
+{
+        struct fixture f;
+        struct allocator_app a[2] = {
+            {.id = 1,
+             .policy = policy_builtin(OBJECTIVE_EDP),
+             .cores = N_CPUS,
+             .searching = true,
+             .step_cores = 1},
+            {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS},
+        };
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        estimator_app_add(f.est, 2);
+        feed(&f, 1, 0.99, 0, N_CPUS, 30); /* the model wants every CPU for it */
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.n_apps = 2;
+        ctx.learners_share = true;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_false(a[1].shares_cpus);
+        assert_true(a[1].want_cores >= 2);
+        assert_int_equal(a[0].want_cores + a[1].want_cores, N_CPUS);
+        /* Three CPUs for two apps: one would learn on one CPU, so it time-shares. */
+        ctx.n_cpus = 3;
+        a[0].cores = 3;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_true(a[1].shares_cpus);
+        fixture_free(&f);
+}
+
 /* A returning app starts at its remembered configuration, before any estimate, and stays when
  * it measures as remembered; measured far off, it searches from there. */
 static void returning_app_starts_at_its_remembered_best(void **state)
@@ -1417,5 +1453,6 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(unmeasurable_probe_is_abandoned_while_sharing),
     cmocka_unit_test(spinning_share_is_measured_from_busy_beyond_the_speedup),
     cmocka_unit_test(spinning_app_gives_up_cores_first),
+    cmocka_unit_test(learner_gets_room_when_every_app_can_have_two),
 };
 PCTL_TEST_MAIN(tests)

@@ -121,7 +121,7 @@ static void phase_reset(const struct allocator_ctx *ctx, struct allocator_app *a
 
 /* Spinning apps (docs/allocator.md, "Spinning apps"): Amdahl's law keeps SP cores busy on
  * average and counts the other N - SP idle; the estimator measures the cores the app kept
- * running (its CPUs' unhalted cycles). What ran beyond the speedup made no progress: threads
+ * running (its CPUs' busy time). What ran beyond the speedup made no progress: threads
  * spinning while they wait. Their share of the idle cores is the app's own (a thread that
  * spins a share of its waits does so at any count: Amdahl's idle cores, (1 - P)(N - 1) SP,
  * are its waits), so every count measures it for all. Measured where at least this many

@@ -119,6 +119,44 @@ static void phase_reset(const struct allocator_ctx *ctx, struct allocator_app *a
         search_reset(app);
 }
 
+/* Spinning apps (docs/allocator.md, "Spinning apps"): Amdahl's law keeps SP cores busy on
+ * average and counts the other N - SP idle; the estimator measures the cores the app kept
+ * running (its CPUs' busy time). What ran beyond the speedup made no progress: threads
+ * spinning while they wait. Their share of the idle cores is the app's own (a thread that
+ * spins a share of its waits does so at any count: Amdahl's idle cores, (1 - P)(N - 1) SP,
+ * are its waits), so every count measures it for all. Measured where at least this many
+ * cores are idle by Amdahl, so the share is a ratio of figures above the counters' noise. */
+#define ALLOCATOR_IDLE_RUN_MIN_IDLE 1.0
+
+static void idle_run_observe(struct allocator_app *a, const struct estimate *e)
+{
+        double idle, share;
+
+        if (!(e->known & ESTIMATE_SPEEDUP) || !isfinite(e->busy_cores) || e->n_cores < 2)
+                return;
+        idle = e->n_cores - e->speedup;
+        if (!(idle >= ALLOCATOR_IDLE_RUN_MIN_IDLE))
+                return;
+        share = fmin(1, fmax(0, (e->busy_cores - e->speedup) / idle));
+        if (a->idle_run_samples < ALLOCATOR_MEAN_SAMPLES)
+                a->idle_run_samples++;
+        a->idle_run_share += (share - a->idle_run_share) / a->idle_run_samples;
+}
+
+/* The reason of a decision the model made for an app whose idle cores run: says so, with the
+ * share its predictions charged, where it is above the counters' noise. */
+#define ALLOCATOR_IDLE_RUN_NOTE 0.05
+
+static void idle_run_note(const struct allocator_ctx *ctx, struct allocator_app *a)
+{
+        size_t len = strlen(a->reason);
+
+        if (ctx->pm && a->idle_run_samples && a->idle_run_share >= ALLOCATOR_IDLE_RUN_NOTE)
+                snprintf(a->reason + len, sizeof(a->reason) - len,
+                         "; %.0f%% of its idle cores run (spinning): charged busy",
+                         100 * a->idle_run_share);
+}
+
 void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app)
 {
         const struct estimate *e = estimator_get(ctx->est, app->id);
@@ -154,6 +192,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         /* The first interval after a change may straddle it. */
         if (++app->samples_here < 2)
                 return;
+        idle_run_observe(app, e);
         obj = objective_effective(app->policy->objective, ctx->pm || ctx->power_measured, NULL);
         if (obj == OBJECTIVE_MONITOR || !(e->known & ESTIMATE_IPS))
                 return;
@@ -344,14 +383,25 @@ static bool point_in_bounds(const struct allocator_ctx *ctx, const struct alloca
 }
 
 /* The predicted score of (cores, freq), NaN when the model cannot say. */
-static double predicted_score(const struct allocator_ctx *ctx, uint64_t id, enum objective_kind o,
-                              unsigned cores, unsigned freq_khz, double *time_s)
+static double predicted_score(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                              enum objective_kind o, unsigned cores, unsigned freq_khz,
+                              double *time_s)
 {
         struct model_prediction pr;
         double score;
 
-        if (estimator_predict(ctx->est, id, cores, freq_khz, ctx->pm, &pr) < 0)
+        if (estimator_predict(ctx->est, a->id, cores, freq_khz, ctx->pm, &pr) < 0)
                 return NAN;
+        /* Amdahl's law counts the cores its work leaves idle as idle; an app whose waiting
+         * threads spin keeps a measured share of them running: a busy core's power each. */
+        if (a->idle_run_samples && ctx->pm && isfinite(pr.power_w) && cores > pr.busy_cores) {
+                unsigned f = freq_khz ? freq_khz : model_power_max_freq(ctx->pm);
+                double run = a->idle_run_share * (cores - pr.busy_cores), busy_w, idle_w;
+
+                if (model_power_at(ctx->pm, f, run, 0, &busy_w) == 0 &&
+                    model_power_at(ctx->pm, f, 0, run, &idle_w) == 0)
+                        pr.power_w += busy_w - idle_w;
+        }
         /* The machine's static power (uncore, CPUs no app holds) is shared by the apps that
          * run: an app pays its share, not all of it, so one more core is worth less to it
          * than alone (the several-apps objective is the sum of the apps' own figures). */
@@ -664,10 +714,11 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                         double t = NAN;
 
                         if (rung[i] == cores || hist_fresh(ctx, a, rung[i], freq_khz) ||
+                            denied(ctx, a, rung[i], freq_khz) ||
                             scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, rung[i],
                                               freq_khz))
                                 continue;
-                        predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, rung[i], freq_khz, &t);
+                        predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, rung[i], freq_khz, &t);
                         if (isnan(base_t)
                                 ? isfinite(a->policy->max_slowdown) && rung[i] < b->max_cores
                                 : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
@@ -697,14 +748,14 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                     scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, c[i].cores,
                                       c[i].freq_khz))
                         continue;
-                predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, c[i].cores, c[i].freq_khz, &t);
+                predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, c[i].cores, c[i].freq_khz, &t);
                 if (!isnan(base_t) && !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
                         continue;
                 if (isnan(base_t) && isfinite(a->policy->max_slowdown) && c[i].cores < b->max_cores)
                         continue; /* a limit we cannot check is not crossed on a guess */
-                c[i].pred = ctx->pm ? predicted_score(ctx, a->id, a->effective, c[i].cores,
-                                                      c[i].freq_khz, NULL)
-                                    : NAN;
+                c[i].pred =
+                    ctx->pm ? predicted_score(ctx, a, a->effective, c[i].cores, c[i].freq_khz, NULL)
+                            : NAN;
                 out[n++] = c[i];
         }
         /* Insertion sort by prediction; NaN sorts last and keeps its place. */
@@ -748,8 +799,7 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
 static bool model_contradicted(const struct allocator_ctx *ctx, struct allocator_app *a,
                                const struct allocator_bounds *b, const struct allocator_point *best)
 {
-        double pred_best =
-            predicted_score(ctx, a->id, a->effective, best->cores, best->freq_khz, NULL);
+        double pred_best = predicted_score(ctx, a, a->effective, best->cores, best->freq_khz, NULL);
 
         if (isnan(pred_best))
                 return false;
@@ -762,7 +812,7 @@ static bool model_contradicted(const struct allocator_ctx *ctx, struct allocator
                         continue;
                 if (objective_better(
                         pred_best,
-                        predicted_score(ctx, a->id, a->effective, p->cores, p->freq_khz, NULL), 0))
+                        predicted_score(ctx, a, a->effective, p->cores, p->freq_khz, NULL), 0))
                         return true;
         }
         return false;
@@ -889,7 +939,7 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
                               scaling_predict_score(m, a->effective, n),
                               fmax(ALLOCATOR_SEARCH_MARGIN, m->fit_error)))
                 return false;
-        predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, n, best->freq_khz, &t);
+        predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, n, best->freq_khz, &t);
         if (isnan(base_t) ? isfinite(a->policy->max_slowdown) && n < b->max_cores
                           : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
                 return false;
@@ -911,6 +961,21 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
                  objective_to_string(a->effective), n,
                  freq_text(best->freq_khz, ftext, sizeof(ftext)));
         return true;
+}
+
+/* Whether the app's objective can be measured now: it needs no power, or the app's own
+ * power is known (attributed by the power model), or it runs alone on a package whose energy
+ * is measured. */
+static bool score_measurable(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                             const struct estimate *e)
+{
+        const struct estimator_platform *pl = estimator_platform(ctx->est);
+
+        if (!objective_needs_power(a->effective))
+                return true;
+        if (e && (e->known & ESTIMATE_POWER))
+                return true;
+        return ctx->n_apps == 1 && pl && pl->energy_measured;
 }
 
 static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
@@ -987,7 +1052,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                  * the full count) finds the scale in O(log N) probes. */
                 a->halving = range_wide(&b) && a->cores == start;
         }
-        predicted_score(ctx, a->id, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
+        predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
 
         /* The model's best within the bounds and the slowdown limit. */
         if (ctx->pm || a->effective == OBJECTIVE_PERFORMANCE) {
@@ -999,7 +1064,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                                 if (ctx->n_freqs &&
                                     (!freq_in(&b, f) || (a->freq_shared && f != a->freq_khz)))
                                         continue;
-                                s = predicted_score(ctx, a->id, a->effective, n, f, &t);
+                                s = predicted_score(ctx, a, a->effective, n, f, &t);
                                 if (!objective_slowdown_ok(base_t, t, pol->max_slowdown))
                                         continue;
                                 if (isnan(best_pred) || s < best_pred) {
@@ -1010,7 +1075,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                         }
                 }
         }
-        cur_pred = predicted_score(ctx, a->id, a->effective, a->cores, a->freq_khz, NULL);
+        cur_pred = predicted_score(ctx, a, a->effective, a->cores, a->freq_khz, NULL);
 
         /* Measurements overrule the model: the best fresh measured point in bounds. */
         cur_meas = hist_fresh(ctx, a, a->cores, a->freq_khz);
@@ -1041,6 +1106,24 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
          * decision (20 apps on 64 cores: 14 changes per app-minute). */
         if (!cur_meas && a->cores == a->probe_cores && a->freq_khz == a->probe_freq_khz &&
             ctx->n_apps > 1) {
+                /* Begun alone, a probe cannot be measured once another app arrives and the
+                 * app's own power is not measured: it would hold an unmeasured probe to the
+                 * end. Back to the best measured point; the model ranks from there. */
+                if (best_meas && !score_measurable(ctx, a, e)) {
+                        a->denied_cores = a->cores;
+                        a->denied_freq_khz = a->freq_khz;
+                        a->denied_decision = ctx->decision;
+                        a->want_cores = best_meas->cores;
+                        a->want_freq_khz = best_meas->freq_khz;
+                        a->probe_cores = a->probe_freq_khz = 0;
+                        snprintf(a->reason, sizeof(a->reason),
+                                 "probe of %u cores%s abandoned: its %s cannot be measured "
+                                 "while sharing (no power of its own); back to %u cores%s",
+                                 a->cores, freq_text(a->freq_khz, ftext, sizeof(ftext)),
+                                 objective_to_string(a->effective), best_meas->cores,
+                                 freq_text(best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
+                        return;
+                }
                 stay(a, "%s", "measuring this configuration");
                 return;
         }
@@ -1095,6 +1178,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                          best_n, freq_text(best_f, ftext, sizeof(ftext)),
                          e->known & ESTIMATE_P_LS ? e->p_ls : e->p_eq10, why ? "; " : "",
                          why ? why : "");
+                idle_run_note(ctx, a);
                 return;
         }
         /* The measured search: wait for the current point's measurement, then measure the
@@ -1233,9 +1317,9 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
 static double trim_cost(const struct allocator_ctx *ctx, const struct allocator_app *a)
 {
         double now =
-            predicted_score(ctx, a->id, a->effective, a->reserve_cores, a->want_freq_khz, NULL);
+            predicted_score(ctx, a, a->effective, a->reserve_cores, a->want_freq_khz, NULL);
         double less =
-            predicted_score(ctx, a->id, a->effective, a->reserve_cores - 1, a->want_freq_khz, NULL);
+            predicted_score(ctx, a, a->effective, a->reserve_cores - 1, a->want_freq_khz, NULL);
 
         if (!isfinite(now) || !isfinite(less) || now == 0)
                 return NAN;
@@ -1264,11 +1348,17 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 else
                         settled += apps[i].reserve_cores;
         }
-        /* Learners time-share CPUs only when what the others leave them cannot give each
-         * two of its own (P cannot be learned on one): on CPUs of their own they disturb
-         * no partitioned app's measurements, and are not slowed by one either. */
+        /* Learners time-share CPUs only when neither what the others leave them nor the
+         * machine split among all apps can give each two of its own (P cannot be learned on
+         * one): on CPUs of their own they disturb no partitioned app's measurements, and are
+         * not slowed by one either. Where every app can have two, the partition below makes
+         * room (a learner down to its fair share, at most ALLOCATOR_LEARNER_CORES; the others
+         * by the model's marginal cost): a learner time-sharing a settled app's CPUs slowed
+         * that app for the whole of its learning (together-s64-8apps: 4 of 8 apps arrive
+         * when the settled ones hold every CPU). */
         for (unsigned i = 0; i < n; i++) {
-                if (apps[i].shares_cpus && settled + 2 * learners <= ctx->n_cpus) {
+                if (apps[i].shares_cpus &&
+                    (settled + 2 * learners <= ctx->n_cpus || 2 * n <= ctx->n_cpus)) {
                         apps[i].shares_cpus = false;
                         snprintf(apps[i].reason + strlen(apps[i].reason),
                                  sizeof(apps[i].reason) - strlen(apps[i].reason),
@@ -1339,6 +1429,7 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 victim->want_cores = victim->reserve_cores;
                 snprintf(victim->reason, sizeof(victim->reason),
                          "sharing %u CPUs among %u apps by weight", ctx->n_cpus, n);
+                idle_run_note(ctx, victim);
         }
         for (unsigned i = 0; i < n; i++) {
                 struct allocator_app *a = &apps[i];

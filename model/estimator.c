@@ -238,6 +238,7 @@ static void est_estimate_reset(struct estimate *e, uint64_t id)
             .speedup_run = NAN,
             .p_run = NAN,
             .ipc_core_drop = NAN,
+            .busy_cores = NAN,
         };
 }
 
@@ -740,6 +741,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         bool counters = true, busy_ok = true, target_instr = v->target >= 0;
         double i0 = 0, delta_i = 0, c_max = 0, i0_busiest = 0, busy_sum = 0, busy_max = 0;
         double cycles = 0, busy_total = 0, cpu_idle_min = INFINITY, busy_rate_sum = 0;
+        double busy_own = 0;
         unsigned n = 0;
 
         if (a->have_ts && s->timestamp_ns > a->last_ts_ns)
@@ -777,6 +779,7 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         if (!v->run_only)
                 e->intervals++;
         e->i0 = e->delta_i = e->ipc = e->ips = e->ipc1 = e->speedup = e->p_eq10 = NAN;
+        e->busy_cores = NAN;
         e->delta_i_source = ESTIMATE_DELTA_I_NONE;
         e->ipc1_source = ESTIMATE_IPC1_NONE;
         e->speedup_source = ESTIMATE_SPEEDUP_NONE;
@@ -795,6 +798,9 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
 
                 /* NaN as soon as one CPU's count is unknown. */
                 busy_total += busy;
+                /* On CPUs it holds alone: time-shared, its threads' time is the others'
+                 * as much as its own, and the speedup (per cycle) does not say so. */
+                busy_own += sh->holders > 1 ? NAN : busy;
                 cycles += (c->measured & SENSOR_CYCLES) ? (double)c->cycles * frac : NAN;
                 c_cycles = sh->holders > 1 ? (double)tc->cycles : (double)c->cycles;
                 /* Stalls as I0: the target's own where it counts them (on a shared CPU
@@ -854,6 +860,8 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         }
         a->cycles = cycles;
         a->busy_s = busy_total;
+        if (busy_own >= 0)
+                e->busy_cores = busy_own / dt_s;
 
         if (counters) {
                 double ipc_core, ipc1_here;

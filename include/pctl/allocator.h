@@ -106,6 +106,13 @@ struct allocator_app {
         struct scaling scaling;
         struct scaling_model scaling_model;
         unsigned scaling_jumps; /* jumps to its predicted optimum in this search */
+        /* Of the cores Amdahl's law counts idle (N minus the speedup), the share its threads
+         * kept running without progress (spinning while they wait): its busy cores over its
+         * speedup, a running mean over the intervals observed (idle_run_samples). Those cores
+         * draw a busy core's power, which its predictions charge (docs/allocator.md,
+         * "Spinning apps"). idle_run_samples 0: unknown, Amdahl's count stands. */
+        double idle_run_share;
+        unsigned idle_run_samples;
         /* Out. */
         unsigned want_cores;
         unsigned want_freq_khz;

@@ -131,6 +131,11 @@ struct estimate {
          * its IPC at the fewest, at this frequency (decayed means). Near 0 without
          * contention; eq. 9 then needs no one-core probe. */
         double ipc_core_drop;
+        /* The cores it kept running: its CPUs' busy time (else unhalted cycles at a known
+         * frequency) over the interval; NaN when unknown or when another app time-shares one
+         * of its CPUs. Above the speedup, its threads ran without progress (spinning while
+         * they wait). */
+        double busy_cores;
 
         /* Parallel fraction. */
         double p_eq10;         /* eq. 10 on the decayed mean speedup at the current N */

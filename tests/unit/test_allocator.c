@@ -1133,6 +1133,42 @@ static void learners_get_cpus_of_their_own_when_there_is_room(void **state)
         fixture_free(&f);
 }
 
+/* A learner arriving when a settled app holds every CPU: the settled app wants them all, but
+ * every app can have two CPUs of its own, so the partition makes room for the learner
+ * instead of letting it time-share the settled app's CPUs. */
+static void learner_gets_room_when_every_app_can_have_two(void **state)
+{
+        struct fixture f;
+        struct allocator_app a[2] = {
+            {.id = 1,
+             .policy = policy_builtin(OBJECTIVE_EDP),
+             .cores = N_CPUS,
+             .searching = true,
+             .step_cores = 1},
+            {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS},
+        };
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        estimator_app_add(f.est, 2);
+        feed(&f, 1, 0.99, 0, N_CPUS, 30); /* the model wants every CPU for it */
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.n_apps = 2;
+        ctx.learners_share = true;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_false(a[1].shares_cpus);
+        assert_true(a[1].want_cores >= 2);
+        assert_int_equal(a[0].want_cores + a[1].want_cores, N_CPUS);
+        /* Three CPUs for two apps: one would learn on one CPU, so it time-shares. */
+        ctx.n_cpus = 3;
+        a[0].cores = 3;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_true(a[1].shares_cpus);
+        fixture_free(&f);
+}
+
 /* A returning app starts at its remembered configuration, before any estimate, and stays when
  * it measures as remembered; measured far off, it searches from there. */
 static void returning_app_starts_at_its_remembered_best(void **state)
@@ -1224,9 +1260,15 @@ static void probe_is_measured_before_the_model_moves_it(void **state)
                                   .step_cores = 1,
                                   .probe_cores = 1};
         struct allocator_ctx ctx;
+        struct estimator_config cfg = {.delta_i_rate = NAN};
 
         (void)state;
         fixture_init(&f);
+        /* The estimator attributes power by the model: the probe's score can be measured. */
+        estimator_free(f.est);
+        cfg.power = &f.pm;
+        f.est = estimator_new(&cfg);
+        assert_non_null(f.est);
         estimator_app_add(f.est, 1);
         feed(&f, 1, 0.95, 0, 4, 30); /* the model wants every core */
         ctx = ctx_for(&f, N_CPUS);
@@ -1239,6 +1281,139 @@ static void probe_is_measured_before_the_model_moves_it(void **state)
         a.probe_cores = 0;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_true(a.want_cores > 1);
+        fixture_free(&f);
+}
+
+/* Sharing the machine, a probe begun alone whose score can no longer be measured (no power
+ * of its own: the estimator attributes none) is abandoned for the best measured point, and
+ * not asked for again while that is fresh. */
+static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 1,
+                                  .searching = true,
+                                  .step_cores = 1,
+                                  .probe_cores = 1};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.95, 0, 1, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.n_apps = 2;
+        add_point(&a, 4, 0, 5, ctx.decision);
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 4);
+        assert_non_null(strstr(a.reason, "abandoned"));
+        assert_int_equal(a.denied_cores, 1);
+        /* Alone, the package's energy measures it: no abandon. */
+        a = (struct allocator_app){.id = 1,
+                                   .policy = policy_builtin(OBJECTIVE_EDP),
+                                   .cores = 1,
+                                   .searching = true,
+                                   .step_cores = 1,
+                                   .probe_cores = 1};
+        add_point(&a, 4, 0, 5, ctx.decision);
+        ctx.n_apps = 1;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_null(strstr(a.reason, "abandoned"));
+        fixture_free(&f);
+}
+
+/* An app whose threads spin while they wait: its CPUs are busy beyond its speedup. The
+ * allocator measures the share of Amdahl's idle cores that run (busy - speedup over N -
+ * speedup), and not from a CPU another app time-shares. */
+static void spinning_share_is_measured_from_busy_beyond_the_speedup(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 8};
+        struct synth_app s = {
+            .p = 0.5, .ipc_ref = 1, .freq_ref_khz = 2000000, .n_cores = 8, .freq_khz = 2000000};
+        struct allocator_ctx ctx;
+        double speedup = 1 / (0.5 + 0.5 / 8);
+
+        (void)state;
+        for (int spin = 0; spin < 2; spin++) {
+                fixture_init(&f);
+                f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY;
+                estimator_app_add(f.est, 1);
+                ctx = ctx_for(&f, N_CPUS);
+                a = (struct allocator_app){
+                    .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 8};
+                for (unsigned i = 0; i < 6; i++) {
+                        struct estimator_app_view v = synth_view(1, &s, -1);
+
+                        synth_begin(&f.m, &f.s, INTERVAL_NS);
+                        synth_run(&f.m, &f.s, &s, -1);
+                        /* Spinning: the waiting threads' CPUs run for 60% of what Amdahl
+                         * leaves idle, retiring nothing that counts. */
+                        for (unsigned c = 1; spin && c < 8; c++)
+                                f.s.cpu[c].busy_ns +=
+                                    (uint64_t)(0.6 * (INTERVAL_NS - f.s.cpu[c].busy_ns));
+                        synth_end(&f.m, &f.s, false);
+                        assert_int_equal(estimator_update(f.est, &f.s, &v, 1), 0);
+                        allocator_observe(&ctx, &a);
+                }
+                assert_true(a.idle_run_samples > 0);
+                if (spin)
+                        assert_true(fabs(a.idle_run_share -
+                                         0.6 * (7 - (speedup - 1)) / (8 - speedup)) < 0.03);
+                else
+                        assert_true(a.idle_run_share < 0.02);
+                fixture_free(&f);
+        }
+}
+
+/* Two apps alike but for spinning, holding 2 cores each (the cores beyond are not taken from
+ * anyone): the model charges the spinner's running idle cores a busy core's power, so one
+ * more core is worth less to it, and the partition gives it fewer, saying why. Without the
+ * share measured they are split evenly. */
+static void spinning_app_gives_up_cores_first(void **state)
+{
+        struct fixture f;
+        struct allocator_app a[2];
+        struct allocator_ctx ctx;
+        struct power_decl d = {0};
+        struct model_power pm;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        estimator_app_add(f.est, 2);
+        feed(&f, 1, 0.9, 0, 4, 30);
+        feed(&f, 2, 0.9, 4, 4, 30);
+        /* 12 CPUs to share (the counters came from 8). */
+        ctx = ctx_for(&f, 12);
+        ctx.n_apps = 2;
+        /* A held idle core draws a tenth of a busy one's power. */
+        power_decl_key(&d, "static_w", "20");
+        power_decl_key(&d, "core_w", "10");
+        power_decl_key(&d, "idle_w", "1");
+        assert_int_equal(power_decl_to_model(&d, 1, &pm), 0);
+        ctx.pm = &pm;
+        for (int spin = 0; spin < 2; spin++) {
+                for (unsigned i = 0; i < 2; i++)
+                        a[i] = (struct allocator_app){.id = i + 1,
+                                                      .policy = policy_builtin(OBJECTIVE_EDP),
+                                                      .cores = 2,
+                                                      .searching = true,
+                                                      .step_cores = 1};
+                a[0].idle_run_samples = spin ? 8 : 0;
+                a[0].idle_run_share = spin ? 0.8 : 0;
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                assert_int_equal(a[0].want_cores + a[1].want_cores, 12);
+                if (!spin) {
+                        assert_int_equal(a[0].want_cores, a[1].want_cores);
+                        continue;
+                }
+                if (!(a[0].want_cores < a[1].want_cores))
+                        fail_msg("spinning app %u cores, the other %u (%s)", a[0].want_cores,
+                                 a[1].want_cores, a[0].reason);
+                assert_non_null(strstr(a[0].reason, "spinning"));
+        }
         fixture_free(&f);
 }
 
@@ -1275,5 +1450,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(returning_app_starts_at_its_remembered_best),
     cmocka_unit_test(best_is_the_first_phases_when_it_changed),
     cmocka_unit_test(probe_is_measured_before_the_model_moves_it),
+    cmocka_unit_test(unmeasurable_probe_is_abandoned_while_sharing),
+    cmocka_unit_test(spinning_share_is_measured_from_busy_beyond_the_speedup),
+    cmocka_unit_test(spinning_app_gives_up_cores_first),
+    cmocka_unit_test(learner_gets_room_when_every_app_can_have_two),
 };
 PCTL_TEST_MAIN(tests)

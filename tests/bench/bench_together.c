@@ -144,7 +144,7 @@ static int run_case(const struct together_case *c, unsigned *missed)
                 return r;
         }
         printf("bench: together %s (%u apps, %u CPUs, oracle by %s): sum EDP pctl/oracle = "
-               "%.3f%s, default/oracle = %.3f, pctl/default = %.3f; oracle %.3f s CPU, %.3f s "
+               "%.4f%s, default/oracle = %.3f, pctl/default = %.3f; oracle %.3f s CPU, %.3f s "
                "wall (%lu runs, %lu partitions scored)\n",
                c->file, info.n_apps, info.n_cpus, sim_together_method_name(t.method),
                pctl / t.score, c->judged ? " (judged)" : " (over the target: figure only)",

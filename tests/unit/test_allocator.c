@@ -571,37 +571,50 @@ static void p_settles_early_when_precise(void **state)
         }
 }
 
-/* From the full count of a wide range the search halves the cores while the measured score
- * improves (64, 32, 16, 8), then searches between the halvings and settles on the best. */
-static void search_halves_from_the_full_count(void **state)
+/* The measured search of a on 64 CPUs until it settles, or until it has visited
+ * max_visited new core counts: each count gets, when first visited, a measured EDP rate
+ * 100 + 10 (n - best)^2 (minimum at best cores), as does the count a starts on. The new counts
+ * go to visited[] in order; returns how many. */
+static unsigned search_on_quadratic(struct allocator_app *a, unsigned best, unsigned *visited,
+                                    unsigned max_visited)
 {
         struct fixture f;
-        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 64};
         struct allocator_ctx ctx;
-        unsigned visited[32], n_visited = 0;
+        unsigned n_visited = 0;
+        double d = (double)a->cores - best;
 
-        (void)state;
         fixture_init(&f);
         estimator_app_add(f.est, 1);
         feed(&f, 1, 0.5, 0, N_CPUS, 30);
         ctx = ctx_for(&f, 64);
         ctx.pm = NULL;
         ctx.power_measured = true;
-        add_point(&a, 64, 0, 100 + 10 * 52.0 * 52, ctx.decision);
-        while (n_visited < ARRAY_SIZE(visited)) {
-                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (a.converged && !a.changed)
+        add_point(a, a->cores, 0, 100 + 10 * d * d, ctx.decision);
+        while (n_visited < max_visited) {
+                assert_int_equal(allocator_decide(&ctx, a, 1), 0);
+                if (a->converged && !a->changed)
                         break;
-                a.cores = a.want_cores;
-                if (!hist_samples(&a, a.cores)) {
-                        /* A measured EDP rate with its minimum at 12 cores. */
-                        double d = (double)a.cores - 12;
-
-                        add_point(&a, a.cores, 0, 100 + 10 * d * d, ctx.decision);
-                        visited[n_visited++] = a.cores;
+                a->cores = a->want_cores;
+                if (!hist_samples(a, a->cores)) {
+                        d = (double)a->cores - best;
+                        add_point(a, a->cores, 0, 100 + 10 * d * d, ctx.decision);
+                        visited[n_visited++] = a->cores;
                 }
                 ctx.decision++;
         }
+        fixture_free(&f);
+        return n_visited;
+}
+
+/* From the full count of a wide range the search halves the cores while the measured score
+ * improves (64, 32, 16, 8), then searches between the halvings and settles on the best. */
+static void search_halves_from_the_full_count(void **state)
+{
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 64};
+        unsigned visited[32], n_visited;
+
+        (void)state;
+        n_visited = search_on_quadratic(&a, 12, visited, ARRAY_SIZE(visited));
         assert_true(n_visited >= 3);
         assert_int_equal(visited[0], 32);
         assert_int_equal(visited[1], 16);
@@ -609,7 +622,6 @@ static void search_halves_from_the_full_count(void **state)
         if (a.cores != 12 || !a.converged)
                 fail_msg("ended at %u cores (%s), expected 12 and settled", a.cores, a.reason);
         assert_true(n_visited <= 10);
-        fixture_free(&f);
 }
 
 /* Alone on 64 cores, an app whose speedup there is small (P = 0.5: 2.0 of 64 cores) warms up
@@ -661,37 +673,15 @@ static void small_speedup_starts_on_a_quarter(void **state)
  * while the measured score improves: an optimum at 40 of 64 cores is found from 16. */
 static void ladder_climbs_from_a_quarter(void **state)
 {
-        struct fixture f;
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 16,
                                   .start_decided = true,
                                   .start_at = 16};
-        struct allocator_ctx ctx;
-        unsigned visited[32], n_visited = 0;
+        unsigned visited[32], n_visited;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, 64);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
-        add_point(&a, 16, 0, 100 + 10 * 24.0 * 24, ctx.decision);
-        while (n_visited < ARRAY_SIZE(visited)) {
-                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (a.converged && !a.changed)
-                        break;
-                a.cores = a.want_cores;
-                if (!hist_samples(&a, a.cores)) {
-                        /* A measured EDP rate with its minimum at 40 cores. */
-                        double d = (double)a.cores - 40;
-
-                        add_point(&a, a.cores, 0, 100 + 10 * d * d, ctx.decision);
-                        visited[n_visited++] = a.cores;
-                }
-                ctx.decision++;
-        }
+        n_visited = search_on_quadratic(&a, 40, visited, ARRAY_SIZE(visited));
         assert_true(n_visited >= 3);
         assert_int_equal(visited[0], 8);
         assert_int_equal(visited[1], 32);
@@ -699,7 +689,6 @@ static void ladder_climbs_from_a_quarter(void **state)
         if (a.cores != 40 || !a.converged)
                 fail_msg("ended at %u cores (%s), expected 40 and settled", a.cores, a.reason);
         assert_true(n_visited <= 12);
-        fixture_free(&f);
 }
 
 /* ESTIMA extrapolates upwards: an app measured on 8-16 cores whose time does not fall with

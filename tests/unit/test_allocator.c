@@ -502,6 +502,21 @@ static void observe_skips_the_change_and_asks_to_decide(void **state)
         fixture_free(&f);
 }
 
+/* A fixture whose app (id 1, P 0.5) has 30 intervals on every CPU, and the context of a
+ * search on n_cpus scored by measurements alone (no power model, power measured). */
+static struct allocator_ctx measured_ctx(struct fixture *f, unsigned n_cpus)
+{
+        struct allocator_ctx ctx;
+
+        fixture_init(f);
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(f, n_cpus);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        return ctx;
+}
+
 /* The pattern search on made-up measurements: it probes the unmeasured neighbours of the best
  * point, halves its step when none is left, and settles on the best once every neighbour at
  * step 1 measured worse. */
@@ -516,12 +531,7 @@ static void search_settles_on_the_measured_best(void **state)
         unsigned visited = 0;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, N_CPUS);
         for (unsigned step = 0; step < 20; step++) {
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 if (a.converged && !a.changed)
@@ -583,12 +593,7 @@ static unsigned search_on_quadratic(struct allocator_app *a, unsigned best, unsi
         unsigned n_visited = 0;
         double d = (double)a->cores - best;
 
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, 64);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, 64);
         add_point(a, a->cores, 0, 100 + 10 * d * d, ctx.decision);
         while (n_visited < max_visited) {
                 assert_int_equal(allocator_decide(&ctx, a, 1), 0);
@@ -708,12 +713,7 @@ static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
         struct allocator_ctx ctx;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, 64);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, 64);
         for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
                 double ips = 1e9, w = 50 + 5.0 * counts[i];
 
@@ -783,12 +783,7 @@ static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **stat
         struct allocator_ctx ctx;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, 64);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, 64);
         for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
                 double ips = 1e8 * counts[i], w = 50 + 5.0 * counts[i];
 
@@ -871,12 +866,7 @@ static void failed_direction_is_not_probed_again(void **state)
         struct allocator_ctx ctx;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, N_CPUS);
         ctx.freqs_khz = freqs;
         ctx.n_freqs = ARRAY_SIZE(freqs);
         for (int with_failure = 1; with_failure >= 0; with_failure--) {
@@ -915,12 +905,7 @@ static void far_worse_move_is_not_probed_again_anywhere(void **state)
         struct allocator_ctx ctx;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, N_CPUS);
         ctx.freqs_khz = freqs;
         ctx.n_freqs = ARRAY_SIZE(freqs);
         for (int far_worse = 1; far_worse >= 0; far_worse--) {
@@ -994,12 +979,7 @@ static void shared_domain_app_searches_cores_only(void **state)
         struct allocator_ctx ctx;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, N_CPUS);
         ctx.freqs_khz = freqs;
         ctx.n_freqs = ARRAY_SIZE(freqs);
         for (int shared = 0; shared <= 1; shared++) {

@@ -581,21 +581,19 @@ static void p_settles_early_when_precise(void **state)
         }
 }
 
-/* The measured search of a on 64 CPUs until it settles, or until it has visited
- * max_visited new core counts: each count gets, when first visited, a measured EDP rate
- * 100 + 10 (n - best)^2 (minimum at best cores), as does the count a starts on. The new counts
- * go to visited[] in order; returns how many. */
-static unsigned search_on_quadratic(struct allocator_app *a, unsigned best, unsigned *visited,
-                                    unsigned max_visited)
+/* The measured search of a on 64 CPUs, from the count it starts on, over a measured EDP rate
+ * 100 + 10 (n - best)^2 (minimum at best cores) given to each count when first visited: it
+ * visits first[0..2] first, settles on best, and visits at most max_visited new counts. */
+static void search_on_quadratic(struct allocator_app *a, unsigned best, const unsigned first[3],
+                                unsigned max_visited)
 {
         struct fixture f;
-        struct allocator_ctx ctx;
-        unsigned n_visited = 0;
+        struct allocator_ctx ctx = measured_ctx(&f, 64);
+        unsigned visited[32], n_visited = 0;
         double d = (double)a->cores - best;
 
-        ctx = measured_ctx(&f, 64);
         add_point(a, a->cores, 0, 100 + 10 * d * d, ctx.decision);
-        while (n_visited < max_visited) {
+        while (n_visited < ARRAY_SIZE(visited)) {
                 assert_int_equal(allocator_decide(&ctx, a, 1), 0);
                 if (a->converged && !a->changed)
                         break;
@@ -607,8 +605,14 @@ static unsigned search_on_quadratic(struct allocator_app *a, unsigned best, unsi
                 }
                 ctx.decision++;
         }
+        assert_true(n_visited >= 3);
+        for (unsigned i = 0; i < 3; i++)
+                assert_int_equal(visited[i], first[i]);
+        if (a->cores != best || !a->converged)
+                fail_msg("ended at %u cores (%s), expected %u and settled", a->cores, a->reason,
+                         best);
+        assert_true(n_visited <= max_visited);
         fixture_free(&f);
-        return n_visited;
 }
 
 /* From the full count of a wide range the search halves the cores while the measured score
@@ -616,17 +620,9 @@ static unsigned search_on_quadratic(struct allocator_app *a, unsigned best, unsi
 static void search_halves_from_the_full_count(void **state)
 {
         struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 64};
-        unsigned visited[32], n_visited;
 
         (void)state;
-        n_visited = search_on_quadratic(&a, 12, visited, ARRAY_SIZE(visited));
-        assert_true(n_visited >= 3);
-        assert_int_equal(visited[0], 32);
-        assert_int_equal(visited[1], 16);
-        assert_int_equal(visited[2], 8);
-        if (a.cores != 12 || !a.converged)
-                fail_msg("ended at %u cores (%s), expected 12 and settled", a.cores, a.reason);
-        assert_true(n_visited <= 10);
+        search_on_quadratic(&a, 12, (const unsigned[]){32, 16, 8}, 10);
 }
 
 /* Alone on 64 cores, an app whose speedup there is small (P = 0.5: 2.0 of 64 cores) warms up
@@ -683,17 +679,9 @@ static void ladder_climbs_from_a_quarter(void **state)
                                   .cores = 16,
                                   .start_decided = true,
                                   .start_at = 16};
-        unsigned visited[32], n_visited;
 
         (void)state;
-        n_visited = search_on_quadratic(&a, 40, visited, ARRAY_SIZE(visited));
-        assert_true(n_visited >= 3);
-        assert_int_equal(visited[0], 8);
-        assert_int_equal(visited[1], 32);
-        assert_int_equal(visited[2], 64);
-        if (a.cores != 40 || !a.converged)
-                fail_msg("ended at %u cores (%s), expected 40 and settled", a.cores, a.reason);
-        assert_true(n_visited <= 12);
+        search_on_quadratic(&a, 40, (const unsigned[]){8, 32, 64}, 12);
 }
 
 /* ESTIMA extrapolates upwards: an app measured on 8-16 cores whose time does not fall with

@@ -13,6 +13,7 @@
 #include "pctl/calibrate.h"
 #include "pctl/estimator.h"
 #include "pctl/sim.h"
+#include "../unit/pctl_sim_rig.h"
 #include "../unit/test_estimator_synth.h"
 
 #define N_APPS 256
@@ -170,59 +171,36 @@ static int sim_bandwidth(bool one_core, double *est_sp, double *true_sp, const c
         static const char text[] = "[machine]\npreset = server-64\nsockets = 1\n"
                                    "[app s]\nstart_s = 0\ninstructions = 1e15\np = 0.99\n"
                                    "ipc = 1\nmem_fraction = 0.5\nmem_bytes_per_instruction = 8\n";
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-        struct sensor *sensor = NULL;
-        struct actuator *act = NULL;
-        struct actuator_app *app = NULL;
-        struct sensor_sample s = {0};
-        struct sim_machine_info info;
+        struct sim_rig r;
         struct sim_app_truth truth;
-        struct estimator *est = NULL;
         const struct estimate *e;
-        int r = -1;
+        int rc = -1;
 
-        if (sim_load_string(text, "bandwidth", &m, &err) < 0)
+        if (sim_rig_open(&r, text, "bandwidth", "s",
+                         &(struct estimator_config){.delta_i_rate = NAN}) < 0) {
+                fprintf(stderr, "bench_estimator: %s\n", r.err);
                 return -1;
-        sim_machine_info(m, &info);
-        if (sensor_open(&sim_sensor_ops, &(struct sensor_config){.machine = m}, &sensor) < 0 ||
-            actuator_open(&sim_actuator_ops, &(struct actuator_config){.machine = m}, &act, NULL,
-                          0) < 0 ||
-            act->ops->adopt(act, SIM_PID_BASE, "s", &app) < 0)
-                goto out;
-        est = estimator_new(&(struct estimator_config){.delta_i_rate = NAN});
-        if (!est || estimator_app_add(est, 1) < 0 || sensor_read(sensor, &s) < 0)
-                goto out;
+        }
         for (unsigned n = one_core ? 1 : 16; n <= 16; n += 15) {
-                struct estimator_app_view v = {
-                    .id = 1, .target = -1, .freq_khz = info.freqs_mhz[info.n_freqs - 1] * 1000};
+                struct estimator_app_view v;
 
-                cpumask_zero(&v.cpus);
-                for (unsigned c = 0; c < n; c++)
-                        cpumask_set(&v.cpus, c);
-                if (act->ops->set_cpus(act, app, &v.cpus) < 0)
+                if (sim_rig_set_cores(&r, n, &v) < 0)
                         goto out;
                 for (unsigned i = 0; i < 6; i++)
-                        if (sim_step(m, INTERVAL_NS) < 0 || sensor_read(sensor, &s) < 0 ||
-                            (i > 0 && estimator_update(est, &s, &v, 1) < 0))
+                        if (sim_rig_step(&r) < 0 ||
+                            (i > 0 && estimator_update(r.est, &r.s, &v, 1) < 0))
                                 goto out;
         }
-        e = estimator_get(est, 1);
-        if (sim_truth_app(m, 0, &truth) < 0 || !(e->known & ESTIMATE_SPEEDUP))
+        e = estimator_get(r.est, 1);
+        if (sim_truth_app(r.m, 0, &truth) < 0 || !(e->known & ESTIMATE_SPEEDUP))
                 goto out;
         *est_sp = e->speedup;
         *true_sp = truth.speedup_true;
         *source = estimate_ipc1_source_name(e->ipc1_source);
-        r = 0;
+        rc = 0;
 out:
-        estimator_free(est);
-        sensor_sample_free(&s);
-        if (app)
-                act->ops->release(act, app);
-        actuator_close(act);
-        sensor_close(sensor);
-        sim_free(m);
-        return r;
+        sim_rig_close(&r);
+        return rc;
 }
 
 int main(void)

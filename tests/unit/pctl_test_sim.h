@@ -9,6 +9,7 @@
 #include "pctl/manager.h"
 #include "pctl/sim.h"
 #include "pctl/util.h"
+#include "pctl_sim_rig.h"
 
 struct sim_manager {
         char path[64]; /* the scenario's temporary file */
@@ -54,4 +55,12 @@ static inline void sim_manager_close(struct sim_manager *f)
         manager_free(f->m);
         platform_close(f->pf);
         unlink(f->path);
+}
+
+/* The estimator-level rig of pctl_sim_rig.h, opened or the test failed with what refused. */
+static inline void sim_rig_open_or_fail(struct sim_rig *r, const char *scenario, const char *name,
+                                        const char *comm, const struct estimator_config *cfg)
+{
+        if (sim_rig_open(r, scenario, name, comm, cfg) != 0)
+                fail_msg("model-machine rig on %s: %s", name, r->err);
 }

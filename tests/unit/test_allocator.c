@@ -502,6 +502,21 @@ static void observe_skips_the_change_and_asks_to_decide(void **state)
         fixture_free(&f);
 }
 
+/* A fixture whose app (id 1, P 0.5) has 30 intervals on every CPU, and the context of a
+ * search on n_cpus scored by measurements alone (no power model, power measured). */
+static struct allocator_ctx measured_ctx(struct fixture *f, unsigned n_cpus)
+{
+        struct allocator_ctx ctx;
+
+        fixture_init(f);
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.5, 0, N_CPUS, 30);
+        ctx = ctx_for(f, n_cpus);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        return ctx;
+}
+
 /* The pattern search on made-up measurements: it probes the unmeasured neighbours of the best
  * point, halves its step when none is left, and settles on the best once every neighbour at
  * step 1 measured worse. */
@@ -516,12 +531,7 @@ static void search_settles_on_the_measured_best(void **state)
         unsigned visited = 0;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, N_CPUS);
         for (unsigned step = 0; step < 20; step++) {
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 if (a.converged && !a.changed)
@@ -571,45 +581,48 @@ static void p_settles_early_when_precise(void **state)
         }
 }
 
-/* From the full count of a wide range the search halves the cores while the measured score
- * improves (64, 32, 16, 8), then searches between the halvings and settles on the best. */
-static void search_halves_from_the_full_count(void **state)
+/* The measured search of a on 64 CPUs, from the count it starts on, over a measured EDP rate
+ * 100 + 10 (n - best)^2 (minimum at best cores) given to each count when first visited: it
+ * visits first[0..2] first, settles on best, and visits at most max_visited new counts. */
+static void search_on_quadratic(struct allocator_app *a, unsigned best, const unsigned first[3],
+                                unsigned max_visited)
 {
         struct fixture f;
-        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 64};
-        struct allocator_ctx ctx;
+        struct allocator_ctx ctx = measured_ctx(&f, 64);
         unsigned visited[32], n_visited = 0;
+        double d = (double)a->cores - best;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, 64);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
-        add_point(&a, 64, 0, 100 + 10 * 52.0 * 52, ctx.decision);
+        add_point(a, a->cores, 0, 100 + 10 * d * d, ctx.decision);
         while (n_visited < ARRAY_SIZE(visited)) {
-                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (a.converged && !a.changed)
+                assert_int_equal(allocator_decide(&ctx, a, 1), 0);
+                if (a->converged && !a->changed)
                         break;
-                a.cores = a.want_cores;
-                if (!hist_samples(&a, a.cores)) {
-                        /* A measured EDP rate with its minimum at 12 cores. */
-                        double d = (double)a.cores - 12;
-
-                        add_point(&a, a.cores, 0, 100 + 10 * d * d, ctx.decision);
-                        visited[n_visited++] = a.cores;
+                a->cores = a->want_cores;
+                if (!hist_samples(a, a->cores)) {
+                        d = (double)a->cores - best;
+                        add_point(a, a->cores, 0, 100 + 10 * d * d, ctx.decision);
+                        visited[n_visited++] = a->cores;
                 }
                 ctx.decision++;
         }
         assert_true(n_visited >= 3);
-        assert_int_equal(visited[0], 32);
-        assert_int_equal(visited[1], 16);
-        assert_int_equal(visited[2], 8);
-        if (a.cores != 12 || !a.converged)
-                fail_msg("ended at %u cores (%s), expected 12 and settled", a.cores, a.reason);
-        assert_true(n_visited <= 10);
+        for (unsigned i = 0; i < 3; i++)
+                assert_int_equal(visited[i], first[i]);
+        if (a->cores != best || !a->converged)
+                fail_msg("ended at %u cores (%s), expected %u and settled", a->cores, a->reason,
+                         best);
+        assert_true(n_visited <= max_visited);
         fixture_free(&f);
+}
+
+/* From the full count of a wide range the search halves the cores while the measured score
+ * improves (64, 32, 16, 8), then searches between the halvings and settles on the best. */
+static void search_halves_from_the_full_count(void **state)
+{
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 64};
+
+        (void)state;
+        search_on_quadratic(&a, 12, (const unsigned[]){32, 16, 8}, 10);
 }
 
 /* Alone on 64 cores, an app whose speedup there is small (P = 0.5: 2.0 of 64 cores) warms up
@@ -661,45 +674,14 @@ static void small_speedup_starts_on_a_quarter(void **state)
  * while the measured score improves: an optimum at 40 of 64 cores is found from 16. */
 static void ladder_climbs_from_a_quarter(void **state)
 {
-        struct fixture f;
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 16,
                                   .start_decided = true,
                                   .start_at = 16};
-        struct allocator_ctx ctx;
-        unsigned visited[32], n_visited = 0;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, 64);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
-        add_point(&a, 16, 0, 100 + 10 * 24.0 * 24, ctx.decision);
-        while (n_visited < ARRAY_SIZE(visited)) {
-                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (a.converged && !a.changed)
-                        break;
-                a.cores = a.want_cores;
-                if (!hist_samples(&a, a.cores)) {
-                        /* A measured EDP rate with its minimum at 40 cores. */
-                        double d = (double)a.cores - 40;
-
-                        add_point(&a, a.cores, 0, 100 + 10 * d * d, ctx.decision);
-                        visited[n_visited++] = a.cores;
-                }
-                ctx.decision++;
-        }
-        assert_true(n_visited >= 3);
-        assert_int_equal(visited[0], 8);
-        assert_int_equal(visited[1], 32);
-        assert_int_equal(visited[2], 64);
-        if (a.cores != 40 || !a.converged)
-                fail_msg("ended at %u cores (%s), expected 40 and settled", a.cores, a.reason);
-        assert_true(n_visited <= 12);
-        fixture_free(&f);
+        search_on_quadratic(&a, 40, (const unsigned[]){8, 32, 64}, 12);
 }
 
 /* ESTIMA extrapolates upwards: an app measured on 8-16 cores whose time does not fall with
@@ -719,12 +701,7 @@ static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
         struct allocator_ctx ctx;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, 64);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, 64);
         for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
                 double ips = 1e9, w = 50 + 5.0 * counts[i];
 
@@ -794,12 +771,7 @@ static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **stat
         struct allocator_ctx ctx;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, 64);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, 64);
         for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
                 double ips = 1e8 * counts[i], w = 50 + 5.0 * counts[i];
 
@@ -882,12 +854,7 @@ static void failed_direction_is_not_probed_again(void **state)
         struct allocator_ctx ctx;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, N_CPUS);
         ctx.freqs_khz = freqs;
         ctx.n_freqs = ARRAY_SIZE(freqs);
         for (int with_failure = 1; with_failure >= 0; with_failure--) {
@@ -926,12 +893,7 @@ static void far_worse_move_is_not_probed_again_anywhere(void **state)
         struct allocator_ctx ctx;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, N_CPUS);
         ctx.freqs_khz = freqs;
         ctx.n_freqs = ARRAY_SIZE(freqs);
         for (int far_worse = 1; far_worse >= 0; far_worse--) {
@@ -1005,12 +967,7 @@ static void shared_domain_app_searches_cores_only(void **state)
         struct allocator_ctx ctx;
 
         (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.5, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
-        ctx.pm = NULL;
-        ctx.power_measured = true;
+        ctx = measured_ctx(&f, N_CPUS);
         ctx.freqs_khz = freqs;
         ctx.n_freqs = ARRAY_SIZE(freqs);
         for (int shared = 0; shared <= 1; shared++) {

@@ -200,36 +200,47 @@ static void growing_delimiter_puts_fewer_cores_first(void **state)
         fixture_free(&f);
 }
 
+/* One decision of an app searching from every core at the top of three clocks, where it
+ * measured a score of 10, with stack st: the allocator's answer in *a. */
+static void decide_at_the_top_clock(struct fixture *f, struct stack st, struct allocator_app *a)
+{
+        static const unsigned freqs[] = {1000000, 2000000, 3000000};
+        struct allocator_ctx ctx = {.est = f->est,
+                                    .n_cpus = N_CPUS,
+                                    .hysteresis = 0.05,
+                                    .decision = 100,
+                                    .n_apps = 1,
+                                    .power_measured = true,
+                                    .freqs_khz = freqs,
+                                    .n_freqs = ARRAY_SIZE(freqs)};
+
+        *a = (struct allocator_app){.id = 1,
+                                    .policy = policy_builtin(OBJECTIVE_EDP),
+                                    .cores = N_CPUS,
+                                    .freq_khz = 3000000,
+                                    .searching = true,
+                                    .step_cores = 1,
+                                    .step_freqs = 1};
+        add_point(a, N_CPUS, 3000000, 10, ctx.decision);
+        a->stack = st;
+        assert_int_equal(allocator_decide(&ctx, a, 1), 0);
+}
+
 /* Without a model the order is fewer cores, more, a lower clock, a higher one; interference
  * puts the lower clock first. */
 static void interference_puts_a_lower_clock_first(void **state)
 {
-        static const unsigned freqs[] = {1000000, 2000000, 3000000};
         struct fixture f;
 
         (void)state;
         fixture_init(&f, 0.95);
         for (int with_stack = 0; with_stack < 2; with_stack++) {
-                struct allocator_app a = {.id = 1,
-                                          .policy = policy_builtin(OBJECTIVE_EDP),
-                                          .cores = N_CPUS,
-                                          .freq_khz = 3000000,
-                                          .searching = true,
-                                          .step_cores = 1,
-                                          .step_freqs = 1};
-                struct allocator_ctx ctx = {.est = f.est,
-                                            .n_cpus = N_CPUS,
-                                            .hysteresis = 0.05,
-                                            .decision = 100,
-                                            .n_apps = 1,
-                                            .power_measured = true,
-                                            .freqs_khz = freqs,
-                                            .n_freqs = ARRAY_SIZE(freqs)};
+                struct stack st = {0};
+                struct allocator_app a;
 
-                add_point(&a, N_CPUS, 3000000, 10, ctx.decision);
                 if (with_stack)
-                        a.stack = stack_of(N_CPUS, STACK_INTERFERENCE, 3.5);
-                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                        st = stack_of(N_CPUS, STACK_INTERFERENCE, 3.5);
+                decide_at_the_top_clock(&f, st, &a);
                 if (with_stack && (a.want_cores != N_CPUS || a.want_freq_khz != 2000000 ||
                                    !strstr(a.reason, "stack: interference 3.5 of 8 cores, a "
                                                      "lower clock first")))
@@ -247,7 +258,6 @@ static void interference_puts_a_lower_clock_first(void **state)
  * does not explain (cache, SMT) does not, and the order is the default one. */
 static void memory_puts_a_lower_clock_first(void **state)
 {
-        static const unsigned freqs[] = {1000000, 2000000, 3000000};
         static const struct {
                 double memory, interference;
                 bool lower; /* a lower clock first */
@@ -257,29 +267,14 @@ static void memory_puts_a_lower_clock_first(void **state)
         (void)state;
         fixture_init(&f, 0.95);
         for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
-                struct allocator_app a = {.id = 1,
-                                          .policy = policy_builtin(OBJECTIVE_EDP),
-                                          .cores = N_CPUS,
-                                          .freq_khz = 3000000,
-                                          .searching = true,
-                                          .step_cores = 1,
-                                          .step_freqs = 1};
-                struct allocator_ctx ctx = {.est = f.est,
-                                            .n_cpus = N_CPUS,
-                                            .hysteresis = 0.05,
-                                            .decision = 100,
-                                            .n_apps = 1,
-                                            .power_measured = true,
-                                            .freqs_khz = freqs,
-                                            .n_freqs = ARRAY_SIZE(freqs)};
+                struct stack st = stack_of(N_CPUS, STACK_MEMORY, cases[i].memory);
+                struct allocator_app a;
                 char want[80];
 
-                add_point(&a, N_CPUS, 3000000, 10, ctx.decision);
-                a.stack = stack_of(N_CPUS, STACK_MEMORY, cases[i].memory);
-                a.stack.component[STACK_INTERFERENCE] = cases[i].interference;
-                a.stack.speedup -= cases[i].interference;
-                a.stack.memory_known = true;
-                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                st.component[STACK_INTERFERENCE] = cases[i].interference;
+                st.speedup -= cases[i].interference;
+                st.memory_known = true;
+                decide_at_the_top_clock(&f, st, &a);
                 snprintf(want, sizeof(want), "stack: memory %.1f of 8 cores, a lower clock first",
                          cases[i].memory);
                 if (cases[i].lower && (a.want_cores != N_CPUS || a.want_freq_khz != 2000000 ||

@@ -8,11 +8,10 @@
 #include <unistd.h>
 
 #include "pctl_test.h"
+#include "pctl_test_sim.h"
 #include "pctl/calibrate.h"
 #include "pctl/estimator.h"
 #include "pctl/sim.h"
-
-#define STEP_NS 100000000ull /* 100 ms of virtual time per interval */
 
 /* One Amdahl app alone, observed at n1 then n2 cores at the top frequency; returns the
  * estimate after `intervals` intervals at each. */
@@ -21,59 +20,32 @@ static void run_two_counts(const char *preset, double p, unsigned n1, unsigned n
                            double *p_true)
 {
         char text[1024];
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-        struct sensor *sensor = NULL;
-        struct actuator *act = NULL;
-        struct actuator_app *app = NULL;
-        struct sensor_sample s = {0};
+        struct sim_rig r;
         struct sim_app_truth truth;
-        struct sim_machine_info info;
-        struct estimator *est;
         const double os_ips = 6.58e6;
 
         snprintf(text, sizeof(text),
                  "[machine]\npreset = %s\nos_ips = %g\n%s\n"
                  "[app a]\nstart_s = 0\ninstructions = 1e15\np = %g\nipc = 1.5\nthreads = %u\n",
                  preset, os_ips, noise, p, n2);
-        assert_int_equal(sim_load_string(text, "test", &m, &err), 0);
-        sim_machine_info(m, &info);
-        assert_int_equal(
-            sensor_open(&sim_sensor_ops, &(struct sensor_config){.machine = m}, &sensor), 0);
-        assert_int_equal(actuator_open(&sim_actuator_ops, &(struct actuator_config){.machine = m},
-                                       &act, NULL, 0),
-                         0);
-        assert_int_equal(act->ops->adopt(act, SIM_PID_BASE, "a", &app), 0);
-        est = estimator_new(&(struct estimator_config){.delta_i_rate = os_ips});
-        assert_non_null(est);
-        assert_int_equal(estimator_app_add(est, 1), 0);
-        assert_int_equal(sensor_read(sensor, &s), 0); /* the baseline */
+        sim_rig_open_or_fail(&r, text, "test", "a",
+                             &(struct estimator_config){.delta_i_rate = os_ips});
         for (unsigned phase = 0; phase < 2; phase++) {
-                struct estimator_app_view v = {
-                    .id = 1, .target = -1, .freq_khz = info.freqs_mhz[info.n_freqs - 1] * 1000};
+                struct estimator_app_view v;
 
-                cpumask_zero(&v.cpus);
-                for (unsigned c = 0; c < (phase ? n2 : n1); c++)
-                        cpumask_set(&v.cpus, c);
-                assert_int_equal(act->ops->set_cpus(act, app, &v.cpus), 0);
+                assert_int_equal(sim_rig_set_cores(&r, phase ? n2 : n1, &v), 0);
                 for (unsigned i = 0; i < intervals; i++) {
-                        assert_int_equal(sim_step(m, STEP_NS), 0);
-                        assert_int_equal(sensor_read(sensor, &s), 0);
+                        assert_int_equal(sim_rig_step(&r), 0);
                         /* The first interval after a move mixes two core counts. */
                         if (i == 0)
                                 continue;
-                        assert_int_equal(estimator_update(est, &s, &v, 1), 0);
+                        assert_int_equal(estimator_update(r.est, &r.s, &v, 1), 0);
                 }
         }
-        *out = *estimator_get(est, 1);
-        assert_int_equal(sim_truth_app(m, 0, &truth), 0);
+        *out = *estimator_get(r.est, 1);
+        assert_int_equal(sim_truth_app(r.m, 0, &truth), 0);
         *p_true = truth.p_true;
-        estimator_free(est);
-        sensor_sample_free(&s);
-        act->ops->release(act, app);
-        actuator_close(act);
-        sensor_close(sensor);
-        sim_free(m);
+        sim_rig_close(&r);
 }
 
 static const double p_values[] = {0.1, 0.3, 0.5, 0.7, 0.9, 0.99};
@@ -127,50 +99,22 @@ static void run_counts(const char *text, const unsigned *counts, unsigned n_coun
                        const struct estimator_config *cfg, struct estimate *out,
                        struct sim_app_truth *truth)
 {
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-        struct sensor *sensor = NULL;
-        struct actuator *act = NULL;
-        struct actuator_app *app = NULL;
-        struct sensor_sample s = {0};
-        struct sim_machine_info info;
-        struct estimator *est;
+        struct sim_rig r;
 
-        assert_int_equal(sim_load_string(text, "test", &m, &err), 0);
-        sim_machine_info(m, &info);
-        assert_int_equal(
-            sensor_open(&sim_sensor_ops, &(struct sensor_config){.machine = m}, &sensor), 0);
-        assert_int_equal(actuator_open(&sim_actuator_ops, &(struct actuator_config){.machine = m},
-                                       &act, NULL, 0),
-                         0);
-        assert_int_equal(act->ops->adopt(act, SIM_PID_BASE, "s", &app), 0);
-        est = estimator_new(cfg);
-        assert_non_null(est);
-        assert_int_equal(estimator_app_add(est, 1), 0);
-        assert_int_equal(sensor_read(sensor, &s), 0);
+        sim_rig_open_or_fail(&r, text, "test", "s", cfg);
         for (unsigned k = 0; k < n_counts; k++) {
-                struct estimator_app_view v = {
-                    .id = 1, .target = -1, .freq_khz = info.freqs_mhz[info.n_freqs - 1] * 1000};
+                struct estimator_app_view v;
 
-                cpumask_zero(&v.cpus);
-                for (unsigned c = 0; c < counts[k]; c++)
-                        cpumask_set(&v.cpus, c);
-                assert_int_equal(act->ops->set_cpus(act, app, &v.cpus), 0);
+                assert_int_equal(sim_rig_set_cores(&r, counts[k], &v), 0);
                 for (unsigned i = 0; i < 6; i++) {
-                        assert_int_equal(sim_step(m, STEP_NS), 0);
-                        assert_int_equal(sensor_read(sensor, &s), 0);
+                        assert_int_equal(sim_rig_step(&r), 0);
                         if (i > 0)
-                                assert_int_equal(estimator_update(est, &s, &v, 1), 0);
+                                assert_int_equal(estimator_update(r.est, &r.s, &v, 1), 0);
                 }
         }
-        *out = *estimator_get(est, 1);
-        assert_int_equal(sim_truth_app(m, 0, truth), 0);
-        estimator_free(est);
-        sensor_sample_free(&s);
-        act->ops->release(act, app);
-        actuator_close(act);
-        sensor_close(sensor);
-        sim_free(m);
+        *out = *estimator_get(r.est, 1);
+        assert_int_equal(sim_truth_app(r.m, 0, truth), 0);
+        sim_rig_close(&r);
 }
 
 /* Eq. 9 with the app's own one-core IPC sees the bandwidth limit; the busiest core's IPC on
@@ -209,15 +153,8 @@ static void predicted_power_is_measured_power(void **state)
         char path[64], text[512], err[512] = "";
         struct calibrate_config cal_cfg = {.quick = true};
         struct calibrate_result cal = {0};
-        struct sim_machine *m = NULL;
-        struct sim_error serr;
-        struct sensor *sensor = NULL;
-        struct actuator *act = NULL;
-        struct actuator_app *app = NULL;
-        struct sensor_sample s = {0};
-        struct sim_machine_info info;
+        struct sim_rig r;
         struct model_prediction pr;
-        struct estimator *est;
         unsigned khz;
         double rapl_w = 0, model_w = 0;
 
@@ -230,60 +167,42 @@ static void predicted_power_is_measured_power(void **state)
 
         snprintf(text, sizeof(text),
                  "%s[app a]\nstart_s = 0\ninstructions = 1e15\np = 0.9\nipc = 1.5\n", machine);
-        assert_int_equal(sim_load_string(text, "test", &m, &serr), 0);
-        sim_machine_info(m, &info);
-        khz = info.freqs_mhz[info.n_freqs - 1] * 1000;
-        assert_int_equal(
-            sensor_open(&sim_sensor_ops, &(struct sensor_config){.machine = m}, &sensor), 0);
-        assert_int_equal(actuator_open(&sim_actuator_ops, &(struct actuator_config){.machine = m},
-                                       &act, NULL, 0),
-                         0);
-        assert_int_equal(act->ops->adopt(act, SIM_PID_BASE, "a", &app), 0);
-        est = estimator_new(&(struct estimator_config){.delta_i_rate = cal.profile.delta_i_rate,
-                                                       .delta_i_alpha = cal.profile.delta_i_alpha,
-                                                       .power = &cal.profile.power});
-        assert_non_null(est);
-        assert_int_equal(estimator_app_add(est, 1), 0);
-        assert_int_equal(sensor_read(sensor, &s), 0);
+        sim_rig_open_or_fail(&r, text, "test", "a",
+                             &(struct estimator_config){.delta_i_rate = cal.profile.delta_i_rate,
+                                                        .delta_i_alpha = cal.profile.delta_i_alpha,
+                                                        .power = &cal.profile.power});
+        khz = r.top_khz;
         for (unsigned k = 0; k < 3; k++) {
                 unsigned n = k == 0 ? 1 : k == 1 ? 4 : 8;
-                struct estimator_app_view v = {.id = 1, .target = -1, .freq_khz = khz};
+                struct estimator_app_view v;
 
                 if (n == 8)
-                        assert_int_equal(estimator_predict(est, 1, 8, khz, &cal.profile.power, &pr),
-                                         0);
-                cpumask_zero(&v.cpus);
-                for (unsigned c = 0; c < n; c++)
-                        cpumask_set(&v.cpus, c);
-                assert_int_equal(act->ops->set_cpus(act, app, &v.cpus), 0);
+                        assert_int_equal(
+                            estimator_predict(r.est, 1, 8, khz, &cal.profile.power, &pr), 0);
+                assert_int_equal(sim_rig_set_cores(&r, n, &v), 0);
                 for (unsigned i = 0; i < 6; i++) {
-                        assert_int_equal(sim_step(m, STEP_NS), 0);
-                        assert_int_equal(sensor_read(sensor, &s), 0);
+                        assert_int_equal(sim_rig_step(&r), 0);
                         if (i == 0)
                                 continue;
-                        assert_int_equal(estimator_update(est, &s, &v, 1), 0);
+                        assert_int_equal(estimator_update(r.est, &r.s, &v, 1), 0);
                         if (n < 8)
                                 continue;
-                        assert_int_equal(estimator_get(est, 1)->power_source,
+                        assert_int_equal(estimator_get(r.est, 1)->power_source,
                                          ESTIMATE_POWER_MEASURED);
-                        rapl_w += estimator_get(est, 1)->power_w / 5;
+                        rapl_w += estimator_get(r.est, 1)->power_w / 5;
                         /* The same interval without the package energy: the model's figure. */
-                        s.energy_measured = false;
-                        assert_int_equal(estimator_update(est, &s, &v, 1), 0);
-                        assert_int_equal(estimator_get(est, 1)->power_source, ESTIMATE_POWER_MODEL);
-                        model_w += estimator_get(est, 1)->power_w / 5;
+                        r.s.energy_measured = false;
+                        assert_int_equal(estimator_update(r.est, &r.s, &v, 1), 0);
+                        assert_int_equal(estimator_get(r.est, 1)->power_source,
+                                         ESTIMATE_POWER_MODEL);
+                        model_w += estimator_get(r.est, 1)->power_w / 5;
                 }
         }
         print_message("8 cores: predicted %.2f W, measured %.2f W (RAPL), %.2f W (model)\n",
                       pr.power_w, rapl_w, model_w);
         assert_near(rapl_w / pr.power_w, 1.0, 0.03);
         assert_near(model_w / pr.power_w, 1.0, 0.03);
-        estimator_free(est);
-        sensor_sample_free(&s);
-        act->ops->release(act, app);
-        actuator_close(act);
-        sensor_close(sensor);
-        sim_free(m);
+        sim_rig_close(&r);
         calibrate_result_free(&cal);
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "pctl_test.h"
+#include "pctl_test_sim.h"
 #include "pctl/estimator.h"
 #include "pctl/scaling.h"
 #include "pctl/sim.h"
@@ -21,47 +22,25 @@
 static void measure(const char *scenario, const unsigned *counts, unsigned nc, bool with_stalls,
                     struct scaling *sc, unsigned *top_khz)
 {
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-        struct sensor *sensor = NULL;
-        struct actuator *act = NULL;
-        struct actuator_app *app = NULL;
-        struct sensor_sample s = {0};
-        struct sim_machine_info info;
-        struct estimator *est;
+        struct sim_rig r;
 
-        if (sim_load_string(scenario, "stalls.ini", &m, &err) < 0)
-                fail_msg("scenario rejected: %s", err.all);
-        sim_machine_info(m, &info);
-        *top_khz = info.freqs_mhz[info.n_freqs - 1] * 1000;
-        assert_int_equal(
-            sensor_open(&sim_sensor_ops, &(struct sensor_config){.machine = m}, &sensor), 0);
-        assert_int_equal(actuator_open(&sim_actuator_ops, &(struct actuator_config){.machine = m},
-                                       &act, NULL, 0),
-                         0);
-        assert_int_equal(act->ops->adopt(act, SIM_PID_BASE, "a", &app), 0);
-        est = estimator_new(&(struct estimator_config){.delta_i_rate = NAN});
-        assert_non_null(est);
-        assert_int_equal(estimator_app_add(est, 1), 0);
-        assert_int_equal(sensor_read(sensor, &s), 0); /* the baseline */
+        sim_rig_open_or_fail(&r, scenario, "stalls.ini", "a",
+                             &(struct estimator_config){.delta_i_rate = NAN});
+        *top_khz = r.top_khz;
         *sc = (struct scaling){0};
         for (unsigned k = 0; k < nc; k++) {
-                struct estimator_app_view v = {.id = 1, .target = -1, .freq_khz = *top_khz};
+                struct estimator_app_view v;
 
-                cpumask_zero(&v.cpus);
-                for (unsigned c = 0; c < counts[k]; c++)
-                        cpumask_set(&v.cpus, c);
-                assert_int_equal(act->ops->set_cpus(act, app, &v.cpus), 0);
+                assert_int_equal(sim_rig_set_cores(&r, counts[k], &v), 0);
                 for (unsigned i = 0; i < INTERVALS; i++) {
                         const struct estimate *e;
 
-                        assert_int_equal(sim_step(m, STEP_NS), 0);
-                        assert_int_equal(sensor_read(sensor, &s), 0);
+                        assert_int_equal(sim_rig_step(&r), 0);
                         /* The first interval after a move mixes two core counts. */
                         if (i == 0)
                                 continue;
-                        assert_int_equal(estimator_update(est, &s, &v, 1), 0);
-                        e = estimator_get(est, 1);
+                        assert_int_equal(estimator_update(r.est, &r.s, &v, 1), 0);
+                        e = estimator_get(r.est, 1);
                         assert_true(e->known & ESTIMATE_IPS);
                         scaling_add_stalls(
                             sc, counts[k], *top_khz, e->ips, NAN,
@@ -69,12 +48,7 @@ static void measure(const char *scenario, const unsigned *counts, unsigned nc, b
                             8);
                 }
         }
-        estimator_free(est);
-        sensor_sample_free(&s);
-        act->ops->release(act, app);
-        actuator_close(act);
-        sensor_close(sensor);
-        sim_free(m);
+        sim_rig_close(&r);
 }
 
 /* The true speedup of the scenario's app on n cores over one, at the top frequency. */

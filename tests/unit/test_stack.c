@@ -342,18 +342,26 @@ static void io_and_yield(void **state)
         assert_near(s.speedup, 1.7, 1e-9);
 }
 
+/* Two threads over one second: one runs throughout, the other runs 900 ms and waits 100 ms
+ * on a lock; their stack on 2 cores at the measured speedup (NaN: none measured). */
+static void stack_of_sync_pair(double speedup, struct stack *s)
+{
+        struct interval iv;
+
+        interval_init(&iv, 1000 * MS, 2);
+        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
+        thread_set(&iv, 1, 900 * MS, 0, 100 * MS, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, speedup, s);
+}
+
 /* A measured speedup below the run time says the running threads did less work than alone:
  * the difference is interference (cache, memory, SMT, frequency), by difference as in [SSM]. */
 static void interference_by_difference(void **state)
 {
-        struct interval iv;
         struct stack s;
 
         (void)state;
-        interval_init(&iv, 1000 * MS, 2);
-        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
-        thread_set(&iv, 1, 900 * MS, 0, 100 * MS, 0, 0, 0, 0);
-        stack_compute(&iv.app, 2, 1.5, &s);
+        stack_of_sync_pair(1.5, &s);
         assert_closed(&s);
         assert_near(s.speedup, 1.5, 1e-12);
         assert_near(s.component[STACK_SYNC], 0.1, 1e-9);
@@ -508,12 +516,7 @@ static void unknown_when_too_little_data(void **state)
 /* interference_by_difference's stack: N = 2, speedup 1.5, sync 0.1, interference 0.4. */
 static void stack_with_residual(struct stack *s)
 {
-        struct interval iv;
-
-        interval_init(&iv, 1000 * MS, 2);
-        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
-        thread_set(&iv, 1, 900 * MS, 0, 100 * MS, 0, 0, 0, 0);
-        stack_compute(&iv.app, 2, 1.5, s);
+        stack_of_sync_pair(1.5, s);
         assert_false(s->memory_known);
         assert_true(isnan(s->component[STACK_MEMORY]));
         assert_near(s->component[STACK_INTERFERENCE], 0.4, 1e-9);
@@ -601,14 +604,10 @@ static void memory_split_again(void **state)
 /* The run-time speedup leaves no residual: memory is known, and 0. */
 static void memory_zero_without_residual(void **state)
 {
-        struct interval iv;
         struct stack s;
 
         (void)state;
-        interval_init(&iv, 1000 * MS, 2);
-        thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
-        thread_set(&iv, 1, 900 * MS, 0, 100 * MS, 0, 0, 0, 0);
-        stack_compute(&iv.app, 2, NAN, &s);
+        stack_of_sync_pair(NAN, &s);
         stack_split_memory(&s, 0.8, NAN);
         assert_true(s.memory_known);
         assert_near(s.component[STACK_MEMORY], 0, 1e-12);

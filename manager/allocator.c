@@ -383,15 +383,17 @@ static bool point_in_bounds(const struct allocator_ctx *ctx, const struct alloca
 }
 
 /* The predicted score of (cores, freq), NaN when the model cannot say. */
-static double predicted_score(const struct allocator_ctx *ctx, const struct allocator_app *a,
-                              enum objective_kind o, unsigned cores, unsigned freq_khz,
-                              double *time_s)
+/* time_k: a factor on the predicted time (1: the estimator's prediction as it is). */
+static double predicted_score_k(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                                enum objective_kind o, unsigned cores, unsigned freq_khz,
+                                double *time_s, double time_k)
 {
         struct model_prediction pr;
         double score;
 
         if (estimator_predict(ctx->est, a->id, cores, freq_khz, ctx->pm, &pr) < 0)
                 return NAN;
+        pr.time_s *= time_k;
         /* Amdahl's law counts the cores its work leaves idle as idle; an app whose waiting
          * threads spin keeps a measured share of them running: a busy core's power each. */
         if (a->idle_run_samples && ctx->pm && isfinite(pr.power_w) && cores > pr.busy_cores) {
@@ -412,6 +414,13 @@ static double predicted_score(const struct allocator_ctx *ctx, const struct allo
         if (objective_score_prediction(o, &pr, &score) < 0)
                 return NAN;
         return score;
+}
+
+static double predicted_score(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                              enum objective_kind o, unsigned cores, unsigned freq_khz,
+                              double *time_s)
+{
+        return predicted_score_k(ctx, a, o, cores, freq_khz, time_s, 1.0);
 }
 
 static const char *freq_text(unsigned khz, char *buf, size_t size)
@@ -1326,6 +1335,244 @@ static double trim_cost(const struct allocator_ctx *ctx, const struct allocator_
         return (less - now) / fabs(now) / a->policy->weight;
 }
 
+/* An app's frequency sensitivity where the estimator has none (it never ran at another
+ * clock: in a shared domain it cannot): the stalled share of the cycles of its cores making
+ * progress, which do not shrink with the clock. A spinning thread's cycles are busy without
+ * progress and retire little, so count stalled: they are left out. NaN when unknown, when the
+ * estimator has a sensitivity of its own, or where another app time-shares its CPUs. */
+static double stall_share(const struct allocator_ctx *ctx, const struct allocator_app *a)
+{
+        const struct estimate *e = estimator_get(ctx->est, a->id);
+        unsigned need = ESTIMATE_STALLS | ESTIMATE_IPC | ESTIMATE_I0 | ESTIMATE_SPEEDUP;
+        double core, cycles, spin, share;
+
+        if (!e || (e->known & ESTIMATE_MEM_FRACTION) || (e->known & need) != need ||
+            !isfinite(e->busy_cores) || !(e->ipc > 0))
+                return NAN;
+        core = e->i0 / e->ipc; /* the busiest core's cycles */
+        cycles = core * e->speedup;
+        spin = e->busy_cores > e->speedup ? core * (e->busy_cores - e->speedup) : 0;
+        share = (e->stalls - spin) / cycles;
+        return cycles > 0 && share >= 0 && share <= 1 ? share : NAN;
+}
+
+/* The app's predicted score at a frequency the fitted power model has not seen (it knows only
+ * those the machine ran at; an app in a shared domain cannot show it another): below the
+ * lowest one seen, the core power there scaled down by the clock. Dynamic power is C V^2 f, so
+ * at a fixed voltage it falls at least in proportion to the clock; the voltage falling with it
+ * only saves more. The bound errs towards the higher clock. time_k as predicted_score_k. NaN
+ * when even that is unknown. */
+static double score_clock_scaled(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                                 unsigned cores, unsigned freq_khz, double time_k)
+{
+        struct model_power pm;
+        struct allocator_ctx c = *ctx;
+        const struct model_power_point *above = NULL;
+
+        if (!ctx->pm)
+                return NAN;
+        pm = *ctx->pm;
+        for (unsigned i = 0; i < pm.n_points && !above; i++)
+                if (pm.points[i].freq_khz >= freq_khz)
+                        above = &pm.points[i];
+        if (!above)
+                return NAN;
+        /* Between two clocks it has seen, the fit interpolates: only below them is a bound
+         * needed. */
+        if (above == pm.points && above->freq_khz != freq_khz &&
+            model_power_set_point(&pm, freq_khz, above->core_w * freq_khz / above->freq_khz,
+                                  above->idle_w) < 0)
+                return NAN;
+        c.pm = &pm;
+        return predicted_score_k(&c, a, a->effective, cores, freq_khz, NULL, time_k);
+}
+
+/* A domain of its own (docs/allocator.md): apps sharing a frequency domain run at the highest
+ * frequency wanted there and cannot probe another, so an app that would do better at a lower
+ * clock than its neighbours (memory-bound: its time hardly follows the clock) never finds out.
+ * The model says so without a probe: true when its predicted score at a lower frequency than
+ * the neighbours' beats the one at theirs by more than the hysteresis, with the estimator's
+ * frequency sensitivity, else the stalled share of its cycles (stall_share), and the power at
+ * clocks the fit has not seen bounded from above (score_clock_scaled). The reason names the
+ * figures; *best_khz is that frequency. */
+static bool wants_lower_clock(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                              unsigned theirs_khz, char *why, size_t why_size, unsigned *best_khz)
+{
+        const struct estimate *e = estimator_get(ctx->est, a->id);
+        double m = stall_share(ctx, a), at, best = NAN;
+        bool own = e && (e->known & ESTIMATE_MEM_FRACTION);
+        struct allocator_bounds b;
+        unsigned ref;
+
+        if (!e || (!own && isnan(m)) || isfinite(a->policy->max_slowdown))
+                return false; /* a slowdown bound is checked by measuring, not here */
+        app_bounds(ctx, a->policy, &b);
+        /* Without a sensitivity of its own the estimator scales all its time with the clock
+         * from the one it ran at: the stalled share does not scale. */
+        ref = e->freq_khz ? e->freq_khz : theirs_khz;
+        at = score_clock_scaled(ctx, a, a->want_cores, theirs_khz,
+                                own ? 1.0 : (1 - m) + m * theirs_khz / ref);
+        if (!isfinite(at) || at <= 0)
+                return false;
+        for (unsigned i = 0; i < ctx->n_freqs && ctx->freqs_khz[i] < theirs_khz; i++) {
+                unsigned f = ctx->freqs_khz[i];
+                double s = freq_in(&b, f)
+                               ? score_clock_scaled(ctx, a, a->want_cores, f,
+                                                    own ? 1.0 : (1 - m) + m * (double)f / ref)
+                               : NAN;
+
+                if (isfinite(s) && (isnan(best) || s < best)) {
+                        best = s;
+                        *best_khz = f;
+                }
+        }
+        if (isnan(best) || !objective_better(at, best, ALLOCATOR_SEARCH_MARGIN))
+                return false;
+        if (own)
+                snprintf(why, why_size, "the model puts its %s at %u MHz %.0f%% below %u MHz",
+                         objective_to_string(a->effective), *best_khz / 1000, 100 * (1 - best / at),
+                         theirs_khz / 1000);
+        else
+                snprintf(why, why_size,
+                         "%.0f%% of its cycles stall: the model puts its %s at %u MHz %.0f%% "
+                         "below %u MHz",
+                         100 * m, objective_to_string(a->effective), *best_khz / 1000,
+                         100 * (1 - best / at), theirs_khz / 1000);
+        return true;
+}
+
+/* The highest clock the apps other than a, outside domains of their own, want. */
+static unsigned others_clock(const struct allocator_app *apps, unsigned n,
+                             const struct allocator_app *a)
+{
+        unsigned theirs = 0;
+
+        for (unsigned j = 0; j < n; j++)
+                if (&apps[j] != a && !apps[j].own_domain && apps[j].want_freq_khz > theirs)
+                        theirs = apps[j].want_freq_khz;
+        return theirs;
+}
+
+/* Gives apps that want a lower clock than the others a frequency domain of their own, while
+ * at least one domain and the others' minimums fit in the rest. An app keeps its domain while
+ * its want fits one and either its clock is still to be learned or it wants a lower one than
+ * the others (its own search, alone there, chose it); an app whose clock turned out to be the
+ * others' gives it back. Returns the CPUs so set aside. */
+static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
+{
+        unsigned dom = ctx->domain_cpus, granted = 0, others_min = 0;
+
+        for (unsigned i = 0; i < n; i++)
+                if (apps[i].shares_cpus)
+                        dom = 0; /* a learner on every CPU shares every domain */
+        for (unsigned i = 0; i < n; i++) {
+                struct allocator_app *a = &apps[i];
+
+                if (!dom || n < 2 || a->reserve_cores > dom || a->want_cores > dom)
+                        a->own_domain = false;
+                if (a->own_domain) {
+                        const struct estimate *e = estimator_get(ctx->est, a->id);
+
+                        if (e && ((e->known & ESTIMATE_MEM_FRACTION) || a->clock_probed) &&
+                            a->want_freq_khz >= others_clock(apps, n, a)) {
+                                a->own_domain = false;
+                                snprintf(a->reason + strlen(a->reason),
+                                         sizeof(a->reason) - strlen(a->reason),
+                                         " (its clock is the others': its frequency domain "
+                                         "shared again)");
+                        }
+                }
+                if (!a->own_domain)
+                        others_min += a->policy->min_cores ? a->policy->min_cores : 1;
+        }
+        if (!dom)
+                return 0;
+        for (unsigned i = 0; i < n; i++) {
+                struct allocator_app *a = &apps[i];
+
+                if (!a->own_domain)
+                        continue;
+                if (granted + 2 * dom > ctx->n_cpus || others_min > ctx->n_cpus - granted - dom) {
+                        a->own_domain = false; /* no room left for the others */
+                        others_min += a->policy->min_cores ? a->policy->min_cores : 1;
+                        continue;
+                }
+                granted += dom;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                struct allocator_app *a = &apps[i];
+                unsigned theirs, khz = 0, min = a->policy->min_cores ? a->policy->min_cores : 1;
+                char why[160];
+
+                if (a->own_domain || a->want_cores > dom || a->reserve_cores > dom)
+                        continue;
+                theirs = others_clock(apps, n, a);
+                if (!theirs || granted + 2 * dom > ctx->n_cpus ||
+                    others_min - min > ctx->n_cpus - granted - dom)
+                        continue;
+                if (!wants_lower_clock(ctx, a, theirs, why, sizeof(why), &khz))
+                        continue;
+                a->own_domain = true;
+                a->clock_probed = ctx->decision;
+                a->want_freq_khz = khz;
+                granted += dom;
+                others_min -= min;
+                snprintf(a->reason + strlen(a->reason), sizeof(a->reason) - strlen(a->reason),
+                         " (a frequency domain of its own, at %u MHz: %s)", khz / 1000, why);
+        }
+        return granted;
+}
+
+/* Alone in its domain, its frequency sensitivity learned there, the app's cores and clock
+ * within the domain are the model's choice (the fit has seen the domain at both clocks): its
+ * score cannot be measured while it shares the machine without a power of its own, and no
+ * other app may use the domain's CPUs. Moves only for the hysteresis; says why. */
+static void clock_choose(const struct allocator_ctx *ctx, struct allocator_app *a)
+{
+        struct allocator_bounds b;
+        double at, best;
+        unsigned best_n = a->want_cores, best_khz = a->want_freq_khz, top;
+
+        app_bounds(ctx, a->policy, &b);
+        top = b.max_cores < ctx->domain_cpus ? b.max_cores : ctx->domain_cpus;
+        at = score_clock_scaled(ctx, a, a->want_cores, a->want_freq_khz, 1.0);
+        best = at;
+        for (unsigned n = b.min_cores; n <= top; n++)
+                for (unsigned i = 0; i < ctx->n_freqs; i++) {
+                        double s = freq_in(&b, ctx->freqs_khz[i])
+                                       ? score_clock_scaled(ctx, a, n, ctx->freqs_khz[i], 1.0)
+                                       : NAN;
+
+                        if (isfinite(s) && (isnan(best) || s < best)) {
+                                best = s;
+                                best_n = n;
+                                best_khz = ctx->freqs_khz[i];
+                        }
+                }
+        if ((best_n == a->want_cores && best_khz == a->want_freq_khz) || !isfinite(at) ||
+            !objective_better(at, best, ctx->hysteresis))
+                return;
+        snprintf(a->reason + strlen(a->reason), sizeof(a->reason) - strlen(a->reason),
+                 "; alone in its domain, its frequency sensitivity learned: model %s %.0f%% "
+                 "better at %u cores %u MHz",
+                 objective_to_string(a->effective), 100 * (at - best) / fabs(at), best_n,
+                 best_khz / 1000);
+        a->want_cores = best_n;
+        a->want_freq_khz = best_khz;
+}
+
+/* An app alone in its domain: once the estimator has learned its frequency sensitivity there
+ * (from the clock it was given with the domain and the one it ran at before), the model
+ * chooses the domain's clock (clock_choose). */
+static void clock_probe(const struct allocator_ctx *ctx, struct allocator_app *a)
+{
+        const struct estimate *e = estimator_get(ctx->est, a->id);
+
+        if (a->own_domain && !a->freq_shared && ctx->n_freqs && e && a->clock_probed &&
+            a->clock_probed != ctx->decision && (e->known & ESTIMATE_MEM_FRACTION))
+                clock_choose(ctx, a);
+}
+
 int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
 {
         unsigned total = 0;
@@ -1364,9 +1611,14 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                                  sizeof(apps[i].reason) - strlen(apps[i].reason),
                                  " (on CPUs of its own)");
                 }
-                if (!apps[i].shares_cpus)
-                        total += apps[i].reserve_cores;
         }
+        /* Apps given a domain of their own hold all of it; the others share the rest. */
+        total = own_domains(ctx, apps, n);
+        for (unsigned i = 0; i < n; i++)
+                clock_probe(ctx, &apps[i]);
+        for (unsigned i = 0; i < n; i++)
+                if (!apps[i].shares_cpus && !apps[i].own_domain)
+                        total += apps[i].reserve_cores;
         /* Too many wants: take cores, one at a time. First from an app the model cannot
          * rank (a learner) above its fair share by weight, the one holding the most per unit
          * of weight; then from the app the model says loses least by it (the relative rise of
@@ -1384,7 +1636,7 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                         unsigned min = a->policy->min_cores ? a->policy->min_cores : 1;
                         double per_weight = a->reserve_cores / a->policy->weight, cost;
 
-                        if (a->shares_cpus || a->reserve_cores <= min)
+                        if (a->shares_cpus || a->own_domain || a->reserve_cores <= min)
                                 continue;
                         if (per_weight > worst) {
                                 worst = per_weight;
@@ -1487,7 +1739,7 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
                     const struct allocator_app *apps, const struct cpumask *cur,
                     struct cpumask *out, unsigned n)
 {
-        struct cpumask free_cpus = *allowed;
+        struct cpumask free_cpus = *allowed, free_home;
         unsigned total = 0;
 
         for (unsigned i = 0; i < n; i++) {
@@ -1497,13 +1749,52 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
         }
         if (total > cpumask_count(allowed))
                 return -ENOSPC;
+        for (unsigned i = 0; i < n; i++)
+                cpumask_zero(&out[i]);
+        /* An app with a domain of its own first: the whole package no other such app took,
+         * where it has most CPUs now (the lowest first), its own CPUs there first. */
+        for (unsigned i = 0; i < n; i++) {
+                int home = -1;
+                unsigned home_mine = 0;
+
+                if (!apps[i].own_domain || apps[i].shares_cpus)
+                        continue;
+                for (unsigned p = 0; p < t->n_packages; p++) {
+                        struct cpumask pkg, taken, mine;
+
+                        topology_package_cpus(t, (int)p, &pkg);
+                        cpumask_and(&pkg, &pkg, allowed);
+                        cpumask_and(&taken, &pkg, &free_cpus);
+                        if (!cpumask_equal(&taken, &pkg) ||
+                            cpumask_count(&pkg) < apps[i].want_cores)
+                                continue;
+                        cpumask_and(&mine, &pkg, &cur[i]);
+                        if (home < 0 || cpumask_count(&mine) > home_mine) {
+                                home = (int)p;
+                                home_mine = cpumask_count(&mine);
+                        }
+                }
+                if (home < 0)
+                        continue; /* placed with the others below */
+                topology_package_cpus(t, home, &free_home);
+                cpumask_and(&free_home, &free_home, allowed);
+                for (int pass = 0; pass < 2; pass++)
+                        cpumask_foreach (c, &free_home) {
+                                if (cpumask_count(&out[i]) == apps[i].want_cores)
+                                        break;
+                                if (pass == 0 && !cpumask_test(&cur[i], (unsigned)c))
+                                        continue;
+                                cpumask_set(&out[i], (unsigned)c);
+                        }
+                cpumask_foreach (c, &free_home)
+                        cpumask_clear(&free_cpus, (unsigned)c);
+        }
         /* Keep what each app already has and may still have. */
         for (unsigned i = 0; i < n; i++) {
                 unsigned kept = 0;
                 int pkg = main_package(t, &cur[i]);
 
-                cpumask_zero(&out[i]);
-                if (apps[i].shares_cpus)
+                if (apps[i].shares_cpus || !cpumask_empty(&out[i]))
                         continue;
                 /* First the CPUs on its main package, then the others. */
                 for (int pass = 0; pass < 2; pass++) {

@@ -922,6 +922,33 @@ static bool freq_domain_shared(const struct manager *m, unsigned i)
         return false;
 }
 
+/* The managed CPUs of one frequency domain, when there are two or more domains of that size,
+ * each a whole package's managed CPUs; 0 otherwise (docs/allocator.md, "A domain of its own"). */
+static unsigned domain_cpus(const struct manager *m)
+{
+        const struct actuator *act = m->pf->actuator;
+        unsigned size = 0, domains = 0;
+
+        for (unsigned d = 0; d < act->n_domains; d++) {
+                struct cpumask mine, pkg;
+                int first;
+
+                cpumask_and(&mine, &act->domains[d].cpus, &m->managed_cpus);
+                first = cpumask_next(&mine, 0);
+                if (first < 0)
+                        continue;
+                if ((unsigned)first >= m->pf->topo.n_cpus)
+                        return 0;
+                topology_package_cpus(&m->pf->topo, m->pf->topo.cpu[first].package, &pkg);
+                cpumask_and(&pkg, &pkg, &m->managed_cpus);
+                if (!cpumask_equal(&pkg, &mine) || (size && cpumask_count(&mine) != size))
+                        return 0;
+                size = cpumask_count(&mine);
+                domains++;
+        }
+        return domains >= 2 && size >= 2 ? size : 0;
+}
+
 static struct allocator_ctx decision_ctx(struct manager *m)
 {
         const unsigned *freqs = NULL;
@@ -940,6 +967,7 @@ static struct allocator_ctx decision_ctx(struct manager *m)
 
         ctx.n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
         ctx.freqs_khz = freqs;
+        ctx.domain_cpus = ctx.n_freqs ? domain_cpus(m) : 0;
         return ctx;
 }
 

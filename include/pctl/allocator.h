@@ -130,6 +130,10 @@ struct allocator_app {
         /* Learning with ctx->learners_share: placed on want_cores of the allowed CPUs (all of
          * them at the baseline), time-sharing with the others, outside the partition. */
         bool shares_cpus;
+        /* Placed alone on a package (frequency domain), the others on the rest, so its own
+         * frequency can be searched: it wants a lower clock than its neighbours. */
+        bool own_domain;
+        uint64_t clock_probed; /* the decision it was sent to the lowest clock there; 0: not */
         /* The extrapolation's best core count for its objective within its policy's bounds,
          * and the largest speedup over one core there (0 and NaN: unknown). */
         unsigned predicted_best_cores;
@@ -156,6 +160,10 @@ struct allocator_ctx {
          * allowed CPU, as it would without pctl, instead of a slice of the partition where
          * it could not learn (one core teaches nothing about P). */
         bool learners_share;
+        /* CPUs of one frequency domain when the managed CPUs form two or more domains of that
+         * size, one package each; 0 otherwise. An app that wants a lower clock than its
+         * neighbours may then be given a domain of its own (own_domain). */
+        unsigned domain_cpus;
 };
 
 #define ALLOCATOR_PROBE_SAMPLES 3

@@ -44,7 +44,7 @@ static const struct together_case cases[] = {
     {"together-i7-2apps.ini", 0.63, false, true},    /* 0.608, 1.015 */
     {"together-s64-3apps.ini", 0.27, false, true},   /* 0.262, 1.024 */
     {"together-s64-8apps.ini", 0.077, false, true},  /* 0.074, 1.011 */
-    {"together-xeon-2pkg.ini", 0.42, false, false},  /* 0.404, 1.100: met, no margin */
+    {"together-xeon-2pkg.ini", 0.40, false, true},   /* 0.384, 1.048 */
     {"server-20apps.ini", 0.016, true, true},        /* 0.015, 1.033 */
 };
 

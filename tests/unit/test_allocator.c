@@ -1374,6 +1374,116 @@ static void spinning_app_gives_up_cores_first(void **state)
         fixture_free(&f);
 }
 
+/* Counters of app id at P 0.9 on cores [first, first + 4) at 2000 MHz, a share `stalled` of
+ * every core's cycles stalled (counted: SENSOR_STALLS). */
+static void feed_stalled(struct fixture *f, uint64_t id, unsigned first, double stalled,
+                         unsigned intervals)
+{
+        struct synth_app a = {.p = 0.9,
+                              .ipc_ref = 1,
+                              .freq_ref_khz = 2000000,
+                              .first_cpu = first,
+                              .n_cores = 4,
+                              .freq_khz = 2000000};
+
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY | SENSOR_STALLS;
+        for (unsigned i = 0; i < intervals; i++) {
+                struct estimator_app_view v = synth_view(id, &a, -1);
+
+                synth_begin(&f->m, &f->s, INTERVAL_NS);
+                synth_run(&f->m, &f->s, &a, -1);
+                synth_end(&f->m, &f->s, false);
+                for (unsigned c = first; c < first + 4; c++)
+                        f->s.cpu[c].stalls = (uint64_t)llround(stalled * f->s.cpu[c].cycles);
+                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
+        }
+}
+
+/* Two apps on a machine of two 4-CPU frequency domains, each on one package's worth of CPUs
+ * but sharing a domain's clock: the one whose cycles mostly stall is given a domain of its own
+ * at a lower clock (the model, its time scaled by the stalled share and its power bounded by
+ * the clock, says so), the other shares the rest; with no stalls, or one domain, nothing
+ * changes. */
+static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
+{
+        static const unsigned freqs[] = {1000000, 1500000, 2000000};
+
+        (void)state;
+        for (int stalls = 0; stalls < 2; stalls++)
+                for (unsigned dom = 0; dom <= 4; dom += 4) {
+                        struct fixture f;
+                        struct allocator_app a[2];
+                        struct allocator_ctx ctx;
+                        struct model_power pm = {.static_w = 20};
+                        struct policy pol = *policy_builtin(OBJECTIVE_EDP);
+
+                        pol.max_cores = 4; /* each wants no more than a domain */
+                        fixture_init(&f);
+                        estimator_app_add(f.est, 1);
+                        estimator_app_add(f.est, 2);
+                        for (int k = 0; k < 30; k++) {
+                                feed_stalled(&f, 1, 0, stalls ? 0.8 : 0, 1);
+                                feed_stalled(&f, 2, 4, 0, 1);
+                        }
+                        assert_int_equal(model_power_set_point(&pm, 2000000, 10, 1), 0);
+                        ctx = ctx_for(&f, 8);
+                        ctx.n_apps = 2;
+                        ctx.pm = &pm;
+                        ctx.freqs_khz = freqs;
+                        ctx.n_freqs = 3;
+                        ctx.domain_cpus = dom;
+                        for (unsigned i = 0; i < 2; i++)
+                                a[i] = (struct allocator_app){.id = i + 1,
+                                                              .policy = &pol,
+                                                              .cores = 4,
+                                                              .freq_khz = 2000000,
+                                                              .freq_shared = true,
+                                                              .searching = true,
+                                                              .step_cores = 1};
+                        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                        assert_false(a[1].own_domain);
+                        if (!stalls || !dom) {
+                                assert_false(a[0].own_domain);
+                                fixture_free(&f);
+                                continue;
+                        }
+                        if (!a[0].own_domain)
+                                fail_msg("no domain of its own: %s", a[0].reason);
+                        assert_true(a[0].want_freq_khz < 2000000);
+                        assert_true(a[0].want_cores <= 4 && a[1].want_cores <= 4);
+                        assert_non_null(strstr(a[0].reason, "a frequency domain of its own"));
+                        assert_non_null(strstr(a[0].reason, "stall"));
+                        fixture_free(&f);
+                }
+}
+
+/* An app given a domain of its own is placed alone on a whole package, though it held CPUs of
+ * both; the others are placed on the rest. */
+static void domain_of_its_own_is_placed_alone(void **state)
+{
+        struct topology t;
+        struct cpumask allowed, cur[2], out[2], pkg;
+        struct allocator_app apps[2] = {{.want_cores = 3, .own_domain = true}, {.want_cores = 4}};
+        char list[64];
+
+        (void)state;
+        assert_int_equal(topology_synthetic(&t, 2, 4, 1), 0); /* CPUs 0-3 and 4-7 */
+        cpumask_parse("0-7", &allowed);
+        cpumask_parse("2-4", &cur[0]); /* straddles both packages */
+        cpumask_parse("0-1,5-6", &cur[1]);
+        assert_int_equal(allocator_place(&t, &allowed, apps, cur, out, 2), 0);
+        assert_int_equal(cpumask_count(&out[0]), 3);
+        topology_package_cpus(&t, 0, &pkg);
+        assert_true(cpumask_subset(&out[0], &pkg)); /* where it had most: package 0 */
+        cpumask_format(&out[1], list, sizeof(list));
+        assert_string_equal(list, "4-7");
+        apps[0].own_domain = false; /* before: it keeps what it holds */
+        assert_int_equal(allocator_place(&t, &allowed, apps, cur, out, 2), 0);
+        cpumask_format(&out[0], list, sizeof(list));
+        assert_string_equal(list, "2-4");
+        topology_free(&t);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(learning_runs_at_baseline),
     cmocka_unit_test(one_core_probe_when_contention_shows),
@@ -1411,5 +1521,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(spinning_share_is_measured_from_busy_beyond_the_speedup),
     cmocka_unit_test(spinning_app_gives_up_cores_first),
     cmocka_unit_test(learner_gets_room_when_every_app_can_have_two),
+    cmocka_unit_test(memory_bound_app_gets_a_frequency_domain_of_its_own),
+    cmocka_unit_test(domain_of_its_own_is_placed_alone),
 };
 PCTL_TEST_MAIN(tests)

@@ -286,10 +286,11 @@ static void report_keep(struct manager *m, unsigned i, const char *why)
 
 static struct allocator_ctx decision_ctx(struct manager *m);
 static int decide_apply(struct manager *m);
+static struct json_object *appstack_json(const struct appstacks *stacks, pid_t pid);
 
 /* Records what this run of app i taught (pctl history): its best measured configuration and
- * score, P̂, frequency sensitivity. A history that refuses (locked, read-only, full) is
- * reported; the apps run on as they were. */
+ * score, P̂, frequency sensitivity, its last speedup stack where it has one. A history that refuses
+ * (locked, read-only, full) is reported; the apps run on as they were. */
 static void history_record(struct manager *m, unsigned i)
 {
         const struct mapp *a = &m->apps[i];
@@ -297,6 +298,7 @@ static void history_record(struct manager *m, unsigned i)
         struct allocator_ctx ctx = decision_ctx(m);
         struct allocator_point best;
         struct history_entry h = {.key = a->key};
+        struct json_object *stack;
         char err[640];
         int r;
 
@@ -318,7 +320,11 @@ static void history_record(struct manager *m, unsigned i)
         h.best_cores = best.cores;
         h.best_freq_khz = best.freq_khz;
         h.best_score = best.score;
+        stack = appstack_json(m->stacks, a->pid);
+        h.stack_json =
+            stack ? (char *)json_object_to_json_string_ext(stack, JSON_C_TO_STRING_PLAIN) : NULL;
         r = history_store(m->opt.history, &h, err, sizeof(err));
+        json_object_put(stack); /* h.stack_json was the stack's own string */
         if (r < 0)
                 log_warning("%s; pctld runs on without it", err);
         else

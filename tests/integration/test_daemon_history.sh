@@ -46,6 +46,11 @@ assert len(apps) == 1, h
 a = apps[0]
 assert a["runs"] == 1 and a["policy"] == "edp" and a["best_cores"] >= 1, a
 assert a["p_est"] is not None and abs(a["p_est"] - 0.2) < 0.1, a
+# Its last speedup stack (pctld computes one per 3 s window; the run lasts over 5 s).
+st = a["stack"]
+assert st and set(st) >= {"cores", "speedup", "components"}, a
+known = [v for v in st["components"].values() if v is not None]
+assert abs(st["speedup"] + sum(known) - st["cores"]) < 0.05, st
 print(a["best_cores"])
 EOF
 ) || fail "no run is in the history: $(cat "$T/h1.json")"

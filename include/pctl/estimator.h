@@ -116,8 +116,8 @@ struct estimate {
         double i0;      /* instructions of the app itself */
         double delta_i; /* instructions of system software on its CPUs (eq. 5) */
         enum estimate_delta_i_source delta_i_source;
-        double ipc;  /* IPC_I0(N) = I0 / C_max, eq. 7 */
-        double ips;  /* I0 per second of the interval */
+        double ipc; /* IPC_I0(N) = I0 / C_max, eq. 7 */
+        double ips; /* I0 per second of the interval */
         /* Stalled cycles of the app over the interval (SENSOR_STALLS), attributed as I0 is:
          * its target's own where the target counts them, else its CPU's while it alone holds
          * the CPU; unknown (NaN, bit clear) as soon as one of its CPUs cannot say. For the

@@ -519,8 +519,14 @@ static double model_time(const struct extrap_model *mod, double n)
         return extrap_fit_eval(&mod->factor, n) * extrap_fit_eval(&mod->main, n) / n;
 }
 
-static int check_points(const struct extrap_point *pts, unsigned m)
+/* The arguments of extrap_build and extrap_amdahl: -EINVAL for missing ones or a point out of
+ * order or range, -E2BIG past EXTRAP_MAX_POINTS. */
+static int check_points(const struct extrap_point *pts, unsigned m, const struct extrap_model *out)
 {
+        if (!pts || !out)
+                return -EINVAL;
+        if (m > EXTRAP_MAX_POINTS)
+                return -E2BIG;
         for (unsigned i = 0; i < m; i++) {
                 if (!(pts[i].cores >= 1) || !isfinite(pts[i].cores) || !(pts[i].time_s > 0) ||
                     !isfinite(pts[i].time_s))
@@ -671,11 +677,7 @@ int extrap_build(const struct extrap_point *pts, unsigned m, unsigned n_max,
 {
         int r;
 
-        if (!pts || !out)
-                return -EINVAL;
-        if (m > EXTRAP_MAX_POINTS)
-                return -E2BIG;
-        r = check_points(pts, m);
+        r = check_points(pts, m, out);
         if (r < 0)
                 return r;
         if (m < 3) {
@@ -696,11 +698,7 @@ int extrap_amdahl(const struct extrap_point *pts, unsigned m, struct extrap_mode
         struct extrap_model mod = {.basis = EXTRAP_BASIS_TIME, .checkpoint_error = NAN};
         int r;
 
-        if (!pts || !out)
-                return -EINVAL;
-        if (m > EXTRAP_MAX_POINTS)
-                return -E2BIG;
-        r = check_points(pts, m);
+        r = check_points(pts, m, out);
         if (r < 0)
                 return r;
         if (m < 2) {

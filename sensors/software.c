@@ -1,11 +1,14 @@
 /* The software backend: busy time only, from what every kernel has. Per CPU from cgroup v1
  * cpuacct (ns) or /proc/stat; per process from each thread's schedstat, attributed to the CPU
- * the thread last ran on; per cgroup from cpuacct.usage_percpu (v1) or a task-clock perf event
- * per CPU (v2). Instructions and cycles are never filled in: nothing is made up.
+ * the thread last ran on, and the runtime of threads that exited between two reads from the
+ * process's CPU clock (below, sw_pid_recover); per cgroup from cpuacct.usage_percpu (v1) or a
+ * task-clock perf event per CPU (v2). Instructions and cycles are never filled in: nothing is made
+ * up.
  *
  * Why not task-clock per CPU for the whole system: in CPU-wide mode (pid = -1) the software
  * clocks count wall time, idle included (checked on the 2-vCPU VMs: 0.5 s per 0.5 s on an idle
  * CPU, exclude_idle or not), so they say nothing about busy time. Per cgroup they do. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_ISSET */
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
@@ -14,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backends.h"
@@ -159,7 +164,14 @@ struct sw_target {
         enum sw_target_mode mode;
         pid_t pid;
         bool gone;
-        DIR *task_dir;   /* SW_PID: /proc/PID/task, kept open between reads */
+        DIR *task_dir; /* SW_PID: /proc/PID/task, kept open between reads */
+        /* SW_PID: the process's CPU clock (every thread's runtime, exited ones included), its
+         * last reading, and what the threads' reads were charged beyond it (< 0) or short of it
+         * (> 0, then charged as the runtime of threads that exited unseen). */
+        clockid_t clock;
+        bool has_clock;
+        uint64_t clock_ns;
+        int64_t balance_ns;
         char path[4200]; /* SW_CPUACCT: the usage_percpu file, root-prefixed */
         struct sw_thread *threads;
         unsigned n_threads, cap_threads;
@@ -300,11 +312,16 @@ static int sw_thread_account(struct sw_state *st, struct sw_target *t, struct sw
         /* Where it ran matters only when it ran: a sleeping thread costs one read. */
         if (out && rt > th->runtime_ns && sw_thread_cpu(task_fd, th->tid, &cpu) < 0)
                 cpu = -1;
-        if (out && cpu >= 0 && (unsigned)cpu < st->n_cpus && rt >= th->runtime_ns) {
-                struct sensor_counts *c = sensor_target_cpu(out, index, (unsigned)cpu);
+        if (out && cpu >= 0 && rt >= th->runtime_ns) {
+                /* Runtime on a CPU past the sample's is seen, not lost: it counts against the
+                 * clock all the same. */
+                t->balance_ns -= (int64_t)(rt - th->runtime_ns);
+                if ((unsigned)cpu < st->n_cpus) {
+                        struct sensor_counts *c = sensor_target_cpu(out, index, (unsigned)cpu);
 
-                c->busy_ns += rt - th->runtime_ns;
-                c->measured |= SENSOR_BUSY;
+                        c->busy_ns += rt - th->runtime_ns;
+                        c->measured |= SENSOR_BUSY;
+                }
         }
         th->runtime_ns = rt;
         th->seen = true;
@@ -356,6 +373,70 @@ static int sw_pid_list(struct sw_state *st, struct sw_target *t, struct sensor_s
         return listed;
 }
 
+/* The process's CPU clock, read before its threads (so that a thread's read can only run
+ * ahead of it). Outside the real root (a fake /proc) there is no such process to ask. */
+static void sw_pid_clock(struct sw_target *t, bool baseline)
+{
+        struct timespec ts;
+
+        if (baseline)
+                t->has_clock = fs_root()[0] == '\0' && clock_getcpuclockid(t->pid, &t->clock) == 0;
+        if (!t->has_clock)
+                return;
+        if (clock_gettime(t->clock, &ts) < 0) {
+                t->has_clock = false;
+                return;
+        }
+        uint64_t now = (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+
+        if (!baseline && now >= t->clock_ns)
+                t->balance_ns += (int64_t)(now - t->clock_ns);
+        t->clock_ns = now;
+}
+
+/* A thread that exits between two reads takes the runtime it had since the last one with it,
+ * and one born and gone between them was never seen; the process's clock keeps both. What the
+ * clock gained beyond the threads' reads is charged to the CPUs the process may run on, the
+ * least busy first, each up to the interval: such threads (sort's merge workers, a pool's
+ * short tasks) run beside the others, where there is room. The balance carries what the
+ * reads ran ahead (a running thread read after the clock; schedstat lagging a running thread
+ * by up to a tick), so that over a run no more than the clock is charged. */
+static void sw_pid_recover(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
+                           unsigned index, uint64_t interval_ns)
+{
+        cpu_set_t allowed;
+
+        if (!t->has_clock || t->balance_ns <= 0)
+                return;
+        if (sched_getaffinity(t->pid, sizeof(allowed), &allowed) < 0)
+                return;
+        while (t->balance_ns > 0) {
+                struct sensor_counts *least = NULL;
+
+                cpumask_foreach (cpu, &st->cpus) {
+                        struct sensor_counts *c;
+
+                        if ((unsigned)cpu >= st->n_cpus || cpu >= CPU_SETSIZE ||
+                            !CPU_ISSET(cpu, &allowed))
+                                continue;
+                        c = sensor_target_cpu(out, index, (unsigned)cpu);
+                        if (!least || c->busy_ns < least->busy_ns)
+                                least = c;
+                }
+                if (!least)
+                        return;
+                uint64_t room = least->busy_ns < interval_ns ? interval_ns - least->busy_ns : 0;
+                uint64_t add = (uint64_t)t->balance_ns;
+
+                /* Every CPU full: the rest goes on the least busy one all the same. */
+                if (room > 0 && room < add)
+                        add = room;
+                least->busy_ns += add;
+                least->measured |= SENSOR_BUSY;
+                t->balance_ns -= (int64_t)add;
+        }
+}
+
 /* Reads the threads of t->pid. With out == NULL it only records the baseline.
  *
  * The process's /proc/PID/task and each thread's schedstat stay open from one read to the
@@ -365,7 +446,7 @@ static int sw_pid_list(struct sw_state *st, struct sw_target *t, struct sensor_s
  * through the kept directory follow the process itself, so a PID reused after the app exited
  * is never read as it. */
 static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
-                       unsigned index)
+                       unsigned index, uint64_t interval_ns)
 {
         unsigned live = 0;
         long long n_threads = -1;
@@ -390,6 +471,7 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
                         return -errno;
                 }
         }
+        sw_pid_clock(t, out == NULL);
         /* The kernel gives /proc/PID/task a link count of its threads + 2: a fstat is far
          * cheaper than generating /proc/PID/stat to read num_threads. */
         if (fstat(dirfd(t->task_dir), &sb) == 0 && sb.st_nlink >= 2)
@@ -411,6 +493,8 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
         }
         /* Forget threads that exited, so that a reused TID starts from zero. */
         sw_threads_forget(t, false);
+        if (out)
+                sw_pid_recover(st, t, out, index, interval_ns);
         if (out) {
                 cpumask_foreach (cpu, &st->cpus) {
                         if ((unsigned)cpu < st->n_cpus)
@@ -476,7 +560,7 @@ static int sw_target_init(struct sw_state *st, const struct sensor_target *in, s
                         return r;
                 if (stat(path, &sb) < 0)
                         return errno == ENOENT ? -ESRCH : -errno;
-                return sw_pid_read(st, t, NULL, 0);
+                return sw_pid_read(st, t, NULL, 0, 0);
         }
         r = fs_path(path, sizeof(path), "%s", in->cgroup);
         if (r < 0)
@@ -653,7 +737,7 @@ static int sw_read(struct sensor *s, struct sensor_sample *out)
                 struct sw_target *t = &st->targets[i];
 
                 if (t->mode == SW_PID) {
-                        r = sw_pid_read(st, t, out, i);
+                        r = sw_pid_read(st, t, out, i, ts - st->prev_ts_ns);
                         if (r < 0)
                                 return r;
                         continue;

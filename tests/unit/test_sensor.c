@@ -1,12 +1,18 @@
 /* The sensor layer: counter arithmetic, the backend table, and the software and RAPL readers
  * against fake /proc and /sys trees (fs_set_root). */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pctl_test.h"
@@ -268,6 +274,102 @@ static void cgroup_v1_cpuacct_target(void **state)
         tree_remove();
 }
 
+static double mono_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Burns 3 ms of its own CPU time and exits. */
+static void *short_worker(void *arg)
+{
+        struct timespec ts;
+        double end;
+
+        (void)arg;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        end = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + 0.003;
+        do
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        while ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 < end);
+        return NULL;
+}
+
+/* A real process whose work is done by threads that live 3 ms, far less than the 100 ms
+ * between reads: their runtime is charged from the process's CPU clock (sort --parallel's
+ * merge threads are such), all of it on the one CPU the process may use. Without that the
+ * sensor saw a few percent of it. */
+static void software_backend_charges_exited_threads(void **state)
+{
+        const struct sensor_ops *sw = sensor_find("software");
+        struct sensor_config cfg = {0};
+        struct sensor_sample s = {0};
+        struct sensor *sn;
+        struct rusage ru;
+        int go[2], status;
+        double seen[2] = {0, 0};
+        pid_t child;
+
+        (void)state;
+        if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+                print_message("skip: needs 2 CPUs\n");
+                skip();
+        }
+        assert_int_equal(pipe(go), 0);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                cpu_set_t one;
+                char c;
+
+                CPU_ZERO(&one);
+                CPU_SET(0, &one);
+                if (sched_setaffinity(0, sizeof(one), &one) < 0 || read(go[0], &c, 1) != 1)
+                        _exit(1);
+                for (double end = mono_s() + 0.6; mono_s() < end;) {
+                        pthread_t a, b;
+
+                        if (pthread_create(&a, NULL, short_worker, NULL) ||
+                            pthread_create(&b, NULL, short_worker, NULL))
+                                _exit(1);
+                        pthread_join(a, NULL);
+                        pthread_join(b, NULL);
+                }
+                pause();
+                _exit(0);
+        }
+        struct sensor_target t = {.kind = SENSOR_TARGET_PID, .pid = child};
+
+        assert_int_equal(sensor_open(sw, &cfg, &sn), 0);
+        assert_int_equal(sensor_set_targets(sn, &t, 1), 0);
+        assert_int_equal(write(go[1], "g", 1), 1);
+        /* Reads cover the workers and a while after: a loaded machine stretches them. */
+        for (int i = 0; i < 40; i++) {
+                usleep(100000);
+                assert_int_equal(sensor_read(sn, &s), 0);
+                for (unsigned c = 0; c < 2; c++)
+                        seen[c] += (double)sensor_target_cpu(&s, 0, c)->busy_ns / 1e9;
+                if (i >= 9 && sensor_target_cpu(&s, 0, 0)->busy_ns == 0)
+                        break;
+        }
+        kill(child, SIGKILL);
+        assert_int_equal(wait4(child, &status, 0, &ru), child);
+        double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+
+        print_message("process CPU time %.3f s; charged %.3f s on CPU 0, %.3f s on CPU 1\n", cpu,
+                      seen[0], seen[1]);
+        assert_true(cpu > 0.1);
+        assert_true(fabs(seen[0] - cpu) <= 0.03 * cpu + 0.01);
+        assert_true(seen[1] == 0);
+        sensor_close(sn);
+        sensor_sample_free(&s);
+        close(go[0]);
+        close(go[1]);
+}
+
 static volatile sig_atomic_t children_ended;
 
 static void count_child(int sig)
@@ -319,6 +421,7 @@ static const struct CMUnitTest tests[] = {
         cmocka_unit_test(powercap_rapl_with_wrap),
         cmocka_unit_test(software_backend_on_fake_proc),
         cmocka_unit_test(cgroup_v1_cpuacct_target),
+        cmocka_unit_test(software_backend_charges_exited_threads),
         cmocka_unit_test(likwid_probe_without_msr_forks_nothing),
 };
 /* clang-format on */

@@ -26,6 +26,7 @@ GUARD=${REAL_GUARD:-0.05}
 QUIET_MAX=${REAL_QUIET_MAX:-0.10}
 SPREAD_MAX=${REAL_SPREAD_MAX:-0.10}
 RUNS=${REAL_RUNS:-5}
+ONLY=${REAL_ONLY:-} # a space-separated list of program names: only those run
 
 # name|MiB of input|command (IN is the input file; output goes to /dev/null). Inputs are sized
 # for about 3 s of one core. zstd's and xz's default job/block sizes (4x the window, 3x the
@@ -101,6 +102,7 @@ printf "bench: real %-7s %7s %7s %7s %7s %9s %7s  %s\n" program T1_s T2_s P_wall
 for entry in "${PROGRAMS[@]}"; do
         IFS='|' read -r name mib cmdline known <<<"$entry"
         tool=${cmdline%% *}
+        [ -z "$ONLY" ] || [[ " $ONLY " == *" $name "* ]] || continue
         if ! command -v "$tool" >/dev/null; then
                 echo "bench: real $name: not installed (scripts/deps.sh installs it), skipped"
                 continue

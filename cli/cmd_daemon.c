@@ -721,15 +721,18 @@ static int zombie_cpu(pid_t pid, double *own_s, double *children_s)
         return 0;
 }
 
-/* The energy's source as the summary says it: only "measured" was measured. */
+/* The energy's source as the summary says it: only "measured" was measured; "declared" is
+ * pctl.conf's [power], "model" platform.ini's calibrated one. */
 static const char *energy_source_text(const char *src, char *buf, size_t size)
 {
         if (strcmp(src, "measured") == 0)
                 snprintf(buf, size, "measured");
         else if (strcmp(src, "declared") == 0)
                 snprintf(buf, size, "not measured: from the power model declared in pctl.conf");
+        else if (strcmp(src, "model") == 0)
+                snprintf(buf, size, "not measured: from the calibrated power model");
         else
-                snprintf(buf, size, "not measured: from the %s power model", src);
+                snprintf(buf, size, "not measured: %s", src);
         return buf;
 }
 

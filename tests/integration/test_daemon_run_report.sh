@@ -206,4 +206,23 @@ if command -v xz >/dev/null; then
 else
         echo "note: xz not installed (scripts/deps.sh installs it): the xz case was not run"
 fi
+
+# pctld stops while the command runs: the command goes on, its status passes through, and the
+# summary has the times pctl run measured itself and says that pctld's report is missing.
+"$PCTL" run --socket "$T/pctl.sock" --json -- sh -c 'sleep 1; exit 4' 2>"$T/err" &
+RUN_PID=$!
+CLEANUP_PIDS="$RUN_PID"
+wait_until 10 pgrep -P "$RUN_PID" -x sh >/dev/null || fail "pctl run did not start sh"
+pctld_stop TERM
+wait "$RUN_PID"
+rc=$?
+CLEANUP_PIDS=""
+[ "$rc" -eq 4 ] || fail "the command's status with pctld gone: $rc, not 4: $(cat "$T/err")"
+grep -q "^pctl run: pctld is not running" "$T/err" || fail "pctl run does not say pctld is gone: $(cat "$T/err")"
+tail -n 1 "$T/err" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+assert s["exit_status"] == 4 and s["pctld"] is None and s["wall_s"] >= 0.9, s
+assert "pctld did not answer" in s["report_error"], s' || fail "summary with pctld gone: $(cat "$T/err")"
+echo "ok: pctld gone mid-run: the command's status, pctl run's own times, no report and why"
 [ -z "$not_judged" ] || skip "$not_judged: loaded, not judged"

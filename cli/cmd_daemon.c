@@ -66,15 +66,21 @@ static int client_parse(int argc, char **argv, struct client_args *a)
         };
         const char *cmd = argv[0];
         bool is_status = strcmp(cmd, "status") == 0;
-        int c;
+        char optname[64];
+        int c, li = -1;
 
         *a = (struct client_args){0};
         optind = 1;
         opterr = 0;
         /* run stops at the first non-option, so `pctl run CMD -x` keeps CMD's options; the
          * others take options after the PID too. */
-        while ((c = getopt_long(argc, argv, strcmp(cmd, "run") == 0 ? "+" : "", opts, NULL)) !=
-               -1) {
+        while ((c = getopt_long(argc, argv, strcmp(cmd, "run") == 0 ? "+" : "", opts, &li)) != -1) {
+                /* The option as typed: "--count 3" names --count, not its value. */
+                if (li >= 0)
+                        snprintf(optname, sizeof(optname), "--%s", opts[li].name);
+                else
+                        snprintf(optname, sizeof(optname), "%s", argv[optind - 1]);
+                li = -1;
                 switch (c) {
                 case 's':
                         a->socket = optarg;
@@ -110,7 +116,7 @@ static int client_parse(int argc, char **argv, struct client_args *a)
                 case 'q':
                         if (strcmp(cmd, "run") != 0) {
                                 fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n", cmd,
-                                        argv[optind - 1]);
+                                        optname);
                                 return -EINVAL;
                         }
                         a->quiet = true;
@@ -119,7 +125,7 @@ static int client_parse(int argc, char **argv, struct client_args *a)
                 case 'n':
                         if (!is_status) {
                                 fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n", cmd,
-                                        argv[optind - 1]);
+                                        optname);
                                 return -EINVAL;
                         }
                         if (c == 'w') {
@@ -145,7 +151,7 @@ static int client_parse(int argc, char **argv, struct client_args *a)
                         return 1;
                 default:
                         fprintf(stderr, "pctl %s: unknown or incomplete option '%s'\n", cmd,
-                                argv[optind - 1]);
+                                optname);
                         return -EINVAL;
                 }
         }
@@ -363,7 +369,10 @@ static void status_human(struct json_object *s)
         if (n_apps == 0)
                 printf("(no managed apps)\n");
         else
-                printf("PRED_GAIN%%: the model's predicted gain of the objective against all the "
+                printf("P: the current phase's P\u0302 ± its standard error (p_est); \"whole "
+                       "run\": P\u0302 from the app's start, start-up and tails included "
+                       "(p_run), ± the range the time pctld did not see leaves\n"
+                       "PRED_GAIN%%: the model's predicted gain of the objective against all the "
                        "app's allowed cores at the top frequency (a prediction, not a "
                        "measurement)\n");
 }
@@ -660,22 +669,99 @@ static const char *report_fmt(struct json_object *o, const char *key, const char
         return buf;
 }
 
-static void run_summary_human(const char *cmd, int status, double wall_s, const struct rusage *ru,
-                              struct json_object *rep, const char *rep_err)
+/* How the command ended, as pctl run measured it itself. */
+struct run_result {
+        const char *cmd;
+        int status;         /* from wait4 */
+        int exec_errno;     /* 0: CMD ran; else why it could not be executed */
+        double wall_s;      /* from the go signal to the exit */
+        struct rusage ru;   /* CMD and its waited-for children */
+        double own_cpu_s;   /* CMD's own threads, what pctld measures; NaN: unknown */
+        double child_cpu_s; /* its waited-for children, which pctld does not see; NaN: unknown */
+};
+
+/* The exit status pctl run gives back: the command's own, 128 + N when signal N killed it (as
+ * the shell reports it), 127 when it was not found and 126 when it could not be executed (as
+ * the shell and time(1) do). */
+static int run_exit_status(const struct run_result *r)
 {
-        double user_s = timeval_s(ru->ru_utime), sys_s = timeval_s(ru->ru_stime), v, seen, conf;
+        if (r->exec_errno)
+                return r->exec_errno == ENOENT ? 127 : 126;
+        if (WIFSIGNALED(r->status))
+                return 128 + WTERMSIG(r->status);
+        return WEXITSTATUS(r->status);
+}
+
+/* The CPU time of an exited, not yet reaped, process: its own threads' (utime + stime of
+ * /proc/PID/stat) and its waited-for children's (cutime + cstime). 0 or -errno. */
+static int zombie_cpu(pid_t pid, double *own_s, double *children_s)
+{
+        char path[32], buf[1024], *p;
+        unsigned long long ut, st, cut, cst;
+        long hz = sysconf(_SC_CLK_TCK);
+        ssize_t n;
+        int fd;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0 || hz <= 0)
+                return -EIO;
+        buf[n] = '\0';
+        /* After "(comm) ": state, then 10 fields up to utime (the 14th of the line). */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+                         &ut, &st, &cut, &cst) != 4)
+                return -EIO;
+        *own_s = (double)(ut + st) / hz;
+        *children_s = (double)(cut + cst) / hz;
+        return 0;
+}
+
+/* The energy's source as the summary says it: only "measured" was measured; "declared" is
+ * pctl.conf's [power], "model" platform.ini's calibrated one. */
+static const char *energy_source_text(const char *src, char *buf, size_t size)
+{
+        if (strcmp(src, "measured") == 0)
+                snprintf(buf, size, "measured");
+        else if (strcmp(src, "declared") == 0)
+                snprintf(buf, size, "not measured: from the power model declared in pctl.conf");
+        else if (strcmp(src, "model") == 0)
+                snprintf(buf, size, "not measured: from the calibrated power model");
+        else
+                snprintf(buf, size, "not measured: %s", src);
+        return buf;
+}
+
+/* Above this share of the command's CPU time, its children's work is worth a warning. */
+#define RUN_CHILDREN_SHARE 0.1
+
+static void run_summary_human(const struct run_result *r, struct json_object *rep,
+                              const char *rep_err)
+{
+        double user_s = timeval_s(r->ru.ru_utime), sys_s = timeval_s(r->ru.ru_stime), v, seen, conf,
+               cpu_s = user_s + sys_s;
         struct json_object *configs = NULL;
         const char *note, *src;
-        char b1[64], b2[64];
+        char b1[64], b2[96];
 
-        if (WIFSIGNALED(status))
-                fprintf(stderr, "pctl run: %s was killed by signal %d\n", cmd, WTERMSIG(status));
+        if (r->exec_errno)
+                fprintf(stderr, "pctl run: %s could not be run (%s): exit status %d\n", r->cmd,
+                        strerror(r->exec_errno), run_exit_status(r));
+        else if (WIFSIGNALED(r->status))
+                fprintf(stderr, "pctl run: %s was killed by signal %d (%s): exit status %d\n",
+                        r->cmd, WTERMSIG(r->status), strsignal(WTERMSIG(r->status)),
+                        run_exit_status(r));
         else
-                fprintf(stderr, "pctl run: %s exited with status %d\n", cmd, WEXITSTATUS(status));
+                fprintf(stderr, "pctl run: %s exited with status %d\n", r->cmd,
+                        WEXITSTATUS(r->status));
         fprintf(stderr,
                 "  wall     %.2f s\n  CPU      %.2f s (user %.2f s, sys %.2f s), %.2f "
                 "CPU s per wall s\n",
-                wall_s, user_s + sys_s, user_s, sys_s, wall_s > 0 ? (user_s + sys_s) / wall_s : 0);
+                r->wall_s, cpu_s, user_s, sys_s, r->wall_s > 0 ? cpu_s / r->wall_s : 0);
         if (!rep) {
                 fprintf(stderr, "  pctld    no report: %s\n", rep_err);
                 return;
@@ -683,7 +769,7 @@ static void run_summary_human(const char *cmd, int status, double wall_s, const 
         fprintf(stderr, "  speedup  %s over the run",
                 report_fmt(rep, "speedup_run", "%.3f", b1, sizeof(b1)));
         if (reply_number(rep, "seen_s", &seen) && reply_number(rep, "managed_s", &v))
-                fprintf(stderr, " (pctld saw %.2f s of the %.2f s it managed it)", seen, v);
+                fprintf(stderr, " (pctld's samples cover %.2f s; it managed it %.2f s)", seen, v);
         fprintf(stderr, "\n  P        run %s", report_fmt(rep, "p_run", "%.3f", b1, sizeof(b1)));
         if (reply_number(rep, "p_run_confidence", &conf) && reply_number(rep, "seen_s", &seen) &&
             reply_number(rep, "managed_s", &v))
@@ -692,11 +778,22 @@ static void run_summary_human(const char *cmd, int status, double wall_s, const 
         fprintf(stderr, ", last phase %s\n", report_fmt(rep, "p_est", "%.3f", b2, sizeof(b2)));
         if ((note = reply_string(rep, "speedup_note")))
                 fprintf(stderr, "           (%s)\n", note);
+        /* pctld measures the command's own threads: work its child processes did is not in
+         * the speedup and P above. */
+        if (isfinite(r->child_cpu_s) && r->child_cpu_s > RUN_CHILDREN_SHARE * cpu_s &&
+            r->child_cpu_s >= 0.05)
+                fprintf(stderr,
+                        "           (%.2f s of the %.2f s CPU were %s's child processes, which "
+                        "pctld does not measure: the speedup and P are of %s's own threads, "
+                        "%.2f s CPU)\n",
+                        r->child_cpu_s, cpu_s, r->cmd, r->cmd, r->own_cpu_s);
         if ((src = reply_string(rep, "energy_source")) && reply_number(rep, "energy_j", &v))
-                fprintf(stderr, "  energy   %.1f J (%s), EDP %s J·s\n", v, src,
+                fprintf(stderr, "  energy   %.1f J (%s), EDP %s J·s\n", v,
+                        energy_source_text(src, b2, sizeof(b2)),
                         report_fmt(rep, "edp_js", "%.3g", b1, sizeof(b1)));
         else
-                fprintf(stderr, "  energy   unknown (no RAPL and no power model), EDP unknown\n");
+                fprintf(stderr, "  energy   unknown (pctld has no energy figure for it: no RAPL "
+                                "and no power model, or no sample of it), EDP unknown\n");
         if (json_object_object_get_ex(rep, "configs", &configs) &&
             json_object_is_type(configs, json_type_array)) {
                 size_t n = json_object_array_length(configs);
@@ -720,32 +817,45 @@ static void run_summary_human(const char *cmd, int status, double wall_s, const 
                 fprintf(stderr, "  gain     %s\n", reply_string(rep, "gain_note"));
 }
 
+static struct json_object *json_finite(double v)
+{
+        return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
 /* One JSON object on stderr: the command's status and times, and pctld's report (null, with
  * report_error, when it has none). */
-static void run_summary_json(const char *cmd, int status, double wall_s, const struct rusage *ru,
-                             struct json_object *rep, const char *rep_err)
+static void run_summary_json(const struct run_result *r, struct json_object *rep,
+                             const char *rep_err)
 {
         struct json_object *j = json_object_new_object();
-        double user_s = timeval_s(ru->ru_utime), sys_s = timeval_s(ru->ru_stime);
+        double user_s = timeval_s(r->ru.ru_utime), sys_s = timeval_s(r->ru.ru_stime);
+        bool ran = !r->exec_errno;
 
-        json_object_object_add(j, "command", json_object_new_string(cmd));
-        json_object_object_add(j, "exit_status",
-                               WIFEXITED(status) ? json_object_new_int(WEXITSTATUS(status)) : NULL);
-        json_object_object_add(j, "signal",
-                               WIFSIGNALED(status) ? json_object_new_int(WTERMSIG(status)) : NULL);
-        json_object_object_add(j, "wall_s", json_object_new_double(wall_s));
+        json_object_object_add(j, "command", json_object_new_string(r->cmd));
+        json_object_object_add(
+            j, "exit_status",
+            ran && WIFEXITED(r->status) ? json_object_new_int(WEXITSTATUS(r->status)) : NULL);
+        json_object_object_add(
+            j, "signal",
+            ran && WIFSIGNALED(r->status) ? json_object_new_int(WTERMSIG(r->status)) : NULL);
+        json_object_object_add(j, "exec_error",
+                               ran ? NULL : json_object_new_string(strerror(r->exec_errno)));
+        json_object_object_add(j, "pctl_exit_status", json_object_new_int(run_exit_status(r)));
+        json_object_object_add(j, "wall_s", json_object_new_double(r->wall_s));
         json_object_object_add(j, "cpu_s", json_object_new_double(user_s + sys_s));
         json_object_object_add(j, "user_s", json_object_new_double(user_s));
         json_object_object_add(j, "sys_s", json_object_new_double(sys_s));
+        json_object_object_add(j, "own_cpu_s", json_finite(r->own_cpu_s));
+        json_object_object_add(j, "children_cpu_s", json_finite(r->child_cpu_s));
         json_object_object_add(j, "pctld", rep ? json_object_get(rep) : NULL);
         json_object_object_add(j, "report_error", rep ? NULL : json_object_new_string(rep_err));
         fprintf(stderr, "%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
         json_object_put(j);
 }
 
-/* Asks pctld for its report on the command that just ended; it keeps one for a minute. */
-static void run_summary(struct client_args *a, const char *cmd, pid_t child, int status,
-                        double wall_s, const struct rusage *ru)
+/* Asks pctld for its report on the command that just ended; it keeps one for a minute. A
+ * command that could not be executed has nothing to report. */
+static void run_summary(struct client_args *a, pid_t child, const struct run_result *r)
 {
         struct json_object *rep = NULL;
         char request[64], *text = NULL;
@@ -754,31 +864,50 @@ static void run_summary(struct client_args *a, const char *cmd, pid_t child, int
 
         snprintf(request, sizeof(request), "{\"cmd\":\"report\",\"pid\":%d}", (int)child);
         quiet.json = false;
-        if (client_call(&quiet, "run", request, &rep, &text) != EXIT_OK)
+        if (r->exec_errno)
+                err = "the command could not be run: nothing ran to report on";
+        else if (client_call(&quiet, "run", request, &rep, &text) != EXIT_OK)
                 rep = NULL;
         if (a->json)
-                run_summary_json(cmd, status, wall_s, ru, rep, err);
+                run_summary_json(r, rep, err);
         else
-                run_summary_human(cmd, status, wall_s, ru, rep, err);
+                run_summary_human(r, rep, err);
         json_object_put(rep);
         free(text);
+}
+
+/* SIGTERM and SIGHUP to pctl run go on to the command, which decides; pctl run waits for it
+ * and reports as usual. */
+static volatile sig_atomic_t run_child_pid;
+
+static void run_forward(int sig)
+{
+        int saved = errno;
+
+        if (run_child_pid > 0)
+                kill((pid_t)run_child_pid, sig);
+        errno = saved;
 }
 
 /* The child waits until pctld has it, so the command's first instruction already runs
  * where the policy puts it; then it becomes the command. */
 static int run_cmd(struct client_args *a, int argc, char **argv)
 {
-        int go[2], status, r;
+        struct sigaction fwd = {.sa_handler = run_forward, .sa_flags = SA_RESTART};
+        struct run_result res = {.cmd = argv[a->first_arg], .own_cpu_s = NAN, .child_cpu_s = NAN};
+        int go[2], ex[2], r;
         pid_t child;
         char byte = 0;
-        struct rusage ru;
         double start_s;
+        siginfo_t info;
+        ssize_t n;
 
         if (a->first_arg >= argc) {
                 fprintf(stderr, "pctl run: a command is required after --\n");
                 return EXIT_USAGE;
         }
-        if (pipe2(go, O_CLOEXEC) < 0) {
+        /* go: the parent's signal to exec; ex: the exec's errno back (closed on success). */
+        if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ex, O_CLOEXEC) < 0) {
                 fprintf(stderr, "pctl run: pipe: %s\n", strerror(errno));
                 return EXIT_FAILURE_RUN;
         }
@@ -788,18 +917,26 @@ static int run_cmd(struct client_args *a, int argc, char **argv)
                 return EXIT_FAILURE_RUN;
         }
         if (child == 0) {
+                int e;
+
                 close(go[1]);
+                close(ex[0]);
                 if (read(go[0], &byte, 1) != 1)
                         _exit(127); /* the parent gave up */
                 execvp(argv[a->first_arg], argv + a->first_arg);
-                fprintf(stderr, "pctl run: cannot run %s: %s\n", argv[a->first_arg],
-                        strerror(errno));
-                _exit(127);
+                e = errno;
+                if (write(ex[1], &e, sizeof(e)) != (ssize_t)sizeof(e))
+                        fprintf(stderr, "pctl run: cannot run %s: %s\n", argv[a->first_arg],
+                                strerror(e));
+                _exit(e == ENOENT ? 127 : 126);
         }
         close(go[0]);
+        close(ex[1]);
         r = send_pid(a, "run", "adopt", child, argv[a->first_arg]);
         if (r != EXIT_OK) {
+                fprintf(stderr, "pctl run: %s was not started\n", argv[a->first_arg]);
                 close(go[1]);
+                close(ex[0]);
                 waitpid(child, NULL, 0);
                 return r;
         }
@@ -811,16 +948,33 @@ static int run_cmd(struct client_args *a, int argc, char **argv)
         }
         close(go[1]);
         /* Ctrl-C goes to the command (same process group); we wait for it either way. */
+        run_child_pid = child;
         signal(SIGINT, SIG_IGN);
-        signal(SIGTERM, SIG_IGN);
-        while (wait4(child, &status, 0, &ru) < 0)
+        signal(SIGQUIT, SIG_IGN);
+        sigaction(SIGTERM, &fwd, NULL);
+        sigaction(SIGHUP, &fwd, NULL);
+        /* Nothing to read once the exec closed the pipe; an errno when it failed. */
+        while ((n = read(ex[0], &res.exec_errno, sizeof(res.exec_errno))) < 0 && errno == EINTR)
+                ;
+        if (n != (ssize_t)sizeof(res.exec_errno))
+                res.exec_errno = 0;
+        close(ex[0]);
+        /* The summary says it too; with --quiet or --json this is the message. */
+        if (res.exec_errno && (a->quiet || a->json))
+                fprintf(stderr, "pctl run: cannot run %s: %s\n", res.cmd, strerror(res.exec_errno));
+        /* Exited but not reaped: its own CPU time apart from its children's. */
+        while (waitid(P_PID, child, &info, WEXITED | WNOWAIT) < 0)
                 if (errno != EINTR)
                         return EXIT_FAILURE_RUN;
+        if (zombie_cpu(child, &res.own_cpu_s, &res.child_cpu_s) < 0)
+                res.own_cpu_s = res.child_cpu_s = NAN;
+        while (wait4(child, &res.status, 0, &res.ru) < 0)
+                if (errno != EINTR)
+                        return EXIT_FAILURE_RUN;
+        res.wall_s = monotonic_s() - start_s;
         if (!a->quiet)
-                run_summary(a, argv[a->first_arg], child, status, monotonic_s() - start_s, &ru);
-        if (WIFSIGNALED(status))
-                return 128 + WTERMSIG(status);
-        return WEXITSTATUS(status);
+                run_summary(a, child, &res);
+        return run_exit_status(&res);
 }
 
 static int reload_cmd(struct client_args *a, int argc, char **argv)

@@ -74,6 +74,8 @@ for h in "${modes[@]}"; do
         check "$h" "--config --dir --help --json " policy list --
         check "$h" "--config --help --socket " policy reload --
         check "$h" "--config --count --help --json --socket --watch " status --
+        check "$h" "--config --help --json --policy --quiet --socket " run --
+        check "$h" "--quiet " run --policy fast --q
         check "$h" "--help --json --source " sensors --
         check "$h" "$D/trace.csv " sensors --source "$D/tr"
         check "$h" "$D/trace.csv " sensors --source = "$D/tr"

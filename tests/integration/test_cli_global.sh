@@ -88,7 +88,9 @@ expect 2 "^pctl model speedup: --socket does not apply to this command$" \
 expect 2 "^pctl policy check: --json does not apply to this command$" \
         "$PCTL" --json policy check "$out/pol/g.conf"
 expect 2 "^pctl policy reload: --json does not apply to this command$" "$PCTL" --json policy reload
-expect 2 "^pctl run: --json does not apply to this command$" "$PCTL" --json run -- true
+# pctl run prints a JSON summary, so --json before it is taken (nothing listens: exit 1).
+expect 1 "^pctl run: pctld is not running \\(nothing listens on $out/a.sock\\)" \
+        "$PCTL" --json --socket "$out/a.sock" run -- true
 expect 2 "^pctl release: --json does not apply to this command$" "$PCTL" --json release 1
 expect 2 "^pctl policy: unknown subcommand 'bogus'" "$PCTL" --json policy bogus
 [ ! -s "$out/stdout" ] || fail "a refused command line printed on stdout: $(cat "$out/stdout")"

@@ -89,8 +89,8 @@ main_state() {
         echo "$(cat /proc/"$1"/cpuset 2>/dev/null) $(awk '/^Cpus_allowed_list/ {print $2}' /proc/"$1"/status 2>/dev/null)"
 }
 
-# kill_tree PID: the process and its children. `pctl run` waits for its command and ignores
-# SIGTERM, so killing it alone would leave the command running into the next test.
+# kill_tree PID: the process and its children. `pctl run` passes SIGTERM on to its command but
+# cannot pass SIGKILL, so killing it alone would leave the command running into the next test.
 kill_tree() {
         pkill -KILL -P "$1" 2>/dev/null
         kill -KILL "$1" 2>/dev/null

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Real programs nobody here wrote: each multi-threaded tool (two threads) runs at 1 and 2 CPUs
-# under taskset for a wall-time reference, P_wall = 2 (1 - T2/T1), then once under a private
-# pctld with policy monitor through `pctl run --json`. Prints per program P_wall, p_run (the
-# whole run's P̂) and p_est (the last phase's), and fails when p_run is further than GUARD from
-# P_wall (docs/estimator.md, "The real-program suite").
+# Real programs nobody here wrote: each multi-threaded tool runs with one thread on one CPU and
+# with two threads on two, under taskset, for a wall-time reference P_wall = 2 (1 - T2/T1),
+# then with two threads once under a private pctld with policy monitor through `pctl run
+# --json`. Prints per program P_wall, p_run (the whole run's P̂) and p_est (the last phase's),
+# and fails when p_run is further than GUARD from P_wall (docs/estimator.md, "The real-program
+# suite").
+#
+# T1 is the program run as one would on one core, with one thread: its two threads
+# time-sharing one CPU cost xz 5.0 s of CPU against 3.2-4.1 s for one thread (each evicts the
+# other's caches), which made T1 faster than linear and no Amdahl T(1). The one-thread run
+# also does none of the extra work a parallel one does, so that bias shows in the table.
 #
 # A wall-time reference needs a quiet machine, and this VM's host slows it by 20-80 % for
 # seconds at a time with nothing visible inside. So the reference is RUNS pairs, a run at 1
@@ -13,12 +19,9 @@
 # dropped; under 3 pairs kept, the row is printed "loaded" and not judged. So is a row whose
 # middle pairs' P spread past SPREAD_MAX ("unsteady"), and one whose run under pctld was
 # loaded alike (pctld's own CPU time is not "the rest"). When no row could be judged, the
-# suite is a visible skip. A reference faster than linear (P_wall past 1, T1 > 2 T2: two
-# threads time-sharing one CPU thrash each other's caches) has no Amdahl P, and its row is
-# printed and not judged either: its T1 is inflated by an unknown amount, so even a P_wall
-# just above 1 is biased up by more than its excess (lbzip2 read 1.045 against p_run 0.978
-# once). A program with a documented bias the guard cannot honestly hold is printed with it
-# and not judged (fourth field).
+# suite is a visible skip. A reference faster than linear (P_wall past 1) has no Amdahl P,
+# and its row is printed and not judged either. A program with a documented bias the guard
+# cannot honestly hold is printed with it and not judged (fourth field).
 set -u
 . "$TEST_LIB"
 [ "$(id -u)" -eq 0 ] || skip "needs root for cgroup v1 cpusets"
@@ -29,15 +32,16 @@ SPREAD_MAX=${REAL_SPREAD_MAX:-0.10} # in P
 RUNS=${REAL_RUNS:-5}
 ONLY=${REAL_ONLY:-} # a space-separated list of program names: only those run
 
-# name|MiB of input|command (IN is the input file; output goes to /dev/null). Inputs are sized
-# for about 3 s of one core. zstd's and xz's default job/block sizes (4x the window, 3x the
+# name|MiB of input|command (IN is the input file, N the number of threads: 1 for the run at 1
+# CPU, 2 for the runs at 2 and under pctld; output goes to /dev/null). Inputs are sized for
+# about 3 s of one core. zstd's and xz's default job/block sizes (4x the window, 3x the
 # dictionary) make one or two jobs out of a few seconds' input, so they are set to 1 MiB and 3 MiB.
 PROGRAMS=(
-        "xz|12|xz -T2 -1 --block-size=3MiB -c IN"
-        "zstd|6|zstd -q -T2 -15 -B1MiB -c IN"
-        "pigz|70|pigz -p 2 -6 -c IN"
-        "lbzip2|35|lbzip2 -n 2 -c IN"
-        "sort|80|sort --parallel=2 -S 512M IN"
+        "xz|12|xz -TN -1 --block-size=3MiB -c IN"
+        "zstd|6|zstd -q -TN -15 -B1MiB -c IN"
+        "pigz|70|pigz -p N -6 -c IN"
+        "lbzip2|35|lbzip2 -n N -c IN"
+        "sort|80|sort --parallel=N -S 512M IN"
 )
 
 pctld_setup
@@ -60,8 +64,8 @@ with open(sys.argv[1], "w") as f:
         size += len(line)
 PY
 
-# wall.py pairs RUNS CMD...: RUNS pairs of runs, one pinned to CPU 0 and one to CPUs 0-1, back
-# to back and in alternating order, so that whatever slows the VM's host for a few seconds
+# wall.py pairs RUNS CMD1... -- CMD2...: RUNS pairs of runs, CMD1 (one thread) pinned to CPU 0
+# and CMD2 (two) to CPUs 0-1, back to back and in alternating order, so that whatever slows the VM's host for a few seconds
 # slows both runs of a pair: P_wall = 2 (1 - T2/T1) of each pair. A pair in which the rest of
 # the machine used more than $QUIET of one CPU on CPUs 0-1 (steal included) in either run is
 # dropped. Prints the median pair's T1, T2 and P, the range of P over the middle pairs (all but
@@ -88,22 +92,24 @@ def busy():
         except OSError:
             pass
     return t / hz
-def run(cpus):
+def run(cpus, argv):
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     b0, t0 = busy(), time.monotonic()
     with open(os.devnull, "w") as null:
-        subprocess.run((["taskset", "-c", cpus] if cpus else []) + cmd, stdout=null, check=True)
+        subprocess.run((["taskset", "-c", cpus] if cpus else []) + argv, stdout=null, check=True)
     wall = time.monotonic() - t0
     b1, r1 = busy(), resource.getrusage(resource.RUSAGE_CHILDREN)
     own = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     return wall, (b1 - b0 - own) / wall
 if mode == "one":
-    print("%.4f %.3f" % run(None))
+    print("%.4f %.3f" % run(None, cmd))
     sys.exit(0)
 quiet, pairs, other_max = float(os.environ["QUIET"]), [], 0.0
+cut = cmd.index("--")
+cmd1, cmd2 = cmd[:cut], cmd[cut + 1:]
 for i in range(int(arg)):
     order = ("0", "0,1") if i % 2 == 0 else ("0,1", "0")
-    got = {c: run(c) for c in order}
+    got = {c: run(c, cmd1 if c == "0" else cmd2) for c in order}
     (t1, o1), (t2, o2) = got["0"], got["0,1"]
     other_max = max(other_max, o1, o2)
     if max(o1, o2) <= quiet:
@@ -130,11 +136,15 @@ for entry in "${PROGRAMS[@]}"; do
         fi
         in="$T/in-$name.txt"
         head -c $((mib << 20)) "$T/words.txt" >"$in"
-        read -ra cmd <<<"${cmdline//IN/$in}"
-        read -r t1 t2 p_wall spread q_ref kept < <(QUIET=$QUIET_MAX python3 "$T/wall.py" pairs "$RUNS" "${cmd[@]}") ||
+        # The thread count first, then the input's path (which N or -TN could be part of).
+        c1=$(sed 's/-TN /-T1 /; s/=N /=1 /; s/ N / 1 /' <<<"$cmdline")
+        c2=$(sed 's/-TN /-T2 /; s/=N /=2 /; s/ N / 2 /' <<<"$cmdline")
+        read -ra cmd1 <<<"${c1//IN/$in}"
+        read -ra cmd2 <<<"${c2//IN/$in}"
+        read -r t1 t2 p_wall spread q_ref kept < <(QUIET=$QUIET_MAX python3 "$T/wall.py" pairs "$RUNS" "${cmd1[@]}" -- "${cmd2[@]}") ||
                 fail "$name's reference runs failed"
         read -r _ qr < <(EXCLUDE_PID=$PCTLD_PID python3 "$T/wall.py" one - \
-                "$PCTL" run --socket "$T/pctl.sock" --json -- "${cmd[@]}" 2>"$T/run-$name.err") ||
+                "$PCTL" run --socket "$T/pctl.sock" --json -- "${cmd2[@]}" 2>"$T/run-$name.err") ||
                 fail "$name under pctl run failed: $(cat "$T/run-$name.err")"
         tail -n 1 "$T/run-$name.err" >"$T/run-$name.json"
         read -r p_run conf p_est < <(python3 - "$T/run-$name.json" <<'PY'

@@ -237,6 +237,8 @@ static void est_estimate_reset(struct estimate *e, uint64_t id)
             .mem_fraction = NAN,
             .speedup_run = NAN,
             .p_run = NAN,
+            .work_inflation = NAN,
+            .p_run_uncorrected = NAN,
             .ipc_core_drop = NAN,
             .busy_cores = NAN,
         };
@@ -668,11 +670,75 @@ static double est_busy_s(const struct sensor_counts *c, unsigned freq_khz)
  *   pile up on one CPU (max busy over the interval): max busy is capped at the interval,
  *   and Σ busy is still all the work.
  * An interval in which it did not run at all, its CPUs idle, is waiting: w = interval. */
+/* The whole-run figures from the sums: each core count's work divided by the work inflation
+ * there where it is known (and every core count has its bin), else as measured. */
+static void est_run_figures(struct estimate *e)
+{
+        bool corr = (e->known & ESTIMATE_WORK_INFLATION) && !e->run_bins_full;
+        double w = e->run_work_raw_s, wx = e->run_work_x_raw_s;
+
+        e->p_run_uncorrected = NAN;
+        if (corr) {
+                w = wx = 0;
+                for (unsigned k = 0; k < e->n_run_bins; k++) {
+                        unsigned n = e->run_bins[k].cores;
+                        double wn = e->run_bins[k].work_s / (1 + e->work_inflation * (n - 1.0));
+
+                        w += wn;
+                        wx += wn * (1.0 - 1.0 / n);
+                }
+        }
+        e->run_work_s = w;
+        e->run_work_x_s = wx;
+        if (e->run_active_s > 0) {
+                e->speedup_run = w / e->run_active_s;
+                e->known |= ESTIMATE_SPEEDUP_RUN;
+        }
+        /* Only time at N >= 2 tells anything of P. */
+        if (wx > 0) {
+                e->p_run = (w - e->run_active_s) / wx;
+                e->known |= ESTIMATE_P_RUN;
+                if (corr && e->run_work_x_raw_s > 0)
+                        e->p_run_uncorrected =
+                            (e->run_work_raw_s - e->run_active_s) / e->run_work_x_raw_s;
+        }
+}
+
+/* The interval's work at n cores into its bin. */
+static void est_run_bin_add(struct estimate *e, unsigned n, double w)
+{
+        unsigned k;
+
+        for (k = 0; k < e->n_run_bins && e->run_bins[k].cores != n; k++)
+                ;
+        if (k == e->n_run_bins) {
+                if (k == ESTIMATE_RUN_BINS) {
+                        e->run_bins_full = true;
+                        return;
+                }
+                e->run_bins[e->n_run_bins++].cores = n;
+                e->run_bins[k].work_s = 0;
+        }
+        e->run_bins[k].work_s += w;
+}
+
 static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counters, bool busy_ok,
                         double busy_sum, double busy_max, double cpu_idle_min)
 {
         struct estimate *e = &a->e;
         double w, active_s;
+
+        /* The run's instructions, for comparing whole runs (extra parallel work). */
+        if (counters && (e->known & ESTIMATE_I0)) {
+                e->run_i0 += e->i0;
+                e->run_i0_m1 += e->i0 * (n - 1.0);
+        } else {
+                e->run_i0_gap = true;
+        }
+        if (!e->run_i0_gap && e->run_i0 > 0)
+                e->known |= ESTIMATE_RUN_I0;
+        else
+                e->known &= ~ESTIMATE_RUN_I0;
 
         if (counters) {
                 if (!(e->known & ESTIMATE_SPEEDUP))
@@ -693,19 +759,104 @@ static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counter
         }
         e->run_s += dt_s;
         e->run_active_s += active_s;
-        e->run_work_s += w;
-        e->run_work_x_s += w * (1.0 - 1.0 / n);
+        e->run_work_raw_s += w;
+        e->run_work_x_raw_s += w * (1.0 - 1.0 / n);
+        est_run_bin_add(e, n, w);
         if (n > e->run_max_cores)
                 e->run_max_cores = n;
-        if (e->run_active_s > 0) {
-                e->speedup_run = e->run_work_s / e->run_active_s;
-                e->known |= ESTIMATE_SPEEDUP_RUN;
-        }
-        /* Only time at N >= 2 tells anything of P. */
-        if (e->run_work_x_s > 0) {
-                e->p_run = (e->run_work_s - e->run_active_s) / e->run_work_x_s;
-                e->known |= ESTIMATE_P_RUN;
-        }
+        est_run_figures(e);
+}
+
+int estimate_work_run(const struct estimate *e, double unseen_s, struct estimate_work_run *out)
+{
+        double tail;
+
+        if (!(e->known & ESTIMATE_RUN_I0))
+                return -ENODATA;
+        if (!(unseen_s >= 0))
+                return -EDOM;
+        /* The time not seen ran at anything from nothing to the last rate seen. */
+        tail = isfinite(e->ips) ? e->ips * unseen_s : 0;
+        if (!isfinite(tail) || tail < 0)
+                tail = 0;
+        *out = (struct estimate_work_run){.instructions = e->run_i0 + tail / 2,
+                                          .instructions_err = tail / 2,
+                                          .cores = 1 + e->run_i0_m1 / e->run_i0};
+        return 0;
+}
+
+/* X from the pair (a: more cores) at the given instruction counts; NaN when the factor at a
+ * is not positive. */
+static double work_inflation_of(double ia, double ib, double ca, double cb)
+{
+        double r = ia / ib, den = (ca - 1) - r * (cb - 1), x;
+
+        if (!(den > 0))
+                return NAN;
+        x = (r - 1) / den;
+        return 1 + x * (ca - 1) > 0 && 1 + x * (cb - 1) > 0 ? x : NAN;
+}
+
+int estimate_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x,
+                            double *err, unsigned *ia, unsigned *ib)
+{
+        unsigned a = 0, b = 0;
+        double spread = 0, xa, xlo, xhi;
+
+        for (unsigned i = 0; i < n; i++)
+                if (!(runs[i].instructions > 0) || !isfinite(runs[i].instructions) ||
+                    !(runs[i].cores >= 1) || !isfinite(runs[i].cores) ||
+                    !(runs[i].instructions_err >= 0) || !isfinite(runs[i].instructions_err))
+                        return -EINVAL;
+        for (unsigned i = 0; i < n; i++)
+                for (unsigned j = i + 1; j < n; j++)
+                        if (fabs(runs[i].cores - runs[j].cores) >= spread) {
+                                spread = fabs(runs[i].cores - runs[j].cores);
+                                a = runs[i].cores > runs[j].cores ? i : j;
+                                b = a == i ? j : i;
+                        }
+        if (n < 2 || spread < ESTIMATE_WORK_MIN_SPREAD)
+                return -ENODATA;
+        xa = work_inflation_of(runs[a].instructions, runs[b].instructions, runs[a].cores,
+                               runs[b].cores);
+        if (isnan(xa))
+                return -EDOM;
+        /* X grows with I_a and falls with I_b: the range's ends. */
+        xlo = work_inflation_of(runs[a].instructions - runs[a].instructions_err,
+                                runs[b].instructions + runs[b].instructions_err, runs[a].cores,
+                                runs[b].cores);
+        xhi = work_inflation_of(runs[a].instructions + runs[a].instructions_err,
+                                runs[b].instructions - runs[b].instructions_err, runs[a].cores,
+                                runs[b].cores);
+        *x = xa;
+        *err = isnan(xlo) || isnan(xhi) ? INFINITY : fmax(xa - xlo, xhi - xa);
+        if (ia)
+                *ia = a;
+        if (ib)
+                *ib = b;
+        return 0;
+}
+
+int estimator_set_work_inflation(struct estimator *est, uint64_t id, double x)
+{
+        struct est_app *a = est_find(est, id, 0);
+        struct estimate *e;
+
+        if (!a)
+                return -ENOENT;
+        e = &a->e;
+        for (unsigned k = 0; isfinite(x) && k < e->n_run_bins; k++)
+                if (!(1 + x * (e->run_bins[k].cores - 1.0) > 0))
+                        return -EDOM;
+        if (isfinite(x) && !(1 + x * (e->run_max_cores > 1 ? e->run_max_cores - 1.0 : 0) > 0))
+                return -EDOM;
+        e->work_inflation = isfinite(x) ? x : NAN;
+        if (isfinite(x))
+                e->known |= ESTIMATE_WORK_INFLATION;
+        else
+                e->known &= ~ESTIMATE_WORK_INFLATION;
+        est_run_figures(e);
+        return 0;
 }
 
 int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cores, double *lo,
@@ -772,7 +923,8 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
 
         /* Clear the interval's figures; the fit and the cumulative energy stay. */
         e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION | ESTIMATE_SPEEDUP_RUN |
-                    ESTIMATE_P_RUN | ESTIMATE_IPC_CORE_DROP;
+                    ESTIMATE_P_RUN | ESTIMATE_IPC_CORE_DROP | ESTIMATE_RUN_I0 |
+                    ESTIMATE_WORK_INFLATION;
         e->n_cores = n;
         e->freq_khz = v->freq_khz;
         /* The allocator counts its observations by this: start-up is not one. */

@@ -329,14 +329,25 @@ static void work_inflation_update(struct manager *m, unsigned i, bool ended,
                         *cur = (struct history_run){.instructions = c.instructions,
                                                     .instructions_err = c.instructions_err,
                                                     .cores = c.cores};
+                        for (unsigned k = 0; k < c.n_bins && k < HISTORY_RUN_BINS; k++) {
+                                cur->bins[k].cores = c.bins[k].cores;
+                                cur->bins[k].instructions = c.bins[k].instructions;
+                                cur->n_bins = k + 1;
+                        }
                         runs[n++] = *cur;
                         *have_cur = true;
                 }
         }
-        for (unsigned k = 0; k < n; k++)
+        for (unsigned k = 0; k < n; k++) {
                 w[k] = (struct estimate_work_run){.instructions = runs[k].instructions,
                                                   .instructions_err = runs[k].instructions_err,
                                                   .cores = runs[k].cores};
+                for (unsigned q = 0; q < runs[k].n_bins && q < ESTIMATE_RUN_BINS; q++) {
+                        w[k].bins[q].cores = runs[k].bins[q].cores;
+                        w[k].bins[q].instructions = runs[k].bins[q].instructions;
+                        w[k].n_bins = q + 1;
+                }
+        }
         r = estimate_work_inflation(w, n, &x, &err, &ia, &ib);
         if (r == -ENODATA)
                 return;

@@ -704,8 +704,8 @@ static void est_run_figures(struct estimate *e)
         }
 }
 
-/* The interval's work at n cores into its bin. */
-static void est_run_bin_add(struct estimate *e, unsigned n, double w)
+/* The interval's work and instructions at n cores into its bin. */
+static void est_run_bin_add(struct estimate *e, unsigned n, double w, double i0)
 {
         unsigned k;
 
@@ -717,9 +717,10 @@ static void est_run_bin_add(struct estimate *e, unsigned n, double w)
                         return;
                 }
                 e->run_bins[e->n_run_bins++].cores = n;
-                e->run_bins[k].work_s = 0;
+                e->run_bins[k].work_s = e->run_bins[k].i0 = 0;
         }
         e->run_bins[k].work_s += w;
+        e->run_bins[k].i0 += i0;
 }
 
 static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counters, bool busy_ok,
@@ -732,6 +733,7 @@ static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counter
         if (counters && (e->known & ESTIMATE_I0)) {
                 e->run_i0 += e->i0;
                 e->run_i0_m1 += e->i0 * (n - 1.0);
+                est_run_bin_add(e, n, 0, e->i0);
         } else {
                 e->run_i0_gap = true;
         }
@@ -761,7 +763,7 @@ static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counter
         e->run_active_s += active_s;
         e->run_work_raw_s += w;
         e->run_work_x_raw_s += w * (1.0 - 1.0 / n);
-        est_run_bin_add(e, n, w);
+        est_run_bin_add(e, n, w, 0);
         if (n > e->run_max_cores)
                 e->run_max_cores = n;
         est_run_figures(e);
@@ -782,31 +784,107 @@ int estimate_work_run(const struct estimate *e, double unseen_s, struct estimate
         *out = (struct estimate_work_run){.instructions = e->run_i0 + tail / 2,
                                           .instructions_err = tail / 2,
                                           .cores = 1 + e->run_i0_m1 / e->run_i0};
+        /* Per core count, the tail at the last one; more core counts than bins: the mean. */
+        for (unsigned k = 0; !e->run_bins_full && k < e->n_run_bins; k++) {
+                if (!(e->run_bins[k].i0 > 0) && e->run_bins[k].cores != e->n_cores)
+                        continue;
+                out->bins[out->n_bins].cores = e->run_bins[k].cores;
+                out->bins[out->n_bins++].instructions =
+                    e->run_bins[k].i0 + (e->run_bins[k].cores == e->n_cores ? tail / 2 : 0);
+        }
         return 0;
 }
 
-/* X from the pair (a: more cores) at the given instruction counts; NaN when the factor at a
- * is not positive. */
-static double work_inflation_of(double ia, double ib, double ca, double cb)
+/* Useful instructions of a run if each added core brought x extra per useful one; its
+ * instructions scaled by sc (an end of their range). Without bins, all at its mean. */
+static double work_useful(const struct estimate_work_run *r, double sc, double x)
 {
-        double r = ia / ib, den = (ca - 1) - r * (cb - 1), x;
+        double u = 0;
 
-        if (!(den > 0))
+        if (r->n_bins == 0)
+                return sc * r->instructions / (1 + x * (r->cores - 1));
+        for (unsigned k = 0; k < r->n_bins; k++)
+                u += sc * r->bins[k].instructions / (1 + x * (r->bins[k].cores - 1));
+        return u;
+}
+
+static double work_max_cores(const struct estimate_work_run *r)
+{
+        double m = r->cores;
+
+        for (unsigned k = 0; k < r->n_bins; k++)
+                m = fmax(m, r->bins[k].cores);
+        return m;
+}
+
+/* The X at which runs a (instructions scaled by sa) and b (by sb) did the same useful work,
+ * f(X) = U_a(X) − U_b(X) = 0: the root nearest the estimate from the runs' means (exact when
+ * each ran at one core count), bracketed by widening steps around it within the X that keep
+ * every factor positive (and at most 10), then bisected. NaN: none. */
+static double work_inflation_of(const struct estimate_work_run *a, double sa,
+                                const struct estimate_work_run *b, double sb)
+{
+        double nmax = fmax(work_max_cores(a), work_max_cores(b));
+        double xmin = nmax > 1 ? -1 / (nmax - 1) * (1 - 1e-9) : -1, xmax = 10;
+        double r = sa * a->instructions / (sb * b->instructions);
+        double den = (a->cores - 1) - r * (b->cores - 1);
+        double x0 = den > 0 ? (r - 1) / den : 0, lo = NAN, hi = NAN, flo, f0;
+
+        if (!(sa > 0) || !(sb > 0))
                 return NAN;
-        x = (r - 1) / den;
-        return 1 + x * (ca - 1) > 0 && 1 + x * (cb - 1) > 0 ? x : NAN;
+        x0 = fmin(fmax(x0, xmin), xmax);
+        f0 = work_useful(a, sa, x0) - work_useful(b, sb, x0);
+        if (f0 == 0)
+                return x0;
+        for (double d = 1e-4; d < 2 * (xmax - xmin) && isnan(lo); d *= 2) {
+                double xl = fmax(xmin, x0 - d), xh = fmin(xmax, x0 + d);
+                double fl = work_useful(a, sa, xl) - work_useful(b, sb, xl);
+                double fh = work_useful(a, sa, xh) - work_useful(b, sb, xh);
+
+                if (isfinite(fl) && (fl > 0) != (f0 > 0)) {
+                        lo = xl;
+                        hi = x0;
+                } else if (isfinite(fh) && (fh > 0) != (f0 > 0)) {
+                        lo = x0;
+                        hi = xh;
+                }
+        }
+        if (isnan(lo))
+                return NAN;
+        flo = work_useful(a, sa, lo) - work_useful(b, sb, lo);
+        for (unsigned i = 0; i < 200 && hi - lo > 1e-13; i++) {
+                double mid = (lo + hi) / 2;
+                double fm = work_useful(a, sa, mid) - work_useful(b, sb, mid);
+
+                if ((fm > 0) == (flo > 0))
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return (lo + hi) / 2;
+}
+
+static bool work_run_ok(const struct estimate_work_run *r)
+{
+        if (!(r->instructions > 0) || !isfinite(r->instructions) || !(r->cores >= 1) ||
+            !isfinite(r->cores) || !(r->instructions_err >= 0) || !isfinite(r->instructions_err) ||
+            r->n_bins > ESTIMATE_RUN_BINS)
+                return false;
+        for (unsigned k = 0; k < r->n_bins; k++)
+                if (!(r->bins[k].cores >= 1) || !isfinite(r->bins[k].cores) ||
+                    !(r->bins[k].instructions >= 0) || !isfinite(r->bins[k].instructions))
+                        return false;
+        return true;
 }
 
 int estimate_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x,
                             double *err, unsigned *ia, unsigned *ib)
 {
         unsigned a = 0, b = 0;
-        double spread = 0, xa, xlo, xhi;
+        double spread = 0, xa, xlo, xhi, ea, eb;
 
         for (unsigned i = 0; i < n; i++)
-                if (!(runs[i].instructions > 0) || !isfinite(runs[i].instructions) ||
-                    !(runs[i].cores >= 1) || !isfinite(runs[i].cores) ||
-                    !(runs[i].instructions_err >= 0) || !isfinite(runs[i].instructions_err))
+                if (!work_run_ok(&runs[i]))
                         return -EINVAL;
         for (unsigned i = 0; i < n; i++)
                 for (unsigned j = i + 1; j < n; j++)
@@ -817,17 +895,14 @@ int estimate_work_inflation(const struct estimate_work_run *runs, unsigned n, do
                         }
         if (n < 2 || spread < ESTIMATE_WORK_MIN_SPREAD)
                 return -ENODATA;
-        xa = work_inflation_of(runs[a].instructions, runs[b].instructions, runs[a].cores,
-                               runs[b].cores);
+        xa = work_inflation_of(&runs[a], 1, &runs[b], 1);
         if (isnan(xa))
                 return -EDOM;
         /* X grows with I_a and falls with I_b: the range's ends. */
-        xlo = work_inflation_of(runs[a].instructions - runs[a].instructions_err,
-                                runs[b].instructions + runs[b].instructions_err, runs[a].cores,
-                                runs[b].cores);
-        xhi = work_inflation_of(runs[a].instructions + runs[a].instructions_err,
-                                runs[b].instructions - runs[b].instructions_err, runs[a].cores,
-                                runs[b].cores);
+        ea = runs[a].instructions_err / runs[a].instructions;
+        eb = runs[b].instructions_err / runs[b].instructions;
+        xlo = work_inflation_of(&runs[a], 1 - ea, &runs[b], 1 + eb);
+        xhi = work_inflation_of(&runs[a], 1 + ea, &runs[b], 1 - eb);
         *x = xa;
         *err = isnan(xlo) || isnan(xhi) ? INFINITY : fmax(xa - xlo, xhi - xa);
         if (ia)

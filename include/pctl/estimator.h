@@ -175,6 +175,7 @@ struct estimate {
         struct {
                 unsigned cores;
                 double work_s;
+                double i0; /* the app's instructions at this core count (counters mode) */
         } run_bins[ESTIMATE_RUN_BINS];
         double work_inflation; /* extra instructions per useful one, per added core */
         double p_run_uncorrected;
@@ -287,29 +288,38 @@ int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cor
                          double *hi);
 
 /* One whole run of an app's work, as history keeps it: I0 over the run, the half-width of
- * its range (instructions of the time not seen), and the instruction-weighted mean core
- * count. */
+ * its range (instructions of the time not seen), the instruction-weighted mean core count,
+ * and where known the instructions at each core count (n_bins 0: only the mean is known, and
+ * the run counts as all of it at that mean). */
 struct estimate_work_run {
         double instructions;
         double instructions_err;
         double cores;
+        unsigned n_bins;
+        struct {
+                double cores;
+                double instructions;
+        } bins[ESTIMATE_RUN_BINS];
 };
 
 /* Two runs of the same work must differ by this many (mean) cores to be compared. */
 #define ESTIMATE_WORK_MIN_SPREAD 0.5
 
 /* This run as an estimate_work_run: run_i0, plus unseen_s (time the app was managed but not
- * seen: before the first interval, after the last) at half the last interval's I0 rate,
- * ± the other half. -ENODATA without run_i0 (busy-time mode, or an interval without I0),
- * -EDOM for negative unseen_s. */
+ * seen: before the first interval, after the last) at half the last interval's I0 rate and
+ * core count, ± the other half. -ENODATA without run_i0 (busy-time mode, or an interval
+ * without I0), -EDOM for negative unseen_s. */
 int estimate_work_run(const struct estimate *e, double unseen_s, struct estimate_work_run *out);
 
-/* Work inflation X from whole runs of the same work, I(N) = I_useful (1 + X (N − 1)): the pair
- * furthest apart in cores (at least ESTIMATE_WORK_MIN_SPREAD), the later one on ties, gives
- * X = (r − 1) / (m_a − r m_b), r = I_a / I_b, m = cores − 1, and *err the largest change of X
- * over the runs' instruction ranges. *ia, *ib (may be NULL): the pair, more cores first.
- * -ENODATA without such a pair, -EINVAL for a run without positive finite instructions,
- * cores below 1 or a negative error, -EDOM when the runs imply no positive inflation factor. */
+/* Work inflation X from whole runs of the same work, I(N) = I_useful (1 + X (N − 1)) at each
+ * core count N: the pair furthest apart in mean cores (at least ESTIMATE_WORK_MIN_SPREAD), the
+ * later one on ties, gives the X at which both did the same useful work,
+ * Σ_N I_a(N) / (1 + X (N − 1)) = Σ_N I_b(N) / (1 + X (N − 1)) (each run at its mean cores when
+ * its bins are unknown: X = (r − 1) / (m_a − r m_b), r = I_a / I_b, m = cores − 1), and *err
+ * the largest change of X over the runs' instruction ranges. *ia, *ib (may be NULL): the pair,
+ * more cores first. -ENODATA without such a pair, -EINVAL for a run without positive finite
+ * instructions, cores below 1 or a negative error, -EDOM when no X with positive factors
+ * (up to 10 per core) fits. */
 int estimate_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x,
                             double *err, unsigned *ia, unsigned *ib);
 

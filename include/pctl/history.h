@@ -65,6 +65,8 @@ int history_foreach(struct history *h, int (*fn)(const struct history_entry *e, 
 int history_forget(struct history *h, const char *app, unsigned *removed, char *err,
                    size_t err_size);
 
+#define HISTORY_RUN_BINS 32
+
 /* One whole run of an app's work seen with counters (schema 2): what comparing runs at other
  * core counts needs to measure extra parallel work (docs/estimator.md). */
 struct history_run {
@@ -72,6 +74,12 @@ struct history_run {
         double instructions_err; /* half-width of its range: the time not seen */
         double cores;            /* instruction-weighted mean core count */
         int64_t updated_s;       /* when it ended (Unix time; 0: now, when storing) */
+        /* Its instructions per core count; n_bins 0: only the mean is known. */
+        unsigned n_bins;
+        struct {
+                double cores;
+                double instructions;
+        } bins[HISTORY_RUN_BINS];
 };
 /* Runs kept per app identity; storing one more forgets the oldest. */
 #define HISTORY_RUNS_KEEP 8

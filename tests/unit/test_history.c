@@ -361,8 +361,24 @@ static void runs_keep_the_newest_and_go_with_forget(void **state)
 
                 assert_int_equal(history_store_run(h, &a.key, &r, err, sizeof(err)), 0);
         }
-        struct history_run rb = {.instructions = 5, .cores = 3};
+        /* Per core count: kept as given, to the bit. */
+        struct history_run rb = {.instructions = 5, .cores = 3, .n_bins = 2};
+        rb.bins[0].cores = 12;
+        rb.bins[0].instructions = 1.0 / 3;
+        rb.bins[1].cores = 2.5;
+        rb.bins[1].instructions = 4.5e17;
         assert_int_equal(history_store_run(h, &b.key, &rb, err, sizeof(err)), 0);
+        assert_int_equal(history_runs(h, &b.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(runs[0].n_bins, 2);
+        assert_true(runs[0].bins[0].cores == 12 && runs[0].bins[0].instructions == 1.0 / 3);
+        assert_true(runs[0].bins[1].cores == 2.5 && runs[0].bins[1].instructions == 4.5e17);
+        /* Edited by hand into something else: the run keeps its mean only. */
+        raw_exec(t.path, "UPDATE runs SET bins = '12:1e9 x' WHERE exe = '/usr/bin/zstd'");
+        assert_int_equal(history_runs(h, &b.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(runs[0].n_bins, 0);
+        assert_near(runs[0].cores, 3, 1e-12);
         assert_int_equal(history_runs(h, &a.key, runs, HISTORY_RUNS_KEEP + 2, &n, err, sizeof(err)),
                          0);
         assert_int_equal(n, HISTORY_RUNS_KEEP);

@@ -618,6 +618,17 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                         json_object_object_add(o, "speedup_est", jsonfmt_double(ap->speedup_est));
                         json_object_object_add(o, "from_history",
                                                json_object_new_boolean(ap->from_history));
+                        /* The run report's whole-run figures beside the truth. */
+                        json_object_object_add(o, "p_run", jsonfmt_double(ap->p_run));
+                        json_object_object_add(o, "p_run_uncorrected",
+                                               jsonfmt_double(ap->p_run_uncorrected));
+                        json_object_object_add(o, "p_run_true", jsonfmt_double(ap->p_run_true));
+                        json_object_object_add(o, "work_inflation",
+                                               jsonfmt_double(ap->work_inflation));
+                        json_object_object_add(o, "work_inflation_error",
+                                               jsonfmt_double(ap->work_inflation_error));
+                        json_object_object_add(o, "work_inflation_true",
+                                               jsonfmt_double(ap->extra_work_true));
                         json_object_array_add(apps, o);
                 } else {
                         printf("%-16s %5u %8u %10.3f %11.3f %8.2f %12.5g %6.3f %6.3f\n", row.name,
@@ -634,6 +645,13 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                                        ap->stack_true.speedup,
                                        stack_top_text(&ap->stack_true, b2, sizeof(b2)));
                         }
+                        if (isfinite(ap->work_inflation) || ap->extra_work_true > 0)
+                                printf("  whole run: p_run %.3f (before the extra-work "
+                                       "correction %.3f, true %.3f), work inflation %.4f ± %.4f "
+                                       "per added core (true %.4f)\n",
+                                       ap->p_run, ap->p_run_uncorrected, ap->p_run_true,
+                                       ap->work_inflation, ap->work_inflation_error,
+                                       ap->extra_work_true);
                 }
         }
         r = 0;

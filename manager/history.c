@@ -37,6 +37,18 @@ static const char *const migrations[HISTORY_SCHEMA_VERSION] = {
     " runs INTEGER NOT NULL,"
     " updated_s INTEGER NOT NULL,"
     " PRIMARY KEY (exe, policy, args_hash, calibration))",
+    /* 2: whole runs' instructions at their mean core count, for extra parallel work. */
+    "CREATE TABLE runs ("
+    " exe TEXT NOT NULL,"
+    " policy TEXT NOT NULL,"
+    " args_hash TEXT NOT NULL,"
+    " calibration TEXT NOT NULL,"
+    " instructions REAL NOT NULL,"
+    " instructions_err REAL NOT NULL,"
+    " cores REAL NOT NULL,"
+    " bins TEXT,"
+    " updated_s INTEGER NOT NULL);"
+    "CREATE INDEX runs_key ON runs (exe, policy, args_hash, calibration)",
 };
 
 #define COLUMNS                                                                                    \
@@ -429,20 +441,184 @@ int history_forget(struct history *h, const char *app, unsigned *removed, char *
                 snprintf(err, err_size, "history %s is read-only: nothing forgotten", h->path);
                 return -EROFS;
         }
-        /* The full path, or the base name: `pctl history forget pbench`. */
-        rc = sqlite3_prepare_v2(h->db,
-                                app ? "DELETE FROM apps WHERE exe = ?1 OR exe = 'sim:' || ?1 OR "
-                                      "substr(exe, -length(?1) - 1) = '/' || ?1"
-                                    : "DELETE FROM apps",
-                                -1, &st, NULL);
+        /* The full path, or the base name: `pctl history forget pbench`. Its runs go with
+         * it, in one transaction. */
+        rc = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        for (unsigned t = 0; t < 2 && rc == SQLITE_OK; t++) {
+                static const char *const table[] = {"apps", "runs"};
+                char sql[256];
+
+                snprintf(sql, sizeof(sql),
+                         app ? "DELETE FROM %s WHERE exe = ?1 OR exe = 'sim:' || ?1 OR "
+                               "substr(exe, -length(?1) - 1) = '/' || ?1"
+                             : "DELETE FROM %s",
+                         table[t]);
+                rc = sqlite3_prepare_v2(h->db, sql, -1, &st, NULL);
+                if (rc == SQLITE_OK) {
+                        if (app)
+                                sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
+                        rc = sqlite3_step(st);
+                }
+                sqlite3_finalize(st);
+                st = NULL;
+                if (rc == SQLITE_DONE) {
+                        if (t == 0)
+                                *removed = (unsigned)sqlite3_changes(h->db);
+                        rc = SQLITE_OK;
+                }
+        }
+        if (rc == SQLITE_OK)
+                rc = sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+                int r = history_fail(h->path, h->db, rc, "forgetting", err, err_size);
+
+                (void)sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+                *removed = 0;
+                return r;
+        }
+        return 0;
+}
+
+int history_store_run(struct history *h, const struct history_key *key, const struct history_run *r,
+                      char *err, size_t err_size)
+{
+        sqlite3_stmt *st = NULL;
+        char hash[32];
+        int rc;
+
+        char bins[HISTORY_RUN_BINS * 52 + 1] = "";
+        size_t len = 0;
+        bool ok = r->instructions > 0 && isfinite(r->instructions) && r->cores >= 1 &&
+                  isfinite(r->cores) && r->instructions_err >= 0 && isfinite(r->instructions_err) &&
+                  r->n_bins <= HISTORY_RUN_BINS;
+
+        /* "CORES:INSTRUCTIONS ..." */
+        for (unsigned k = 0; ok && k < r->n_bins; k++) {
+                ok = r->bins[k].cores >= 1 && isfinite(r->bins[k].cores) &&
+                     r->bins[k].instructions >= 0 && isfinite(r->bins[k].instructions);
+                len += (size_t)snprintf(bins + len, sizeof(bins) - len, "%s%.17g:%.17g",
+                                        k ? " " : "", r->bins[k].cores, r->bins[k].instructions);
+        }
+        if (!ok) {
+                snprintf(err, err_size,
+                         "history %s: a run of %s with %g instructions (± %g) at %g cores is not "
+                         "one: not recorded",
+                         h->path, key->exe, r->instructions, r->instructions_err, r->cores);
+                return -EINVAL;
+        }
+        if (h->read_only) {
+                snprintf(err, err_size, "history %s is read-only: the run of %s is not recorded",
+                         h->path, key->exe);
+                return -EROFS;
+        }
+        rc = sqlite3_exec(h->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_prepare_v2(h->db,
+                                        "INSERT INTO runs (exe, policy, args_hash, calibration, "
+                                        "instructions, instructions_err, cores, updated_s, bins) "
+                                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                        -1, &st, NULL);
         if (rc == SQLITE_OK) {
-                if (app)
-                        sqlite3_bind_text(st, 1, app, -1, SQLITE_STATIC);
+                bind_key(st, key, hash, sizeof(hash));
+                sqlite3_bind_double(st, 5, r->instructions);
+                sqlite3_bind_double(st, 6, r->instructions_err);
+                sqlite3_bind_double(st, 7, r->cores);
+                sqlite3_bind_int64(st, 8, r->updated_s ? r->updated_s : (int64_t)time(NULL));
+                if (r->n_bins)
+                        sqlite3_bind_text(st, 9, bins, -1, SQLITE_STATIC);
+                else
+                        sqlite3_bind_null(st, 9);
                 rc = sqlite3_step(st);
+                rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
         }
         sqlite3_finalize(st);
-        if (rc != SQLITE_DONE)
-                return history_fail(h->path, h->db, rc, "forgetting", err, err_size);
-        *removed = (unsigned)sqlite3_changes(h->db);
+        st = NULL;
+        /* Only the newest HISTORY_RUNS_KEEP of this app. */
+        if (rc == SQLITE_OK)
+                rc = sqlite3_prepare_v2(h->db,
+                                        "DELETE FROM runs WHERE exe = ?1 AND policy = ?2 AND "
+                                        "args_hash = ?3 AND calibration = ?4 AND rowid NOT IN "
+                                        "(SELECT rowid FROM runs WHERE exe = ?1 AND policy = ?2 "
+                                        "AND args_hash = ?3 AND calibration = ?4 ORDER BY rowid "
+                                        "DESC LIMIT ?5)",
+                                        -1, &st, NULL);
+        if (rc == SQLITE_OK) {
+                bind_key(st, key, hash, sizeof(hash));
+                sqlite3_bind_int(st, 5, HISTORY_RUNS_KEEP);
+                rc = sqlite3_step(st);
+                rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+        }
+        sqlite3_finalize(st);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+                char doing[320];
+                int e;
+
+                snprintf(doing, sizeof(doing), "recording the run of %s", key->exe);
+                e = history_fail(h->path, h->db, rc, doing, err, err_size);
+                (void)sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+                return e;
+        }
+        return 0;
+}
+
+/* "CORES:INSTRUCTIONS ..." as history_store_run writes it; anything else (a file edited by
+ * hand) leaves the run with its mean only. */
+static void runs_bins_parse(const char *text, struct history_run *r)
+{
+        const char *p = text;
+
+        r->n_bins = 0;
+        while (p && *p) {
+                char *end;
+                double c = strtod(p, &end), i;
+
+                if (end == p || *end != ':' || r->n_bins == HISTORY_RUN_BINS)
+                        goto bad;
+                p = end + 1;
+                i = strtod(p, &end);
+                if (end == p || (*end && *end != ' ') || !(c >= 1) || !isfinite(c) || !(i >= 0) ||
+                    !isfinite(i))
+                        goto bad;
+                r->bins[r->n_bins].cores = c;
+                r->bins[r->n_bins++].instructions = i;
+                p = *end ? end + 1 : end;
+        }
+        return;
+bad:
+        r->n_bins = 0;
+}
+
+int history_runs(struct history *h, const struct history_key *key, struct history_run *out,
+                 unsigned max, unsigned *n, char *err, size_t err_size)
+{
+        sqlite3_stmt *st = NULL;
+        char hash[32];
+        int rc;
+
+        *n = 0;
+        rc =
+            sqlite3_prepare_v2(h->db,
+                               "SELECT instructions, instructions_err, cores, updated_s, bins FROM "
+                               "(SELECT rowid, * FROM runs WHERE exe = ?1 AND policy = ?2 AND "
+                               "args_hash = ?3 AND calibration = ?4 ORDER BY rowid DESC LIMIT "
+                               "?5) ORDER BY rowid",
+                               -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return history_fail(h->path, h->db, rc, "a look-up", err, err_size);
+        bind_key(st, key, hash, sizeof(hash));
+        sqlite3_bind_int64(st, 5, max);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW && *n < max) {
+                out[*n] = (struct history_run){.instructions = sqlite3_column_double(st, 0),
+                                               .instructions_err = sqlite3_column_double(st, 1),
+                                               .cores = sqlite3_column_double(st, 2),
+                                               .updated_s = sqlite3_column_int64(st, 3)};
+                runs_bins_parse((const char *)sqlite3_column_text(st, 4), &out[*n]);
+                (*n)++;
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+                return history_fail(h->path, h->db, rc, "a look-up", err, err_size);
         return 0;
 }

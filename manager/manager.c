@@ -28,6 +28,8 @@
  * most this many of them. */
 #define MANAGER_REPORT_KEEP_NS (60 * NSEC_PER_SEC)
 #define MANAGER_REPORTS 64
+/* Why an app that ended is released: only then was its whole run seen. */
+#define MANAGER_WHY_EXITED "it exited"
 
 /* How long an app ran at one configuration. */
 struct mapp_config {
@@ -55,6 +57,16 @@ struct mapp {
         bool key_tried, have_key;
         char exec_comm[16];
         bool decided; /* the allocator has placed it once */
+        /* Seen from its start (`pctl run` hands it over before its exec; the model machine's
+         * apps are adopted as they start): its run's instructions are the whole run's. */
+        bool whole_run;
+        /* Extra parallel work measured across its whole runs (docs/estimator.md): the figure
+         * and the two runs it comes from, more cores first (updated_s 0: this run). */
+        struct {
+                bool known;
+                double x, err;
+                struct history_run a, b;
+        } infl;
 };
 
 /* What is left of an app after it leaves: its estimate and configurations, for a report. */
@@ -288,13 +300,82 @@ static struct allocator_ctx decision_ctx(struct manager *m);
 static int decide_apply(struct manager *m);
 static struct json_object *appstack_json(const struct appstacks *stacks, pid_t pid);
 
+/* The work inflation of app i from its stored whole runs and, when ended is true, this one
+ * (unseen_s: the time it was managed but not seen); the estimator corrects p_run by it. Returns
+ * this run when it is one to store (*have_cur). */
+static void work_inflation_update(struct manager *m, unsigned i, bool ended,
+                                  struct history_run *cur, bool *have_cur)
+{
+        struct mapp *a = &m->apps[i];
+        const struct estimate *e = estimator_get(m->est, a->id);
+        struct history_run runs[HISTORY_RUNS_KEEP + 1];
+        struct estimate_work_run w[HISTORY_RUNS_KEEP + 1];
+        unsigned n = 0, ia, ib;
+        double x, err;
+        char msg[640];
+        int r;
+
+        *have_cur = false;
+        r = history_runs(m->opt.history, &a->key, runs, HISTORY_RUNS_KEEP, &n, msg, sizeof(msg));
+        if (r < 0) {
+                log_warning("%s, ignoring", msg);
+                n = 0;
+        }
+        if (ended && a->whole_run && e) {
+                double managed_s = (platform_now_ns(m->pf) - a->since_ns) / 1e9;
+                struct estimate_work_run c;
+
+                if (estimate_work_run(e, fmax(managed_s - e->run_s, 0), &c) == 0) {
+                        *cur = (struct history_run){.instructions = c.instructions,
+                                                    .instructions_err = c.instructions_err,
+                                                    .cores = c.cores};
+                        for (unsigned k = 0; k < c.n_bins && k < HISTORY_RUN_BINS; k++) {
+                                cur->bins[k].cores = c.bins[k].cores;
+                                cur->bins[k].instructions = c.bins[k].instructions;
+                                cur->n_bins = k + 1;
+                        }
+                        runs[n++] = *cur;
+                        *have_cur = true;
+                }
+        }
+        for (unsigned k = 0; k < n; k++) {
+                w[k] = (struct estimate_work_run){.instructions = runs[k].instructions,
+                                                  .instructions_err = runs[k].instructions_err,
+                                                  .cores = runs[k].cores};
+                for (unsigned q = 0; q < runs[k].n_bins && q < ESTIMATE_RUN_BINS; q++) {
+                        w[k].bins[q].cores = runs[k].bins[q].cores;
+                        w[k].bins[q].instructions = runs[k].bins[q].instructions;
+                        w[k].n_bins = q + 1;
+                }
+        }
+        r = estimate_work_inflation(w, n, &x, &err, &ia, &ib);
+        if (r == -ENODATA)
+                return;
+        if (r == 0)
+                r = estimator_set_work_inflation(m->est, a->id, x);
+        if (r < 0) {
+                log_debug_errno(r, "%s (pid %d): no work inflation from %u runs: %m", a->name,
+                                (int)a->pid, n);
+                return;
+        }
+        a->infl.known = true;
+        a->infl.x = x;
+        a->infl.err = err;
+        a->infl.a = runs[ia];
+        a->infl.b = runs[ib];
+        log_debug("%s (pid %d): work inflation %.4f ± %.4f per added core (runs at %.2f and %.2f "
+                  "cores)",
+                  a->name, (int)a->pid, x, err, runs[ia].cores, runs[ib].cores);
+}
+
 /* Records what this run of app i taught (pctl history): its best measured configuration and
- * score, P̂, frequency sensitivity, its last speedup stack where it has one. A history that refuses
- * (locked, read-only, full) is reported; the apps run on as they were. */
-static void history_record(struct manager *m, unsigned i)
+ * score, P̂, frequency sensitivity, its last speedup stack where it has one; when it ended
+ * (seen whole, with counters), its instructions for measuring extra parallel work. A history
+ * that refuses (locked, read-only, full) is reported; the apps run on as they were. */
+static void history_record(struct manager *m, unsigned i, bool ended)
 {
         const struct mapp *a = &m->apps[i];
-        const struct estimate *e = estimator_get(m->est, a->id);
+        const struct estimate *e;
         struct allocator_ctx ctx = decision_ctx(m);
         struct allocator_point best;
         struct history_entry h = {.key = a->key};
@@ -304,6 +385,15 @@ static void history_record(struct manager *m, unsigned i)
 
         if (!m->opt.history || !a->have_key)
                 return;
+        if (ended) {
+                struct history_run run;
+                bool have_run;
+
+                work_inflation_update(m, i, true, &run, &have_run);
+                if (have_run &&
+                    history_store_run(m->opt.history, &a->key, &run, err, sizeof(err)) < 0)
+                        log_warning("%s; pctld runs on without it", err);
+        }
         if (!allocator_best(&ctx, &m->alloc[i], &best)) {
                 const struct allocator_app *al = &m->alloc[i];
 
@@ -314,6 +404,7 @@ static void history_record(struct manager *m, unsigned i)
                 best = (struct allocator_point){
                     .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN};
         }
+        e = estimator_get(m->est, a->id);
         (void)strscpy(h.objective, objective_to_string(a->policy.objective), sizeof(h.objective));
         h.p = e && (e->known & ESTIMATE_P_LS) ? e->p_ls : NAN;
         h.mem_fraction = e && isfinite(e->mem_fraction) ? e->mem_fraction : NAN;
@@ -360,6 +451,12 @@ static void history_recall(struct manager *m, unsigned i)
                  (unsigned long long)history_hash(m->opt.calibration, strlen(m->opt.calibration)));
         (void)strscpy(a->key.calibration, cal, sizeof(a->key.calibration));
         a->have_key = true;
+        {
+                struct history_run unused;
+                bool none;
+
+                work_inflation_update(m, i, false, &unused, &none);
+        }
         r = history_lookup(m->opt.history, &a->key, &h, err, sizeof(err));
         if (r == -ENOENT)
                 return;
@@ -388,7 +485,7 @@ static void release_app(struct manager *m, unsigned i, const char *why)
         struct mapp *a = &m->apps[i];
         int r;
 
-        history_record(m, i);
+        history_record(m, i, strcmp(why, MANAGER_WHY_EXITED) == 0);
         r = m->pf->actuator_ops->release(m->pf->actuator, a->handle);
 
         report_keep(m, i, why);
@@ -487,6 +584,7 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         copy_policy(&a->policy, pol);
         if (exec_name)
                 (void)strscpy(a->exec_comm, comm, sizeof(a->exec_comm));
+        a->whole_run = exec_name || m->pf->sim;
         m->pf->actuator_ops->get_cpus(m->pf->actuator, handle, &a->cpus);
         a->freq_khz = app_freq(m, &a->cpus);
         m->alloc[m->n_apps] = (struct allocator_app){.id = a->id};
@@ -774,7 +872,7 @@ static void refresh_apps(struct manager *m)
                 char comm[sizeof(a->comm)], name[sizeof(a->name)];
 
                 if (!platform_proc_state(m->pf, a->pid, comm, sizeof(comm))) {
-                        release_app(m, i, "it exited");
+                        release_app(m, i, MANAGER_WHY_EXITED);
                         continue;
                 }
                 if (strcmp(comm, "?") == 0 || strcmp(comm, a->comm) == 0)
@@ -1057,7 +1155,7 @@ static int decide_apply(struct manager *m)
                 r = m->pf->actuator_ops->set_cpus(m->pf->actuator, a->handle, &next[i]);
                 if (r < 0) {
                         if (actuator_error_is_gone(r)) {
-                                release_app(m, i, "it exited");
+                                release_app(m, i, MANAGER_WHY_EXITED);
                         } else if (actuator_error_is_transient(r)) {
                                 log_info("%s (pid %d): cpuset change deferred (%s), retrying "
                                          "next decision",
@@ -1171,6 +1269,61 @@ static double app_gain(const struct manager *m, unsigned i)
         return 100.0 * (s_base - s_now) / fabs(s_base);
 }
 
+static struct json_object *json_history_run(const struct history_run *r)
+{
+        struct json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "cores", jsonfmt_double(r->cores));
+        json_object_object_add(o, "instructions", jsonfmt_double(r->instructions));
+        json_object_object_add(o, "instructions_err", jsonfmt_double(r->instructions_err));
+        /* null: the run reported on. */
+        json_object_object_add(o, "ended_s",
+                               r->updated_s ? json_object_new_int64(r->updated_s) : NULL);
+        return o;
+}
+
+/* Extra parallel work (docs/estimator.md): the run's instructions, the inflation measured
+ * across whole runs and the runs it comes from, p_run before the correction, and a note on
+ * what the speedup's source can and cannot see. */
+static void json_work_inflation(struct json_object *j, const struct mapp *a,
+                                const struct estimate *e)
+{
+        bool run_i0 = e && (e->known & ESTIMATE_RUN_I0);
+        bool infl = e && (e->known & ESTIMATE_WORK_INFLATION) && a->infl.known;
+        struct json_object *runs = NULL;
+        char note[320];
+        const char *text = NULL;
+
+        json_object_object_add(j, "run_instructions", jsonfmt_double(run_i0 ? e->run_i0 : NAN));
+        json_object_object_add(j, "run_mean_cores",
+                               jsonfmt_double(run_i0 ? 1 + e->run_i0_m1 / e->run_i0 : NAN));
+        json_object_object_add(j, "work_inflation", jsonfmt_double(infl ? a->infl.x : NAN));
+        json_object_object_add(j, "work_inflation_error", jsonfmt_double(infl ? a->infl.err : NAN));
+        if (infl) {
+                runs = json_object_new_array();
+                json_object_array_add(runs, json_history_run(&a->infl.a));
+                json_object_array_add(runs, json_history_run(&a->infl.b));
+        }
+        json_object_object_add(j, "work_inflation_runs", runs);
+        json_object_object_add(j, "p_run_uncorrected",
+                               jsonfmt_double(infl ? e->p_run_uncorrected : NAN));
+        if (infl) {
+                snprintf(note, sizeof(note),
+                         "extra work measured: %.4f more instructions per useful one per added "
+                         "core (whole runs at %.1f and %.1f cores); p_run corrected for it",
+                         a->infl.x, a->infl.a.cores, a->infl.b.cores);
+                text = note;
+        } else if (e && e->speedup_source == ESTIMATE_SPEEDUP_BUSY) {
+                /* Busy time counts the extra work a parallel run may do as parallel work. */
+                text = "busy time cannot see extra work a parallel run does: P may read high";
+        } else if (e && e->speedup_source == ESTIMATE_SPEEDUP_COUNTERS) {
+                text = "extra work a parallel run does counts as speedup until whole runs of "
+                       "this command at core counts 0.5 or more apart are compared: P may read "
+                       "high";
+        }
+        json_object_object_add(j, "speedup_note", jsonfmt_string(text));
+}
+
 /* The whole run's figures of an app, running or gone at end_ns: P of the run with the range
  * the time not seen leaves, and the configurations it ran at. */
 static void json_run(const struct manager *m, struct json_object *j, const struct mapp *a,
@@ -1190,13 +1343,7 @@ static void json_run(const struct manager *m, struct json_object *j, const struc
             jsonfmt_double(e && (e->known & ESTIMATE_SPEEDUP_RUN) ? e->speedup_run : NAN));
         json_object_object_add(j, "p_run", jsonfmt_double(p_run ? e->p_run : NAN));
         json_object_object_add(j, "p_run_confidence", jsonfmt_double(conf));
-        /* Busy time counts the extra work a parallel run may do as parallel work. */
-        json_object_object_add(
-            j, "speedup_note",
-            jsonfmt_string(e && e->speedup_source == ESTIMATE_SPEEDUP_BUSY
-                               ? "busy time cannot see extra work a parallel run does: P may "
-                                 "read high"
-                               : NULL));
+        json_work_inflation(j, a, e);
         for (unsigned k = 0; k < a->n_configs; k++) {
                 struct json_object *c = json_object_new_object();
 

@@ -1,6 +1,7 @@
 #include "pctl/simrun.h"
 
 #include <errno.h>
+#include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,30 @@ static int simrun_adopt_new(struct manager *m, struct platform *pf, const char *
                         return r;
         }
         return 0;
+}
+
+static double report_double(struct json_object *j, const char *key)
+{
+        struct json_object *v;
+
+        if (!json_object_object_get_ex(j, key, &v) || !v)
+                return NAN;
+        return json_object_get_double(v);
+}
+
+/* The report pctld gives of app i right after it left, as `pctl run` asks for it. */
+static void simrun_report(const struct manager *m, unsigned i, struct simrun_app *ap)
+{
+        struct json_object *j = json_object_new_object();
+        char err[256];
+
+        if (j && manager_report(m, SIM_PID_BASE + (pid_t)i, j, err, sizeof(err)) == 0) {
+                ap->p_run = report_double(j, "p_run");
+                ap->p_run_uncorrected = report_double(j, "p_run_uncorrected");
+                ap->work_inflation = report_double(j, "work_inflation");
+                ap->work_inflation_error = report_double(j, "work_inflation_error");
+        }
+        json_object_put(j);
 }
 
 /* One app's thread states summed since its setting last changed, the measured speedup over
@@ -172,6 +197,7 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
         struct stack_window *win = NULL;
         struct sim_stack_acc *truth_from = NULL;
         pid_t *pids = NULL;
+        bool *managed = NULL; /* managed at the last sample: its report is due when it leaves */
         unsigned n_win = 0;
         uint64_t interval_ns, decision_ns, next_decision, limit_ns;
         int r, saved_level = log_get_max_level();
@@ -237,6 +263,9 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                 }
                 for (unsigned i = 0; i < info.n_apps; i++) {
                         res.apps[i].p_est = res.apps[i].speedup_est = NAN;
+                        res.apps[i].p_run = res.apps[i].p_run_uncorrected = NAN;
+                        res.apps[i].work_inflation = res.apps[i].work_inflation_error = NAN;
+                        res.apps[i].p_run_true = res.apps[i].extra_work_true = NAN;
                         stack_compute(NULL, NAN, NAN, &res.apps[i].stack);
                         res.apps[i].stack_true = res.apps[i].stack;
                 }
@@ -245,7 +274,8 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                 win = calloc(info.n_apps ? info.n_apps : 1, sizeof(*win));
                 truth_from = calloc(info.n_apps ? info.n_apps : 1, sizeof(*truth_from));
                 pids = calloc(info.n_apps ? info.n_apps : 1, sizeof(*pids));
-                if (!cur || !win || !truth_from || !pids) {
+                managed = calloc(info.n_apps ? info.n_apps : 1, sizeof(*managed));
+                if (!cur || !win || !truth_from || !pids || !managed) {
                         r = -ENOMEM;
                         goto out;
                 }
@@ -308,11 +338,19 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                                 res.apps[i].freq_mhz = e->freq_khz / 1000;
                         res.apps[i].from_history |=
                             manager_from_history(m, SIM_PID_BASE + (pid_t)i);
+                        managed[i] = true;
                 }
                 r = manager_sample(m);
                 if (r < 0) {
                         snprintf(err, err_size, "sampling failed: %s", strerror(-r));
                         goto out;
+                }
+                /* Apps that left in this sample: their run report. */
+                for (unsigned i = 0; i < res.n_apps; i++) {
+                        if (!managed[i] || manager_estimate(m, SIM_PID_BASE + (pid_t)i))
+                                continue;
+                        managed[i] = false;
+                        simrun_report(m, i, &res.apps[i]);
                 }
                 r = simrun_stacks(opt, m, pf, ts, cur, win, truth_from, &res);
                 if (r < 0) {
@@ -338,6 +376,8 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                 res.apps[i].energy_j = t.energy_j;
                 res.apps[i].p_true = t.p_true;
                 res.apps[i].speedup_true = t.speedup_true;
+                res.apps[i].p_run_true = t.p_run_true;
+                res.apps[i].extra_work_true = t.extra_work;
                 res.time_s = fmax(res.time_s, t.start_s + t.time_s);
         }
         res.energy_j = sim_truth_energy_j(pf->sim);
@@ -357,6 +397,7 @@ out:
         free(win);
         free(truth_from);
         free(pids);
+        free(managed);
         manager_free(m);
         history_close(hist);
         platform_close(pf);

@@ -237,6 +237,8 @@ static void est_estimate_reset(struct estimate *e, uint64_t id)
             .mem_fraction = NAN,
             .speedup_run = NAN,
             .p_run = NAN,
+            .work_inflation = NAN,
+            .p_run_uncorrected = NAN,
             .ipc_core_drop = NAN,
             .busy_cores = NAN,
         };
@@ -668,11 +670,77 @@ static double est_busy_s(const struct sensor_counts *c, unsigned freq_khz)
  *   pile up on one CPU (max busy over the interval): max busy is capped at the interval,
  *   and Σ busy is still all the work.
  * An interval in which it did not run at all, its CPUs idle, is waiting: w = interval. */
+/* The whole-run figures from the sums: each core count's work divided by the work inflation
+ * there where it is known (and every core count has its bin), else as measured. */
+static void est_run_figures(struct estimate *e)
+{
+        bool corr = (e->known & ESTIMATE_WORK_INFLATION) && !e->run_bins_full;
+        double w = e->run_work_raw_s, wx = e->run_work_x_raw_s;
+
+        e->p_run_uncorrected = NAN;
+        if (corr) {
+                w = wx = 0;
+                for (unsigned k = 0; k < e->n_run_bins; k++) {
+                        unsigned n = e->run_bins[k].cores;
+                        double wn = e->run_bins[k].work_s / (1 + e->work_inflation * (n - 1.0));
+
+                        w += wn;
+                        wx += wn * (1.0 - 1.0 / n);
+                }
+        }
+        e->run_work_s = w;
+        e->run_work_x_s = wx;
+        if (e->run_active_s > 0) {
+                e->speedup_run = w / e->run_active_s;
+                e->known |= ESTIMATE_SPEEDUP_RUN;
+        }
+        /* Only time at N >= 2 tells anything of P. */
+        if (wx > 0) {
+                e->p_run = (w - e->run_active_s) / wx;
+                e->known |= ESTIMATE_P_RUN;
+                if (corr && e->run_work_x_raw_s > 0)
+                        e->p_run_uncorrected =
+                            (e->run_work_raw_s - e->run_active_s) / e->run_work_x_raw_s;
+        }
+}
+
+/* The interval's work and instructions at n cores into its bin. */
+static void est_run_bin_add(struct estimate *e, unsigned n, double w, double i0)
+{
+        unsigned k;
+
+        for (k = 0; k < e->n_run_bins && e->run_bins[k].cores != n; k++)
+                ;
+        if (k == e->n_run_bins) {
+                if (k == ESTIMATE_RUN_BINS) {
+                        e->run_bins_full = true;
+                        return;
+                }
+                e->run_bins[e->n_run_bins++].cores = n;
+                e->run_bins[k].work_s = e->run_bins[k].i0 = 0;
+        }
+        e->run_bins[k].work_s += w;
+        e->run_bins[k].i0 += i0;
+}
+
 static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counters, bool busy_ok,
                         double busy_sum, double busy_max, double cpu_idle_min)
 {
         struct estimate *e = &a->e;
         double w, active_s;
+
+        /* The run's instructions, for comparing whole runs (extra parallel work). */
+        if (counters && (e->known & ESTIMATE_I0)) {
+                e->run_i0 += e->i0;
+                e->run_i0_m1 += e->i0 * (n - 1.0);
+                est_run_bin_add(e, n, 0, e->i0);
+        } else {
+                e->run_i0_gap = true;
+        }
+        if (!e->run_i0_gap && e->run_i0 > 0)
+                e->known |= ESTIMATE_RUN_I0;
+        else
+                e->known &= ~ESTIMATE_RUN_I0;
 
         if (counters) {
                 if (!(e->known & ESTIMATE_SPEEDUP))
@@ -693,19 +761,177 @@ static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counter
         }
         e->run_s += dt_s;
         e->run_active_s += active_s;
-        e->run_work_s += w;
-        e->run_work_x_s += w * (1.0 - 1.0 / n);
+        e->run_work_raw_s += w;
+        e->run_work_x_raw_s += w * (1.0 - 1.0 / n);
+        est_run_bin_add(e, n, w, 0);
         if (n > e->run_max_cores)
                 e->run_max_cores = n;
-        if (e->run_active_s > 0) {
-                e->speedup_run = e->run_work_s / e->run_active_s;
-                e->known |= ESTIMATE_SPEEDUP_RUN;
+        est_run_figures(e);
+}
+
+int estimate_work_run(const struct estimate *e, double unseen_s, struct estimate_work_run *out)
+{
+        double tail;
+
+        if (!(e->known & ESTIMATE_RUN_I0))
+                return -ENODATA;
+        if (!(unseen_s >= 0))
+                return -EDOM;
+        /* The time not seen ran at anything from nothing to the last rate seen. */
+        tail = isfinite(e->ips) ? e->ips * unseen_s : 0;
+        if (!isfinite(tail) || tail < 0)
+                tail = 0;
+        *out = (struct estimate_work_run){.instructions = e->run_i0 + tail / 2,
+                                          .instructions_err = tail / 2,
+                                          .cores = 1 + e->run_i0_m1 / e->run_i0};
+        /* Per core count, the tail at the last one; more core counts than bins: the mean. */
+        for (unsigned k = 0; !e->run_bins_full && k < e->n_run_bins; k++) {
+                if (!(e->run_bins[k].i0 > 0) && e->run_bins[k].cores != e->n_cores)
+                        continue;
+                out->bins[out->n_bins].cores = e->run_bins[k].cores;
+                out->bins[out->n_bins++].instructions =
+                    e->run_bins[k].i0 + (e->run_bins[k].cores == e->n_cores ? tail / 2 : 0);
         }
-        /* Only time at N >= 2 tells anything of P. */
-        if (e->run_work_x_s > 0) {
-                e->p_run = (e->run_work_s - e->run_active_s) / e->run_work_x_s;
-                e->known |= ESTIMATE_P_RUN;
+        return 0;
+}
+
+/* Useful instructions of a run if each added core brought x extra per useful one; its
+ * instructions scaled by sc (an end of their range). Without bins, all at its mean. */
+static double work_useful(const struct estimate_work_run *r, double sc, double x)
+{
+        double u = 0;
+
+        if (r->n_bins == 0)
+                return sc * r->instructions / (1 + x * (r->cores - 1));
+        for (unsigned k = 0; k < r->n_bins; k++)
+                u += sc * r->bins[k].instructions / (1 + x * (r->bins[k].cores - 1));
+        return u;
+}
+
+static double work_max_cores(const struct estimate_work_run *r)
+{
+        double m = r->cores;
+
+        for (unsigned k = 0; k < r->n_bins; k++)
+                m = fmax(m, r->bins[k].cores);
+        return m;
+}
+
+/* The X at which runs a (instructions scaled by sa) and b (by sb) did the same useful work,
+ * f(X) = U_a(X) − U_b(X) = 0: the root nearest the estimate from the runs' means (exact when
+ * each ran at one core count), bracketed by widening steps around it within the X that keep
+ * every factor positive (and at most 10), then bisected. NaN: none. */
+static double work_inflation_of(const struct estimate_work_run *a, double sa,
+                                const struct estimate_work_run *b, double sb)
+{
+        double nmax = fmax(work_max_cores(a), work_max_cores(b));
+        double xmin = nmax > 1 ? -1 / (nmax - 1) * (1 - 1e-9) : -1, xmax = 10;
+        double r = sa * a->instructions / (sb * b->instructions);
+        double den = (a->cores - 1) - r * (b->cores - 1);
+        double x0 = den > 0 ? (r - 1) / den : 0, lo = NAN, hi = NAN, flo, f0;
+
+        if (!(sa > 0) || !(sb > 0))
+                return NAN;
+        x0 = fmin(fmax(x0, xmin), xmax);
+        f0 = work_useful(a, sa, x0) - work_useful(b, sb, x0);
+        if (f0 == 0)
+                return x0;
+        for (double d = 1e-4; d < 2 * (xmax - xmin) && isnan(lo); d *= 2) {
+                double xl = fmax(xmin, x0 - d), xh = fmin(xmax, x0 + d);
+                double fl = work_useful(a, sa, xl) - work_useful(b, sb, xl);
+                double fh = work_useful(a, sa, xh) - work_useful(b, sb, xh);
+
+                if (isfinite(fl) && (fl > 0) != (f0 > 0)) {
+                        lo = xl;
+                        hi = x0;
+                } else if (isfinite(fh) && (fh > 0) != (f0 > 0)) {
+                        lo = x0;
+                        hi = xh;
+                }
         }
+        if (isnan(lo))
+                return NAN;
+        flo = work_useful(a, sa, lo) - work_useful(b, sb, lo);
+        for (unsigned i = 0; i < 200 && hi - lo > 1e-13; i++) {
+                double mid = (lo + hi) / 2;
+                double fm = work_useful(a, sa, mid) - work_useful(b, sb, mid);
+
+                if ((fm > 0) == (flo > 0))
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return (lo + hi) / 2;
+}
+
+static bool work_run_ok(const struct estimate_work_run *r)
+{
+        if (!(r->instructions > 0) || !isfinite(r->instructions) || !(r->cores >= 1) ||
+            !isfinite(r->cores) || !(r->instructions_err >= 0) || !isfinite(r->instructions_err) ||
+            r->n_bins > ESTIMATE_RUN_BINS)
+                return false;
+        for (unsigned k = 0; k < r->n_bins; k++)
+                if (!(r->bins[k].cores >= 1) || !isfinite(r->bins[k].cores) ||
+                    !(r->bins[k].instructions >= 0) || !isfinite(r->bins[k].instructions))
+                        return false;
+        return true;
+}
+
+int estimate_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x,
+                            double *err, unsigned *ia, unsigned *ib)
+{
+        unsigned a = 0, b = 0;
+        double spread = 0, xa, xlo, xhi, ea, eb;
+
+        for (unsigned i = 0; i < n; i++)
+                if (!work_run_ok(&runs[i]))
+                        return -EINVAL;
+        for (unsigned i = 0; i < n; i++)
+                for (unsigned j = i + 1; j < n; j++)
+                        if (fabs(runs[i].cores - runs[j].cores) >= spread) {
+                                spread = fabs(runs[i].cores - runs[j].cores);
+                                a = runs[i].cores > runs[j].cores ? i : j;
+                                b = a == i ? j : i;
+                        }
+        if (n < 2 || spread < ESTIMATE_WORK_MIN_SPREAD)
+                return -ENODATA;
+        xa = work_inflation_of(&runs[a], 1, &runs[b], 1);
+        if (isnan(xa))
+                return -EDOM;
+        /* X grows with I_a and falls with I_b: the range's ends. */
+        ea = runs[a].instructions_err / runs[a].instructions;
+        eb = runs[b].instructions_err / runs[b].instructions;
+        xlo = work_inflation_of(&runs[a], 1 - ea, &runs[b], 1 + eb);
+        xhi = work_inflation_of(&runs[a], 1 + ea, &runs[b], 1 - eb);
+        *x = xa;
+        *err = isnan(xlo) || isnan(xhi) ? INFINITY : fmax(xa - xlo, xhi - xa);
+        if (ia)
+                *ia = a;
+        if (ib)
+                *ib = b;
+        return 0;
+}
+
+int estimator_set_work_inflation(struct estimator *est, uint64_t id, double x)
+{
+        struct est_app *a = est_find(est, id, 0);
+        struct estimate *e;
+
+        if (!a)
+                return -ENOENT;
+        e = &a->e;
+        for (unsigned k = 0; isfinite(x) && k < e->n_run_bins; k++)
+                if (!(1 + x * (e->run_bins[k].cores - 1.0) > 0))
+                        return -EDOM;
+        if (isfinite(x) && !(1 + x * (e->run_max_cores > 1 ? e->run_max_cores - 1.0 : 0) > 0))
+                return -EDOM;
+        e->work_inflation = isfinite(x) ? x : NAN;
+        if (isfinite(x))
+                e->known |= ESTIMATE_WORK_INFLATION;
+        else
+                e->known &= ~ESTIMATE_WORK_INFLATION;
+        est_run_figures(e);
+        return 0;
 }
 
 int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cores, double *lo,
@@ -772,7 +998,8 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
 
         /* Clear the interval's figures; the fit and the cumulative energy stay. */
         e->known &= ESTIMATE_P_LS | ESTIMATE_ENERGY | ESTIMATE_MEM_FRACTION | ESTIMATE_SPEEDUP_RUN |
-                    ESTIMATE_P_RUN | ESTIMATE_IPC_CORE_DROP;
+                    ESTIMATE_P_RUN | ESTIMATE_IPC_CORE_DROP | ESTIMATE_RUN_I0 |
+                    ESTIMATE_WORK_INFLATION;
         e->n_cores = n;
         e->freq_khz = v->freq_khz;
         /* The allocator counts its observations by this: start-up is not one. */

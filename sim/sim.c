@@ -375,6 +375,12 @@ static double par_time(const struct sim_app_spec *s, unsigned k, double p, doubl
         return tp;
 }
 
+/* Instructions retired per useful one on k lanes: the extra work of `extra_work`. */
+static double work_inflation(const struct sim_app_spec *s, unsigned k)
+{
+        return 1 + s->extra_work * (k > 1 ? k - 1.0 : 0.0);
+}
+
 /* Wall time of one unit of single-core work on k CPUs: eq. 2's (1 - P) + P/k when there is
  * no lock, imbalance or sleep. */
 static double work_time(const struct sim_app_spec *s, unsigned k, double p)
@@ -420,6 +426,21 @@ static void truth_rates(const struct sim_app_state *a, unsigned n, unsigned k, d
          * cache, SMT or clock interference): interference stays 0. */
         comp[STACK_MEMORY] = useful * a->share * (1 - 1 / a->mem_stretch);
         *speedup = useful * a->share / a->mem_stretch;
+        /* Extra work: busy, retiring instructions, no progress. No delimiter of the stack is
+         * this, so it is in interference, the rest. */
+        comp[STACK_INTERFERENCE] = *speedup * (1 - 1 / work_inflation(s, k));
+        *speedup /= work_inflation(s, k);
+}
+
+/* The whole run's P as the estimator defines it (docs/estimator.md, "The whole run"), from
+ * the true progress: seg_s seconds on n_set CPUs did speedup x seg_s one-core seconds. */
+static void run_truth_add(struct sim_app_state *a, double speedup, double seg_s)
+{
+        double w = speedup * seg_s;
+
+        a->run_w_s += w;
+        a->run_a_s += seg_s;
+        a->run_wx_s += a->n_set ? w * (1 - 1.0 / a->n_set) : 0;
 }
 
 static void truth_add(struct sim_app_state *a, unsigned k, double p, double seg_s)
@@ -427,6 +448,7 @@ static void truth_add(struct sim_app_state *a, unsigned k, double p, double seg_
         double speedup, comp[STACK_COMPONENTS];
 
         truth_rates(a, a->n_set, k, p, &speedup, comp);
+        run_truth_add(a, speedup, seg_s);
         a->truth.time_s += seg_s;
         a->truth.cores_s += a->n_set * seg_s;
         a->truth.speedup_s += speedup * seg_s;
@@ -645,11 +667,13 @@ static void step_amdahl(struct sim_machine *m, struct sim_app_state *a, double w
                 double denom = work_time(s, k, p); /* eq. 2 over T(1) */
                 double rate = amdahl_rate(m, a, k, a->f_mhz, p, ipc) / a->mem_stretch;
                 double rem = s->instructions - a->done;
+                /* Retired at the machine's pace; of them, 1/infl are progress. */
+                double infl = work_inflation(s, k);
                 double instr = rate * seg_s;
 
-                if (instr >= rem) {
-                        instr = rem;
-                        seg_s = rem / rate;
+                if (instr / infl >= rem) {
+                        instr = rem * infl;
+                        seg_s = instr / rate;
                         a->finished = true;
                 }
                 /* Lane 0 runs the sequential part and its share of the parallel one; the
@@ -669,7 +693,7 @@ static void step_amdahl(struct sim_machine *m, struct sim_app_state *a, double w
                         threads_add(a, k, p, seg_s);
                 a->p_weighted_s += p * seg_s;
                 a->run_s += seg_s;
-                a->done = a->finished ? s->instructions : a->done + instr;
+                a->done = a->finished ? s->instructions : a->done + instr / infl;
                 window_s -= seg_s;
         }
 }
@@ -712,6 +736,7 @@ static void step_rows(struct sim_machine *m, struct sim_app_state *a, double win
         a->dyn_rows_j += add_w * a->share * seg_s;
         a->truth.time_s += seg_s;
         a->truth.cores_s += n * seg_s;
+        run_truth_add(a, sp * a->share, seg_s);
         /* Its threads as an Amdahl app whose other CPUs are busy x of the time. */
         if (m->track_threads)
                 threads_add(a, n, n > 1 ? x / (x + (1 - x) / n) : 0, seg_s);
@@ -912,7 +937,8 @@ static double truth_speedup(const struct sim_machine *m, const struct sim_app_st
                 r1 /= fmax(1, r1 * bpi / bw);
                 rk /= fmax(1, rk * bpi * most / k / bw);
         }
-        return rk / r1;
+        /* In progress: extra instructions are not speedup. */
+        return rk / r1 / work_inflation(a->spec, k);
 }
 
 int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_truth *out)
@@ -942,6 +968,8 @@ int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_trut
             .cores = a->n_set,
             .freq_mhz = f,
             .speedup_true = truth_speedup(m, a, f),
+            .p_run_true = a->run_wx_s > 0 ? (a->run_w_s - a->run_a_s) / a->run_wx_s : NAN,
+            .extra_work = a->spec->n_rows > 0 ? NAN : a->spec->extra_work,
         };
         return 0;
 }

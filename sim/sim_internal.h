@@ -44,6 +44,9 @@ struct sim_app_spec {
         double sync;      /* share of each parallel thread's work inside one shared lock */
         double imbalance; /* the last parallel thread's work over the first's, >= 1 */
         double sleep;     /* share of each parallel thread's time blocked in nanosleep */
+        /* Work inflation: on k lanes the app retires (1 + extra_work (k - 1)) instructions per
+         * useful one, each taking busy time as a useful one does. */
+        double extra_work;
         unsigned threads; /* 0: as many as the machine has CPUs */
         unsigned n_phases;
         struct sim_phase *phases;
@@ -93,6 +96,9 @@ struct sim_app_state {
         double energy_j;
         double pool_j;       /* the part of energy_j that is its share of the static pool */
         double p_weighted_s; /* sum of P * seconds, for the time-weighted P */
+        /* The whole run's P from the true progress (sim_app_truth.p_run_true): one-core
+         * seconds of work done, seconds, and work x (1 - 1/N). */
+        double run_w_s, run_a_s, run_wx_s;
         /* This step (scratch). */
         double active_s;
         double b_first_s, b_other_s; /* busy seconds on its first CPU and on each of the next */

@@ -71,7 +71,13 @@ enum estimate_figure {
         ESTIMATE_P_RUN = 1u << 15,
         ESTIMATE_IPC_CORE_DROP = 1u << 16,
         ESTIMATE_STALLS = 1u << 17,
+        ESTIMATE_RUN_I0 = 1u << 18,         /* run_i0: every interval of the run had I0 */
+        ESTIMATE_WORK_INFLATION = 1u << 19, /* work_inflation holds a measured figure */
 };
+
+/* Core counts of one run whose work the whole-run figures keep apart, to divide each by the
+ * work inflation at its N once that is known (docs/estimator.md, "Extra parallel work"). */
+#define ESTIMATE_RUN_BINS 32
 
 /* Where IPC_I0(1) of eq. 9 came from. In order of preference: one-core, one-core-scaled,
  * calibration, busiest-core. */
@@ -156,6 +162,29 @@ struct estimate {
         unsigned run_max_cores;
         double speedup_run; /* run_work_s / run_active_s: the time-weighted speedup */
         double p_run; /* (run_work_s − run_active_s) / run_work_x_s: Amdahl's P for the run */
+        /* Extra parallel work (docs/estimator.md, "Extra parallel work"). The work of each
+         * core count as measured (run_bins; the sums before any correction in run_work_raw_s
+         * and run_work_x_raw_s); with work_inflation known (ESTIMATE_WORK_INFLATION) the work
+         * at N is divided by 1 + work_inflation (N − 1) in run_work_s, run_work_x_s,
+         * speedup_run and p_run, and p_run_uncorrected keeps the figure before (NaN when no
+         * correction applies, e.g. more core counts than ESTIMATE_RUN_BINS). */
+        double run_work_raw_s;
+        double run_work_x_raw_s;
+        unsigned n_run_bins;
+        bool run_bins_full;
+        struct {
+                unsigned cores;
+                double work_s;
+                double i0; /* the app's instructions at this core count (counters mode) */
+        } run_bins[ESTIMATE_RUN_BINS];
+        double work_inflation; /* extra instructions per useful one, per added core */
+        double p_run_uncorrected;
+        /* Instructions of the app over the run's intervals (counters mode), and Σ I0 (N − 1):
+         * a whole run's total for comparing runs of the same work at other core counts
+         * (ESTIMATE_RUN_I0; clear for good once an interval of the run had no I0). */
+        double run_i0;
+        double run_i0_m1;
+        bool run_i0_gap;
 
         /* Power share (last interval) and the figures built on it. */
         double power_w;
@@ -257,6 +286,47 @@ int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, 
  * `cores` cores. -ENODATA while p_run is unknown, -EDOM for negative unseen_s or cores 0. */
 int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cores, double *lo,
                          double *hi);
+
+/* One whole run of an app's work, as history keeps it: I0 over the run, the half-width of
+ * its range (instructions of the time not seen), the instruction-weighted mean core count,
+ * and where known the instructions at each core count (n_bins 0: only the mean is known, and
+ * the run counts as all of it at that mean). */
+struct estimate_work_run {
+        double instructions;
+        double instructions_err;
+        double cores;
+        unsigned n_bins;
+        struct {
+                double cores;
+                double instructions;
+        } bins[ESTIMATE_RUN_BINS];
+};
+
+/* Two runs of the same work must differ by this many (mean) cores to be compared. */
+#define ESTIMATE_WORK_MIN_SPREAD 0.5
+
+/* This run as an estimate_work_run: run_i0, plus unseen_s (time the app was managed but not
+ * seen: before the first interval, after the last) at half the last interval's I0 rate and
+ * core count, ± the other half. -ENODATA without run_i0 (busy-time mode, or an interval
+ * without I0), -EDOM for negative unseen_s. */
+int estimate_work_run(const struct estimate *e, double unseen_s, struct estimate_work_run *out);
+
+/* Work inflation X from whole runs of the same work, I(N) = I_useful (1 + X (N − 1)) at each
+ * core count N: the pair furthest apart in mean cores (at least ESTIMATE_WORK_MIN_SPREAD), the
+ * later one on ties, gives the X at which both did the same useful work,
+ * Σ_N I_a(N) / (1 + X (N − 1)) = Σ_N I_b(N) / (1 + X (N − 1)) (each run at its mean cores when
+ * its bins are unknown: X = (r − 1) / (m_a − r m_b), r = I_a / I_b, m = cores − 1), and *err
+ * the largest change of X over the runs' instruction ranges. *ia, *ib (may be NULL): the pair,
+ * more cores first. -ENODATA without such a pair, -EINVAL for a run without positive finite
+ * instructions, cores below 1 or a negative error, -EDOM when no X with positive factors
+ * (up to 10 per core) fits. */
+int estimate_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x,
+                            double *err, unsigned *ia, unsigned *ib);
+
+/* Sets the app's measured work inflation (NaN: none) and corrects its whole-run figures by it.
+ * -ENOENT for an unknown id, -EDOM for an inflation factor not positive at some core count
+ * of the run (x <= −1 / (N − 1)). */
+int estimator_set_work_inflation(struct estimator *est, uint64_t id, double x);
 
 /* Names for the source enums, for status output. */
 const char *estimate_ipc1_source_name(enum estimate_ipc1_source s);

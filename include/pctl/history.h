@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 /* The schema this pctl writes. */
-#define HISTORY_SCHEMA_VERSION 1
+#define HISTORY_SCHEMA_VERSION 2
 /* How long a write waits for another process's lock before it gives up (-EBUSY). */
 #define HISTORY_BUSY_TIMEOUT_MS 200
 
@@ -64,6 +64,33 @@ int history_foreach(struct history *h, int (*fn)(const struct history_entry *e, 
  * *removed says how many. */
 int history_forget(struct history *h, const char *app, unsigned *removed, char *err,
                    size_t err_size);
+
+#define HISTORY_RUN_BINS 32
+
+/* One whole run of an app's work seen with counters (schema 2): what comparing runs at other
+ * core counts needs to measure extra parallel work (docs/estimator.md). */
+struct history_run {
+        double instructions;     /* I0 over the run */
+        double instructions_err; /* half-width of its range: the time not seen */
+        double cores;            /* instruction-weighted mean core count */
+        int64_t updated_s;       /* when it ended (Unix time; 0: now, when storing) */
+        /* Its instructions per core count; n_bins 0: only the mean is known. */
+        unsigned n_bins;
+        struct {
+                double cores;
+                double instructions;
+        } bins[HISTORY_RUN_BINS];
+};
+/* Runs kept per app identity; storing one more forgets the oldest. */
+#define HISTORY_RUNS_KEEP 8
+
+/* Records a whole run of key's app (-EINVAL for a run without positive finite instructions,
+ * cores below 1 or a negative error; else as history_store). */
+int history_store_run(struct history *h, const struct history_key *key, const struct history_run *r,
+                      char *err, size_t err_size);
+/* Up to max runs of key's app, oldest first, in out; *n says how many (0: none). */
+int history_runs(struct history *h, const struct history_key *key, struct history_run *out,
+                 unsigned max, unsigned *n, char *err, size_t err_size);
 
 /* Frees what an entry owns (stack_json). */
 void history_entry_clear(struct history_entry *e);

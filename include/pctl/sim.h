@@ -80,6 +80,14 @@ struct sim_app_truth {
         /* Its speedup on its CPUs now against one CPU, alone at freq_mhz, memory bandwidth
          * included (the ground truth of eq. 9); NaN without CPUs. */
         double speedup_true;
+        /* The whole run's P as the estimator's p_run defines it, Σ w ((1 - P) + P/N) = Σ t,
+         * with w the true progress in one-core seconds at N = the CPUs of its cpuset; NaN
+         * before any time at N >= 2. With extra_work, what the wall times of runs at 1 and N
+         * CPUs give, lower than p_true. */
+        double p_run_true;
+        /* The scenario's extra_work (instructions retired per useful one, less 1, per added
+         * thread); NaN for an app of measured rows. */
+        double extra_work;
 };
 int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_truth *out);
 

@@ -51,6 +51,17 @@ struct simrun_app {
         double speedup_true; /* at its final setting, alone, memory bandwidth included */
         double speedup_est;  /* the estimator's last speedup (eq. 9); NaN when none */
         bool from_history;   /* started at a past run's best configuration */
+        /* Its run report as pctld gives it when the app leaves (manager_report), NaN when
+         * unknown: the whole run's P (corrected for extra work where that is measured), the
+         * figure before the correction, the work inflation per added core and its error;
+         * beside them the truth: the whole run's P from its true progress and the scenario's
+         * extra_work. */
+        double p_run;
+        double p_run_uncorrected;
+        double work_inflation;
+        double work_inflation_error;
+        double p_run_true;
+        double extra_work_true;
 };
 
 struct simrun_result {

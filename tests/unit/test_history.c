@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "pctl_test.h"
 #include "pctl/history.h"
+#include "pctl/util.h"
 
 struct tmpdb {
         char dir[64];
@@ -288,7 +290,133 @@ static void unopenable_path_is_reported(void **state)
         assert_non_null(strstr(err, "/nonexistent-dir-pctl/history.db"));
 }
 
+/* A file written by pctl with schema 1 (before whole runs were kept): opened, it walks up to
+ * schema 2, keeps its entry, and takes runs. */
+static void schema_1_file_gains_runs_and_keeps_its_entries(void **state)
+{
+        struct tmpdb t;
+        struct history *h;
+        struct history_entry e = sample_entry("/usr/bin/zstd", 6), got;
+        struct history_run runs[4], r = {.instructions = 1e11, .instructions_err = 1e8, .cores = 2};
+        unsigned n = 9;
+        char err[640], sql[1024];
+
+        (void)state;
+        tmpdb_make(&t);
+        /* Schema 1 exactly as pctl wrote it, with one entry. */
+        raw_exec(t.path, "CREATE TABLE apps (exe TEXT NOT NULL, policy TEXT NOT NULL, args_hash "
+                         "TEXT NOT NULL, calibration TEXT NOT NULL, objective TEXT NOT NULL, p "
+                         "REAL, mem_fraction REAL, best_cores INTEGER NOT NULL, best_freq_khz "
+                         "INTEGER NOT NULL, best_score REAL, stack_json TEXT, runs INTEGER NOT "
+                         "NULL, updated_s INTEGER NOT NULL, PRIMARY KEY (exe, policy, args_hash, "
+                         "calibration)); PRAGMA user_version = 1;");
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO apps VALUES ('/usr/bin/zstd', 'edp', '%016llx', '%s', 'edp', 0.93, "
+                 "NULL, 6, 2700000, 1.5e-18, NULL, 3, 1000)",
+                 (unsigned long long)e.key.args_hash, e.key.calibration);
+        raw_exec(t.path, sql);
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
+        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
+        assert_int_equal(got.best_cores, 6);
+        assert_int_equal(got.runs, 3);
+        assert_near(got.p, 0.93, 1e-12);
+        history_entry_clear(&got);
+        assert_int_equal(history_runs(h, &e.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 0);
+        assert_int_equal(history_store_run(h, &e.key, &r, err, sizeof(err)), 0);
+        assert_int_equal(history_runs(h, &e.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 1);
+        assert_near(runs[0].instructions, 1e11, 1);
+        assert_near(runs[0].instructions_err, 1e8, 1e-3);
+        assert_near(runs[0].cores, 2, 1e-12);
+        assert_true(runs[0].updated_s > 0);
+        history_close(h);
+        /* Reopened: already at this schema, the run is still there. */
+        assert_int_equal(history_open(t.path, true, &h, err, sizeof(err)), 0);
+        assert_int_equal(history_runs(h, &e.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 1);
+        history_close(h);
+        tmpdb_remove(&t);
+}
+
+/* The newest HISTORY_RUNS_KEEP runs per app, oldest first; other apps' runs apart; a run that
+ * is not one refused; forget removes an app's runs with its entry. */
+static void runs_keep_the_newest_and_go_with_forget(void **state)
+{
+        struct tmpdb t;
+        struct history *h;
+        struct history_entry a = sample_entry("/usr/bin/xz", 2),
+                             b = sample_entry("/usr/bin/zstd", 2);
+        struct history_run runs[HISTORY_RUNS_KEEP + 2];
+        unsigned n, removed;
+        char err[640];
+
+        (void)state;
+        tmpdb_make(&t);
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
+        assert_int_equal(history_store(h, &a, err, sizeof(err)), 0);
+        for (unsigned k = 0; k < HISTORY_RUNS_KEEP + 3; k++) {
+                struct history_run r = {
+                    .instructions = 1e9 * (k + 1), .cores = 1 + k, .updated_s = 100 + k};
+
+                assert_int_equal(history_store_run(h, &a.key, &r, err, sizeof(err)), 0);
+        }
+        /* Per core count: kept as given, to the bit. */
+        struct history_run rb = {.instructions = 5, .cores = 3, .n_bins = 2};
+        rb.bins[0].cores = 12;
+        rb.bins[0].instructions = 1.0 / 3;
+        rb.bins[1].cores = 2.5;
+        rb.bins[1].instructions = 4.5e17;
+        assert_int_equal(history_store_run(h, &b.key, &rb, err, sizeof(err)), 0);
+        assert_int_equal(history_runs(h, &b.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(runs[0].n_bins, 2);
+        assert_true(runs[0].bins[0].cores == 12 && runs[0].bins[0].instructions == 1.0 / 3);
+        assert_true(runs[0].bins[1].cores == 2.5 && runs[0].bins[1].instructions == 4.5e17);
+        /* Edited by hand into something else: the run keeps its mean only. */
+        raw_exec(t.path, "UPDATE runs SET bins = '12:1e9 x' WHERE exe = '/usr/bin/zstd'");
+        assert_int_equal(history_runs(h, &b.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(runs[0].n_bins, 0);
+        assert_near(runs[0].cores, 3, 1e-12);
+        assert_int_equal(history_runs(h, &a.key, runs, HISTORY_RUNS_KEEP + 2, &n, err, sizeof(err)),
+                         0);
+        assert_int_equal(n, HISTORY_RUNS_KEEP);
+        for (unsigned k = 0; k < n; k++)
+                assert_near(runs[k].cores, 1 + 3 + k, 1e-12); /* the three oldest went */
+        /* max below what is kept: the newest max, still oldest first. */
+        assert_int_equal(history_runs(h, &a.key, runs, 2, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 2);
+        assert_near(runs[0].cores, HISTORY_RUNS_KEEP + 2, 1e-12);
+        assert_near(runs[1].cores, HISTORY_RUNS_KEEP + 3, 1e-12);
+        /* Not a run: nothing written, the file says which. */
+        struct history_run bad[] = {{.instructions = 0, .cores = 2},
+                                    {.instructions = NAN, .cores = 2},
+                                    {.instructions = 1, .cores = 0.5},
+                                    {.instructions = 1, .instructions_err = -1, .cores = 2}};
+        for (unsigned k = 0; k < ARRAY_SIZE(bad); k++) {
+                err[0] = '\0';
+                assert_int_equal(history_store_run(h, &b.key, &bad[k], err, sizeof(err)), -EINVAL);
+                assert_non_null(strstr(err, t.path));
+        }
+        assert_int_equal(history_runs(h, &b.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(history_forget(h, "xz", &removed, err, sizeof(err)), 0);
+        assert_int_equal(removed, 1);
+        assert_int_equal(history_runs(h, &a.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 0);
+        assert_int_equal(history_runs(h, &b.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(history_forget(h, NULL, &removed, err, sizeof(err)), 0);
+        assert_int_equal(history_runs(h, &b.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 0);
+        history_close(h);
+        tmpdb_remove(&t);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(schema_1_file_gains_runs_and_keeps_its_entries),
+    cmocka_unit_test(runs_keep_the_newest_and_go_with_forget),
     cmocka_unit_test(store_then_lookup_round_trips),
     cmocka_unit_test(forget_by_name_path_or_all),
     cmocka_unit_test(corrupt_file_is_refused_and_left_alone),

@@ -798,6 +798,7 @@ static unsigned app_views(const struct manager *m, struct estimator_app_view *vi
                     .freq_khz = m->apps[i].freq_khz,
                     .target = m->targets_ok && i < m->sample.n_targets ? (int)i : -1,
                     .run_only = m->sample.timestamp_ns < m->apps[i].since_ns + MANAGER_WARMUP_NS,
+                    .counted_since_ns = m->targets_ok ? m->apps[i].since_ns : 0,
                 };
         }
         return n;

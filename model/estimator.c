@@ -1159,7 +1159,13 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 if (n >= 2 && !v->run_only && est_fit_takes(a, est_point_rank(e)))
                         est_app_point(est, a, n, 1.0 - 1.0 / e->speedup, s->timestamp_ns);
         }
-        est_app_run(a, n, dt_s, counters, busy_ok, busy_sum, busy_max,
+        /* The interval in which it was adopted counts from then: before, it was no app's. */
+        double run_dt_s = dt_s;
+
+        if (v->target >= 0 && v->counted_since_ns && s->timestamp_ns > v->counted_since_ns &&
+            s->timestamp_ns - v->counted_since_ns < s->interval_ns)
+                run_dt_s = (double)(s->timestamp_ns - v->counted_since_ns) * 1e-9;
+        est_app_run(a, n, run_dt_s, counters, busy_ok, busy_sum, busy_max,
                     isinf(cpu_idle_min) ? NAN : cpu_idle_min);
         /* eq. 10 at the current N, on the decayed mean there. */
         for (unsigned i = 0; i < a->n_bins && n >= 2; i++) {

@@ -17,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,6 +172,7 @@ struct sw_target {
          * (> 0, then charged as the runtime of threads that exited unseen). */
         clockid_t clock;
         bool has_clock;
+        int pidfd; /* readable once the process has exited; -1: none (a fake /proc) */
         uint64_t clock_ns;
         int64_t balance_ns;
         char path[4200]; /* SW_CPUACCT: the usage_percpu file, root-prefixed */
@@ -291,6 +294,9 @@ static void sw_threads_forget(struct sw_target *t, bool all)
 static void sw_pid_gone(struct sw_target *t)
 {
         sw_threads_forget(t, true);
+        if (t->pidfd >= 0)
+                close(t->pidfd);
+        t->pidfd = -1;
         if (t->task_dir)
                 closedir(t->task_dir);
         t->task_dir = NULL;
@@ -371,6 +377,15 @@ static int sw_pid_list(struct sw_state *st, struct sw_target *t, struct sensor_s
                 }
         }
         return listed;
+}
+
+/* The process has exited, perhaps not yet reaped by its parent: its pidfd is readable. One
+ * poll, where the leader's stat would be a /proc file to generate and parse. */
+static bool sw_pid_exited(const struct sw_target *t)
+{
+        struct pollfd p = {.fd = t->pidfd, .events = POLLIN};
+
+        return t->pidfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP));
 }
 
 /* The process's CPU clock, read before its threads (so that a thread's read can only run
@@ -471,6 +486,13 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
                         return -errno;
                 }
         }
+        /* Exited and not yet reaped (`pctl run` reads its child's CPU time before it reaps
+         * it): what remains is no process. Counting the interval would count the time after
+         * the exit as the app's waiting; its work since the last read goes unseen. */
+        if (out && sw_pid_exited(t)) {
+                sw_pid_gone(t);
+                return 0;
+        }
         sw_pid_clock(t, out == NULL);
         /* The kernel gives /proc/PID/task a link count of its threads + 2: a fstat is far
          * cheaper than generating /proc/PID/stat to read num_threads. */
@@ -550,11 +572,16 @@ static int sw_target_init(struct sw_state *st, const struct sensor_target *in, s
         struct stat sb;
         int r;
 
-        *t = (struct sw_target){.pid = in->pid};
+        *t = (struct sw_target){.pid = in->pid, .pidfd = -1};
         if (in->kind == SENSOR_TARGET_PID) {
                 t->mode = SW_PID;
                 if (in->pid <= 0)
                         return -ESRCH;
+#ifdef SYS_pidfd_open
+                /* Not in a fake /proc, whose PIDs are no processes; ENOSYS before Linux 5.3. */
+                if (fs_root()[0] == '\0')
+                        t->pidfd = (int)syscall(SYS_pidfd_open, in->pid, 0);
+#endif
                 r = fs_path(path, sizeof(path), "/proc/%d/task", (int)in->pid);
                 if (r < 0)
                         return r;
@@ -613,25 +640,59 @@ static int sw_target_init(struct sw_state *st, const struct sensor_target *in, s
         return sw_percpu_read(st, t, t->prev_ns);
 }
 
+/* The state of a process target already read, for a new target of the same process: -1 if
+ * none. */
+static int sw_target_kept(const struct sw_state *st, const struct sensor_target *in)
+{
+        if (in->kind != SENSOR_TARGET_PID)
+                return -1;
+        for (unsigned j = 0; j < st->n_targets; j++)
+                if (st->targets[j].mode == SW_PID && st->targets[j].pid == in->pid &&
+                    !st->targets[j].gone)
+                        return (int)j;
+        return -1;
+}
+
+/* A process already a target keeps its state (threads, runtimes, clock): another app's
+ * arrival must not restart its count in the middle of an interval, which made its next
+ * interval's busy time cover only part of the interval's length. */
 static int sw_set_targets(struct sensor *s, const struct sensor_target *targets, unsigned n)
 {
         struct sw_state *st = s->priv;
         struct sw_target *nt = NULL;
+        _cleanup_free_ int *kept = NULL; /* [n]: the old target each keeps, or -1 */
         int r = 0;
 
         if (n > 0) {
                 nt = calloc(n, sizeof(*nt));
-                if (!nt)
+                kept = calloc(n, sizeof(*kept));
+                if (!nt || !kept) {
+                        free(nt);
                         return -ENOMEM;
+                }
         }
         for (unsigned i = 0; i < n; i++) {
+                kept[i] = sw_target_kept(st, &targets[i]);
+                for (unsigned k = 0; k < i && kept[i] >= 0; k++)
+                        if (kept[k] == kept[i])
+                                kept[i] = -1; /* the same process twice: the second starts anew */
+                if (kept[i] >= 0)
+                        continue;
                 r = sw_target_init(st, &targets[i], &nt[i]);
                 if (r < 0) {
                         for (unsigned j = 0; j <= i; j++)
-                                sw_target_free(&nt[j], st->n_cpus);
+                                if (kept[j] < 0)
+                                        sw_target_free(&nt[j], st->n_cpus);
                         free(nt);
                         return r;
                 }
+        }
+        /* Only once nothing can fail: the kept states move, the rest of the old go. */
+        for (unsigned i = 0; i < n; i++) {
+                if (kept[i] < 0)
+                        continue;
+                nt[i] = st->targets[kept[i]];
+                st->targets[kept[i]] = (struct sw_target){.gone = true, .pidfd = -1};
         }
         for (unsigned i = 0; i < st->n_targets; i++)
                 sw_target_free(&st->targets[i], st->n_cpus);

@@ -235,6 +235,9 @@ struct estimator_app_view {
         /* Count the interval toward the whole run only, not the phase's fit: the app's
          * start-up, which says little of its steady state but is part of its run. */
         bool run_only;
+        /* When its per-target count began (its adoption): an interval that began earlier
+         * counts toward the whole run from then only, not as waiting before it. 0: unknown. */
+        uint64_t counted_since_ns;
 };
 
 struct estimator;

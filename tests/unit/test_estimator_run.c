@@ -240,6 +240,47 @@ static void threads_counted_on_one_cpu_are_still_work(void **state)
         estimator_free(est);
 }
 
+/* The interval in which the app was adopted counts from the adoption: its own busy time
+ * began then, and its CPUs' idle time before was no app's waiting. Adopted half-way through
+ * an interval, busy on both CPUs from then on: every interval is a speedup of 2, p_run 1.
+ * Counted over the whole interval, the half before read as waiting (p_run 0.909). */
+static void the_adoption_interval_counts_from_the_adoption(void **state)
+{
+        struct estimator *est = estimator_new(NULL);
+        struct sensor_sample s;
+        struct estimator_app_view v = {.id = 1, .target = 0, .run_only = true};
+        uint64_t now = 1000000000ULL;
+        const struct estimate *e;
+
+        (void)state;
+        assert_non_null(est);
+        assert_int_equal(synth_sample_alloc(&s, 2, 1), 0);
+        assert_int_equal(estimator_app_add(est, 1), 0);
+        cpumask_zero(&v.cpus);
+        cpumask_set(&v.cpus, 0);
+        cpumask_set(&v.cpus, 1);
+        v.counted_since_ns = now + DT_NS / 2;
+        for (unsigned i = 0; i < 3; i++) {
+                double own = i == 0 ? 0.5 : 1.0; /* of the interval, on each CPU */
+
+                now += DT_NS;
+                s.timestamp_ns = now;
+                s.interval_ns = DT_NS;
+                for (unsigned c = 0; c < 2; c++) {
+                        s.cpu[c] = (struct sensor_counts){.measured = SENSOR_BUSY,
+                                                          .busy_ns = (uint64_t)(own * DT_NS)};
+                        *sensor_target_cpu(&s, 0, c) = s.cpu[c];
+                }
+                assert_int_equal(estimator_update(est, &s, &v, 1), 0);
+        }
+        e = estimator_get(est, 1);
+        assert_true(e->known & ESTIMATE_P_RUN);
+        assert_near(e->run_s, 0.25, 1e-9);
+        assert_near(e->p_run, 1.0, 1e-9);
+        synth_sample_free(&s);
+        estimator_free(est);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(threads_counted_on_one_cpu_are_still_work),
     cmocka_unit_test(time_held_off_by_others_is_left_out),
@@ -247,6 +288,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(run_only_intervals_stay_out_of_the_fit),
     cmocka_unit_test(one_core_and_waiting_intervals),
     cmocka_unit_test(unseen_time_bounds_p_run),
+    cmocka_unit_test(the_adoption_interval_counts_from_the_adoption),
 };
 
 PCTL_TEST_MAIN(tests)

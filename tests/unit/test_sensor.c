@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -370,6 +371,111 @@ static void software_backend_charges_exited_threads(void **state)
         close(go[1]);
 }
 
+/* A process that has exited but is not yet reaped (as `pctl run` keeps its child a moment to
+ * read its CPU time) is no app any more: its target reads as not measured, not as an app that
+ * waited the whole interval. */
+static void software_backend_zombie_is_gone(void **state)
+{
+        const struct sensor_ops *sw = sensor_find("software");
+        struct sensor_config cfg = {0};
+        struct sensor_sample s = {0};
+        struct sensor *sn;
+        int go[2], status;
+        pid_t child;
+        char c;
+
+        (void)state;
+        assert_int_equal(pipe(go), 0);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0)
+                _exit(read(go[0], &c, 1) == 1 ? 0 : 1);
+        struct sensor_target t = {.kind = SENSOR_TARGET_PID, .pid = child};
+
+        assert_int_equal(sensor_open(sw, &cfg, &sn), 0);
+        assert_int_equal(sensor_set_targets(sn, &t, 1), 0);
+        usleep(20000);
+        assert_int_equal(sensor_read(sn, &s), 0);
+        /* Alive and sleeping: measured, 0 busy. */
+        assert_int_equal(sensor_target_cpu(&s, 0, 0)->measured, SENSOR_BUSY);
+        assert_int_equal(write(go[1], "x", 1), 1);
+        /* Exited, not reaped: the zombie is still in /proc. */
+        siginfo_t info;
+        assert_int_equal(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT), 0);
+        usleep(20000);
+        assert_int_equal(sensor_read(sn, &s), 0);
+        assert_int_equal(sensor_target_cpu(&s, 0, 0)->measured, 0);
+        assert_int_equal(sensor_target_cpu(&s, 0, 1)->measured, 0);
+        assert_int_equal(waitpid(child, &status, 0), child);
+        sensor_close(sn);
+        sensor_sample_free(&s);
+        close(go[0]);
+        close(go[1]);
+}
+
+/* Burns CPU until killed, or until the test process exits whatever way. */
+static pid_t spinner(void)
+{
+        pid_t p = fork();
+
+        if (p == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                for (;;)
+                        ;
+        }
+        return p;
+}
+
+static double cpu_clock_s(pid_t pid)
+{
+        struct timespec ts;
+        clockid_t id;
+
+        assert_int_equal(clock_getcpuclockid(pid, &id), 0);
+        assert_int_equal(clock_gettime(id, &ts), 0);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A process already a target keeps counting when the target list changes mid-interval
+ * (another app adopted): its next read covers all its runtime of the interval, not the part
+ * since the change (about half here, whatever the load). */
+static void software_backend_keeps_a_target_across_set_targets(void **state)
+{
+        const struct sensor_ops *sw = sensor_find("software");
+        struct sensor_config cfg = {0};
+        struct sensor_sample s = {0};
+        struct sensor *sn;
+        pid_t a = spinner(), b = getppid();
+        double charged = 0, c0, c1;
+
+        (void)state;
+        assert_true(a > 0);
+        struct sensor_target one[1] = {{.kind = SENSOR_TARGET_PID, .pid = a}};
+        struct sensor_target two[2] = {{.kind = SENSOR_TARGET_PID, .pid = b},
+                                       {.kind = SENSOR_TARGET_PID, .pid = a}};
+
+        assert_int_equal(sensor_open(sw, &cfg, &sn), 0);
+        assert_int_equal(sensor_set_targets(sn, one, 1), 0);
+        usleep(100000);
+        c0 = cpu_clock_s(a);
+        assert_int_equal(sensor_read(sn, &s), 0);
+        /* Half-way through the next interval, b joins (first in the list). */
+        usleep(100000);
+        assert_int_equal(sensor_set_targets(sn, two, 2), 0);
+        usleep(100000);
+        assert_int_equal(sensor_read(sn, &s), 0);
+        c1 = cpu_clock_s(a);
+        for (unsigned c = 0; c < sn->n_cpus; c++)
+                charged += (double)sensor_target_cpu(&s, 1, c)->busy_ns / 1e9;
+        kill(a, SIGKILL);
+        waitpid(a, NULL, 0);
+        print_message("a was charged %.3f s; its CPU clock gained %.3f s over the interval\n",
+                      charged, c1 - c0);
+        assert_true(charged > 0.9 * (c1 - c0) && charged <= (c1 - c0) + 1e-3);
+        sensor_close(sn);
+        sensor_sample_free(&s);
+}
+
 static volatile sig_atomic_t children_ended;
 
 static void count_child(int sig)
@@ -422,6 +528,8 @@ static const struct CMUnitTest tests[] = {
         cmocka_unit_test(software_backend_on_fake_proc),
         cmocka_unit_test(cgroup_v1_cpuacct_target),
         cmocka_unit_test(software_backend_charges_exited_threads),
+        cmocka_unit_test(software_backend_zombie_is_gone),
+        cmocka_unit_test(software_backend_keeps_a_target_across_set_targets),
         cmocka_unit_test(likwid_probe_without_msr_forks_nothing),
 };
 /* clang-format on */

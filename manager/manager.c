@@ -823,6 +823,27 @@ static void app_config_add(struct mapp *a, double run_s)
         a->configs[k].run_s += run_s;
 }
 
+/* The part of the sample's interval the app ran in: from its adoption, and none once its
+ * process has exited (its target is measured on no CPU), so that the times of its
+ * configurations add up to its run, not to a whole interval past either end. */
+static double app_interval_s(const struct manager *m, unsigned i)
+{
+        const struct mapp *a = &m->apps[i];
+        uint64_t dt = m->sample.interval_ns;
+
+        if (m->targets_ok && i < m->sample.n_targets) {
+                bool measured = false;
+
+                for (unsigned c = 0; c < m->sample.n_cpus && !measured; c++)
+                        measured = sensor_target_cpu(&m->sample, i, c)->measured != 0;
+                if (!measured)
+                        return 0;
+        }
+        if (m->sample.timestamp_ns > a->since_ns && m->sample.timestamp_ns - a->since_ns < dt)
+                dt = m->sample.timestamp_ns - a->since_ns;
+        return (double)dt / 1e9;
+}
+
 static bool observe_all(struct manager *m);
 static int decide_apply(struct manager *m);
 
@@ -911,7 +932,7 @@ int manager_sample(struct manager *m)
         free(views);
         for (unsigned i = 0; i < m->n_apps && r >= 0; i++)
                 if (!cpumask_empty(&m->apps[i].cpus))
-                        app_config_add(&m->apps[i], m->sample.interval_ns / 1e9);
+                        app_config_add(&m->apps[i], app_interval_s(m, i));
         if (r < 0) {
                 log_debug_errno(r, "estimator: interval skipped: %m");
                 return 0;

@@ -129,6 +129,21 @@ wait "$RUN_PID" || fail "pbench --phases under pctl run failed"
 CLEANUP_PIDS=""
 echo "ok: pctl status shows the phase's P and the whole run's, text, --watch and --json"
 
+# The times of the configurations add up to the run, not to whole 100 ms intervals past either
+# end of it (it was adopted mid-interval; it exited mid-interval).
+for k in 1 2 3; do
+        run --json -- sleep 0.15 2>"$T/err" || fail "sleep under pctl run: $(cat "$T/err")"
+        tail -n 1 "$T/err" >"$T/summary.json"
+        python3 - "$T/summary.json" <<'EOF2' || fail "configurations past the run: $(cat "$T/summary.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+r = s["pctld"]
+assert r is not None, s
+assert sum(c["s"] for c in r["configs"]) <= s["wall_s"] + 0.005, (r["configs"], s["wall_s"])
+EOF2
+done
+echo "ok: a short run's configurations add up to no more than its wall time"
+
 # A parallel run of about 4 s at P 0.8 on both CPUs: p_run against pbench's own measure. A
 # shorter run leaves the 100 ms sampling too few intervals: 2 s runs missed by 0.053 once.
 others_mark
@@ -149,6 +164,8 @@ for k in ("p_run", "p_run_confidence", "speedup_run", "p_est", "seen_s", "config
     assert k in r, k
 assert r["p_run"] is not None and r["p_run_confidence"] is not None, r
 assert r["configs"] and all(c["cores"] == 2 for c in r["configs"]), r["configs"]
+# The configurations' times add up to the run, not to whole intervals past either end of it.
+assert sum(c["s"] for c in r["configs"]) <= s["wall_s"] + 0.005, (r["configs"], s["wall_s"])
 # Run at its default (monitor) throughout: the gain is measured, and it is nil.
 assert r["gain_pct"] == 0, r
 assert r["speedup_source"] == "busy-time" and r["speedup_note"], r

@@ -844,6 +844,16 @@ static double app_interval_s(const struct manager *m, unsigned i)
         return (double)dt / 1e9;
 }
 
+/* Where an app's power and energy come from. "declared" only for the [power] model of pctl.conf
+ * standing in for RAPL: package energy that RAPL measured is "measured", whatever model splits
+ * it among the apps (pctl.conf(5), pctld(8)). */
+static const char *power_label(const struct estimate *e)
+{
+        if (e->power_source == ESTIMATE_POWER_MODEL && e->power_declared)
+                return "declared";
+        return estimate_power_source_name(e->power_source);
+}
+
 static bool observe_all(struct manager *m);
 static int decide_apply(struct manager *m);
 
@@ -1445,8 +1455,7 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *j, ch
             jsonfmt_string(e ? estimate_speedup_source_name(e->speedup_source) : NULL));
         if (e && (e->known & ESTIMATE_ENERGY)) {
                 energy_j = e->energy_j;
-                energy_src =
-                    e->power_declared ? "declared" : estimate_power_source_name(e->power_source);
+                energy_src = power_label(e);
         }
         run_s = (now_ns - a->since_ns) / 1e9;
         /* Energy covers the intervals seen; EDP with the time pctld managed it. */
@@ -1550,10 +1559,7 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
                                jsonfmt_double(e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN));
         json_object_object_add(
             j, "power_source",
-            jsonfmt_string(
-                e && (e->known & ESTIMATE_POWER)
-                    ? (e->power_declared ? "declared" : estimate_power_source_name(e->power_source))
-                    : NULL));
+            jsonfmt_string(e && (e->known & ESTIMATE_POWER) ? power_label(e) : NULL));
         json_object_object_add(
             j, "edp_rate", jsonfmt_double(e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN));
         json_object_object_add(j, "gain_pct", jsonfmt_double(app_gain(m, i)));

@@ -18,10 +18,12 @@ struct sim_manager {
         struct manager *m;
 };
 
-/* Opens the model machine of scenario under a new manager and adopts its first n_apps apps
- * under policy; fails the test on any refusal. */
-static inline void sim_manager_open(struct sim_manager *f, const char *scenario, const char *policy,
-                                    unsigned n_apps)
+/* Opens the model machine of scenario under a new manager given the power model `power` (as
+ * pctl.conf's [power] when declared, else a calibration's; NULL: none) and adopts its first
+ * n_apps apps under policy; fails the test on any refusal. */
+static inline void sim_manager_open_power(struct sim_manager *f, const char *scenario,
+                                          const char *policy, unsigned n_apps,
+                                          const struct model_power *power)
 {
         struct platform_options po = {.spec = f->spec};
         struct manager_options mo = {.delta_i_rate = NAN};
@@ -33,12 +35,24 @@ static inline void sim_manager_open(struct sim_manager *f, const char *scenario,
                 fail_msg("platform_open(%s): %s", f->spec, err);
         config_init(&mo.conf);
         mo.platform = f->pf;
+        if (power) {
+                mo.have_power = true;
+                mo.power = *power;
+                mo.power_source = power->declared ? "declared" : "calibrated";
+        }
         assert_int_equal(manager_new(&mo, NULL, &f->m), 0);
         sim_step(f->pf->sim, 0);
         for (unsigned i = 0; i < n_apps; i++)
                 if (manager_adopt(f->m, SIM_PID_BASE + (pid_t)i, policy, err, sizeof(err)) != 0)
                         fail_msg("adopt %d under %s: %s", (int)(SIM_PID_BASE + (pid_t)i), policy,
                                  err);
+}
+
+/* The same without a power model. */
+static inline void sim_manager_open(struct sim_manager *f, const char *scenario, const char *policy,
+                                    unsigned n_apps)
+{
+        sim_manager_open_power(f, scenario, policy, n_apps, NULL);
 }
 
 /* One of pctld's ticks in virtual time: 100 ms on, a sample, and a decision every 10th. */

@@ -106,8 +106,39 @@ static void status_shows_the_method_sources(void **state)
         sim_manager_close(&f);
 }
 
+/* With RAPL measuring (the model machine has it) and a [power] model declared in pctl.conf,
+ * the app's energy is the measured package energy split among the apps: "measured", not
+ * "declared" (the model only splits it). */
+static void measured_energy_is_not_labelled_declared(void **state)
+{
+        struct sim_manager f;
+        struct model_power pm = {.static_w = 20, .declared = true};
+        struct json_object *j, *apps, *app;
+        char err[256];
+
+        (void)state;
+        assert_int_equal(model_power_set_point(&pm, 3700000, 10, 1), 0);
+        sim_manager_open_power(&f, SCENARIO, "monitor", 1, &pm);
+        for (unsigned step = 0; step < 14; step++)
+                sim_manager_tick(&f, step);
+        j = json_object_new_object();
+        assert_int_equal(manager_report(f.m, SIM_PID_BASE, j, err, sizeof(err)), 0);
+        assert_true(num(j, "energy_j") > 0);
+        assert_string_equal(str(j, "energy_source"), "measured");
+        json_object_put(j);
+        j = json_object_new_object();
+        manager_status(f.m, j);
+        assert_true(json_object_object_get_ex(j, "apps", &apps));
+        app = json_object_array_get_idx(apps, 0);
+        assert_non_null(app);
+        assert_string_equal(str(app, "power_source"), "measured");
+        json_object_put(j);
+        sim_manager_close(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(report_of_a_finished_app),
+    cmocka_unit_test(measured_energy_is_not_labelled_declared),
     cmocka_unit_test(status_shows_the_method_sources),
 };
 

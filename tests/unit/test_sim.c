@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "pctl_test.h"
+#include "pctl_test_scenario.h"
 #include "pctl/sim.h"
 
 #define STEP_100MS (100 * 1000 * 1000ULL)
@@ -325,40 +326,25 @@ static void measured_grid_oracle_finds_interior_row(void **state)
         sim_free(m);
 }
 
-static void expect_bad(const char *text, int lineno, const char *needle)
-{
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-        char where[32];
-
-        assert_int_equal(sim_load_string(text, "bad.ini", &m, &err), -EINVAL);
-        assert_null(m);
-        if (err.lineno != lineno || !strstr(err.what, needle))
-                fail_msg("expected line %d with '%s', got %d: %s", lineno, needle, err.lineno,
-                         err.what);
-        snprintf(where, sizeof(where), "bad.ini:%d: ", lineno);
-        assert_non_null(strstr(err.all, where));
-}
-
 static void bad_scenarios_name_file_and_line(void **state)
 {
         (void)state;
-        expect_bad("[machine]\npreset = i7-4820k\nturbo = on\n", 3, "unknown key 'turbo'");
-        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.x\n", 5,
-                   "'0.x' is not a number");
-        expect_bad("[machine]\npreset = i7-9999\n", 2, "unknown machine 'i7-9999'");
-        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\n"
-                   "measured = 1 3700 10\n",
-                   5, "3 fields");
-        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\n"
-                   "measured = 1 3700 10 100\nmeasured = 1 3700 11 100\n",
-                   6, "already given on line 5");
-        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 1.5\n", 5,
-                   "outside");
-        expect_bad("[machine]\npreset = i7-4820k\n[gpu]\nx = 1\n", 4, "unknown section");
-        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\n"
-                   "measured = 1 3700 10 100\nmeasured = 2 2400 6 100\n",
-                   6, "not a grid");
+        sim_expect_bad("[machine]\npreset = i7-4820k\nturbo = on\n", 3, "unknown key 'turbo'");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.x\n", 5,
+                       "'0.x' is not a number");
+        sim_expect_bad("[machine]\npreset = i7-9999\n", 2, "unknown machine 'i7-9999'");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\n"
+                       "measured = 1 3700 10\n",
+                       5, "3 fields");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\n"
+                       "measured = 1 3700 10 100\nmeasured = 1 3700 11 100\n",
+                       6, "already given on line 5");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 1.5\n", 5,
+                       "outside");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[gpu]\nx = 1\n", 4, "unknown section");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\n"
+                       "measured = 1 3700 10 100\nmeasured = 2 2400 6 100\n",
+                       6, "not a grid");
 }
 
 static void every_bad_line_is_reported(void **state)
@@ -442,8 +428,8 @@ static void freqs_without_volts_follow_the_preset_curve(void **state)
                          -EINVAL);
         assert_non_null(strstr(err.all, "bad.ini: [machine]: volts is required without a preset"));
         /* A count of volts that does not match is still refused. */
-        expect_bad("[machine]\npreset = i7-4820k\nfreqs_mhz = 1200 3700\nvolts = 1\n", 4,
-                   "1 volts for 2 freqs_mhz");
+        sim_expect_bad("[machine]\npreset = i7-4820k\nfreqs_mhz = 1200 3700\nvolts = 1\n", 4,
+                       "1 volts for 2 freqs_mhz");
 }
 
 /* Measured rows define time and energy: without instructions the app retires one per cycle
@@ -463,8 +449,8 @@ static void measured_rows_default_their_instructions(void **state)
         assert_near(t.instructions_total, 9 * 3700e6, 1);
         sim_free(m);
         expect_same_grid(text, grid, true);
-        expect_bad("[machine]\npreset = i7-4820k\n[app a]\np = 0.5\n", 4,
-                   "instructions is required");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\np = 0.5\n", 4,
+                       "instructions is required");
 }
 
 /* Runs the first app of m with its cpuset and package frequency set through the actuator. */

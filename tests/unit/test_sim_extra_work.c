@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pctl_test.h"
+#include "pctl_test_scenario.h"
 #include "pctl/sim.h"
 
 #define STEP_100MS (100 * 1000 * 1000ULL)
@@ -118,33 +119,21 @@ static void one_cpu_runs_without_extra_work(void **state)
         sim_free(m);
 }
 
-static void expect_bad(const char *text, int lineno, const char *needle)
-{
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-
-        assert_int_equal(sim_load_string(text, "bad.ini", &m, &err), -EINVAL);
-        assert_null(m);
-        if (err.lineno != lineno || !strstr(err.what, needle))
-                fail_msg("expected line %d with '%s', got %d: %s", lineno, needle, err.lineno,
-                         err.what);
-}
-
 static void extra_work_key_is_checked(void **state)
 {
         (void)state;
-        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.5\n"
-                   "extra_work = 1.5\n",
-                   6, "outside");
-        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.5\n"
-                   "extra_work = -0.1\n",
-                   6, "outside");
-        expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.5\n"
-                   "extra_work = lots\n",
-                   6, "not a number");
-        expect_bad("[machine]\npreset = i7-4820k\n[app a]\nextra_work = 0.1\n"
-                   "measured = 1 3700 10 100\n",
-                   4, "extra_work) do not mix");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.5\n"
+                       "extra_work = 1.5\n",
+                       6, "outside");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.5\n"
+                       "extra_work = -0.1\n",
+                       6, "outside");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.5\n"
+                       "extra_work = lots\n",
+                       6, "not a number");
+        sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\nextra_work = 0.1\n"
+                       "measured = 1 3700 10 100\n",
+                       4, "extra_work) do not mix");
 }
 
 static const struct CMUnitTest tests[] = {

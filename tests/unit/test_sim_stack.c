@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pctl_test.h"
+#include "pctl_test_scenario.h"
 #include "pctl/appstack.h"
 #include "pctl/sim.h"
 #include "pctl/threadstate.h"
@@ -26,28 +27,17 @@ static struct sim_machine *load(const char *text)
         return m;
 }
 
-static void expect_bad(const char *text, int lineno, const char *needle)
-{
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-
-        assert_int_equal(sim_load_string(text, "bad.ini", &m, &err), -EINVAL);
-        assert_null(m);
-        if (err.lineno != lineno || !strstr(err.what, needle))
-                fail_msg("expected line %d with '%s', got %d: %s", lineno, needle, err.lineno,
-                         err.what);
-}
-
 static void bad_delimiter_keys_are_named(void **state)
 {
         (void)state;
-        expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nsync = 1.5\n", 8, "outside");
-        expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nimbalance = 0.5\n", 8, "outside");
-        expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nsleep = 1\n", 8, "outside");
-        expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nsync = half\n", 8, "is not a number");
-        expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nsync = 0.1\nsync = 0.2\n", 9,
-                   "given twice");
-        expect_bad(S16 "[app a]\nmeasured = 1 3000 10 100\nsleep = 0.2\n", 6, "do not mix");
+        sim_expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nsync = 1.5\n", 8, "outside");
+        sim_expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nimbalance = 0.5\n", 8, "outside");
+        sim_expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nsleep = 1\n", 8, "outside");
+        sim_expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nsync = half\n", 8,
+                       "is not a number");
+        sim_expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nsync = 0.1\nsync = 0.2\n", 9,
+                       "given twice");
+        sim_expect_bad(S16 "[app a]\nmeasured = 1 3000 10 100\nsleep = 0.2\n", 6, "do not mix");
 }
 
 /* Wall time of one second of single-core work on 16 CPUs, from the model's closed form. */

@@ -24,3 +24,15 @@ static inline void sim_expect_bad(const char *text, int lineno, const char *need
         snprintf(where, sizeof(where), "bad.ini:%d: ", lineno);
         assert_non_null(strstr(err.all, where));
 }
+
+/* The text, loaded as "test.ini", makes a machine, or the test fails with the scenario's
+ * error. */
+static inline struct sim_machine *sim_load_ok(const char *text)
+{
+        struct sim_machine *m = NULL;
+        struct sim_error err;
+
+        if (sim_load_string(text, "test.ini", &m, &err) < 0)
+                fail_msg("scenario rejected: %s", err.all);
+        return m;
+}

@@ -8,26 +8,16 @@
 #include <string.h>
 
 #include "pctl_test.h"
+#include "pctl_test_scenario.h"
 #include "pctl/sim.h"
 
 #define STEP_100MS (100 * 1000 * 1000ULL)
-
-static struct sim_machine *load(const char *text)
-{
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-        int r = sim_load_string(text, "test.ini", &m, &err);
-
-        if (r < 0)
-                fail_msg("%s", err.all);
-        return m;
-}
 
 /* Both searches on one scenario; returns DP score / exhaustive score. */
 static double dp_over_exhaustive(const char *text, enum sim_objective o,
                                  struct sim_together *exh_out)
 {
-        struct sim_machine *m = load(text);
+        struct sim_machine *m = sim_load_ok(text);
         struct sim_together e, d;
         double ratio;
 
@@ -155,7 +145,7 @@ static void together_one_app_equals_single_oracle(void **state)
                                                            SIM_TOGETHER_DP};
         static const enum sim_objective objs[] = {SIM_OBJ_EDP, SIM_OBJ_PPW, SIM_OBJ_ENERGY,
                                                   SIM_OBJ_PERF};
-        struct sim_machine *m = load(one_app);
+        struct sim_machine *m = sim_load_ok(one_app);
 
         (void)state;
         for (size_t oi = 0; oi < 4; oi++) {
@@ -181,8 +171,8 @@ static void together_one_app_equals_single_oracle(void **state)
 static void together_one_app_on_server64_equals_single_oracle(void **state)
 {
         struct sim_machine *m =
-            load("[machine]\npreset = server-64\n"
-                 "[app mem]\ninstructions = 2e10\np = 0.9\nmem_fraction = 0.6\nipc = 0.6\n");
+            sim_load_ok("[machine]\npreset = server-64\n"
+                        "[app mem]\ninstructions = 2e10\np = 0.9\nmem_fraction = 0.6\nipc = 0.6\n");
         struct sim_result best;
         struct sim_together t;
 
@@ -201,7 +191,7 @@ static void together_one_app_on_server64_equals_single_oracle(void **state)
  * on the machine; the best is no worse than any partition run by hand. */
 static void i7_two_apps_tries_every_split(void **state)
 {
-        struct sim_machine *m = load("[machine]\npreset = i7-4820k\n" APPS_2);
+        struct sim_machine *m = sim_load_ok("[machine]\npreset = i7-4820k\n" APPS_2);
         struct sim_together t;
         struct sim_partition p;
         struct sim_result apps[2];
@@ -231,7 +221,7 @@ static void i7_two_apps_tries_every_split(void **state)
  * energy is what it causes alone less nothing; the packages' energy covers the apps'. */
 static void partition_run_is_disjoint(void **state)
 {
-        struct sim_machine *m = load(X22_3F NO_POOL APPS_2);
+        struct sim_machine *m = sim_load_ok(X22_3F NO_POOL APPS_2);
         struct sim_partition p;
         struct sim_result apps[2], alone;
         double t_s, e_j;
@@ -261,7 +251,7 @@ static void partition_run_is_disjoint(void **state)
 
 static void more_apps_than_cpus_is_refused(void **state)
 {
-        struct sim_machine *m = load(
+        struct sim_machine *m = sim_load_ok(
             X22_3F "[app a]\np = 0.5\ninstructions = 1e9\n[app b]\np = 0.5\ninstructions = 1e9\n"
                    "[app c]\np = 0.5\ninstructions = 1e9\n[app d]\np = 0.5\ninstructions = 1e9\n"
                    "[app e]\np = 0.5\ninstructions = 1e9\n");

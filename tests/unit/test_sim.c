@@ -11,17 +11,6 @@
 #define STEP_100MS (100 * 1000 * 1000ULL)
 #define RAPL_UNIT_J (1.0 / 16384)
 
-static struct sim_machine *load(const char *text)
-{
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-        int r = sim_load_string(text, "test.ini", &m, &err);
-
-        if (r < 0)
-                fail_msg("scenario rejected: %s", err.all);
-        return m;
-}
-
 /* The generic sensor_sample_alloc belongs to the sensors module; the tests size their own. */
 static void sample_init(struct sensor_sample *s, unsigned n_cpus, unsigned n_targets)
 {
@@ -50,10 +39,10 @@ static void closed_form_time(void **state)
 {
         static const double ps[] = {0.1, 0.5, 0.9};
         static const unsigned freqs[] = {1200, 2400, 3700};
-        struct sim_machine *m = load("[machine]\npreset = i7-4820k\n"
-                                     "[app a]\ninstructions = 3.7e9\np = 0.1\nipc = 1\n"
-                                     "[app b]\ninstructions = 3.7e9\np = 0.5\nipc = 1\n"
-                                     "[app c]\ninstructions = 3.7e9\np = 0.9\nipc = 1\n");
+        struct sim_machine *m = sim_load_ok("[machine]\npreset = i7-4820k\n"
+                                            "[app a]\ninstructions = 3.7e9\np = 0.1\nipc = 1\n"
+                                            "[app b]\ninstructions = 3.7e9\np = 0.5\nipc = 1\n"
+                                            "[app c]\ninstructions = 3.7e9\np = 0.9\nipc = 1\n");
 
         (void)state;
         for (unsigned a = 0; a < 3; a++)
@@ -108,9 +97,10 @@ static double run_reading(struct sim_machine *m, uint64_t step_ns, double *truth
 /* Energy = ∫ power dt: the RAPL-derived energy equals the truth within the counter unit. */
 static void energy_is_integral_of_power(void **state)
 {
-        struct sim_machine *m = load("[machine]\npreset = xeon-e5-2630v2x2\n"
-                                     "[app a]\ninstructions = 2e10\np = 0.8\nmem_fraction = 0.3\n"
-                                     "[app b]\nstart_s = 1.25\ninstructions = 1e10\np = 0.3\n");
+        struct sim_machine *m =
+            sim_load_ok("[machine]\npreset = xeon-e5-2630v2x2\n"
+                        "[app a]\ninstructions = 2e10\np = 0.8\nmem_fraction = 0.3\n"
+                        "[app b]\nstart_s = 1.25\ninstructions = 1e10\np = 0.3\n");
         double truth_j, energy_j;
 
         (void)state;
@@ -131,8 +121,8 @@ static void energy_is_integral_of_power(void **state)
 /* I = I0 + ΔI: the instructions the counters show are the app's plus os_ips per busy second. */
 static void counters_i_is_i0_plus_delta_i(void **state)
 {
-        struct sim_machine *m = load("[machine]\npreset = i7-4820k\nos_ips = 5e6\n"
-                                     "[app a]\ninstructions = 7.4e9\np = 0.6\nspin = 0.5\n");
+        struct sim_machine *m = sim_load_ok("[machine]\npreset = i7-4820k\nos_ips = 5e6\n"
+                                            "[app a]\ninstructions = 7.4e9\np = 0.6\nspin = 0.5\n");
         struct sensor_sample sum;
         double truth_j, instr = 0, busy_s = 0, cmax = 0;
         struct sim_app_truth t;
@@ -163,9 +153,10 @@ static void counters_i_is_i0_plus_delta_i(void **state)
 /* Per-target counts: the app's own counters, ΔI included. */
 static void target_counts_follow_the_app(void **state)
 {
-        struct sim_machine *m = load("[machine]\npreset = i7-4820k\n"
-                                     "[app a]\ninstructions = 3.7e9\np = 0.9\n"
-                                     "[app b]\ninstructions = 3.7e9\np = 0.9\nstart_s = 100\n");
+        struct sim_machine *m =
+            sim_load_ok("[machine]\npreset = i7-4820k\n"
+                        "[app a]\ninstructions = 3.7e9\np = 0.9\n"
+                        "[app b]\ninstructions = 3.7e9\np = 0.9\nstart_s = 100\n");
         struct sensor s;
         struct sensor_sample smp;
         struct sensor_target t = {.kind = SENSOR_TARGET_PID, .pid = SIM_PID_BASE};
@@ -206,7 +197,7 @@ static void read_noisy(uint64_t seed, uint64_t *out, unsigned n)
                  "[machine]\npreset = i7-4820k\ncounter_noise = 0.02\nseed = %llu\n"
                  "[app a]\ninstructions = 3.7e10\np = 0.7\n",
                  (unsigned long long)seed);
-        m = load(text);
+        m = sim_load_ok(text);
         open_sensor(&s, m);
         sample_init(&smp, 4, 0);
         for (unsigned i = 0; i < n / 4; i++) {
@@ -238,8 +229,8 @@ static void same_seed_same_output(void **state)
 /* The 32-bit RAPL counter wraps every 2^32 / 16384 J = 262144 J; the sensor still sums right. */
 static void rapl_counter_wraps(void **state)
 {
-        struct sim_machine *m = load("[machine]\npreset = i7-4820k\nuncore_w = 2000\n"
-                                     "[app a]\ninstructions = 4e12\np = 0.5\n");
+        struct sim_machine *m = sim_load_ok("[machine]\npreset = i7-4820k\nuncore_w = 2000\n"
+                                            "[app a]\ninstructions = 4e12\np = 0.5\n");
         double truth_j, energy_j;
 
         (void)state;
@@ -256,7 +247,7 @@ static const char i7_p09[] = "[machine]\npreset = i7-4820k\n"
 /* The reference paper's finding: at P = 0.9 all 4 cores at the top frequency are EDP-best. */
 static void i7_p09_edp_best_is_all_cores_top_freq(void **state)
 {
-        struct sim_machine *m = load(i7_p09);
+        struct sim_machine *m = sim_load_ok(i7_p09);
         struct sim_result best, *all;
         unsigned n_all;
 
@@ -272,7 +263,7 @@ static void i7_p09_edp_best_is_all_cores_top_freq(void **state)
 /* At P = 0.1, going from 1 to 4 cores improves EDP far less than at P = 0.9. */
 static void i7_p01_gains_far_less_than_p09(void **state)
 {
-        struct sim_machine *m = load(i7_p09);
+        struct sim_machine *m = sim_load_ok(i7_p09);
         struct sim_result r1, r4;
         double gain[2];
 
@@ -304,7 +295,7 @@ static const char grid[] = "[machine]\npreset = i7-4820k\n"
 
 static void measured_grid_oracle_finds_interior_row(void **state)
 {
-        struct sim_machine *m = load(grid);
+        struct sim_machine *m = sim_load_ok(grid);
         struct sim_result best, *all;
         unsigned n_all;
 
@@ -375,7 +366,7 @@ static void oracle_grid(struct sim_machine *m, struct sim_result **all, unsigned
 
 static void expect_same_grid(const char *a_text, const char *b_text, bool same)
 {
-        struct sim_machine *a = load(a_text), *b = load(b_text);
+        struct sim_machine *a = sim_load_ok(a_text), *b = sim_load_ok(b_text);
         struct sim_result *ra, *rb;
         unsigned na, nb;
         bool equal = true;
@@ -444,7 +435,7 @@ static void measured_rows_default_their_instructions(void **state)
 
         (void)state;
         snprintf(text, sizeof(text), "[machine]\npreset = i7-4820k\n[app rows]\n%s", rows);
-        m = load(text);
+        m = sim_load_ok(text);
         assert_int_equal(sim_truth_app(m, 0, &t), 0);
         assert_near(t.instructions_total, 9 * 3700e6, 1);
         sim_free(m);
@@ -508,7 +499,7 @@ static const char bw_bound[] = "[machine]\npreset = server-64\nsockets = 1\n"
 
 static void memory_bandwidth_caps_speedup(void **state)
 {
-        struct sim_machine *m = load(bw_bound);
+        struct sim_machine *m = sim_load_ok(bw_bound);
         struct sim_result r1, r8, r16, r32;
         double cap;
 
@@ -541,7 +532,7 @@ static void memory_bandwidth_caps_speedup(void **state)
         struct cpumask set;
         struct sim_app_truth t;
 
-        m = load(bw_bound);
+        m = sim_load_ok(bw_bound);
         cfg.machine = m;
         assert_int_equal(sim_actuator_ops.open(&a, &cfg), 0);
         assert_int_equal(sim_actuator_ops.adopt(&a, SIM_PID_BASE, "stream", &app), 0);
@@ -556,9 +547,9 @@ static void memory_bandwidth_caps_speedup(void **state)
         sim_free(m);
 
         /* Without traffic, or without a bandwidth figure, Amdahl as before. */
-        m = load("[machine]\npreset = server-64\nsockets = 1\nmem_bandwidth_gbs = 0\n"
-                 "[app stream]\ninstructions = 3e11\np = 0.99\nipc = 1\n"
-                 "mem_fraction = 0.5\nmem_bytes_per_instruction = 8\n");
+        m = sim_load_ok("[machine]\npreset = server-64\nsockets = 1\nmem_bandwidth_gbs = 0\n"
+                        "[app stream]\ninstructions = 3e11\np = 0.99\nipc = 1\n"
+                        "mem_fraction = 0.5\nmem_bytes_per_instruction = 8\n");
         assert_int_equal(sim_run_alone(m, 0, 16, 3000, STEP_100MS, &r16), 0);
         assert_near(r1.time_s / r16.time_s, 1 / (0.01 + 0.99 / 16), 0.01 / (0.01 + 0.99 / 16));
         sim_free(m);
@@ -568,14 +559,14 @@ static void set_cpus_slows_as_predicted(void **state)
 {
         static const char text[] = "[machine]\npreset = i7-4820k\n"
                                    "[app a]\ninstructions = 3.7e10\np = 0.9\n";
-        struct sim_machine *m = load(text);
+        struct sim_machine *m = sim_load_ok(text);
         double power2_w, power4_w, t_s;
 
         (void)state;
         t_s = run_actuated(m, 2, 3700, &power2_w);
         assert_near(t_s, 10 * (0.1 + 0.9 / 2), 10 * (0.1 + 0.9 / 2) * 0.005);
         sim_free(m);
-        m = load(text);
+        m = sim_load_ok(text);
         t_s = run_actuated(m, 4, 3700, &power4_w);
         assert_near(t_s, 10 * (0.1 + 0.9 / 4), 10 * (0.1 + 0.9 / 4) * 0.005);
         assert_true(power4_w > power2_w);
@@ -588,7 +579,7 @@ static void set_cpus_slows_as_predicted(void **state)
         struct cpumask one;
         struct sim_app_truth t;
 
-        m = load(text);
+        m = sim_load_ok(text);
         cfg.machine = m;
         assert_int_equal(sim_actuator_ops.open(&a, &cfg), 0);
         assert_int_equal(sim_actuator_ops.adopt(&a, SIM_PID_BASE, "a", &app), 0);
@@ -622,10 +613,10 @@ static void set_freq_lowers_power_and_stretches_time(void **state)
                          "[machine]\npreset = i7-4820k\n"
                          "[app a]\ninstructions = 3.7e10\np = 0.9\nmem_fraction = %g\n",
                          mems[i]);
-                m = load(text);
+                m = sim_load_ok(text);
                 t_hi = run_actuated(m, 4, 3700, &hi_w);
                 sim_free(m);
-                m = load(text);
+                m = sim_load_ok(text);
                 t_lo = run_actuated(m, 4, 1800, &lo_w);
                 sim_free(m);
                 /* Only the compute share stretches with 1/f. */

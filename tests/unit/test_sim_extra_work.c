@@ -12,16 +12,6 @@
 
 #define STEP_100MS (100 * 1000 * 1000ULL)
 
-static struct sim_machine *load(const char *text)
-{
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-
-        if (sim_load_string(text, "test.ini", &m, &err) < 0)
-                fail_msg("scenario rejected: %s", err.all);
-        return m;
-}
-
 /* Runs m (one app on all 4 CPUs) to its end reading the sensor: the instructions, the largest
  * CPU's cycles and the busy seconds it counted. */
 static void run_counting(struct sim_machine *m, double *instr, double *cmax, double *busy_s)
@@ -74,7 +64,7 @@ static void extra_work_inflates_instructions_not_progress(void **state)
                          "[machine]\npreset = i7-4820k\nos_ips = 0\n"
                          "[app a]\ninstructions = 3.7e9\np = 0.9\nipc = 1\nextra_work = %g\n",
                          xs[i]);
-                m = load(text);
+                m = sim_load_ok(text);
                 run_counting(m, &instr, &cmax, &busy_s);
                 assert_int_equal(sim_truth_app(m, 0, &t), 0);
                 assert_true(t.finished);
@@ -104,9 +94,10 @@ static void extra_work_inflates_instructions_not_progress(void **state)
  * four the oracle's runs take the extra work's time. */
 static void one_cpu_runs_without_extra_work(void **state)
 {
-        struct sim_machine *m = load("[machine]\npreset = i7-4820k\n"
-                                     "[app a]\ninstructions = 3.7e9\np = 0.5\nextra_work = 0.2\n"
-                                     "[app b]\ninstructions = 3.7e9\np = 0.5\n");
+        struct sim_machine *m =
+            sim_load_ok("[machine]\npreset = i7-4820k\n"
+                        "[app a]\ninstructions = 3.7e9\np = 0.5\nextra_work = 0.2\n"
+                        "[app b]\ninstructions = 3.7e9\np = 0.5\n");
         struct sim_result ra, rb;
 
         (void)state;

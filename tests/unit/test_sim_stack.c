@@ -17,16 +17,6 @@
 /* 16 cores at 3 GHz: one second of single-core work is 3e9 instructions at IPC 1. */
 #define S16 "[machine]\npreset = server-64\nsockets = 1\ncores_per_socket = 16\n"
 
-static struct sim_machine *load(const char *text)
-{
-        struct sim_machine *m = NULL;
-        struct sim_error err;
-
-        if (sim_load_string(text, "test.ini", &m, &err) < 0)
-                fail_msg("scenario rejected: %s", err.all);
-        return m;
-}
-
 static void bad_delimiter_keys_are_named(void **state)
 {
         (void)state;
@@ -48,7 +38,7 @@ static double run_time(const char *app_keys)
         struct sim_app_truth t;
 
         snprintf(text, sizeof(text), S16 "[app a]\ninstructions = 3e10\n%s", app_keys);
-        m = load(text);
+        m = sim_load_ok(text);
         while (!sim_done(m))
                 assert_int_equal(sim_step(m, STEP_100MS), 0);
         assert_int_equal(sim_truth_app(m, 0, &t), 0);
@@ -141,7 +131,8 @@ static void check_invariants(const struct threadstate_app *a, const struct stack
 
 static void sync_app_waits_in_futex(void **state)
 {
-        struct sim_machine *m = load(S16 "[app a]\ninstructions = 1e12\np = 0.95\nsync = 0.5\n");
+        struct sim_machine *m =
+            sim_load_ok(S16 "[app a]\ninstructions = 1e12\np = 0.95\nsync = 0.5\n");
         struct reader r;
         struct stack truth;
         double d = 0.05 + 0.5 * 0.95;
@@ -172,8 +163,8 @@ static void sync_app_waits_in_futex(void **state)
 static void imbalance_and_sleep_have_their_states(void **state)
 {
         struct sim_machine *m =
-            load(S16 "[app a]\ninstructions = 1e12\np = 0.95\nimbalance = 3\n"
-                     "[app b]\ninstructions = 1e12\np = 0.95\nsleep = 0.4\nthreads = 16\n");
+            sim_load_ok(S16 "[app a]\ninstructions = 1e12\np = 0.95\nimbalance = 3\n"
+                            "[app b]\ninstructions = 1e12\np = 0.95\nsleep = 0.4\nthreads = 16\n");
         struct reader r;
         struct stack truth;
         pid_t pid_b = SIM_PID_BASE + 1;
@@ -210,8 +201,8 @@ static void memory_bandwidth_is_memory(void **state)
 {
         /* 16 CPUs at 3 GIPS asking 8 B per instruction of 204.8 GB/s: stretched by
          * 16 * 3e9 * 8 / 204.8e9 = 1.875 (P = 1: every CPU runs all the time). */
-        struct sim_machine *m = load(S16 "[app a]\ninstructions = 1e13\np = 1\n"
-                                         "mem_bytes_per_instruction = 8\n");
+        struct sim_machine *m = sim_load_ok(S16 "[app a]\ninstructions = 1e13\np = 1\n"
+                                                "mem_bytes_per_instruction = 8\n");
         struct reader r;
         struct stack truth;
 
@@ -235,8 +226,9 @@ static void memory_bandwidth_is_memory(void **state)
 static void finished_app_threads_have_exited(void **state)
 {
         /* 0.15 s of work on 16 CPUs at P = 0: it ends in the second step. */
-        struct sim_machine *m = load(S16 "[app a]\ninstructions = 4.5e8\np = 0\nthreads = 4\n"
-                                         "[app b]\nstart_s = 10\ninstructions = 1e9\np = 0.5\n");
+        struct sim_machine *m =
+            sim_load_ok(S16 "[app a]\ninstructions = 4.5e8\np = 0\nthreads = 4\n"
+                            "[app b]\nstart_s = 10\ninstructions = 1e9\np = 0.5\n");
         struct reader r;
         pid_t pids[2] = {SIM_PID_BASE, SIM_PID_BASE + 1};
         struct threadstate_app apps[2] = {{0}};
@@ -285,8 +277,8 @@ static void probe_needs_the_machine(void **state)
 static void appstack_window(double speedup, double mem_share, struct stack *out,
                             struct stack *truth)
 {
-        struct sim_machine *m = load(S16 "[app a]\ninstructions = 1e13\np = 1\n"
-                                         "mem_bytes_per_instruction = 8\n");
+        struct sim_machine *m = sim_load_ok(S16 "[app a]\ninstructions = 1e13\np = 1\n"
+                                                "mem_bytes_per_instruction = 8\n");
         struct appstacks *s = NULL;
         pid_t pid = SIM_PID_BASE;
         struct appstack_view v = {

@@ -734,6 +734,22 @@ static int eb_report_dead(struct eb_app *a, struct threadstate_app *out, uint64_
         return 0;
 }
 
+/* Of the elapsed_ns a thread has been runnable in the snapshot v, the part it waited: all of it
+ * unless the kernel has ended a wait of it since (a switch-in the program did not see, see
+ * ts_missed_in_wait()), read from its schedstat line. */
+static uint64_t eb_runnable_wait(pid_t pid, pid_t tid, const struct ts_thread *v,
+                                 uint64_t elapsed_ns)
+{
+        char path[128], buf[128];
+        unsigned long long run, delay;
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+        if (fs_read(path, buf, sizeof(buf)) <= 0 || sscanf(buf, "%llu %llu", &run, &delay) != 2 ||
+            delay <= v->delay_mark_ns)
+                return elapsed_ns;
+        return ts_missed_in_wait(elapsed_ns, delay, v->delay_mark_ns);
+}
+
 /* One app's interval from the sorted snapshot entries idx[0..m). */
 static int eb_report(struct eb_priv *p, struct eb_app *a, const size_t *idx, size_t m,
                      const struct ts_app *app, uint64_t now, struct threadstate_app *out)
@@ -767,14 +783,22 @@ static int eb_report(struct eb_priv *p, struct eb_app *a, const size_t *idx, siz
                 memset(&th[i], 0, sizeof(th[i]));
                 th[i].tid = tid;
                 next[i].tid = tid;
+                uint64_t in_progress[THREAD_STATES] = {0};
+
+                /* The state in progress, up to now (bpf_ktime_get_ns is CLOCK_MONOTONIC, as
+                 * now_ns()); runnable, it may have been switched in unseen since. */
+                if (v->state < THREAD_STATES && now > v->since_ns) {
+                        uint64_t elapsed = now - v->since_ns, wait = elapsed;
+
+                        if (v->state == TS_RUNQUEUE && (v->flags & TS_DELAY_MARK))
+                                wait = eb_runnable_wait(a->pid, tid, v, elapsed);
+                        in_progress[v->state] = wait;
+                        in_progress[TS_RUN] += elapsed - wait;
+                }
                 for (int s = 0; s < THREAD_STATES; s++) {
-                        uint64_t total = v->ns[s];
+                        uint64_t total = v->ns[s] + in_progress[s];
                         uint64_t base = prev ? prev->total_ns[s] : 0;
 
-                        /* The state in progress, up to now (bpf_ktime_get_ns is
-                         * CLOCK_MONOTONIC, as now_ns()). */
-                        if (v->state == (__u32)s && now > v->since_ns)
-                                total += now - v->since_ns;
                         /* The previous read counted its in-progress state up to then; when
                          * the thread had in fact left it, this state's total is below that
                          * base for a moment: nothing this interval, and the base stays. */
@@ -931,6 +955,13 @@ static int ebpf_read(struct threadstate *ts, struct threadstate_app *apps, unsig
         if (n != p->n_apps)
                 return -EINVAL;
         return eb_collect(p, apps, false);
+}
+
+uint64_t threadstate_bpf_unseen_switch_ins(const struct threadstate *ts)
+{
+        const struct eb_priv *p = ts->priv;
+
+        return p && p->skel->bss ? p->skel->bss->unseen_switch_ins : 0;
 }
 
 const struct threadstate_ops threadstate_ebpf_ops = {

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
+
+struct threadstate;
 
 /* The tracepoints the BPF program attaches to, as the kernel's BTF names them
  * (btf_trace_<name>). */
@@ -16,3 +19,7 @@ int threadstate_bpf_check_tracepoints(const char *const *names, char *reason, si
 /* Why loading the program failed, from libbpf's messages (msgs) and the error: the verifier's
  * reason and the program's name when the verifier refused it, else the kernel's refusal. */
 void threadstate_bpf_load_reason(const char *msgs, int err, char *reason, size_t size);
+
+/* Switch-ins of watched threads the program did not see (some kernels trace no switch away
+ * from tasks they hide) and recovered from the kernel's run_delay, since ts was opened. */
+uint64_t threadstate_bpf_unseen_switch_ins(const struct threadstate *ts);

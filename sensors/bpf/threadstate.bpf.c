@@ -9,6 +9,7 @@
  * and sched_yield syscalls are caught at raw_syscalls sys_enter/sys_exit, filtered on the
  * syscall number first. */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -59,6 +60,10 @@ struct {
         __type(key, __u32);
         __type(value, struct ts_app);
 } apps SEC(".maps");
+
+/* Switch-ins the program did not see and recovered from run_delay (thread_event), since it
+ * was loaded: read by the tests. */
+__u64 unseen_switch_ins;
 
 /* What happened to a thread; the new state is chosen under its lock from its flags. */
 enum ev {
@@ -118,8 +123,8 @@ static __always_inline void app_add(struct ts_thread *t, int d_active, int d_ali
 
 /* Applies ev to t at now; *d_active and *d_alive get the changes for its app. A thread not
  * counted yet (seeded from /proc, or born a moment ago) counts from its first event. */
-static __always_inline void thread_event(struct ts_thread *t, enum ev ev, __u64 now, int *d_active,
-                                         int *d_alive)
+static __always_inline void thread_event(struct ts_thread *t, enum ev ev, __u64 now,
+                                         __s64 run_delay, int *d_active, int *d_alive)
 {
         __u32 state, old_state;
         int before, after, counted;
@@ -130,6 +135,22 @@ static __always_inline void thread_event(struct ts_thread *t, enum ev ev, __u64 
         if (old_state == TS_EXITED) {
                 bpf_spin_unlock(&t->lock);
                 return;
+        }
+        /* Runnable in our figures, yet the kernel ended a wait of it since (its run_delay
+         * grew): it was switched in unseen and has run. Anything but a switch-in seen now
+         * (before which run_delay has not grown yet) splits the time since: the wait, then
+         * running. */
+        if (old_state == TS_RUNQUEUE && (t->flags & TS_DELAY_MARK) && ev != EV_IN &&
+            run_delay > (__s64)t->delay_mark_ns && now > t->since_ns) {
+                __u64 elapsed = now - t->since_ns;
+                __u64 wait = ts_missed_in_wait(elapsed, (__u64)run_delay, t->delay_mark_ns);
+
+                t->ns[TS_RUNQUEUE] += wait;
+                t->ns[TS_RUN] += elapsed - wait;
+                t->since_ns = now;
+                t->state = old_state = TS_RUN;
+                t->flags &= ~TS_DELAY_MARK;
+                __sync_fetch_and_add(&unseen_switch_ins, 1);
         }
         state = old_state;
         switch (ev) {
@@ -174,9 +195,24 @@ static __always_inline void thread_event(struct ts_thread *t, enum ev ev, __u64 
         after = is_active(state);
         t->state = state;
         t->flags |= TS_COUNTED;
+        if (t->flags & TS_DELAY_MARK)
+                t->flags &= ~TS_DELAY_MARK;
+        if (state == TS_RUNQUEUE && run_delay >= 0) {
+                t->delay_mark_ns = (__u64)run_delay;
+                t->flags |= TS_DELAY_MARK;
+        }
         bpf_spin_unlock(&t->lock);
         *d_active = after - before;
         *d_alive = (state == TS_EXITED) ? (counted ? -1 : 0) : (counted ? 0 : 1);
+}
+
+/* The task's sched_info.run_delay (ns it waited for a CPU, grown as each wait ends), or -1
+ * where the kernel keeps none (no CONFIG_SCHED_INFO). */
+static __always_inline __s64 task_run_delay(struct task_struct *task)
+{
+        if (!bpf_core_field_exists(task->sched_info))
+                return -1;
+        return (__s64)task->sched_info.run_delay;
 }
 
 /* The in-futex flag: no state change, no clock read, no lock. Only the thread itself sets
@@ -194,11 +230,12 @@ static __always_inline void on_futex(__u32 tid, bool enter)
                 __sync_fetch_and_and(&t->flags, ~TS_IN_FUTEX);
 }
 
-/* Applies ev to thread tid if it is watched. *now is read from the clock at the first
+/* Applies ev to the task's thread if it is watched. *now is read from the clock at the first
  * watched thread of the event and shared by the second (sched_switch has two): in these VMs
  * a clock read costs as much as a map lookup. */
-static __always_inline void on_thread(__u32 tid, enum ev ev, __u64 *now)
+static __always_inline void on_thread(struct task_struct *task, enum ev ev, __u64 *now)
 {
+        __u32 tid = task->pid;
         struct ts_thread *t = bpf_map_lookup_elem(&threads, &tid);
         int d_active, d_alive;
 
@@ -206,7 +243,7 @@ static __always_inline void on_thread(__u32 tid, enum ev ev, __u64 *now)
                 return;
         if (!*now)
                 *now = bpf_ktime_get_ns();
-        thread_event(t, ev, *now, &d_active, &d_alive);
+        thread_event(t, ev, *now, task_run_delay(task), &d_active, &d_alive);
         app_add(t, d_active, d_alive, *now);
 }
 
@@ -218,8 +255,8 @@ int BPF_PROG(ts_sched_switch, bool preempt, struct task_struct *prev, struct tas
          * preempted or yielding, a sleeping state when it blocks. */
         __u64 now = 0;
 
-        on_thread(prev->pid, (preempt || prev_state == 0) ? EV_OUT_RUNNABLE : EV_OUT_BLOCKED, &now);
-        on_thread(next->pid, EV_IN, &now);
+        on_thread(prev, (preempt || prev_state == 0) ? EV_OUT_RUNNABLE : EV_OUT_BLOCKED, &now);
+        on_thread(next, EV_IN, &now);
         return 0;
 }
 
@@ -228,7 +265,7 @@ int BPF_PROG(ts_sched_wakeup, struct task_struct *p)
 {
         __u64 now = 0;
 
-        on_thread(p->pid, EV_WAKE, &now);
+        on_thread(p, EV_WAKE, &now);
         return 0;
 }
 
@@ -249,6 +286,10 @@ int BPF_PROG(ts_sched_wakeup_new, struct task_struct *p)
         fresh.slot = *slot;
         fresh.state = TS_RUNQUEUE;
         fresh.since_ns = now;
+        if (task_run_delay(p) >= 0) {
+                fresh.delay_mark_ns = (__u64)task_run_delay(p);
+                fresh.flags = TS_DELAY_MARK;
+        }
         if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST))
                 return 0;
         t = bpf_map_lookup_elem(&threads, &tid);
@@ -272,7 +313,7 @@ int BPF_PROG(ts_sched_process_exit, struct task_struct *p)
 {
         __u64 now = 0;
 
-        on_thread(p->pid, EV_EXIT, &now);
+        on_thread(p, EV_EXIT, &now);
         return 0;
 }
 
@@ -286,7 +327,7 @@ int BPF_PROG(ts_sys_enter, struct pt_regs *regs, long id)
                 return 0;
         tid = (__u32)bpf_get_current_pid_tgid();
         if (id == NR_SCHED_YIELD) {
-                on_thread(tid, EV_YIELD_ENTER, &now);
+                on_thread(bpf_get_current_task_btf(), EV_YIELD_ENTER, &now);
                 return 0;
         }
         if (id == NR_FUTEX) {
@@ -307,7 +348,7 @@ int BPF_PROG(ts_sys_exit, struct pt_regs *regs, long ret)
         __u64 now = 0;
 
         if (id == NR_SCHED_YIELD)
-                on_thread((__u32)bpf_get_current_pid_tgid(), EV_YIELD_EXIT, &now);
+                on_thread(bpf_get_current_task_btf(), EV_YIELD_EXIT, &now);
         else if (id == NR_FUTEX || id == NR_FUTEX_WAITV)
                 on_futex((__u32)bpf_get_current_pid_tgid(), false);
         return 0;
@@ -323,6 +364,7 @@ int ts_seed(struct bpf_iter__task *ctx)
         struct ts_thread *t;
         __u32 tgid, tid, state, *slot;
         int active, runnable, on_cpu;
+        __s64 run_delay;
         __u64 now;
 
         if (!task)
@@ -337,6 +379,7 @@ int ts_seed(struct bpf_iter__task *ctx)
                 return 0;
         runnable = task->__state == 0;
         on_cpu = task->on_cpu;
+        run_delay = task_run_delay(task);
         now = bpf_ktime_get_ns();
         bpf_spin_lock(&t->lock);
         if ((t->flags & TS_COUNTED) || t->state == TS_EXITED) {
@@ -349,6 +392,12 @@ int ts_seed(struct bpf_iter__task *ctx)
                 state = (t->flags & TS_IN_FUTEX) ? TS_SYNC : TS_BLOCKED;
         t->state = state;
         t->flags |= TS_COUNTED;
+        if (t->flags & TS_DELAY_MARK)
+                t->flags &= ~TS_DELAY_MARK;
+        if (state == TS_RUNQUEUE && run_delay >= 0) {
+                t->delay_mark_ns = (__u64)run_delay;
+                t->flags |= TS_DELAY_MARK;
+        }
         active = is_active(state);
         bpf_spin_unlock(&t->lock);
         app_add(t, active, 1, now);

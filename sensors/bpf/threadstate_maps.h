@@ -23,9 +23,10 @@
 #define TS_MAX_THREADS 65536
 
 /* ts_thread.flags */
-#define TS_IN_FUTEX 1u /* between sys_enter_futex (a waiting op) and sys_exit */
-#define TS_IN_YIELD 2u /* between sys_enter_sched_yield and sys_exit */
-#define TS_COUNTED 4u  /* counted in its app's number of active threads */
+#define TS_IN_FUTEX 1u   /* between sys_enter_futex (a waiting op) and sys_exit */
+#define TS_IN_YIELD 2u   /* between sys_enter_sched_yield and sys_exit */
+#define TS_COUNTED 4u    /* counted in its app's number of active threads */
+#define TS_DELAY_MARK 8u /* in TS_RUNQUEUE, and delay_mark_ns holds its run_delay from then */
 
 /* One thread, key: tid. ns[] is cumulative since tracking began; the current state has run
  * since since_ns (bpf_ktime_get_ns, CLOCK_MONOTONIC) and is not in ns[] yet. */
@@ -42,7 +43,25 @@ struct ts_thread {
          * app's solo clock read when it started. Both under the app's lock. */
         __u64 solo_ns;
         __u64 solo_mark_ns;
+        /* The task's sched_info.run_delay (schedstat's second field: its waits for a CPU,
+         * grown when one ends) when it became runnable: see ts_missed_in(). */
+        __u64 delay_mark_ns;
 };
+
+/* A switch-in the program did not see. Some kernels leave sched_switch untraced when the task
+ * switching out is one of theirs to hide (this VM's agent, PID 1's threads: none of their
+ * switch-outs reaches tracefs or BPF), so a thread they hand the CPU to stays runnable in our
+ * figures while it runs. The kernel's run_delay has grown by the wait that ended at that
+ * switch-in: of the time since the thread became runnable (elapsed_ns), that much (at most)
+ * was waiting and the rest running. Returns the waiting part; 0 when no wait ended since the
+ * mark (nothing was missed). Shared by the program (at the thread's next event) and the
+ * loader (for the state in progress at a read). */
+static inline __u64 ts_missed_in_wait(__u64 elapsed_ns, __u64 run_delay_ns, __u64 mark_ns)
+{
+        __u64 wait = run_delay_ns > mark_ns ? run_delay_ns - mark_ns : 0;
+
+        return wait < elapsed_ns ? wait : elapsed_ns;
+}
 
 /* One watched process, at the index the watched map gives for its tgid (an array: its
  * lookups cost nothing, a hash lookup costs as much as a clock read in these VMs). active_ns[k]:

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +181,12 @@ struct sw_target {
         unsigned n_threads, cap_threads;
         uint64_t *prev_ns; /* [n_cpus] for SW_CPUACCT and SW_PERF */
         int *fds;          /* [n_cpus] for SW_PERF */
+        /* SW_PID: its child processes, read as part of it (a build's compilers, a launcher's
+         * workers, each a process of its own with its own clock), and its reaped children's
+         * CPU time (stat's cutime + cstime) at the last read. */
+        struct sw_target *kids;
+        unsigned n_kids, cap_kids, depth;
+        uint64_t reaped_ns;
 };
 
 struct sw_state {
@@ -452,6 +459,183 @@ static void sw_pid_recover(struct sw_state *st, struct sw_target *t, struct sens
         }
 }
 
+static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
+                       unsigned index, uint64_t interval_ns);
+static int sw_pid_tree(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
+                       unsigned index, uint64_t interval_ns);
+static void sw_target_free(struct sw_target *t, unsigned n_cpus);
+
+/* Child processes deeper than this are not followed (a fork bomb is no app to measure). */
+#define SW_MAX_DEPTH 16
+
+/* Its reaped children's CPU time so far (stat fields 16 and 17 of its leader, which the kernel
+ * fills for the whole process), in ns. */
+static int sw_pid_reaped(const struct sw_target *t, uint64_t *ns)
+{
+        char path[64], buf[1024];
+        long long cutime, cstime;
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "%d/stat", (int)t->pid);
+        n = file_read_at(dirfd(t->task_dir), path, buf, sizeof(buf));
+        if (n < 0)
+                return (int)n;
+        if (sw_stat_field(buf, 16, &cutime) < 0 || sw_stat_field(buf, 17, &cstime) < 0 ||
+            cutime < 0 || cstime < 0)
+                return -EBADMSG;
+        *ns = (uint64_t)(cutime + cstime) * (NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK));
+        return 0;
+}
+
+static bool sw_reparented(pid_t pid, pid_t parent);
+
+/* What a child process has been counted for, as its parent's reaped time will count it (from
+ * its start): its clock and its own reaped children's time at its last read, less what of
+ * them it had not charged yet (its balance: reads that ran ahead make it negative), and what
+ * its own children still listed were counted for (it was reaped before its last look at
+ * them), unless they went to another parent (alive when it exited). */
+static int64_t sw_kid_counted(const struct sw_target *k)
+{
+        int64_t n = (int64_t)(k->clock_ns + k->reaped_ns) - k->balance_ns;
+
+        for (unsigned i = 0; i < k->n_kids; i++)
+                if (!sw_reparented(k->kids[i].pid, k->pid))
+                        n += sw_kid_counted(&k->kids[i]);
+        return n;
+}
+
+/* A child process newly seen. At the baseline its time so far is not the app's interval;
+ * otherwise it was born since the last read and all of it is (its clock counts from 0). */
+static int sw_kid_add(struct sw_state *st, struct sw_target *t, pid_t pid, bool baseline)
+{
+        struct sw_target *k;
+        char path[4096];
+        int r;
+
+        if (t->n_kids == t->cap_kids) {
+                unsigned cap = t->cap_kids ? 2 * t->cap_kids : 4;
+                struct sw_target *nk = realloc(t->kids, cap * sizeof(*nk));
+
+                if (!nk)
+                        return -ENOMEM;
+                t->kids = nk;
+                t->cap_kids = cap;
+        }
+        k = &t->kids[t->n_kids];
+        *k = (struct sw_target){.mode = SW_PID, .pid = pid, .pidfd = -1, .depth = t->depth + 1};
+        r = fs_path(path, sizeof(path), "/proc/%d/task", (int)pid);
+        if (r < 0)
+                return r;
+#ifdef SYS_pidfd_open
+        if (fs_root()[0] == '\0')
+                k->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+        k->task_dir = opendir(path);
+        if (!k->task_dir) {
+                if (k->pidfd >= 0)
+                        close(k->pidfd);
+                return 0; /* gone already: its time reaches the parent's reaped time */
+        }
+        t->n_kids++;
+        if (baseline)
+                return sw_pid_read(st, k, NULL, 0, 0);
+        sw_pid_clock(k, true);
+        k->clock_ns = 0;
+        return 0;
+}
+
+/* A process (an exited one not reaped yet, as a zombie is) whose parent is no longer parent:
+ * its parent exited first, and another will reap it. */
+static bool sw_reparented(pid_t pid, pid_t parent)
+{
+        char path[4096], buf[1024];
+        long long ppid;
+
+        if (fs_path(path, sizeof(path), "/proc/%d/stat", (int)pid) < 0 ||
+            file_read(path, buf, sizeof(buf)) < 0 || sw_stat_field(buf, 4, &ppid) < 0)
+                return false;
+        return ppid != parent;
+}
+
+/* The PIDs of a children file ("1 2 3 "), at most max; the number read. */
+static unsigned sw_parse_pids(const char *text, pid_t *pids, unsigned max)
+{
+        unsigned n = 0;
+
+        for (const char *p = text; *p && n < max;) {
+                char *end;
+                long v = strtol(p, &end, 10);
+
+                if (end == p)
+                        break;
+                p = end;
+                if (v > 0 && v <= INT_MAX)
+                        pids[n++] = (pid_t)v;
+        }
+        return n;
+}
+
+/* The child processes of t: those its leader's children file lists (children forked by its
+ * other threads are not followed), read as part of it. The parent's reaped time grows by a
+ * child's whole total when it is reaped: added to the parent's balance, less what the child
+ * had been counted for (taken off when it leaves, whichever is seen first; the balance
+ * carries either way), what was not seen of it is charged. A child moved to another parent
+ * is no longer this app's and is dropped. */
+static int sw_pid_tree(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
+                       unsigned index, uint64_t interval_ns)
+{
+        char path[64], buf[4096];
+        pid_t pids[512];
+        unsigned n_pids = 0;
+        uint64_t reaped = 0;
+        int r;
+
+        if (sw_pid_reaped(t, &reaped) == 0) {
+                if (out && reaped > t->reaped_ns && t->has_clock)
+                        t->balance_ns += (int64_t)(reaped - t->reaped_ns);
+                t->reaped_ns = reaped;
+        }
+        if (t->depth >= SW_MAX_DEPTH)
+                return 0;
+        snprintf(path, sizeof(path), "%d/children", (int)t->pid);
+        /* No children file (a kernel without CONFIG_PROC_CHILDREN, a fake /proc): none. */
+        if (file_read_at(dirfd(t->task_dir), path, buf, sizeof(buf)) >= 0)
+                n_pids = sw_parse_pids(buf, pids, sizeof(pids) / sizeof(pids[0]));
+        for (unsigned i = 0; i < t->n_kids;) {
+                struct sw_target *k = &t->kids[i];
+                bool listed = false;
+
+                for (unsigned j = 0; j < n_pids && !listed; j++)
+                        listed = pids[j] == k->pid;
+                if (listed) {
+                        i++;
+                        continue;
+                }
+                if (t->has_clock && (k->gone || k->pidfd < 0 || sw_pid_exited(k)) &&
+                    !sw_reparented(k->pid, t->pid))
+                        t->balance_ns -= sw_kid_counted(k);
+                sw_target_free(k, st->n_cpus);
+                t->kids[i] = t->kids[--t->n_kids];
+        }
+        for (unsigned j = 0; j < n_pids; j++) {
+                bool known = false;
+
+                for (unsigned i = 0; i < t->n_kids && !known; i++)
+                        known = t->kids[i].pid == pids[j];
+                if (known)
+                        continue;
+                r = sw_kid_add(st, t, pids[j], out == NULL);
+                if (r < 0)
+                        return r;
+        }
+        for (unsigned i = 0; i < t->n_kids && out; i++) {
+                r = sw_pid_read(st, &t->kids[i], out, index, interval_ns);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* Reads the threads of t->pid. With out == NULL it only records the baseline.
  *
  * The process's /proc/PID/task and each thread's schedstat stay open from one read to the
@@ -466,14 +650,13 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
         unsigned live = 0;
         long long n_threads = -1;
         struct stat sb;
-        int listed;
+        int listed, r;
 
         if (t->gone)
                 return 0;
         if (!t->task_dir) {
                 char path[4096];
-                int r = fs_path(path, sizeof(path), "/proc/%d/task", (int)t->pid);
-
+                r = fs_path(path, sizeof(path), "/proc/%d/task", (int)t->pid);
                 if (r < 0)
                         return r;
                 t->task_dir = opendir(path);
@@ -490,6 +673,11 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
          * it): what remains is no process. Counting the interval would count the time after
          * the exit as the app's waiting; its work since the last read goes unseen. */
         if (out && sw_pid_exited(t)) {
+                /* A child process's last look at its own children: what it reaped of them
+                 * and what they had been counted for, so that its parent, which will reap it,
+                 * counts neither twice. Nothing is charged here: its parent charges the rest. */
+                if (t->depth > 0)
+                        (void)sw_pid_tree(st, t, out, index, interval_ns);
                 sw_pid_gone(t);
                 return 0;
         }
@@ -515,6 +703,9 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
         }
         /* Forget threads that exited, so that a reused TID starts from zero. */
         sw_threads_forget(t, false);
+        r = sw_pid_tree(st, t, out, index, interval_ns);
+        if (r < 0)
+                return r;
         if (out)
                 sw_pid_recover(st, t, out, index, interval_ns);
         if (out) {
@@ -564,6 +755,11 @@ static void sw_target_free(struct sw_target *t, unsigned n_cpus)
         if (t->mode == SW_PID)
                 sw_pid_gone(t);
         free(t->threads);
+        for (unsigned i = 0; i < t->n_kids; i++)
+                sw_target_free(&t->kids[i], n_cpus);
+        free(t->kids);
+        t->kids = NULL;
+        t->n_kids = t->cap_kids = 0;
 }
 
 static int sw_target_init(struct sw_state *st, const struct sensor_target *in, struct sw_target *t)

@@ -371,6 +371,111 @@ static void software_backend_charges_exited_threads(void **state)
         close(go[1]);
 }
 
+/* Burns sec of the calling process's CPU time. */
+static void burn_cpu_s(double sec)
+{
+        struct timespec ts;
+        double end;
+
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        end = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + sec;
+        do
+                clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        while ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 < end);
+}
+
+/* A launcher that does no work itself (make, a shell script, stress-ng, mpirun): its child
+ * processes are part of the app. Two workers of 0.4 s CPU each, then, one after another, ten
+ * of 20 ms that are born and reaped between two reads (a build's short compiler runs), and a
+ * grandchild of 0.1 s. All of it is charged: the live ones from their threads, the rest from
+ * the reaped children's time of their parent. Without that the target read the launcher's
+ * own few ms. */
+static void software_backend_follows_children(void **state)
+{
+        const struct sensor_ops *sw = sensor_find("software");
+        struct sensor_config cfg = {0};
+        struct sensor_sample s = {0};
+        struct sensor *sn;
+        struct rusage ru;
+        int go[2], status;
+        double seen = 0;
+        pid_t launcher;
+
+        (void)state;
+        assert_int_equal(pipe(go), 0);
+        launcher = fork();
+        assert_true(launcher >= 0);
+        if (launcher == 0) {
+                pid_t w[2], g;
+                char c;
+
+                if (read(go[0], &c, 1) != 1)
+                        _exit(1);
+                for (int i = 0; i < 2; i++) {
+                        w[i] = fork();
+                        if (w[i] == 0) {
+                                burn_cpu_s(0.4);
+                                _exit(0);
+                        }
+                }
+                for (int i = 0; i < 2; i++)
+                        waitpid(w[i], NULL, 0);
+                for (int i = 0; i < 10; i++) {
+                        g = fork();
+                        if (g == 0) {
+                                burn_cpu_s(0.02);
+                                _exit(0);
+                        }
+                        waitpid(g, NULL, 0);
+                }
+                g = fork();
+                if (g == 0) {
+                        pid_t gg = fork();
+
+                        if (gg == 0) {
+                                burn_cpu_s(0.1);
+                                _exit(0);
+                        }
+                        waitpid(gg, NULL, 0);
+                        _exit(0);
+                }
+                waitpid(g, NULL, 0);
+                pause();
+                _exit(0);
+        }
+        struct sensor_target t = {.kind = SENSOR_TARGET_PID, .pid = launcher};
+
+        assert_int_equal(sensor_open(sw, &cfg, &sn), 0);
+        assert_int_equal(sensor_set_targets(sn, &t, 1), 0);
+        assert_int_equal(write(go[1], "g", 1), 1);
+        /* Until a second passes with nothing charged: a loaded machine stretches the work. */
+        for (int i = 0, quiet = 0; i < 100 && quiet < 10; i++) {
+                double got = 0;
+
+                usleep(100000);
+                assert_int_equal(sensor_read(sn, &s), 0);
+                for (unsigned c = 0; c < s.n_cpus; c++)
+                        got += (double)sensor_target_cpu(&s, 0, c)->busy_ns / 1e9;
+                seen += got;
+                quiet = got == 0 && seen > 0 ? quiet + 1 : 0;
+        }
+        kill(launcher, SIGKILL);
+        /* The launcher's usage and its reaped children's. */
+        assert_int_equal(wait4(launcher, &status, 0, &ru), launcher);
+        double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+
+        print_message("the launcher and its children used %.3f s of CPU; charged %.3f s\n", cpu,
+                      seen);
+        assert_true(cpu > 1.0);
+        /* The reaped time comes in USER_HZ ticks: 10 ms at most per reap and read. */
+        assert_true(fabs(seen - cpu) <= 0.03 * cpu + 0.05);
+        sensor_close(sn);
+        sensor_sample_free(&s);
+        close(go[0]);
+        close(go[1]);
+}
+
 /* A process that has exited but is not yet reaped (as `pctl run` keeps its child a moment to
  * read its CPU time) is no app any more: its target reads as not measured, not as an app that
  * waited the whole interval. */
@@ -529,6 +634,7 @@ static const struct CMUnitTest tests[] = {
         cmocka_unit_test(cgroup_v1_cpuacct_target),
         cmocka_unit_test(software_backend_charges_exited_threads),
         cmocka_unit_test(software_backend_zombie_is_gone),
+        cmocka_unit_test(software_backend_follows_children),
         cmocka_unit_test(software_backend_keeps_a_target_across_set_targets),
         cmocka_unit_test(likwid_probe_without_msr_forks_nothing),
 };

@@ -778,15 +778,14 @@ static void run_summary_human(const struct run_result *r, struct json_object *re
         fprintf(stderr, ", last phase %s\n", report_fmt(rep, "p_est", "%.3f", b2, sizeof(b2)));
         if ((note = reply_string(rep, "speedup_note")))
                 fprintf(stderr, "           (%s)\n", note);
-        /* pctld measures the command's own threads: work its child processes did is not in
-         * the speedup and P above. */
+        /* pctld measures the command with the child processes its main thread started (the
+         * software sensor follows them): said, with what it cannot follow. */
         if (isfinite(r->child_cpu_s) && r->child_cpu_s > RUN_CHILDREN_SHARE * cpu_s &&
             r->child_cpu_s >= 0.05)
                 fprintf(stderr,
-                        "           (%.2f s of the %.2f s CPU were %s's child processes, which "
-                        "pctld does not measure: the speedup and P are of %s's own threads, "
-                        "%.2f s CPU)\n",
-                        r->child_cpu_s, cpu_s, r->cmd, r->cmd, r->own_cpu_s);
+                        "           (%.2f s of the %.2f s CPU were %s's child processes, measured "
+                        "with it: those its main thread started and their own)\n",
+                        r->child_cpu_s, cpu_s, r->cmd);
         if ((src = reply_string(rep, "energy_source")) && reply_number(rep, "energy_j", &v))
                 fprintf(stderr, "  energy   %.1f J (%s), EDP %s J·s\n", v,
                         energy_source_text(src, b2, sizeof(b2)),

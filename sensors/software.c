@@ -185,7 +185,7 @@ struct sw_target {
          * workers, each a process of its own with its own clock), and its reaped children's
          * CPU time (stat's cutime + cstime) at the last read. */
         struct sw_target *kids;
-        unsigned n_kids, cap_kids, depth;
+        unsigned n_kids, cap_kids, depth, reads_since_reaped;
         uint64_t reaped_ns;
 };
 
@@ -462,11 +462,13 @@ static void sw_pid_recover(struct sw_state *st, struct sw_target *t, struct sens
 static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
                        unsigned index, uint64_t interval_ns);
 static int sw_pid_tree(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
-                       unsigned index, uint64_t interval_ns);
+                       unsigned index, uint64_t interval_ns, bool last);
 static void sw_target_free(struct sw_target *t, unsigned n_cpus);
 
 /* Child processes deeper than this are not followed (a fork bomb is no app to measure). */
 #define SW_MAX_DEPTH 16
+/* A process without children reads its reaped children's time once in this many reads. */
+#define SW_REAPED_EVERY 10
 
 /* Its reaped children's CPU time so far (stat fields 16 and 17 of its leader, which the kernel
  * fills for the whole process), in ns. */
@@ -582,24 +584,19 @@ static unsigned sw_parse_pids(const char *text, pid_t *pids, unsigned max)
  * carries either way), what was not seen of it is charged. A child moved to another parent
  * is no longer this app's and is dropped. */
 static int sw_pid_tree(struct sw_state *st, struct sw_target *t, struct sensor_sample *out,
-                       unsigned index, uint64_t interval_ns)
+                       unsigned index, uint64_t interval_ns, bool last)
 {
         char path[64], buf[4096];
         pid_t pids[512];
         unsigned n_pids = 0;
+        bool had = t->n_kids > 0;
         uint64_t reaped = 0;
         int r;
 
-        if (sw_pid_reaped(t, &reaped) == 0) {
-                if (out && reaped > t->reaped_ns && t->has_clock)
-                        t->balance_ns += (int64_t)(reaped - t->reaped_ns);
-                t->reaped_ns = reaped;
-        }
-        if (t->depth >= SW_MAX_DEPTH)
-                return 0;
         snprintf(path, sizeof(path), "%d/children", (int)t->pid);
         /* No children file (a kernel without CONFIG_PROC_CHILDREN, a fake /proc): none. */
-        if (file_read_at(dirfd(t->task_dir), path, buf, sizeof(buf)) >= 0)
+        if (t->depth < SW_MAX_DEPTH &&
+            file_read_at(dirfd(t->task_dir), path, buf, sizeof(buf)) >= 0)
                 n_pids = sw_parse_pids(buf, pids, sizeof(pids) / sizeof(pids[0]));
         for (unsigned i = 0; i < t->n_kids;) {
                 struct sw_target *k = &t->kids[i];
@@ -616,6 +613,18 @@ static int sw_pid_tree(struct sw_state *st, struct sw_target *t, struct sensor_s
                         t->balance_ns -= sw_kid_counted(k);
                 sw_target_free(k, st->n_cpus);
                 t->kids[i] = t->kids[--t->n_kids];
+        }
+        /* The reaped time costs a stat of the leader: read where children are or were, at the
+         * baseline and at a last look, and else every SW_REAPED_EVERY reads (a child born and
+         * reaped between two reads shows there only; the balance carries it, so it is charged
+         * late, never lost). */
+        if (!out || last || had || n_pids > 0 || ++t->reads_since_reaped >= SW_REAPED_EVERY) {
+                t->reads_since_reaped = 0;
+                if (sw_pid_reaped(t, &reaped) == 0) {
+                        if (out && reaped > t->reaped_ns && t->has_clock)
+                                t->balance_ns += (int64_t)(reaped - t->reaped_ns);
+                        t->reaped_ns = reaped;
+                }
         }
         for (unsigned j = 0; j < n_pids; j++) {
                 bool known = false;
@@ -677,7 +686,7 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
                  * and what they had been counted for, so that its parent, which will reap it,
                  * counts neither twice. Nothing is charged here: its parent charges the rest. */
                 if (t->depth > 0)
-                        (void)sw_pid_tree(st, t, out, index, interval_ns);
+                        (void)sw_pid_tree(st, t, out, index, interval_ns, true);
                 sw_pid_gone(t);
                 return 0;
         }
@@ -703,7 +712,7 @@ static int sw_pid_read(struct sw_state *st, struct sw_target *t, struct sensor_s
         }
         /* Forget threads that exited, so that a reused TID starts from zero. */
         sw_threads_forget(t, false);
-        r = sw_pid_tree(st, t, out, index, interval_ns);
+        r = sw_pid_tree(st, t, out, index, interval_ns, false);
         if (r < 0)
                 return r;
         if (out)

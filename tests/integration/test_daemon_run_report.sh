@@ -74,7 +74,8 @@ echo "ok: commands that cannot be executed: 127 and 126, said once"
 
 # pctld measures the command with its child processes (a launcher, make -j, sh -c): two busy
 # children in parallel under sh, which itself only waits, are a run of speedup near 2 (it read
-# sh's waiting before the sensor followed children), and the summary names their share.
+# sh's waiting, speedup 1 and P 0, before the sensor followed children; the bounds leave room
+# for a CPU-heavy test beside this one), and the summary names their share.
 run --json -- sh -c "timeout 1 sh -c 'while :; do :; done' & timeout 1 sh -c 'while :; do :; done' & wait; exit 0" 2>"$T/err"
 tail -n 1 "$T/err" | python3 -c '
 import json, sys
@@ -82,8 +83,8 @@ s = json.load(sys.stdin)
 assert s["children_cpu_s"] >= 0.05 and s["children_cpu_s"] > 0.5 * s["cpu_s"], s
 assert s["own_cpu_s"] < s["children_cpu_s"], s
 r = s["pctld"]
-assert r["speedup_run"] is not None and r["speedup_run"] >= 1.5, r
-assert r["p_run"] is not None and r["p_run"] >= 0.6, r' || fail "--json: two busy children: $(cat "$T/err")"
+assert r["speedup_run"] is not None and r["speedup_run"] >= 1.3, r
+assert r["p_run"] is not None and r["p_run"] >= 0.4, r' || fail "--json: two busy children: $(cat "$T/err")"
 run -- sh -c "timeout 0.5 sh -c 'while :; do :; done'; exit 0" 2>"$T/err"
 grep -Eq "^ +\([0-9.]+ s of the [0-9.]+ s CPU were sh's child processes, measured with it" "$T/err" ||
         fail "the summary does not say the work was sh's children's: $(cat "$T/err")"

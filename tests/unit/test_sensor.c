@@ -283,6 +283,13 @@ static double mono_s(void)
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* User + system time of a struct rusage, in seconds. */
+static double rusage_cpu_s(const struct rusage *ru)
+{
+        return (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
+               (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
+}
+
 /* Burns 3 ms of its own CPU time and exits. */
 static void *short_worker(void *arg)
 {
@@ -357,8 +364,7 @@ static void software_backend_charges_exited_threads(void **state)
         }
         kill(child, SIGKILL);
         assert_int_equal(wait4(child, &status, 0, &ru), child);
-        double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+        double cpu = rusage_cpu_s(&ru);
 
         print_message("process CPU time %.3f s; charged %.3f s on CPU 0, %.3f s on CPU 1\n", cpu,
                       seen[0], seen[1]);
@@ -462,8 +468,7 @@ static void software_backend_follows_children(void **state)
         kill(launcher, SIGKILL);
         /* The launcher's usage and its reaped children's. */
         assert_int_equal(wait4(launcher, &status, 0, &ru), launcher);
-        double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+        double cpu = rusage_cpu_s(&ru);
 
         print_message("the launcher and its children used %.3f s of CPU; charged %.3f s\n", cpu,
                       seen);

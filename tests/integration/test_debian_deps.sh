@@ -25,6 +25,7 @@ test_only = {
     "zstd": "tests/real",
     "pigz": "tests/real",
     "lbzip2": "tests/real",
+    "stress-ng": "tests/real",
     "prometheus": "test_metrics_prometheus",
     "slurm-wlm": "test_slurm_spank's one-node cluster",
     "slurmd": "test_slurm_spank's one-node cluster",

@@ -35,8 +35,9 @@ measure() {
 # total `st`, its components `c` and pbench's own `own`). Runqueue is what other load takes
 # from pbench, not one of its delimiters: it is shown, not judged as "largest". Exit 0 pass,
 # 1 fail, 3 fail while other load took more than 0.1 core, by the stack's runqueue or pbench's
-# own (this machine is shared; other load makes a laggard of whichever thread it delays, and
-# its partner's wait for it reads as sync, or its solo time cancels the serial thread's:
+# own, or while pbench's own timing left over 0.05 core unexplained (this machine is shared;
+# other load makes a laggard of whichever thread it delays, and its partner's wait for it
+# reads as sync, or its solo time cancels the serial thread's:
 # docs/stack.md). The error grows about as the runqueue does: at 0.24 core (under the quarter
 # core allowed until then) sync read 0.25 over pbench's mutex waits, which saw 0.21 of
 # imbalance nobody programmed; a 0.1-core tolerance is judged only below 0.1 core of it.
@@ -74,11 +75,19 @@ for k in range(0, len(checks), 3):
 if not bad:
     sys.exit(0)
 rq = max(c["runqueue"], own.get("runqueue", 0))
-busy = rq > 0.1
+# pbench's own figures cover its whole run, the stack 3 s of its middle: where its own timing
+# leaves more than 0.05 core unexplained ("rest"), something its clocks do not see took time
+# (the host slowing a vCPU: CI once read rest 0.103 and pbench's speedup 1.054 against the
+# stack's 1.159, and its mutex waits 0.641 against the stack's sync 0.796), and its figures are
+# no reference for that run.
+rest = own.get("rest", 0)
+busy = rq > 0.1 or abs(rest) > 0.05
 for b in bad:
     print(f"{'(busy machine) ' if busy else ''}FAIL: {name}: {b}")
-if busy:
+if rq > 0.1:
     print(f"{name}: other load took {rq:.2f} cores of 2 (over 0.1): not judged, trying again")
+elif busy:
+    print(f"{name}: pbench's own timing left {rest:.3f} core unexplained (over 0.05): not judged, trying again")
 sys.exit(3 if busy else 1)
 EOF
 }
@@ -110,5 +119,5 @@ case_run seq 7 sequential "--p 0.5" \
         "sequential against pbench's barrier waits" 'c["sequential"]' 'own["sequential"]'
 case_run imbalance 7 imbalance "--p 0.95 --imbalance 3"
 head -c 300 "$tmp/sync.stack.err"
-[ $busy_cases -eq 0 ] || skip "$busy_cases case(s) ran 3 times with other load taking over 0.1 core"
+[ $busy_cases -eq 0 ] || skip "$busy_cases case(s) ran 3 times with other load taking over 0.1 core or pbench's own timing unexplained by over 0.05"
 exit 0

@@ -121,6 +121,20 @@ static __always_inline void app_add(struct ts_thread *t, int d_active, int d_ali
         bpf_spin_unlock(&a->lock);
 }
 
+/* Called once t's new state is set, under its lock (or before t is in the map). A thread now
+ * runnable keeps the task's run_delay (TS_DELAY_MARK), so that its next event can tell a
+ * switch-in that was not seen (thread_event); any other state, or a kernel that keeps no
+ * run_delay (run_delay < 0), leaves no mark. */
+static __always_inline void mark_run_delay(struct ts_thread *t, __s64 run_delay)
+{
+        if (t->flags & TS_DELAY_MARK)
+                t->flags &= ~TS_DELAY_MARK;
+        if (t->state == TS_RUNQUEUE && run_delay >= 0) {
+                t->delay_mark_ns = (__u64)run_delay;
+                t->flags |= TS_DELAY_MARK;
+        }
+}
+
 /* Applies ev to t at now; *d_active and *d_alive get the changes for its app. A thread not
  * counted yet (seeded from /proc, or born a moment ago) counts from its first event. */
 static __always_inline void thread_event(struct ts_thread *t, enum ev ev, __u64 now,
@@ -195,12 +209,7 @@ static __always_inline void thread_event(struct ts_thread *t, enum ev ev, __u64 
         after = is_active(state);
         t->state = state;
         t->flags |= TS_COUNTED;
-        if (t->flags & TS_DELAY_MARK)
-                t->flags &= ~TS_DELAY_MARK;
-        if (state == TS_RUNQUEUE && run_delay >= 0) {
-                t->delay_mark_ns = (__u64)run_delay;
-                t->flags |= TS_DELAY_MARK;
-        }
+        mark_run_delay(t, run_delay);
         bpf_spin_unlock(&t->lock);
         *d_active = after - before;
         *d_alive = (state == TS_EXITED) ? (counted ? -1 : 0) : (counted ? 0 : 1);
@@ -286,10 +295,7 @@ int BPF_PROG(ts_sched_wakeup_new, struct task_struct *p)
         fresh.slot = *slot;
         fresh.state = TS_RUNQUEUE;
         fresh.since_ns = now;
-        if (task_run_delay(p) >= 0) {
-                fresh.delay_mark_ns = (__u64)task_run_delay(p);
-                fresh.flags = TS_DELAY_MARK;
-        }
+        mark_run_delay(&fresh, task_run_delay(p));
         if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST))
                 return 0;
         t = bpf_map_lookup_elem(&threads, &tid);
@@ -392,12 +398,7 @@ int ts_seed(struct bpf_iter__task *ctx)
                 state = (t->flags & TS_IN_FUTEX) ? TS_SYNC : TS_BLOCKED;
         t->state = state;
         t->flags |= TS_COUNTED;
-        if (t->flags & TS_DELAY_MARK)
-                t->flags &= ~TS_DELAY_MARK;
-        if (state == TS_RUNQUEUE && run_delay >= 0) {
-                t->delay_mark_ns = (__u64)run_delay;
-                t->flags |= TS_DELAY_MARK;
-        }
+        mark_run_delay(t, run_delay);
         active = is_active(state);
         bpf_spin_unlock(&t->lock);
         app_add(t, active, 1, now);

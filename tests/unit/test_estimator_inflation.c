@@ -13,35 +13,17 @@
 #define DT_NS (100 * 1000000ULL)
 #define FREQ_KHZ 2000000u
 #define CYCLES (2e9 * 0.1) /* one busy CPU over an interval */
+#define N_CPUS 8
 
-struct run {
-        struct estimator *est;
-        struct sensor_sample s;
-        uint64_t now_ns;
-};
-
-static void run_init(struct run *r)
-{
-        /* No ΔI (β = α = 0) and a calibrated one-core IPC of 1: eq. 9's speedup is the app's
-         * instructions over its busiest CPU's cycles. */
-        struct estimator_config cfg = {.delta_i_rate = 0, .delta_i_alpha = 0, .ipc1_calibrated = 1};
-
-        r->est = estimator_new(&cfg);
-        assert_non_null(r->est);
-        assert_int_equal(synth_sample_alloc(&r->s, 8, 0), 0);
-        assert_int_equal(estimator_app_add(r->est, 1), 0);
-        r->now_ns = 1000000000ULL;
-}
-
-static void run_free(struct run *r)
-{
-        synth_sample_free(&r->s);
-        estimator_free(r->est);
-}
+/* No ΔI (β = α = 0) and a calibrated one-core IPC of 1: eq. 9's speedup is the app's
+ * instructions over its busiest CPU's cycles. */
+static const struct estimator_config one_ipc = {
+    .delta_i_rate = 0, .delta_i_alpha = 0, .ipc1_calibrated = 1};
 
 /* `count` intervals on CPUs 0..cores-1: CPU 0 busy all of it, the others `busy` of it, one
  * instruction per cycle; counters, or busy time only. */
-static void run_feed(struct run *r, unsigned count, unsigned cores, double busy, bool counters)
+static void run_feed(struct synth_run *r, unsigned count, unsigned cores, double busy,
+                     bool counters)
 {
         struct estimator_app_view v = {.id = 1, .target = -1, .freq_khz = FREQ_KHZ};
 
@@ -52,7 +34,7 @@ static void run_feed(struct run *r, unsigned count, unsigned cores, double busy,
                 r->now_ns += DT_NS;
                 r->s.timestamp_ns = r->now_ns;
                 r->s.interval_ns = DT_NS;
-                for (unsigned c = 0; c < 8; c++) {
+                for (unsigned c = 0; c < N_CPUS; c++) {
                         double b = c == 0 ? 1.0 : c < cores ? busy : 0.0;
 
                         r->s.cpu[c] = (struct sensor_counts){
@@ -72,12 +54,12 @@ static void run_feed(struct run *r, unsigned count, unsigned cores, double busy,
  * and p_run = (1 + 5/1.3 − 3) / (0.75 · 5/1.3) = 0.64. */
 static void p_run_divides_each_core_counts_work_by_its_inflation(void **state)
 {
-        struct run r;
+        struct synth_run r;
         const struct estimate *e;
         double w4 = 5.0 / 1.3;
 
         (void)state;
-        run_init(&r);
+        assert_int_equal(synth_run_init(&r, &one_ipc, N_CPUS), 0);
         run_feed(&r, 10, 1, 0, true);
         run_feed(&r, 20, 4, 0.5, true);
         e = estimator_get(r.est, 1);
@@ -115,19 +97,19 @@ static void p_run_divides_each_core_counts_work_by_its_inflation(void **state)
         assert_int_equal(estimator_set_work_inflation(r.est, 2, 0.1), -ENOENT);
         e = estimator_get(r.est, 1);
         assert_false(e->known & ESTIMATE_WORK_INFLATION);
-        run_free(&r);
+        synth_run_free(&r);
 }
 
 /* The run as history keeps it: the time not seen at half the last rate, ± the other half.
  * Without counters for one interval, the run has no total. */
 static void work_run_counts_the_unseen_tail_and_needs_counters(void **state)
 {
-        struct run r;
+        struct synth_run r;
         struct estimate_work_run w;
         const struct estimate *e;
 
         (void)state;
-        run_init(&r);
+        assert_int_equal(synth_run_init(&r, &one_ipc, N_CPUS), 0);
         run_feed(&r, 10, 4, 0.5, true);
         e = estimator_get(r.est, 1);
         assert_int_equal(estimate_work_run(e, 0.2, &w), 0);
@@ -143,7 +125,7 @@ static void work_run_counts_the_unseen_tail_and_needs_counters(void **state)
         e = estimator_get(r.est, 1);
         assert_false(e->known & ESTIMATE_RUN_I0);
         assert_int_equal(estimate_work_run(e, 0, &w), -ENODATA);
-        run_free(&r);
+        synth_run_free(&r);
 }
 
 /* I(N) = U (1 + X (N − 1)): two runs give X back exactly; the range of each run's count gives

@@ -10,30 +10,9 @@
 
 #define DT_NS (100 * 1000000ULL)
 
-struct run {
-        struct estimator *est;
-        struct sensor_sample s;
-        uint64_t now_ns;
-};
-
-static void run_init(struct run *r)
-{
-        r->est = estimator_new(NULL);
-        assert_non_null(r->est);
-        assert_int_equal(synth_sample_alloc(&r->s, 2, 0), 0);
-        assert_int_equal(estimator_app_add(r->est, 1), 0);
-        r->now_ns = 1000000000ULL;
-}
-
-static void run_free(struct run *r)
-{
-        synth_sample_free(&r->s);
-        estimator_free(r->est);
-}
-
 /* `count` intervals of 100 ms on `cores` CPUs (0 and 1), CPU c busy busy_frac[c] of each. */
-static void run_feed(struct run *r, unsigned count, unsigned cores, double busy0, double busy1,
-                     bool run_only)
+static void run_feed(struct synth_run *r, unsigned count, unsigned cores, double busy0,
+                     double busy1, bool run_only)
 {
         struct estimator_app_view v = {.id = 1, .target = -1, .run_only = run_only};
 
@@ -57,11 +36,11 @@ static void run_feed(struct run *r, unsigned count, unsigned cores, double busy0
  * same figure. The phase's P̂ follows the tail; p_run does not. */
 static void sequential_start_and_tail_around_a_parallel_phase(void **state)
 {
-        struct run r;
+        struct synth_run r;
         const struct estimate *e;
 
         (void)state;
-        run_init(&r);
+        assert_int_equal(synth_run_init(&r, NULL, 2), 0);
         run_feed(&r, 5, 2, 1.0, 0.0, true);
         run_feed(&r, 5, 2, 1.0, 0.0, false);
         run_feed(&r, 30, 2, 1.0, 1.0, false);
@@ -79,17 +58,17 @@ static void sequential_start_and_tail_around_a_parallel_phase(void **state)
         assert_true(e->phase_changes >= 1);
         assert_near(e->p_ls, 0.0, 0.01);
         assert_int_equal(e->run_max_cores, 2);
-        run_free(&r);
+        synth_run_free(&r);
 }
 
 /* Start-up intervals are the run's, not the phase fit's. */
 static void run_only_intervals_stay_out_of_the_fit(void **state)
 {
-        struct run r;
+        struct synth_run r;
         const struct estimate *e;
 
         (void)state;
-        run_init(&r);
+        assert_int_equal(synth_run_init(&r, NULL, 2), 0);
         run_feed(&r, 10, 2, 1.0, 0.0, true);
         e = estimator_get(r.est, 1);
         assert_false(e->known & ESTIMATE_P_LS);
@@ -100,17 +79,17 @@ static void run_only_intervals_stay_out_of_the_fit(void **state)
         assert_near(e->p_ls, 1.0, 1e-9);
         /* 1 s + 2 s of work in 2 s: P = 2/3. */
         assert_near(e->p_run, 2.0 / 3.0, 1e-9);
-        run_free(&r);
+        synth_run_free(&r);
 }
 
 /* One core says nothing of P; waiting (nothing ran) is time no core count shortens. */
 static void one_core_and_waiting_intervals(void **state)
 {
-        struct run r;
+        struct synth_run r;
         const struct estimate *e;
 
         (void)state;
-        run_init(&r);
+        assert_int_equal(synth_run_init(&r, NULL, 2), 0);
         run_feed(&r, 10, 1, 1.0, 0.0, false);
         e = estimator_get(r.est, 1);
         assert_true(e->known & ESTIMATE_SPEEDUP_RUN);
@@ -124,18 +103,18 @@ static void one_core_and_waiting_intervals(void **state)
          * (4 - 3) / (2 * 0.5 + 1 * 0.5). */
         assert_near(e->run_work_s, 4.0, 1e-9);
         assert_near(e->p_run, 1.0 / 1.5, 1e-9);
-        run_free(&r);
+        synth_run_free(&r);
 }
 
 /* Time not seen widens the range; the true P of the longer run lies inside it. */
 static void unseen_time_bounds_p_run(void **state)
 {
-        struct run r;
+        struct synth_run r;
         const struct estimate *e;
         double lo, hi;
 
         (void)state;
-        run_init(&r);
+        assert_int_equal(synth_run_init(&r, NULL, 2), 0);
         assert_int_equal(estimate_p_run_range(estimator_get(r.est, 1), 0, 2, &lo, &hi), -ENODATA);
         run_feed(&r, 10, 2, 1.0, 0.0, false);
         run_feed(&r, 30, 2, 1.0, 1.0, false);
@@ -151,7 +130,7 @@ static void unseen_time_bounds_p_run(void **state)
         assert_near(lo, 6.0 / 8.0, 1e-9);
         assert_near(hi, 8.0 / 9.0, 1e-9);
         assert_true(lo < e->p_run && e->p_run < hi);
-        run_free(&r);
+        synth_run_free(&r);
 }
 
 /* Per CPU: the app's threads' busy fraction and the CPU's (all tasks). */

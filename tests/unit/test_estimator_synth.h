@@ -3,6 +3,7 @@
  * others only their share, waiting threads blocked. Ground truth is known exactly. */
 #pragma once
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,6 +71,46 @@ static inline void synth_sample_free(struct sensor_sample *s)
 {
         free(s->cpu);
         free(s->target_cpu);
+}
+
+/* A whole run fed by hand: an estimator watching app 1, a sample of its CPUs (no targets) for
+ * the test to fill, and the end of the last interval fed. */
+struct synth_run {
+        struct estimator *est;
+        struct sensor_sample s;
+        uint64_t now_ns;
+};
+
+/* cfg NULL: the estimator's defaults. Returns 0, or a negative errno with nothing to free.
+ * Not asserting here: the benchmark includes this header without cmocka. */
+static inline int synth_run_init(struct synth_run *r, const struct estimator_config *cfg,
+                                 unsigned n_cpus)
+{
+        struct estimator *est = estimator_new(cfg);
+        int ret;
+
+        if (!est)
+                return -ENOMEM;
+        ret = estimator_app_add(est, 1);
+        if (ret < 0) {
+                estimator_free(est);
+                return ret;
+        }
+        if (synth_sample_alloc(&r->s, n_cpus, 0) < 0) {
+                synth_sample_free(&r->s);
+                estimator_free(est);
+                return -ENOMEM;
+        }
+        r->est = est;
+        r->now_ns = 1000000000ULL;
+        return 0;
+}
+
+static inline void synth_run_free(struct synth_run *r)
+{
+        synth_sample_free(&r->s);
+        estimator_free(r->est);
+        r->est = NULL;
 }
 
 /* Starts an interval: every CPU idle and measured. */

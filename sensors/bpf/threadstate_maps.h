@@ -44,7 +44,7 @@ struct ts_thread {
         __u64 solo_ns;
         __u64 solo_mark_ns;
         /* The task's sched_info.run_delay (schedstat's second field: its waits for a CPU,
-         * grown when one ends) when it became runnable: see ts_missed_in(). */
+         * grown when one ends) when it became runnable: see ts_missed_in_wait(). */
         __u64 delay_mark_ns;
 };
 

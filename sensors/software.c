@@ -485,6 +485,23 @@ static int64_t sw_kid_counted(const struct sw_target *k)
         return n;
 }
 
+/* What a process target starts with: its /proc/PID/task path under the root, into path, and
+ * its pidfd. The pidfd is opened only once the path is there, so that a failure leaves nothing
+ * to close. */
+static int sw_pid_open(struct sw_target *t, char *path, size_t size)
+{
+        int r = fs_path(path, size, "/proc/%d/task", (int)t->pid);
+
+        if (r < 0)
+                return r;
+#ifdef SYS_pidfd_open
+        /* Not in a fake /proc, whose PIDs are no processes; ENOSYS before Linux 5.3. */
+        if (fs_root()[0] == '\0')
+                t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+#endif
+        return 0;
+}
+
 /* A child process newly seen. At the baseline its time so far is not the app's interval;
  * otherwise it was born since the last read and all of it is (its clock counts from 0). */
 static int sw_kid_add(struct sw_state *st, struct sw_target *t, pid_t pid, bool baseline)
@@ -504,13 +521,9 @@ static int sw_kid_add(struct sw_state *st, struct sw_target *t, pid_t pid, bool 
         }
         k = &t->kids[t->n_kids];
         *k = (struct sw_target){.mode = SW_PID, .pid = pid, .pidfd = -1, .depth = t->depth + 1};
-        r = fs_path(path, sizeof(path), "/proc/%d/task", (int)pid);
+        r = sw_pid_open(k, path, sizeof(path));
         if (r < 0)
                 return r;
-#ifdef SYS_pidfd_open
-        if (fs_root()[0] == '\0')
-                k->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-#endif
         k->task_dir = opendir(path);
         if (!k->task_dir) {
                 if (k->pidfd >= 0)
@@ -761,12 +774,7 @@ static int sw_target_init(struct sw_state *st, const struct sensor_target *in, s
                 t->mode = SW_PID;
                 if (in->pid <= 0)
                         return -ESRCH;
-#ifdef SYS_pidfd_open
-                /* Not in a fake /proc, whose PIDs are no processes; ENOSYS before Linux 5.3. */
-                if (fs_root()[0] == '\0')
-                        t->pidfd = (int)syscall(SYS_pidfd_open, in->pid, 0);
-#endif
-                r = fs_path(path, sizeof(path), "/proc/%d/task", (int)in->pid);
+                r = sw_pid_open(t, path, sizeof(path));
                 if (r < 0)
                         return r;
                 if (stat(path, &sb) < 0)

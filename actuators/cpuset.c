@@ -16,6 +16,7 @@
 
 #include "pctl/fsio.h"
 #include "pctl/log.h"
+#include "pctl/procstat.h"
 #include "pctl/util.h"
 
 #define CG_PATH_MAX STATE_PATH_MAX
@@ -144,30 +145,27 @@ static int online_cpus(struct cpumask *out)
         return n < 0 ? (int)n : cpumask_parse(buf, out);
 }
 
-/* Fields of /proc/.../stat after the command name, which may itself hold spaces and ')'. */
+/* The state and starttime of a /proc/.../stat file: -ESRCH once it is gone, -EBADMSG for a
+ * line that does not hold them. */
 static int proc_stat_fields(const char *path, char *state, unsigned long long *start_ticks)
 {
-        char buf[1024], *p;
+        char buf[1024], st = 0;
+        uint64_t start = 0;
         ssize_t n = fs_read(path, buf, sizeof(buf));
+        int r = 0;
 
         if (n < 0)
                 return n == -ENOENT ? -ESRCH : (int)n;
-        p = strrchr(buf, ')');
-        if (!p || p[1] != ' ')
-                return -EBADMSG;
-        p += 2;
         if (state)
-                *state = *p;
-        if (start_ticks) {
-                /* starttime is field 22; the state is field 3. */
-                for (int field = 3; field < 22; field++) {
-                        p = strchr(p, ' ');
-                        if (!p)
-                                return -EBADMSG;
-                        p++;
-                }
-                *start_ticks = strtoull(p, NULL, 10);
-        }
+                r = procstat_state(buf, &st);
+        if (r == 0 && start_ticks)
+                r = procstat_field_u64(buf, 22, &start); /* starttime */
+        if (r < 0)
+                return r;
+        if (state)
+                *state = st;
+        if (start_ticks)
+                *start_ticks = start;
         return 0;
 }
 

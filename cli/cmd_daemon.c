@@ -19,6 +19,7 @@
 #include "pctl/control.h"
 #include "pctl/cpumask.h"
 #include "pctl/manager.h"
+#include "pctl/procstat.h"
 #include "pctl/util.h"
 
 struct client_args {
@@ -696,8 +697,8 @@ static int run_exit_status(const struct run_result *r)
  * /proc/PID/stat) and its waited-for children's (cutime + cstime). 0 or -errno. */
 static int zombie_cpu(pid_t pid, double *own_s, double *children_s)
 {
-        char path[32], buf[1024], *p;
-        unsigned long long ut, st, cut, cst;
+        char path[32], buf[1024];
+        uint64_t ut, st, cut, cst;
         long hz = sysconf(_SC_CLK_TCK);
         ssize_t n;
         int fd;
@@ -711,10 +712,8 @@ static int zombie_cpu(pid_t pid, double *own_s, double *children_s)
         if (n <= 0 || hz <= 0)
                 return -EIO;
         buf[n] = '\0';
-        /* After "(comm) ": state, then 10 fields up to utime (the 14th of the line). */
-        p = strrchr(buf, ')');
-        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-                         &ut, &st, &cut, &cst) != 4)
+        if (procstat_field_u64(buf, 14, &ut) < 0 || procstat_field_u64(buf, 15, &st) < 0 ||
+            procstat_field_u64(buf, 16, &cut) < 0 || procstat_field_u64(buf, 17, &cst) < 0)
                 return -EIO;
         *own_s = (double)(ut + st) / hz;
         *children_s = (double)(cut + cst) / hz;

@@ -13,6 +13,7 @@
 #include "pctl/config.h"
 #include "pctl/fsio.h"
 #include "pctl/history.h"
+#include "pctl/procstat.h"
 #include "pctl/sim.h"
 #include "pctl/util.h"
 
@@ -162,21 +163,13 @@ bool platform_proc_state(const struct platform *p, pid_t pid, char *comm, size_t
         }
         /* One read for both, as the tick asks every app every interval. A zombie still
          * answers kill(0): it has exited all the same. */
-        char path[64], buf[512];
+        char path[64], buf[512], state;
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
         if (fs_read(path, buf, sizeof(buf)) < 0)
                 return false;
-        char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
-        if (!open_paren || !close_paren || close_paren < open_paren)
+        if (comm && size > 0 && procstat_comm(buf, comm, size) < 0)
                 return false;
-        if (comm && size > 0) {
-                size_t len = (size_t)(close_paren - open_paren - 1);
-
-                len = len < size - 1 ? len : size - 1;
-                memcpy(comm, open_paren + 1, len);
-                comm[len] = '\0';
-        }
-        return close_paren[1] == ' ' && close_paren[2] != 'Z' && close_paren[2] != 'X';
+        return procstat_state(buf, &state) == 0 && state != 'Z' && state != 'X';
 }
 
 bool platform_proc_alive(const struct platform *p, pid_t pid)

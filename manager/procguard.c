@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,29 +11,29 @@
 
 #include "pctl/fsio.h"
 #include "pctl/policy.h"
+#include "pctl/procstat.h"
 #include "pctl/util.h"
 
 /* include/linux/sched.h: the task is a kernel thread (no user space to place). */
 #define PF_KTHREAD 0x00200000UL
 
-/* Fields 4 (ppid) and 9 (flags) of /proc/PID/stat; comm may hold spaces and parentheses,
- * so the fields are counted after the last ')'. */
+/* Fields 4 (ppid) and 9 (flags) of /proc/PID/stat: -ESRCH when it cannot be read, -EIO when
+ * it does not hold them. */
 static int stat_fields(pid_t pid, pid_t *ppid, unsigned long *flags)
 {
         char path[64], buf[1024];
-        unsigned long f;
-        const char *p;
-        int pp;
+        long long pp;
+        uint64_t f;
 
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
         if (fs_read(path, buf, sizeof(buf)) < 0)
                 return -ESRCH;
-        p = strrchr(buf, ')');
-        if (!p || sscanf(p + 1, " %*c %d %*d %*d %*d %*d %lu", &pp, &f) != 2)
+        if (procstat_field(buf, 4, &pp) < 0 || pp < INT_MIN || pp > INT_MAX ||
+            procstat_field_u64(buf, 9, &f) < 0)
                 return -EIO;
-        *ppid = pp;
+        *ppid = (pid_t)pp;
         if (flags)
-                *flags = f;
+                *flags = (unsigned long)f;
         return 0;
 }
 

@@ -27,6 +27,7 @@
 
 #include "backends.h"
 #include "pctl/fsio.h"
+#include "pctl/procstat.h"
 #include "pctl/util.h"
 
 #define PROC_STAT_MAX (1u << 20)
@@ -215,28 +216,6 @@ static ssize_t sw_pread(int fd, char *buf, size_t size)
         return n;
 }
 
-/* Field `field` (1-based, as proc(5) numbers them) of a /proc stat line. The command name may
- * hold spaces and parentheses: fields are counted after the last ')'. */
-static int sw_stat_field(const char *buf, int field, long long *value)
-{
-        const char *p = strrchr(buf, ')');
-
-        if (!p || field < 3)
-                return -EBADMSG;
-        p++;
-        for (int f = 3; f <= field; f++) {
-                while (*p == ' ')
-                        p++;
-                if (!*p)
-                        return -EBADMSG;
-                if (f == field)
-                        return sscanf(p, "%lld", value) == 1 ? 0 : -EBADMSG;
-                while (*p && *p != ' ')
-                        p++;
-        }
-        return -EBADMSG;
-}
-
 /* One thread's runtime (schedstat, ns): through its kept descriptor, else opened relative to
  * the process's /proc/PID/task. -ESRCH (or -ENOENT) once the thread has exited. */
 static int sw_thread_runtime(int task_fd, const struct sw_thread *th, uint64_t *runtime_ns)
@@ -271,7 +250,7 @@ static int sw_thread_cpu(int task_fd, pid_t tid, int *cpu)
         n = file_read_at(task_fd, path, buf, sizeof(buf));
         if (n < 0)
                 return (int)n;
-        r = sw_stat_field(buf, 39, &v);
+        r = procstat_field(buf, 39, &v);
         if (r == 0)
                 *cpu = (int)v;
         return r;
@@ -482,7 +461,7 @@ static int sw_pid_reaped(const struct sw_target *t, uint64_t *ns)
         n = file_read_at(dirfd(t->task_dir), path, buf, sizeof(buf));
         if (n < 0)
                 return (int)n;
-        if (sw_stat_field(buf, 16, &cutime) < 0 || sw_stat_field(buf, 17, &cstime) < 0 ||
+        if (procstat_field(buf, 16, &cutime) < 0 || procstat_field(buf, 17, &cstime) < 0 ||
             cutime < 0 || cstime < 0)
                 return -EBADMSG;
         *ns = (uint64_t)(cutime + cstime) * (NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK));
@@ -506,6 +485,23 @@ static int64_t sw_kid_counted(const struct sw_target *k)
         return n;
 }
 
+/* What a process target starts with: its /proc/PID/task path under the root, into path, and
+ * its pidfd. The pidfd is opened only once the path is there, so that a failure leaves nothing
+ * to close. */
+static int sw_pid_open(struct sw_target *t, char *path, size_t size)
+{
+        int r = fs_path(path, size, "/proc/%d/task", (int)t->pid);
+
+        if (r < 0)
+                return r;
+#ifdef SYS_pidfd_open
+        /* Not in a fake /proc, whose PIDs are no processes; ENOSYS before Linux 5.3. */
+        if (fs_root()[0] == '\0')
+                t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+#endif
+        return 0;
+}
+
 /* A child process newly seen. At the baseline its time so far is not the app's interval;
  * otherwise it was born since the last read and all of it is (its clock counts from 0). */
 static int sw_kid_add(struct sw_state *st, struct sw_target *t, pid_t pid, bool baseline)
@@ -525,13 +521,9 @@ static int sw_kid_add(struct sw_state *st, struct sw_target *t, pid_t pid, bool 
         }
         k = &t->kids[t->n_kids];
         *k = (struct sw_target){.mode = SW_PID, .pid = pid, .pidfd = -1, .depth = t->depth + 1};
-        r = fs_path(path, sizeof(path), "/proc/%d/task", (int)pid);
+        r = sw_pid_open(k, path, sizeof(path));
         if (r < 0)
                 return r;
-#ifdef SYS_pidfd_open
-        if (fs_root()[0] == '\0')
-                k->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-#endif
         k->task_dir = opendir(path);
         if (!k->task_dir) {
                 if (k->pidfd >= 0)
@@ -554,7 +546,7 @@ static bool sw_reparented(pid_t pid, pid_t parent)
         long long ppid;
 
         if (fs_path(path, sizeof(path), "/proc/%d/stat", (int)pid) < 0 ||
-            file_read(path, buf, sizeof(buf)) < 0 || sw_stat_field(buf, 4, &ppid) < 0)
+            file_read(path, buf, sizeof(buf)) < 0 || procstat_field(buf, 4, &ppid) < 0)
                 return false;
         return ppid != parent;
 }
@@ -782,12 +774,7 @@ static int sw_target_init(struct sw_state *st, const struct sensor_target *in, s
                 t->mode = SW_PID;
                 if (in->pid <= 0)
                         return -ESRCH;
-#ifdef SYS_pidfd_open
-                /* Not in a fake /proc, whose PIDs are no processes; ENOSYS before Linux 5.3. */
-                if (fs_root()[0] == '\0')
-                        t->pidfd = (int)syscall(SYS_pidfd_open, in->pid, 0);
-#endif
-                r = fs_path(path, sizeof(path), "/proc/%d/task", (int)in->pid);
+                r = sw_pid_open(t, path, sizeof(path));
                 if (r < 0)
                         return r;
                 if (stat(path, &sb) < 0)

@@ -21,18 +21,17 @@
 #include <unistd.h>
 
 #include "pctl/fsio.h"
+#include "pctl/procstat.h"
 #include "pctl/util.h"
 
 int threadstate_proc_parse_stat(const char *text, char *state)
 {
-        const char *close = strrchr(text, ')');
+        char st;
 
-        /* The command name may hold spaces and parentheses: the last ")" ends it. */
-        if (!close || close[1] != ' ' || !close[2] || close[3] != ' ')
+        /* procstat finds the letter; only the kernel's letters are states this sampler counts. */
+        if (procstat_state(text, &st) < 0 || !strchr("RSDTtZXIWPK", st))
                 return -EINVAL;
-        if (!strchr("RSDTtZXIWPK", close[2]))
-                return -EINVAL;
-        *state = close[2];
+        *state = st;
         return 0;
 }
 

@@ -30,26 +30,34 @@ others_mark "$LOW" "$HIGH"
 # pctl run's child is pbench itself once it execs: status names the pbench pid.
 pbench_of() { pgrep -P "$1" -x pbench || echo "$1"; }
 
-# check LOWPID HIGHPID: one line from the status, "P_LOW P_HIGH CORES_LOW SHARED N_APPS".
+# check LOWPID HIGHPID: one line from the status, "P_LOW P_HIGH CORES_LOW SHARED N_APPS
+# LEARNING" (LEARNING: how many apps are still learning).
 check() {
         json_get "$T/status.json" "' '.join(str(x) for x in [
             next((a['p_est'] for a in d['apps'] if a['pid']==$1), None),
             next((a['p_est'] for a in d['apps'] if a['pid']==$2), None),
             next((a['cores'] for a in d['apps'] if a['pid']==$1), None),
             int(len(d['apps'])==2 and all(a['cores']==2 and a['reason'].startswith('learning') for a in d['apps'])),
-            len(d['apps'])])"
+            len(d['apps']),
+            sum(a['reason'].startswith('learning') for a in d['apps'])])"
 }
 near() { [ "$1" != None ] && python3 -c "import sys; sys.exit(abs($1-$2)>0.05)"; }
 
-ok_low=0 ok_high=0 shared_seen=0 seen_both=0 low_cores=None
+ok_low=0 ok_high=0 shared_seen=0 seen_both=0 low_cores=None others_learning=
 deadline=$((SECONDS + 60))
 while [ $SECONDS -lt $deadline ]; do
         sleep 0.2
         status_json || continue
         lowpb=$(pbench_of "$LOW") highpb=$(pbench_of "$HIGH")
         CLEANUP_PIDS="$LOW $HIGH $lowpb $highpb"
-        read -r p_low p_high low_cores shared n <<<"$(check "$lowpb" "$highpb")"
+        read -r p_low p_high low_cores shared n learning <<<"$(check "$lowpb" "$highpb")"
         [ "$n" = 2 ] && seen_both=1
+        # What P̂ is learned from is the few seconds both apps learn in: the load of those,
+        # which the whole test's average (up to a minute) would dilute.
+        if [ -z "$others_learning" ] && [ "$n" = 2 ] && [ "$learning" = 0 ]; then
+                others_since "$LOW" "$HIGH"
+                others_learning=$OTHERS
+        fi
         [ "$shared" = 1 ] && shared_seen=1
         near "$p_low" 0.2 && ok_low=1
         near "$p_high" 0.95 && ok_high=1
@@ -59,7 +67,11 @@ while [ $SECONDS -lt $deadline ]; do
 done
 cat "$T/status.json"; echo
 others_since "$LOW" "$HIGH"
-echo "the rest of the machine used $OTHERS CPUs meanwhile"
+echo "the rest of the machine used $OTHERS CPUs meanwhile (${others_learning:-unknown} while the apps learned)"
+# The larger of the two judges a miss: a burst while they learned is load all the same.
+if [ -n "$others_learning" ] && awk -v a="$others_learning" -v b="$OTHERS" 'BEGIN { exit !(a > b) }'; then
+        OTHERS=$others_learning
+fi
 [ $seen_both = 1 ] || { tail -30 "$T/pctld.log"; fail "status never showed both apps"; }
 # P̂ is measured from CPU time that other load takes from pbench's threads unevenly: a miss
 # while the machine was loaded is not judged (and not passed).

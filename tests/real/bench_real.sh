@@ -12,24 +12,29 @@
 # also does none of the extra work a parallel one does, so that bias shows in the table.
 #
 # A wall-time reference needs a quiet machine, and this VM's host slows it by 20-80 % for
-# seconds at a time with nothing visible inside. So the reference is RUNS pairs, a run at 1
-# CPU and one at 2 back to back (alternating which goes first), P from each pair and the
-# median pair's P taken: a slowdown that spans a pair cancels in its ratio. A pair in which the
-# rest of the machine used more than QUIET_MAX of one CPU on CPUs 0-1 (steal included) is
-# dropped; under 3 pairs kept, the row is printed "loaded" and not judged. So is a row whose
-# middle pairs' P spread past SPREAD_MAX ("unsteady"), and one whose run under pctld was
-# loaded alike (pctld's own CPU time is not "the rest"). When no row could be judged, the
-# suite is a visible skip. A reference faster than linear (P_wall past 1) has no Amdahl P,
-# and its row is printed and not judged either. A program with a documented bias the guard
-# cannot honestly hold is printed with it and not judged (fourth field).
+# seconds at a time with nothing visible inside. So the reference is pairs, a run at 1 CPU and
+# one at 2 back to back (alternating which goes first), P from each pair: a slowdown that spans
+# a pair cancels in its ratio. A pair in which the rest of the machine used more than QUIET_MAX
+# of one CPU on CPUs 0-1 (steal included) is dropped. The figure is the median pair's P, and
+# what judges is its 90 % interval (distribution-free, from the pairs' order statistics): the
+# pairs go on, from RUNS to at most RUNS_MAX, until that interval lies within GUARD of p_run
+# (the median of the runs under pctld: "ok"), or wholly outside GUARD of every run's p_run and
+# the range pctld gives it for the time it did not see ("FAIL"); a reference still straddling
+# the bar after RUNS_MAX pairs is "undecided" and not judged. Under 5 quiet pairs the row is "loaded", and so is one whose
+# runs under pctld were loaded alike (pctld's own CPU time is not "the rest"). When no row
+# could be judged, the suite is a visible skip. A reference faster than linear (median P past
+# 1) has no Amdahl P, and its row is printed and not judged either. A program with a
+# documented bias the guard cannot honestly hold is printed with it and not judged (fourth
+# field).
 set -u
 . "$TEST_LIB"
 [ "$(id -u)" -eq 0 ] || skip "needs root for cgroup v1 cpusets"
 [ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
 GUARD=${REAL_GUARD:-0.05}
 QUIET_MAX=${REAL_QUIET_MAX:-0.10}
-SPREAD_MAX=${REAL_SPREAD_MAX:-0.10} # in P
+SPREAD_MAX=${REAL_SPREAD_MAX:-0.10} # in P, of the runs under pctld
 RUNS=${REAL_RUNS:-5}
+RUNS_MAX=${REAL_RUNS_MAX:-13}
 PCTLD_RUNS=${REAL_PCTLD_RUNS:-3}
 ONLY=${REAL_ONLY:-} # a space-separated list of program names: only those run
 
@@ -71,14 +76,18 @@ with open(sys.argv[1], "w") as f:
         size += len(line)
 PY
 
-# wall.py pairs RUNS CMD1... -- CMD2...: RUNS pairs of runs, CMD1 (one thread) pinned to CPU 0
-# and CMD2 (two) to CPUs 0-1, back to back and in alternating order, so that whatever slows the VM's host for a few seconds
-# slows both runs of a pair: P_wall = 2 (1 - T2/T1) of each pair. A pair in which the rest of
-# the machine used more than $QUIET of one CPU on CPUs 0-1 (steal included) in either run is
-# dropped. Prints the median pair's T1, T2 and P, the range of P over the middle pairs (all but
-# the lowest and the highest; all of them when fewer than four are kept), the largest share
-# the others used in any run, the number of pairs kept, and the median pair's extra CPU time
-# of CMD2 over CMD1 (CPU2 / CPU1 - 1: the extra work of the parallel run).
+# wall.py pairs RUNS:RUNS_MAX CMD1... -- CMD2...: pairs of runs, CMD1 (one thread) pinned to
+# CPU 0 and CMD2 (two) to CPUs 0-1, back to back and in alternating order, so that whatever
+# slows the VM's host for a few seconds slows both runs of a pair: P_wall = 2 (1 - T2/T1) of
+# each pair. A pair in which the rest of the machine used more than $QUIET of one CPU on CPUs
+# 0-1 (steal included) in either run is dropped. From RUNS pairs on (and 5 kept), it stops once
+# the 90 % interval of the median P (or of the median P with the extra CPU, below, where that is
+# positive) lies within $OK_LO-$OK_HI, or both lie wholly outside $FAIL_LO-$FAIL_HI; else at
+# RUNS_MAX pairs.
+# Prints the median pair's T1 and T2, the median P and its interval, the largest share the
+# others used in any run, the number of pairs kept, the median extra CPU time of CMD2 over
+# CMD1 (CPU2 / CPU1 - 1: the extra work of the parallel run), and the median of each pair's P
+# with that pair's extra CPU taken out (2 (1 - T2 / (T1 (1 + e)))) and its interval.
 # wall.py one - CMD...: one unpinned run; prints its wall time and the others' share, less the
 # CPU time of the pid in $EXCLUDE_PID (pctld). CMD's stdout goes to /dev/null.
 cat >"$T/wall.py" <<'PY'
@@ -112,33 +121,57 @@ def run(cpus, argv):
 if mode == "one":
     print("%.4f %.3f" % run(None, cmd)[:2])
     sys.exit(0)
+from math import comb
+def interval(vals):
+    """The median's 90 % interval from the order statistics: the widest k with
+    P(the k-th lowest <= median <= the k-th highest) >= 0.90; the whole range below 5 values
+    (93.8 % at 5)."""
+    v, n, k = sorted(vals), len(vals), 1
+    while k < n // 2 and 1 - 2 * sum(comb(n, i) for i in range(k + 1)) / 2 ** n >= 0.90:
+        k += 1
+    return v[k - 1], v[n - k]
+def median(vals):
+    return sorted(vals)[len(vals) // 2]
+def decided(lo, hi, lo2, hi2, extra):
+    inside = lambda a, b: ok[0] <= a and b <= ok[1]
+    outside = lambda a, b: b < bad[0] or a > bad[1]
+    return inside(lo, hi) or (extra > 0 and inside(lo2, hi2)) or \
+        (outside(lo, hi) and outside(lo2, hi2))
 quiet, pairs, other_max = float(os.environ["QUIET"]), [], 0.0
+# nan (p_run unknown): never decided early.
+ok = (float(os.environ["OK_LO"]), float(os.environ["OK_HI"]))
+bad = (float(os.environ["FAIL_LO"]), float(os.environ["FAIL_HI"]))
+runs, runs_max = map(int, arg.split(":"))
 cut = cmd.index("--")
 cmd1, cmd2 = cmd[:cut], cmd[cut + 1:]
-for i in range(int(arg)):
+for i in range(runs_max):
     order = ("0", "0,1") if i % 2 == 0 else ("0,1", "0")
     got = {c: run(c, cmd1 if c == "0" else cmd2) for c in order}
     (t1, o1, c1), (t2, o2, c2) = got["0"], got["0,1"]
     other_max = max(other_max, o1, o2)
     if max(o1, o2) <= quiet:
-        pairs.append((2 * (1 - t2 / t1), t1, t2, c2 / c1 - 1))
+        e = c2 / c1 - 1
+        pairs.append((2 * (1 - t2 / t1), t1, t2, e, 2 * (1 - t2 / (t1 * (1 + e)))))
+    if i + 1 >= runs and len(pairs) >= 5 and \
+            decided(*interval([q[0] for q in pairs]), *interval([q[4] for q in pairs]),
+                    median([q[3] for q in pairs])):
+        break
 if not pairs:
-    print("nan nan nan nan %.3f 0 nan" % other_max)
+    print("nan nan nan nan nan %.3f 0 nan nan nan nan" % other_max)
     sys.exit(0)
 pairs.sort()
-p, t1, t2, _ = pairs[len(pairs) // 2]
-mid = pairs[1:-1] if len(pairs) >= 4 else pairs
-extra = sorted(q[3] for q in pairs)[len(pairs) // 2]
-print("%.4f %.4f %.3f %.3f %.3f %d %.4f" % (t1, t2, p, mid[-1][0] - mid[0][0], other_max,
-                                           len(pairs), extra))
+p, t1, t2 = pairs[len(pairs) // 2][:3]
+print("%.4f %.4f %.3f %.3f %.3f %.3f %d %.4f %.3f %.3f %.3f" % (
+    t1, t2, p, *interval([q[0] for q in pairs]), other_max, len(pairs),
+    median([q[3] for q in pairs]), median([q[4] for q in pairs]), *interval([q[4] for q in pairs])))
 PY
 
 judged=0
 failed=0
 # row NAME CMDLINE KNOWN: the reference pairs, the runs under pctld, the verdict; prints the row.
 row() {
-        local name=$1 cmdline=$2 known=$3 in c1 c2 cmd1 cmd2 t1 t2 p_wall spread q_ref kept extra
-        local p_run conf p_est qr run_spread k
+        local name=$1 cmdline=$2 known=$3 in c1 c2 cmd1 cmd2 t1 t2 p_wall lo hi q_ref kept extra
+        local p_run conf p_est qr run_spread k pv lov hiv p_lo p_hi
         in="$T/in-$name.txt"
         head -c $((mib << 20)) "$T/words.txt" >"$in"
         # The thread count first, then the input's path (which N or -TN could be part of).
@@ -146,11 +179,10 @@ row() {
         c2=$(sed 's/-TN /-T2 /; s/=N /=2 /; s/ N / 2 /' <<<"$cmdline")
         read -ra cmd1 <<<"${c1//IN/$in}"
         read -ra cmd2 <<<"${c2//IN/$in}"
-        read -r t1 t2 p_wall spread q_ref kept extra < <(QUIET=$QUIET_MAX python3 "$T/wall.py" pairs "$RUNS" "${cmd1[@]}" -- "${cmd2[@]}") ||
-                fail "$name's reference runs failed"
-        # PCTLD_RUNS runs under pctld: each run's own parallelism varies with the host as the
-        # reference's does (zstd's CPU/wall 1.57-1.74 over five runs in a row here, p_run
-        # 0.78-0.89 following it), so the median quiet run's p_run is the figure.
+        # PCTLD_RUNS runs under pctld first, so that the reference knows the bar it is measured
+        # against: each run's own parallelism varies with the host as the reference's does
+        # (zstd's CPU/wall 1.57-1.74 over five runs in a row here, p_run 0.78-0.89 following
+        # it), so the median quiet run's p_run is the figure.
         : >"$T/runs-$name.txt"
         for ((k = 0; k < PCTLD_RUNS; k++)); do
                 read -r _ qr < <(EXCLUDE_PID=$PCTLD_PID python3 "$T/wall.py" one - \
@@ -165,48 +197,68 @@ print(f("p_run"), f("p_run_confidence"), f("p_est"), sys.argv[2])
 PY
         done
         # The median of the runs that others left alone (QUIET_MAX), the largest others' share,
-        # and the spread of their p_run (max - min).
-        read -r p_run conf p_est qr run_spread < <(python3 - "$T/runs-$name.txt" "$QUIET_MAX" <<'PY'
+        # the spread of their p_run (max - min), their lowest and highest p_run less and plus
+        # the range each gives for the time pctld did not see.
+        read -r p_run conf p_est qr run_spread p_lo p_hi < <(python3 - "$T/runs-$name.txt" "$QUIET_MAX" <<'PY'
 import sys
 rows = [l.split() for l in open(sys.argv[1])]
 quiet = sorted((r for r in rows if float(r[3]) <= float(sys.argv[2])), key=lambda r: float(r[0]))
 worst = max(float(r[3]) for r in rows)
 if not quiet:
-    print("nan nan nan %.3f nan" % worst)
+    print("nan nan nan %.3f nan nan nan" % worst)
 elif any(r[0] == "nan" for r in quiet):  # a quiet run whose p_run pctld could not tell: a fail
-    print("nan nan nan %.3f 0" % worst)
+    print("nan nan nan %.3f 0 nan nan" % worst)
 else:
     m = quiet[len(quiet) // 2]
+    c = lambda r: float(r[1]) if r[1] != "nan" else 0.0
     print(m[0], m[1], m[2], "%.3f" % (float(m[3]) if len(quiet) * 2 > len(rows) else worst),
-          "%.3f" % (float(quiet[-1][0]) - float(quiet[0][0])))
+          "%.3f" % (float(quiet[-1][0]) - float(quiet[0][0])),
+          "%.3f" % min(float(r[0]) - c(r) for r in quiet),
+          "%.3f" % max(float(r[0]) + c(r) for r in quiet))
 PY
 )
-        verdict=$(awk -v w="$p_wall" -v r="$p_run" -v g="$GUARD" -v q="$q_ref" -v kept="$kept" -v runs="$RUNS" \
-                -v qr="$qr" -v qm="$QUIET_MAX" -v sp="$spread" -v sm="$SPREAD_MAX" -v known="$known" \
-                -v t1="$t1" -v t2="$t2" -v e="$extra" -v rs="$run_spread" '
+        # The reference, measured until its interval is decided: "ok" within GUARD of the
+        # median p_run; "FAIL" only outside GUARD of every quiet run's p_run with the range it
+        # gives for the time pctld did not see (a bias shown against pctld's own spread too).
+        read -r t1 t2 p_wall lo hi q_ref kept extra pv lov hiv < <(QUIET=$QUIET_MAX \
+                OK_LO=$(awk -v r="$p_run" -v g="$GUARD" 'BEGIN { print r - g }') \
+                OK_HI=$(awk -v r="$p_run" -v g="$GUARD" 'BEGIN { print r + g }') \
+                FAIL_LO=$(awk -v r="$p_lo" -v g="$GUARD" 'BEGIN { print r - g }') \
+                FAIL_HI=$(awk -v r="$p_hi" -v g="$GUARD" 'BEGIN { print r + g }') \
+                python3 "$T/wall.py" pairs "$RUNS:$RUNS_MAX" "${cmd1[@]}" -- "${cmd2[@]}") ||
+                fail "$name's reference runs failed"
+        verdict=$(awk -v w="$p_wall" -v lo="$lo" -v hi="$hi" -v r="$p_run" -v g="$GUARD" -v q="$q_ref" \
+                -v kept="$kept" -v qr="$qr" -v qm="$QUIET_MAX" -v sm="$SPREAD_MAX" -v known="$known" \
+                -v e="$extra" -v rs="$run_spread" -v pv="$pv" -v lov="$lov" -v hiv="$hiv" \
+                -v plo="$p_lo" -v phi="$p_hi" '
+                function inside(a, b) { return r - g <= a && b <= r + g }
+                function outside(a, b) { return b < plo - g || a > phi + g }
                 BEGIN {
                         d = r - w; if (d < 0) d = -d
-                        # The P busy time sees: T1 stretched by the parallel run'"'"'s extra CPU.
-                        v = 2 * (1 - t2 / (t1 * (1 + e))); dv = r - v; if (dv < 0) dv = -dv
-                        if (kept < 3) { printf "loaded (others used up to %.2f CPU; %d of %d pairs quiet): not judged", q, kept, runs; exit }
+                        # The P busy time sees: each pair'"'"'s T1 stretched by its parallel run'"'"'s extra CPU.
+                        dv = r - pv; if (dv < 0) dv = -dv
+                        if (kept < 5) { printf "loaded (others used up to %.2f CPU; %d pairs quiet): not judged", q, kept; exit }
                         if (qr > qm) { printf "loaded under pctld (others used up to %.2f CPU in most runs): not judged", qr; exit }
-                        if (sp > sm) { printf "unsteady (P of the middle pairs spread %.3f): not judged", sp; exit }
                         if (w > 1) { printf "superlinear reference (T1/T2 %.2f > 2): no Amdahl P to judge against", 2 / (2 - w); exit }
                         if (known != "") { printf "|d| %.3f, not judged: %s", d, known; exit }
                         if (r == "nan") { print "FAIL: p_run unknown"; exit }
                         if (rs > sm) { printf "unsteady under pctld (p_run of its runs spread %.3f): not judged", rs; exit }
-                        if (d <= g) { printf "ok |d| %.3f", d; exit }
-                        if (dv <= g && e > 0) {
-                                printf "ok |d| %.3f, of which %.3f is the parallel run'"'"'s %.1f%% extra CPU (busy time cannot see it; |d| %.3f without it)", d, v - w, 100 * e, dv
+                        if (inside(lo, hi)) { printf "ok |d| %.3f (P_wall %.3f-%.3f at 90 %%)", d, lo, hi; exit }
+                        if (inside(lov, hiv) && e > 0) {
+                                printf "ok |d| %.3f, of which %.3f is the parallel run'"'"'s %.1f%% extra CPU (busy time cannot see it; |d| %.3f without it, %.3f-%.3f at 90 %%)", d, pv - w, 100 * e, dv, lov, hiv
                                 exit
                         }
-                        printf "FAIL |d| %.3f (%.3f against P_wall with the parallel run'"'"'s %.1f%% extra CPU)", d, dv, 100 * e
+                        if (outside(lo, hi) && outside(lov, hiv)) {
+                                printf "FAIL |d| %.3f (P_wall %.3f-%.3f at 90 %%, with the parallel run'"'"'s %.1f%% extra CPU %.3f-%.3f; p_run of the runs %.3f-%.3f)", d, lo, hi, 100 * e, lov, hiv, plo, phi
+                                exit
+                        }
+                        printf "undecided (P_wall %.3f-%.3f at 90 %% after %d pairs reaches past p_run ± %.2f): not judged", lo, hi, kept, g
                 }')
-        printf "bench: real %-13s %7.2f %7.2f %7s %6s %6.1f%% %7s %9s %7s  %s\n" "$name" "$t1" "$t2" "$p_wall" \
-                "$spread" "$(awk -v e="$extra" 'BEGIN { print 100 * e }')" "$p_run" "±$conf" "$p_est" "$verdict"
+        printf "bench: real %-13s %7.2f %7.2f %7s %13s %6.1f%% %7s %9s %7s  %s\n" "$name" "$t1" "$t2" "$p_wall" \
+                "$lo-$hi" "$(awk -v e="$extra" 'BEGIN { print 100 * e }')" "$p_run" "±$conf" "$p_est" "$verdict"
 }
 
-printf "bench: real %-13s %7s %7s %7s %6s %7s %7s %9s %7s  %s\n" program T1_s T2_s P_wall spread extra p_run ±range p_est verdict
+printf "bench: real %-13s %7s %7s %7s %13s %7s %7s %9s %7s  %s\n" program T1_s T2_s P_wall "90% interval" extra p_run ±range p_est verdict
 for entry in "${PROGRAMS[@]}"; do
         IFS='|' read -r name mib cmdline known <<<"$entry"
         tool=${cmdline%% *}
@@ -231,5 +283,5 @@ for entry in "${PROGRAMS[@]}"; do
         esac
 done
 [ "$failed" -eq 0 ] || fail "$failed program(s) with p_run further than $GUARD from the wall-time P"
-[ "$judged" -gt 0 ] || skip "no reference could be judged (loaded, unsteady or superlinear): nothing judged"
+[ "$judged" -gt 0 ] || skip "no reference could be judged (loaded, undecided, unsteady or superlinear): nothing judged"
 echo "bench: real: $judged program(s) within $GUARD"

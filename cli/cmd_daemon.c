@@ -746,6 +746,7 @@ static void run_summary_human(const struct run_result *r, struct json_object *re
         struct json_object *configs = NULL;
         const char *note, *src;
         char b1[64], b2[96];
+        bool completed;
 
         if (r->exec_errno)
                 fprintf(stderr, "pctl run: %s could not be run (%s): exit status %d\n", r->cmd,
@@ -770,11 +771,17 @@ static void run_summary_human(const struct run_result *r, struct json_object *re
         if (reply_number(rep, "seen_s", &seen) && reply_number(rep, "managed_s", &v))
                 fprintf(stderr, " (pctld's samples cover %.2f s; it managed it %.2f s)", seen, v);
         fprintf(stderr, "\n  P        run %s", report_fmt(rep, "p_run", "%.3f", b1, sizeof(b1)));
-        if (reply_number(rep, "p_run_confidence", &conf) && reply_number(rep, "seen_s", &seen) &&
-            reply_number(rep, "managed_s", &v))
+        completed = reply_number(rep, "completed_s", &v) && reply_number(rep, "p_run_seen", &conf);
+        if (!completed && reply_number(rep, "p_run_confidence", &conf) &&
+            reply_number(rep, "seen_s", &seen) && reply_number(rep, "managed_s", &v))
                 fprintf(stderr, " (±%.3f for the %.2f s pctld did not see)", conf,
                         fmax(v - seen, 0));
         fprintf(stderr, ", last phase %s\n", report_fmt(rep, "p_est", "%.3f", b2, sizeof(b2)));
+        if (completed)
+                fprintf(stderr,
+                        "           (the %.2f s pctld did not see: from the CPU time above; %.3f "
+                        "over what it saw)\n",
+                        v, conf);
         if ((note = reply_string(rep, "speedup_note")))
                 fprintf(stderr, "           (%s)\n", note);
         /* pctld measures the command with the child processes its main thread started (the
@@ -856,11 +863,16 @@ static void run_summary_json(const struct run_result *r, struct json_object *rep
 static void run_summary(struct client_args *a, pid_t child, const struct run_result *r)
 {
         struct json_object *rep = NULL;
-        char request[64], *text = NULL;
+        char request[128], *text = NULL;
         const char *err = "pctld did not answer (see the message above)";
         struct client_args quiet = *a;
+        double cpu_s = timeval_s(r->ru.ru_utime) + timeval_s(r->ru.ru_stime);
 
-        snprintf(request, sizeof(request), "{\"cmd\":\"report\",\"pid\":%d}", (int)child);
+        /* What pctl run measured of the command completes pctld's figures with the part of
+         * the run it did not see (the exit's partial interval). */
+        snprintf(request, sizeof(request),
+                 "{\"cmd\":\"report\",\"pid\":%d,\"wall_ns\":%.0f,\"cpu_ns\":%.0f}", (int)child,
+                 fmax(r->wall_s, 0) * 1e9, fmax(cpu_s, 0) * 1e9);
         quiet.json = false;
         if (r->exec_errno)
                 err = "the command could not be run: nothing ran to report on";

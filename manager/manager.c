@@ -1359,22 +1359,41 @@ static void json_work_inflation(struct json_object *j, const struct mapp *a,
 /* The whole run's figures of an app, running or gone at end_ns: P of the run with the range
  * the time not seen leaves, and the configurations it ran at. */
 static void json_run(const struct manager *m, struct json_object *j, const struct mapp *a,
-                     const struct estimate *e, uint64_t end_ns)
+                     const struct estimate *e, uint64_t end_ns,
+                     const struct manager_run_totals *totals)
 {
         double managed_s = (end_ns - a->since_ns) / 1e9, conf = NAN, lo, hi;
+        double speedup_run = e && (e->known & ESTIMATE_SPEEDUP_RUN) ? e->speedup_run : NAN;
+        double p_run = e && (e->known & ESTIMATE_P_RUN) ? e->p_run : NAN;
+        double unseen_s = NAN, unseen_cpu_s = NAN;
         struct json_object *configs = json_object_new_array();
-        bool p_run = e && (e->known & ESTIMATE_P_RUN);
+        unsigned cores = cpumask_count(&a->cpus);
 
-        if (p_run &&
+        /* The part pctld did not see, from what the command's parent measured of it: the
+         * figures then hold the whole run, and no range is left. */
+        if (totals && e) {
+                unseen_s = fmax(totals->wall_s - e->run_s, 0);
+                unseen_cpu_s = fmax(totals->cpu_s - e->run_busy_s, 0);
+                if (estimate_run_complete(e, unseen_s, unseen_cpu_s,
+                                          cores ? cores : e->run_max_cores, &speedup_run,
+                                          &p_run) == 0)
+                        conf = 0;
+                else
+                        unseen_s = unseen_cpu_s = NAN;
+        }
+        if (isnan(conf) && isfinite(p_run) &&
             estimate_p_run_range(e, fmax(managed_s - e->run_s, 0), e->run_max_cores, &lo, &hi) == 0)
                 conf = fmax(e->p_run - lo, hi - e->p_run);
         json_object_object_add(j, "managed_s", jsonfmt_double(managed_s));
         json_object_object_add(j, "seen_s", jsonfmt_double(e ? e->run_s : NAN));
-        json_object_object_add(
-            j, "speedup_run",
-            jsonfmt_double(e && (e->known & ESTIMATE_SPEEDUP_RUN) ? e->speedup_run : NAN));
-        json_object_object_add(j, "p_run", jsonfmt_double(p_run ? e->p_run : NAN));
+        json_object_object_add(j, "speedup_run", jsonfmt_double(speedup_run));
+        json_object_object_add(j, "p_run", jsonfmt_double(p_run));
         json_object_object_add(j, "p_run_confidence", jsonfmt_double(conf));
+        /* pctld's own figure over the time it saw, where the run was completed. */
+        json_object_object_add(j, "p_run_seen",
+                               jsonfmt_double(isfinite(unseen_s) ? e->p_run : NAN));
+        json_object_object_add(j, "completed_s", jsonfmt_double(unseen_s));
+        json_object_object_add(j, "completed_cpu_s", jsonfmt_double(unseen_cpu_s));
         json_work_inflation(j, a, e);
         for (unsigned k = 0; k < a->n_configs; k++) {
                 struct json_object *c = json_object_new_object();
@@ -1406,8 +1425,8 @@ static bool ran_default_only(const struct manager *m, const struct mapp *a, unsi
         return a->n_configs > 0;
 }
 
-int manager_report(const struct manager *m, pid_t pid, struct json_object *j, char *err,
-                   size_t err_size)
+int manager_report(const struct manager *m, pid_t pid, const struct manager_run_totals *totals,
+                   struct json_object *j, char *err, size_t err_size)
 {
         uint64_t now_ns = platform_now_ns(m->pf);
         const struct mreport *rep = NULL;
@@ -1417,6 +1436,7 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *j, ch
         double energy_j = NAN, run_s;
         unsigned dflt;
         unsigned i;
+        bool exited;
 
         if ((a = find_app(m, pid, &i))) {
                 e = estimator_get(m->est, a->id);
@@ -1444,7 +1464,11 @@ int manager_report(const struct manager *m, pid_t pid, struct json_object *j, ch
         json_object_object_add(j, "job", jsonfmt_string(a->job[0] ? a->job : NULL));
         json_object_object_add(j, "state", jsonfmt_string(rep ? "left" : "managed"));
         json_object_object_add(j, "left_because", jsonfmt_string(rep ? rep->why : NULL));
-        json_run(m, j, a, e, now_ns);
+        /* Only a run pctld followed to its exit is completed by the command's totals: one
+         * released before would have its unseen part at another configuration. pctl run asks
+         * as soon as it has reaped the command, often before a tick has noticed the exit. */
+        exited = rep ? strcmp(rep->why, MANAGER_WHY_EXITED) == 0 : !platform_proc_alive(m->pf, pid);
+        json_run(m, j, a, e, now_ns, exited ? totals : NULL);
         json_object_object_add(j, "p_est",
                                jsonfmt_double(!e                             ? NAN
                                               : (e->known & ESTIMATE_P_LS)   ? e->p_ls
@@ -1554,7 +1578,7 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(
             j, "p_n_cores",
             e && (e->known & ESTIMATE_P_LS) ? json_object_new_uint64(e->p_n_cores) : NULL);
-        json_run(m, j, a, e, platform_now_ns(m->pf));
+        json_run(m, j, a, e, platform_now_ns(m->pf), NULL);
         json_object_object_add(j, "power_w",
                                jsonfmt_double(e && (e->known & ESTIMATE_POWER) ? e->power_w : NAN));
         json_object_object_add(

@@ -49,7 +49,7 @@ static void simrun_report(const struct manager *m, unsigned i, struct simrun_app
         struct json_object *j = json_object_new_object();
         char err[256];
 
-        if (j && manager_report(m, SIM_PID_BASE + (pid_t)i, j, err, sizeof(err)) == 0) {
+        if (j && manager_report(m, SIM_PID_BASE + (pid_t)i, NULL, j, err, sizeof(err)) == 0) {
                 ap->p_run = report_double(j, "p_run");
                 ap->p_run_uncorrected = report_double(j, "p_run_uncorrected");
                 ap->work_inflation = report_double(j, "work_inflation");

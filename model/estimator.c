@@ -747,6 +747,7 @@ static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counter
                         return;
                 w = e->speedup * dt_s;
                 active_s = dt_s;
+                e->run_counters = true;
         } else if (busy_ok) {
                 double wait;
 
@@ -756,6 +757,7 @@ static void est_app_run(struct est_app *a, unsigned n, double dt_s, bool counter
                         wait = fmin(wait, cpu_idle_min);
                 w = busy_sum + wait;
                 active_s = busy_max + wait;
+                e->run_busy_s += busy_sum;
         } else {
                 return;
         }
@@ -953,6 +955,30 @@ int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cor
                 *lo = *hi;
                 *hi = t;
         }
+        return 0;
+}
+
+int estimate_run_complete(const struct estimate *e, double unseen_s, double unseen_cpu_s,
+                          unsigned cores, double *speedup_run, double *p_run)
+{
+        double w, active_s, wx;
+
+        if (!(e->known & ESTIMATE_P_RUN) || e->run_counters)
+                return -ENODATA;
+        if (!(unseen_s >= 0) || !(unseen_cpu_s >= 0) || !isfinite(unseen_s) ||
+            !isfinite(unseen_cpu_s) || cores == 0)
+                return -EDOM;
+        /* As est_app_run counts an interval in busy time: its work the CPU time, and where no
+         * thread ran for part of it, that part waiting (its CPUs idle: the exit's flush, the
+         * start's exec). No more than its CPUs could do: CPU time the intervals missed at
+         * their edges (a thread's schedstat lags a tick) is not the unseen part's. */
+        w = fmin(fmax(unseen_cpu_s, unseen_s), cores * unseen_s);
+        active_s = e->run_active_s + unseen_s;
+        wx = e->run_work_x_s + w * (1.0 - 1.0 / cores);
+        if (!(active_s > 0) || !(wx > 0))
+                return -ENODATA;
+        *speedup_run = (e->run_work_s + w) / active_s;
+        *p_run = (e->run_work_s + w - active_s) / wx;
         return 0;
 }
 

@@ -159,6 +159,8 @@ struct estimate {
         double run_active_s; /* of which it held its CPUs: not kept off them by others */
         double run_work_s;   /* Σ w */
         double run_work_x_s; /* Σ w (1 − 1/N) */
+        double run_busy_s;   /* Σ busy of the intervals seen in busy time: CPU time, no waiting */
+        bool run_counters;   /* an interval of the run had the counters' speedup */
         unsigned run_max_cores;
         double speedup_run; /* run_work_s / run_active_s: the time-weighted speedup */
         double p_run; /* (run_work_s − run_active_s) / run_work_x_s: Amdahl's P for the run */
@@ -289,6 +291,16 @@ int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, 
  * `cores` cores. -ENODATA while p_run is unknown, -EDOM for negative unseen_s or cores 0. */
 int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cores, double *lo,
                          double *hi);
+
+/* The whole run's speedup and P completed with the part of the run the intervals did not see
+ * (before the first, after the last: the exit's partial interval), from what the command used
+ * there: unseen_s of wall time and unseen_cpu_s of CPU time on `cores` CPUs, as the one who
+ * waited for it knows them (pctl run's wait4 less run_busy_s). In busy time that part is one
+ * more interval, so the result is exact where the intervals are: no range is left. -ENODATA
+ * while p_run is unknown or when the run had counters (their work is not CPU time), -EDOM for
+ * negative or non-finite times or cores 0. */
+int estimate_run_complete(const struct estimate *e, double unseen_s, double unseen_cpu_s,
+                          unsigned cores, double *speedup_run, double *p_run);
 
 /* One whole run of an app's work, as history keeps it: I0 over the run, the half-width of
  * its range (instructions of the time not seen), the instruction-weighted mean core count,

@@ -86,11 +86,20 @@ int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s);
 const char *manager_energy(const struct manager *m, double *energy_j);
 /* The status object's members, for `pctl status` (added to a json-c object). */
 void manager_status(const struct manager *m, struct json_object *obj);
+/* What the parent of a command measured of it (pctl run, from wait4): from its exec to its
+ * exit, and its CPU time with its reaped children's. */
+struct manager_run_totals {
+        double wall_s;
+        double cpu_s;
+};
 /* The run report of pid, managed now or gone in the last minute (`pctl run` asks when its
  * command ends): the whole run's speedup and P with its range, the configurations it ran at,
- * energy and EDP, the gain against its default. -ENOENT with err when there is none. */
-int manager_report(const struct manager *m, pid_t pid, struct json_object *obj, char *err,
-                   size_t err_size);
+ * energy and EDP, the gain against its default. With totals (NULL: none) of an app that left
+ * because it exited, in busy time, the speedup and P are completed with the part of the run
+ * pctld did not see (estimate_run_complete), and the range is 0. -ENOENT with err when there
+ * is none. */
+int manager_report(const struct manager *m, pid_t pid, const struct manager_run_totals *totals,
+                   struct json_object *obj, char *err, size_t err_size);
 /* A one-line summary for systemd's STATUS=. */
 void manager_summary(const struct manager *m, char *buf, size_t size);
 /* Whether a managed pid was started at a past run's best configuration (pctl history). */

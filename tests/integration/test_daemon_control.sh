@@ -92,6 +92,15 @@ expect_reply "{\"cmd\":\"adopt\",\"pid\":$$,\"policy\":\"ed\\u0007p\\u001b[2J\"}
 expect_reply '{"cmd":"st\u0000atus\u007f"}' \
         '{"ok":false,"error":"malformed request: \"cmd\" must be a string without NUL bytes"}'
 expect_reply '{"cmd":"format\u007f\u0008disk"}' '{"ok":false,"error":"unknown command \"format\\x7f\\x08disk\""}'
+# A report's totals (what pctl run measured of its command) come together, as nanoseconds.
+expect_reply '{"cmd":"report","pid":1,"wall_ns":5}' \
+        '{"ok":false,"error":"\"wall_ns\" and \"cpu_ns\" come together (got only \"wall_ns\")"}'
+expect_reply '{"cmd":"report","pid":1,"wall_ns":-1,"cpu_ns":1}' \
+        '{"ok":false,"error":"\"wall_ns\" must be an integer 0..353894400000000000"}'
+expect_reply '{"cmd":"report","pid":1,"wall_ns":1,"cpu_ns":"2"}' \
+        '{"ok":false,"error":"\"cpu_ns\" must be an integer, not a string"}'
+expect_reply '{"cmd":"report","pid":1,"wall_ns":1,"cpu_ns":2}' \
+        '{"ok":false,"error":"pid 1 is not managed and did not leave in the last 60 s"}'
 status_json
 json_get "$T/status.json" "len(d['apps'])" | grep -qx 0 || fail "a refused adopt adopted something"
 ! grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$T/pctld.log" || fail "raw control bytes in pctld's log"

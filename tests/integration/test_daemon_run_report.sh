@@ -148,6 +148,11 @@ assert sum(c["s"] for c in r["configs"]) <= s["wall_s"] + 0.005, (r["configs"], 
 EOF2
 done
 echo "ok: a short run's configurations add up to no more than its wall time"
+run -- sh -c "timeout 0.5 sh -c 'while :; do :; done' & timeout 0.5 sh -c 'while :; do :; done' & wait; exit 0" 2>"$T/err"
+grep -Eq "^  P +run -?[0-9.]+, last phase " "$T/err" &&
+        grep -Eq "^ +\(the [0-9.]+ s pctld did not see: from the CPU time above; -?[0-9.]+ over what it saw\)$" "$T/err" ||
+        fail "the summary does not say the unseen part was completed: $(cat "$T/err")"
+echo "ok: the part of the run pctld did not see is completed from the command's CPU time, and said"
 
 # A parallel run of about 4 s at P 0.8 on both CPUs: p_run against pbench's own measure. A
 # shorter run leaves the 100 ms sampling too few intervals: 2 s runs missed by 0.053 once.
@@ -168,6 +173,11 @@ assert r is not None, s["report_error"]
 for k in ("p_run", "p_run_confidence", "speedup_run", "p_est", "seen_s", "configs", "gain_note"):
     assert k in r, k
 assert r["p_run"] is not None and r["p_run_confidence"] is not None, r
+# pctl run sent what it measured: the part pctld did not see is completed from it (busy time),
+# so no range is left, and pctld's own figure over what it saw is kept beside.
+assert r["completed_s"] is not None and 0 <= r["completed_s"] <= s["wall_s"], r
+assert r["completed_cpu_s"] is not None and r["completed_cpu_s"] >= 0, r
+assert r["p_run_confidence"] == 0 and r["p_run_seen"] is not None, r
 assert r["configs"] and all(c["cores"] == 2 for c in r["configs"]), r["configs"]
 # The configurations' times add up to the run, not to whole intervals past either end of it.
 assert sum(c["s"] for c in r["configs"]) <= s["wall_s"] + 0.005, (r["configs"], s["wall_s"])

@@ -128,6 +128,24 @@ static void work_run_counts_the_unseen_tail_and_needs_counters(void **state)
         synth_run_free(&r);
 }
 
+/* A counters run's work is not CPU time: the command's CPU time cannot complete it, and its
+ * figures keep their range. */
+static void a_counters_run_is_not_completed_by_cpu_time(void **state)
+{
+        struct synth_run r;
+        const struct estimate *e;
+        double sp, p;
+
+        (void)state;
+        assert_int_equal(synth_run_init(&r, &one_ipc, N_CPUS), 0);
+        run_feed(&r, 10, 4, 0.5, true);
+        e = estimator_get(r.est, 1);
+        assert_true(e->known & ESTIMATE_P_RUN);
+        assert_true(e->run_counters);
+        assert_int_equal(estimate_run_complete(e, 0.1, 0.2, 4, &sp, &p), -ENODATA);
+        synth_run_free(&r);
+}
+
 /* I(N) = U (1 + X (N − 1)): two runs give X back exactly; the range of each run's count gives
  * the error, and the truth lies within it. */
 static void inflation_from_two_runs(void **state)
@@ -265,6 +283,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(inflation_from_runs_at_several_core_counts),
     cmocka_unit_test(p_run_divides_each_core_counts_work_by_its_inflation),
     cmocka_unit_test(work_run_counts_the_unseen_tail_and_needs_counters),
+    cmocka_unit_test(a_counters_run_is_not_completed_by_cpu_time),
     cmocka_unit_test(inflation_from_two_runs),
     cmocka_unit_test(pair_choice_and_refusals),
 };

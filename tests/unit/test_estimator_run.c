@@ -133,6 +133,54 @@ static void unseen_time_bounds_p_run(void **state)
         synth_run_free(&r);
 }
 
+/* What the command's parent measured completes the run: the unseen part is one more interval
+ * of its CPU time, so the figures land where the range said, at the end the CPU time picks. */
+static void unseen_time_completed_from_cpu_time(void **state)
+{
+        struct synth_run r;
+        const struct estimate *e;
+        double sp, p;
+
+        (void)state;
+        assert_int_equal(synth_run_init(&r, NULL, 2), 0);
+        assert_int_equal(estimate_run_complete(estimator_get(r.est, 1), 1, 1, 2, &sp, &p),
+                         -ENODATA);
+        run_feed(&r, 10, 2, 1.0, 0.0, false);
+        run_feed(&r, 30, 2, 1.0, 1.0, false);
+        /* Waiting adds to the work, not to the CPU time. */
+        run_feed(&r, 10, 2, 0.0, 0.0, false);
+        e = estimator_get(r.est, 1);
+        assert_near(e->run_busy_s, 7.0, 1e-9);
+        assert_near(e->run_work_s, 8.0, 1e-9);
+        assert_false(e->run_counters);
+        /* 8 s of work in 5 s, all at two cores (x = Σ w / 2 = 4): P = 3/4. */
+        assert_near(e->p_run, 3.0 / 4.0, 1e-9);
+        /* Nothing unseen: the figures stand. */
+        assert_int_equal(estimate_run_complete(e, 0, 0, 2, &sp, &p), 0);
+        assert_near(sp, e->speedup_run, 1e-12);
+        assert_near(p, e->p_run, 1e-12);
+        /* An unseen second on one CPU (the exit's flush): 9 s in 6 s, x 4.5: P = 2/3. */
+        assert_int_equal(estimate_run_complete(e, 1, 1, 2, &sp, &p), 0);
+        assert_near(sp, 9.0 / 6.0, 1e-9);
+        assert_near(p, 2.0 / 3.0, 1e-9);
+        /* Less CPU than time: the rest is waiting, as an idle CPU of the app's is. */
+        assert_int_equal(estimate_run_complete(e, 1, 0.3, 2, &sp, &p), 0);
+        assert_near(p, 2.0 / 3.0, 1e-9);
+        /* On both CPUs: 10 s in 6 s, x 5: P = 4/5. More CPU than they could give is not the
+         * unseen part's. */
+        assert_int_equal(estimate_run_complete(e, 1, 2, 2, &sp, &p), 0);
+        assert_near(sp, 10.0 / 6.0, 1e-9);
+        assert_near(p, 4.0 / 5.0, 1e-9);
+        assert_int_equal(estimate_run_complete(e, 1, 5, 2, &sp, &p), 0);
+        assert_near(p, 4.0 / 5.0, 1e-9);
+        assert_int_equal(estimate_run_complete(e, -1, 1, 2, &sp, &p), -EDOM);
+        assert_int_equal(estimate_run_complete(e, 1, -1, 2, &sp, &p), -EDOM);
+        assert_int_equal(estimate_run_complete(e, NAN, 1, 2, &sp, &p), -EDOM);
+        assert_int_equal(estimate_run_complete(e, 1, INFINITY, 2, &sp, &p), -EDOM);
+        assert_int_equal(estimate_run_complete(e, 1, 1, 0, &sp, &p), -EDOM);
+        synth_run_free(&r);
+}
+
 /* Per CPU: the app's threads' busy fraction and the CPU's (all tasks). */
 static const struct estimate *run_targeted(struct estimator *est, struct sensor_sample *s,
                                            double app0, double app1, double cpu0, double cpu1)
@@ -267,6 +315,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(run_only_intervals_stay_out_of_the_fit),
     cmocka_unit_test(one_core_and_waiting_intervals),
     cmocka_unit_test(unseen_time_bounds_p_run),
+    cmocka_unit_test(unseen_time_completed_from_cpu_time),
     cmocka_unit_test(the_adoption_interval_counts_from_the_adoption),
 };
 

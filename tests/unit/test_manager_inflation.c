@@ -100,7 +100,7 @@ static void run_once(struct fixture *f, unsigned cores, unsigned ticks, bool sta
                 }
         }
         *report = json_object_new_object();
-        assert_int_equal(manager_report(m, SIM_PID_BASE, *report, err, sizeof(err)), 0);
+        assert_int_equal(manager_report(m, SIM_PID_BASE, NULL, *report, err, sizeof(err)), 0);
         manager_free(m);
         platform_close(pf);
         history_close(h);

@@ -66,7 +66,7 @@ static void a_tag_shows_in_status_and_report(void **state)
         json_object_put(j);
 
         j = json_object_new_object();
-        assert_int_equal(manager_report(m, a, j, err, sizeof(err)), 0);
+        assert_int_equal(manager_report(m, a, NULL, j, err, sizeof(err)), 0);
         assert_string_equal(job_of(j), "4242");
         json_object_put(j);
 

@@ -44,8 +44,8 @@ static void report_of_a_finished_app(void **state)
         m = f.m;
 
         j = json_object_new_object();
-        assert_int_equal(manager_report(m, pid + 1, j, err, sizeof(err)), -ENOENT);
-        assert_int_equal(manager_report(m, pid, j, err, sizeof(err)), 0);
+        assert_int_equal(manager_report(m, pid + 1, NULL, j, err, sizeof(err)), -ENOENT);
+        assert_int_equal(manager_report(m, pid, NULL, j, err, sizeof(err)), 0);
         assert_string_equal(str(j, "state"), "managed");
         assert_true(isnan(num(j, "p_run")));
         json_object_put(j);
@@ -55,7 +55,7 @@ static void report_of_a_finished_app(void **state)
         assert_int_equal(manager_n_apps(m), 0);
 
         j = json_object_new_object();
-        assert_int_equal(manager_report(m, pid, j, err, sizeof(err)), 0);
+        assert_int_equal(manager_report(m, pid, NULL, j, err, sizeof(err)), 0);
         assert_string_equal(str(j, "state"), "left");
         assert_string_equal(str(j, "left_because"), "it exited");
         /* The same P throughout, start-up included: the run's P is the app's. */
@@ -67,6 +67,25 @@ static void report_of_a_finished_app(void **state)
         /* Monitor never moves it: the run is its own default. */
         assert_near(num(j, "gain_pct"), 0, 0);
         json_object_put(j);
+
+        /* The model machine gives counters: a parent's CPU time does not complete that run,
+         * and the range stays (pctl run's busy-time case: test_daemon_run_report). */
+        {
+                const struct manager_run_totals t = {.wall_s = 100, .cpu_s = 150};
+                double conf;
+
+                j = json_object_new_object();
+                assert_int_equal(manager_report(m, pid, NULL, j, err, sizeof(err)), 0);
+                conf = num(j, "p_run_confidence");
+                json_object_put(j);
+                j = json_object_new_object();
+                assert_int_equal(manager_report(m, pid, &t, j, err, sizeof(err)), 0);
+                assert_true(isnan(num(j, "completed_s")));
+                assert_true(isnan(num(j, "p_run_seen")));
+                assert_near(num(j, "p_run"), 0.8, 0.02);
+                assert_near(num(j, "p_run_confidence"), conf, 1e-12);
+                json_object_put(j);
+        }
 
         sim_manager_close(&f);
 }
@@ -122,7 +141,7 @@ static void measured_energy_is_not_labelled_declared(void **state)
         for (unsigned step = 0; step < 14; step++)
                 sim_manager_tick(&f, step);
         j = json_object_new_object();
-        assert_int_equal(manager_report(f.m, SIM_PID_BASE, j, err, sizeof(err)), 0);
+        assert_int_equal(manager_report(f.m, SIM_PID_BASE, NULL, j, err, sizeof(err)), 0);
         assert_true(num(j, "energy_j") > 0);
         assert_string_equal(str(j, "energy_source"), "measured");
         json_object_put(j);

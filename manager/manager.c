@@ -1357,7 +1357,8 @@ static void json_work_inflation(struct json_object *j, const struct mapp *a,
 }
 
 /* The whole run's figures of an app, running or gone at end_ns: P of the run with the range
- * the time not seen leaves, and the configurations it ran at. */
+ * the time not seen leaves (or, with its parent's totals, completed over that time), and the
+ * configurations it ran at. */
 static void json_run(const struct manager *m, struct json_object *j, const struct mapp *a,
                      const struct estimate *e, uint64_t end_ns,
                      const struct manager_run_totals *totals)

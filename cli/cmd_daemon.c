@@ -933,6 +933,11 @@ static int run_cmd(struct client_args *a, int argc, char **argv)
                 close(ex[0]);
                 if (read(go[0], &byte, 1) != 1)
                         _exit(127); /* the parent gave up */
+                /* The command runs as the caller, never with privileges pctl was given
+                 * (a setuid or setgid install): the real ids are who asked. */
+                if ((getegid() != getgid() && setresgid(getgid(), getgid(), getgid()) < 0) ||
+                    (geteuid() != getuid() && setresuid(getuid(), getuid(), getuid()) < 0))
+                        _exit(126);
                 execvp(argv[a->first_arg], argv + a->first_arg);
                 e = errno;
                 if (write(ex[1], &e, sizeof(e)) != (ssize_t)sizeof(e))

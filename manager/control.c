@@ -44,7 +44,10 @@ struct control_conn {
         sd_event_source *io, *timer;
         int fd;
         uid_t uid;
+        gid_t gid;
         pid_t pid;
+        gid_t *groups; /* SO_PEERGROUPS, for [daemon] users = GROUP */
+        size_t n_groups;
         size_t len, cap;
         char *buf;
 };
@@ -255,6 +258,7 @@ static void conn_free(struct control_conn *c)
                 c->next->prev = c->prev;
         s->n_conns--;
         free(c->buf);
+        free(c->groups);
         free(c);
         if (s->n_conns > 0)
                 return;
@@ -343,7 +347,10 @@ static void conn_handle(struct control_conn *c)
                 return;
         }
         req.uid = c->uid;
+        req.gid = c->gid;
         req.pid = c->pid;
+        req.groups = c->groups;
+        req.n_groups = c->n_groups;
         cmd = find_command(s, req.cmd);
         if (!cmd) {
                 control_escape(req.cmd, strlen(req.cmd), what, 64 + 1);
@@ -482,6 +489,28 @@ static bool server_refuse(struct control_server *s, int fd, uid_t uid)
         return true;
 }
 
+/* The peer's supplementary groups; none when the kernel cannot say (then only the primary
+ * group counts). */
+static void conn_read_groups(struct control_conn *c)
+{
+        socklen_t len = 32 * sizeof(gid_t);
+
+        for (int tries = 0; tries < 2; tries++) {
+                gid_t *g = malloc(len ? len : sizeof(gid_t));
+
+                if (!g)
+                        return;
+                if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, g, &len) == 0) {
+                        c->groups = g;
+                        c->n_groups = len / sizeof(gid_t);
+                        return;
+                }
+                free(g);
+                if (errno != ERANGE)
+                        return;
+        }
+}
+
 static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
         struct control_server *s = userdata;
@@ -514,7 +543,13 @@ static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void
                 return 0;
         }
         *c = (struct control_conn){
-            .server = s, .next = s->conns, .fd = cfd, .uid = cred.uid, .pid = cred.pid};
+            .server = s,
+            .next = s->conns,
+            .fd = cfd,
+            .uid = cred.uid,
+            .gid = cred.gid,
+            .pid = cred.pid};
+        conn_read_groups(c);
         if (s->conns)
                 s->conns->prev = c;
         s->conns = c;

@@ -18,6 +18,7 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "pctl/access.h"
 #include "pctl/control.h"
 #include "pctl/fsio.h"
 #include "pctl/history.h"
@@ -40,7 +41,40 @@ struct daemon {
         struct metrics_server *metrics;       /* NULL unless metrics_listen is set */
         struct metrics_histogram sample_hist; /* wall time of manager_sample */
         struct history *history;              /* NULL: none, or it could not be used */
+        gid_t users_gid; /* [daemon] users = GROUP: its gid, looked up at start and reload */
 };
+
+/* The gid of [daemon] users when it names a group, else (gid_t)-1; a group that does not
+ * exist lets nobody in, and the log says so. */
+static gid_t users_group(const struct config *conf)
+{
+        gid_t gid;
+
+        if (strcmp(conf->users, "all") == 0 || strcmp(conf->users, "none") == 0)
+                return (gid_t)-1;
+        if (access_group_gid(conf->users, &gid) < 0) {
+                log_warning("[daemon] users = %s: no such group; only root may make pctld act",
+                            conf->users);
+                return (gid_t)-1;
+        }
+        return gid;
+}
+
+/* Root may act on any process; another user on their own, where [daemon] users lets them. */
+static int may_act(const struct daemon *d, const struct control_request *req, pid_t pid,
+                   char *error, size_t error_size)
+{
+        struct access_peer peer = {
+            .uid = req->uid, .gid = req->gid, .groups = req->groups, .n_groups = req->n_groups};
+        int r;
+
+        if (req->uid == 0)
+                return 0;
+        r = access_may_act(d->conf.users, d->users_gid, &peer, req->cmd, error, error_size);
+        if (r < 0)
+                return r;
+        return access_check_owner(pid, req->uid, error, error_size);
+}
 
 /* The other frequency manager running, if any: "comm (pid N)" in which. */
 static bool other_freq_manager(const struct platform *pf, char *which, size_t size)
@@ -272,6 +306,7 @@ static int daemon_reload(struct daemon *d, char *err, size_t err_size)
                 goto refuse;
         }
         d->conf = conf;
+        d->users_gid = users_group(&d->conf);
         log_info("reloaded %s and %s", d->config_path, conf.policies_dir);
         sd_notify(false, "READY=1");
         return 0;
@@ -353,6 +388,9 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
         r = request_policy(req, &policy, error, error_size);
         if (r < 0)
                 return r;
+        r = may_act(d, req, pid, error, error_size);
+        if (r < 0)
+                return r;
         /* "job": the batch job the process belongs to (the Slurm plugin sends its job id);
          * optional, checked before anything changes. */
         r = control_request_string(req, "job", &job, error, error_size);
@@ -391,6 +429,9 @@ static int cmd_release(void *userdata, const struct control_request *req, struct
         int r;
 
         r = request_pid(req, &pid, error, error_size);
+        if (r < 0)
+                return r;
+        r = may_act(d, req, pid, error, error_size);
         if (r < 0)
                 return r;
         r = manager_release(d->mgr, pid, error, error_size);
@@ -457,7 +498,8 @@ static int cmd_reload(void *userdata, const struct control_request *req, struct 
 }
 
 static const struct control_command control_commands[] = {
-    {"status", false, cmd_status}, {"adopt", true, cmd_adopt},    {"release", true, cmd_release},
+    /* adopt and release judge the caller themselves (may_act): a user, their own processes. */
+    {"status", false, cmd_status}, {"adopt", false, cmd_adopt},   {"release", false, cmd_release},
     {"reload", true, cmd_reload},  {"report", false, cmd_report}, {NULL, false, NULL},
 };
 
@@ -662,6 +704,7 @@ int main(int argc, char **argv)
             d.config_path, mo.dvfs_why, sizeof(mo.dvfs_why));
         if (!mo.dvfs)
                 log_notice("not changing CPU frequencies: %s", mo.dvfs_why);
+        d.users_gid = users_group(&d.conf);
         load_platform_file(&d, &mo);
         open_history(&d, &mo);
         if (setup_power(&d, &mo) < 0)

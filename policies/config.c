@@ -154,6 +154,19 @@ static const struct inikey daemon_keys[] = {
      .custom = config_set_metrics_listen,
      .def = "",
      .doc = "Prometheus /metrics on ADDR:PORT (127.0.0.1:9464, [::1]:9464); empty: off"},
+    {.key = "users",
+     .type = INIKEY_NAME,
+     STR(users),
+     .def = "none",
+     .doc = "who besides root may pctl run/adopt/release their own processes, and whose "
+            "processes a rule without match_user adopts: all, a group name, or none"},
+    {.key = "max_rule_apps",
+     .type = INIKEY_UINT,
+     .offset = offsetof(struct config, max_rule_apps),
+     .min = 0,
+     .max = 100000,
+     .def = "64",
+     .doc = "apps policy rules may have adopted at once, in all; 0: rules adopt nothing"},
 };
 
 bool config_key_info(size_t i, struct config_key_info *out)

@@ -36,6 +36,10 @@ struct config {
         struct power_decl power; /* [power]; has_power false when the section is absent */
         bool has_power;
         char history_path[CONFIG_PATH_MAX]; /* pctl history's file; "": off */
+        /* Who besides root may make pctld act on their own processes, and whose processes a
+         * rule without match_user adopts: "all", "none" or a group name. */
+        char users[CONFIG_NAME_MAX];
+        unsigned max_rule_apps; /* apps adopted by rules at once, in all */
 };
 
 /* The built-in defaults, as the table states them. */

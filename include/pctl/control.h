@@ -26,7 +26,10 @@ struct control_request {
         struct json_object *msg; /* the parsed request object, owned */
         const char *cmd;         /* msg["cmd"]: a string without NUL bytes */
         uid_t uid;               /* of the peer, from SO_PEERCRED */
+        gid_t gid;
         pid_t pid;
+        const gid_t *groups; /* the peer's supplementary groups (SO_PEERGROUPS) */
+        size_t n_groups;
 };
 
 /* Parses one request line of len bytes (without its newline; need not be NUL-terminated): a

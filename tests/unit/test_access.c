@@ -1,0 +1,92 @@
+/* Who may make pctld act (policies/access.c): the [daemon] users judgement, the Uid line of
+ * /proc/PID/status, and the owner check against real processes. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pctl_test.h"
+#include "pctl/access.h"
+
+static void users_setting_decides(void **state)
+{
+        const gid_t groups[] = {10, 27};
+        struct access_peer nobody = {.uid = 65534, .gid = 65534, .groups = groups, .n_groups = 2};
+        struct access_peer root = {.uid = 0, .gid = 0};
+        char why[256] = "";
+
+        (void)state;
+        assert_int_equal(access_may_act("none", (gid_t)-1, &root, "adopt", why, sizeof(why)), 0);
+        assert_int_equal(access_may_act("none", (gid_t)-1, &nobody, "adopt", why, sizeof(why)),
+                         -EPERM);
+        assert_non_null(strstr(why, "users = none"));
+        assert_non_null(strstr(why, "uid 65534"));
+        assert_int_equal(access_may_act("all", (gid_t)-1, &nobody, "adopt", why, sizeof(why)), 0);
+        /* A supplementary group, the primary group, neither, and a group that does not exist. */
+        assert_int_equal(access_may_act("wheel", 27, &nobody, "adopt", why, sizeof(why)), 0);
+        assert_int_equal(access_may_act("nogroup", 65534, &nobody, "adopt", why, sizeof(why)), 0);
+        assert_int_equal(access_may_act("adm", 4, &nobody, "release", why, sizeof(why)), -EPERM);
+        assert_non_null(strstr(why, "'release' needs root or group adm"));
+        assert_int_equal(access_may_act("ghost", (gid_t)-1, &nobody, "adopt", why, sizeof(why)),
+                         -EPERM);
+        assert_non_null(strstr(why, "names no group"));
+
+        assert_true(access_user_allowed("none", (gid_t)-1, 0, NULL, 0));
+        assert_false(access_user_allowed("none", (gid_t)-1, 1000, NULL, 0));
+        assert_true(access_user_allowed("all", (gid_t)-1, 1000, NULL, 0));
+        assert_true(access_user_allowed("wheel", 27, 1000, groups, 2));
+        assert_false(access_user_allowed("adm", 4, 1000, groups, 2));
+}
+
+static void status_ids_parsed_strictly(void **state)
+{
+        const char ok[] = "Name:\tsleep\nUmask:\t0022\nUid:\t1000\t1000\t0\t1000\nGid:\t5\t5\t5\t5\n";
+        static const char *const bad[] = {
+            "Uid:\t1\t2\t3\n",            /* three */
+            "Uid:\t1\t2\t3\t4\t5\n",      /* five */
+            "Uid:\t1\t2\tx\t4\n",         /* not a number */
+            "Uid:\t1\t2\t-3\t4\n",        /* negative */
+            "Uid:\t1\t2\t3\t99999999999\n", /* past 32 bits */
+            "Uid:\t1\t2\t3\t4294967295\n",  /* (uid_t)-1 is no one */
+            "Uid:\t\t\t\t\n",             /* empty */
+        };
+        unsigned ids[4] = {9, 9, 9, 9};
+
+        (void)state;
+        assert_int_equal(proc_status_ids(ok, strlen(ok), "Uid", ids), 0);
+        assert_int_equal(ids[0], 1000);
+        assert_int_equal(ids[2], 0);
+        assert_int_equal(proc_status_ids(ok, strlen(ok), "Gid", ids), 0);
+        assert_int_equal(ids[3], 5);
+        /* A key is whole, at a line's start; a line without it is absent. */
+        assert_int_equal(proc_status_ids("XUid:\t1\t1\t1\t1\n", 15, "Uid", ids), -ENODATA);
+        assert_int_equal(proc_status_ids("Uids:\t1\t1\t1\t1\n", 15, "Uid", ids), -ENODATA);
+        assert_int_equal(proc_status_ids("", 0, "Uid", ids), -ENODATA);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ids[0] = 7;
+                assert_int_equal(proc_status_ids(bad[i], strlen(bad[i]), "Uid", ids), -EINVAL);
+                assert_int_equal(ids[0], 7); /* written only on success */
+        }
+        /* Not NUL-terminated: the length bounds the scan. */
+        assert_int_equal(proc_status_ids("Uid:\t1\t1\t1\t1", 12, "Uid", ids), 0);
+        assert_int_equal(proc_status_ids("Uid:\t1\t1\t1\t1", 11, "Uid", ids), -EINVAL);
+}
+
+static void owner_of_real_processes(void **state)
+{
+        char why[256];
+
+        (void)state;
+        assert_int_equal(access_check_owner(getpid(), getuid(), why, sizeof(why)), 0);
+        assert_int_equal(access_check_owner(getpid(), getuid() + 1, why, sizeof(why)), -EPERM);
+        assert_non_null(strstr(why, "is not yours"));
+        assert_int_equal(access_check_owner(4194304 + 1, getuid(), why, sizeof(why)), -ESRCH);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(users_setting_decides),
+    cmocka_unit_test(status_ids_parsed_strictly),
+    cmocka_unit_test(owner_of_real_processes),
+};
+PCTL_TEST_MAIN(tests)

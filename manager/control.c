@@ -18,6 +18,7 @@
 
 #include "pctl/jsonfmt.h"
 #include "pctl/log.h"
+#include "pctl/ratelimit.h"
 #include "pctl/util.h"
 
 struct control_conn;
@@ -32,7 +33,12 @@ struct control_server {
         void *userdata;
         struct control_conn *conns; /* open connections, newest first */
         unsigned n_conns, peak_conns;
+        unsigned n_root;  /* of them root's */
         unsigned refused; /* connections refused in the current burst */
+        size_t out_bytes; /* replies buffered, not yet taken, in all */
+        struct ratelimit drop_rl, accept_rl;
+        sd_event_source *retry; /* accepting again after running out of descriptors */
+        uint64_t backoff_usec;  /* the current pause; 0 after an accept that worked */
 };
 
 /* A connection's buffer starts small and grows with the request, up to the limit. */
@@ -50,6 +56,8 @@ struct control_conn {
         size_t n_groups;
         size_t len, cap;
         char *buf;
+        char *out; /* the reply line, once there is one; then nothing more is read */
+        size_t out_len, out_off;
 };
 
 void control_escape(const char *s, size_t len, char *out, size_t size)
@@ -257,7 +265,10 @@ static void conn_free(struct control_conn *c)
         if (c->next)
                 c->next->prev = c->prev;
         s->n_conns--;
+        s->n_root -= c->uid == 0;
+        s->out_bytes -= c->out_len;
         free(c->buf);
+        free(c->out);
         free(c->groups);
         free(c);
         if (s->n_conns > 0)
@@ -274,55 +285,118 @@ static void conn_free(struct control_conn *c)
         s->peak_conns = 0;
 }
 
-/* Replies are small; a peer that does not read them within the timeout loses them. */
-static void conn_send(int fd, const char *text, size_t len)
+/* One try, never waiting: for the line that refuses a fresh connection (it fits in the
+ * socket's buffer) and the last word to one that ran out of time. */
+static void send_now(int fd, const char *text, size_t len)
 {
-        size_t off = 0;
+        if (send(fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+                log_debug_errno(errno, "control: a reply was not taken: %m");
+}
 
-        while (off < len) {
-                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-                ssize_t n = send(fd, text + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+static char *error_line(const char *error, size_t *len)
+{
+        struct json_object *reply = json_object_new_object();
+        const char *text;
+        char *line = NULL;
+
+        if (!reply)
+                return NULL;
+        json_object_object_add(reply, "ok", json_object_new_boolean(false));
+        json_object_object_add(reply, "error", json_object_new_string(error));
+        text = json_object_to_json_string_length(reply, jsonfmt_flags(false), len);
+        if (text && (line = malloc(*len + 1))) {
+                memcpy(line, text, *len);
+                line[(*len)++] = '\n';
+        }
+        json_object_put(reply);
+        return line;
+}
+
+static void send_error_now(int fd, const char *error)
+{
+        size_t len;
+        char *line = error_line(error, &len);
+
+        if (line)
+                send_now(fd, line, len);
+        free(line);
+}
+
+/* Writes what the socket takes now. The connection is closed once the reply is out or the
+ * peer is gone; else it waits for EPOLLOUT. Never blocks the loop. */
+static void conn_flush(struct control_conn *c)
+{
+        while (c->out_off < c->out_len) {
+                ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
 
                 if (n > 0) {
-                        off += (size_t)n;
+                        c->out_off += (size_t)n;
                         continue;
                 }
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n < 0 && errno == EAGAIN && poll(&pfd, 1, 1000) > 0)
-                        continue;
-                log_debug_errno(errno, "control: dropping a reply the peer does not read: %m");
-                return;
+                if (n < 0 && errno == EAGAIN) {
+                        if (sd_event_source_set_io_events(c->io, EPOLLOUT) >= 0)
+                                return;
+                }
+                log_debug_errno(errno, "control: the peer did not take its reply: %m");
+                break;
         }
+        conn_free(c);
 }
 
-/* Sends reply as one line; it is put afterwards. */
-static void send_reply(int fd, struct json_object *reply)
+/* Takes the line (len bytes, malloc'd, newline included) as the connection's reply and starts
+ * writing it; the connection may be gone on return. Past the caps, the client is dropped: a
+ * peer that does not read must not grow the daemon. */
+static void conn_reply_line(struct control_conn *c, char *line, size_t len)
 {
-        size_t len;
-        const char *text;
-        char *line;
+        struct control_server *s = c->server;
+        unsigned missed;
 
-        text = json_object_to_json_string_length(reply, jsonfmt_flags(false), &len);
-        line = text ? malloc(len + 1) : NULL;
+        if (!line) {
+                send_error_now(c->fd, "out of memory");
+                conn_free(c);
+                return;
+        }
+        if (len > CONTROL_MAX_REPLY || s->out_bytes + len > CONTROL_MAX_BUFFERED) {
+                if (ratelimit_pass(&s->drop_rl, now_ns(), &missed))
+                        log_warning("control: dropping uid %u's connection: its reply (%zu bytes) "
+                                    "would pass the cap on unsent replies (%zu of %d bytes "
+                                    "buffered)%s",
+                                    (unsigned)c->uid, len, s->out_bytes, CONTROL_MAX_BUFFERED,
+                                    missed ? "; more were dropped before" : "");
+                free(line);
+                conn_free(c);
+                return;
+        }
+        c->out = line;
+        c->out_len = len;
+        s->out_bytes += len;
+        conn_flush(c);
+}
+
+/* Puts reply (it is put here) as one line. */
+static void conn_reply(struct control_conn *c, struct json_object *reply)
+{
+        size_t len = 0;
+        const char *text = json_object_to_json_string_length(reply, jsonfmt_flags(false), &len);
+        char *line = text ? malloc(len + 1) : NULL;
+
         if (line) {
                 memcpy(line, text, len);
-                line[len] = '\n';
-                conn_send(fd, line, len + 1);
-                free(line);
+                line[len++] = '\n';
         }
         json_object_put(reply);
+        conn_reply_line(c, line, len);
 }
 
-static void reply_error(int fd, const char *error)
+static void conn_error(struct control_conn *c, const char *error)
 {
-        struct json_object *reply = json_object_new_object();
+        size_t len = 0;
+        char *line = error_line(error, &len);
 
-        if (!reply)
-                return;
-        json_object_object_add(reply, "ok", json_object_new_boolean(false));
-        json_object_object_add(reply, "error", json_object_new_string(error));
-        send_reply(fd, reply);
+        conn_reply_line(c, line, len);
 }
 
 static const struct control_command *find_command(const struct control_server *s, const char *name)
@@ -333,6 +407,7 @@ static const struct control_command *find_command(const struct control_server *s
         return NULL;
 }
 
+/* Answers the request in c->buf; the connection may be gone on return. */
 static void conn_handle(struct control_conn *c)
 {
         struct control_server *s = c->server;
@@ -343,7 +418,7 @@ static void conn_handle(struct control_conn *c)
         int r;
 
         if (control_request_parse(c->buf, c->len, &req, err, sizeof(err)) < 0) {
-                reply_error(c->fd, err);
+                conn_error(c, err);
                 return;
         }
         req.uid = c->uid;
@@ -355,32 +430,33 @@ static void conn_handle(struct control_conn *c)
         if (!cmd) {
                 control_escape(req.cmd, strlen(req.cmd), what, 64 + 1);
                 snprintf(err, sizeof(err), "unknown command \"%s\"", what);
-                reply_error(c->fd, err);
-                goto out;
+                goto refuse;
         }
         if (cmd->needs_root && c->uid != 0) {
                 snprintf(err, sizeof(err),
                          "'%s' changes the machine and needs root (you are uid %u)", cmd->name,
                          (unsigned)c->uid);
-                reply_error(c->fd, err);
-                goto out;
+                goto refuse;
         }
         /* The reply is built in memory: on failure it is thrown away for an error reply. */
         reply = json_object_new_object();
         if (!reply) {
-                reply_error(c->fd, "out of memory");
-                goto out;
+                snprintf(err, sizeof(err), "out of memory");
+                goto refuse;
         }
         json_object_object_add(reply, "ok", json_object_new_boolean(true));
         r = cmd->handler(s->userdata, &req, reply, err, sizeof(err));
+        control_request_free(&req);
         if (r < 0) {
                 json_object_put(reply);
-                reply_error(c->fd, err[0] ? err : strerror(-r));
+                conn_error(c, err[0] ? err : strerror(-r));
         } else {
-                send_reply(c->fd, reply);
+                conn_reply(c, reply);
         }
-out:
+        return;
+refuse:
         control_request_free(&req);
+        conn_error(c, err);
 }
 
 /* Room for at least one more byte: the buffer doubles up to the limit + 1 (a line that
@@ -411,9 +487,14 @@ static int conn_on_io(sd_event_source *src, int fd, uint32_t revents, void *user
         char *nl;
 
         (void)src;
-        (void)revents;
+        if (c->out) {
+                /* Writable, or the peer hung up: either way flush says. */
+                (void)revents;
+                conn_flush(c);
+                return 0;
+        }
         if (conn_grow(c) < 0) {
-                reply_error(c->fd, "out of memory");
+                send_error_now(c->fd, "out of memory");
                 conn_free(c);
                 return 0;
         }
@@ -434,24 +515,30 @@ static int conn_on_io(sd_event_source *src, int fd, uint32_t revents, void *user
                 char what[96];
 
                 snprintf(what, sizeof(what), "request larger than %d bytes", CONTROL_MAX_REQUEST);
-                reply_error(c->fd, what);
-                conn_free(c);
+                conn_error(c, what);
                 return 0;
         }
         /* A line, even an empty one, or EOF after some bytes without a newline. */
         if (nl || c->len > 0)
                 conn_handle(c);
-        conn_free(c);
+        else
+                conn_free(c);
         return 0;
 }
 
+/* The deadline is the request's, from accept to the reply's last byte: a peer that trickles
+ * its request or reads its reply slowly does not hold a slot past it. */
 static int conn_on_timeout(sd_event_source *src, uint64_t usec, void *userdata)
 {
         struct control_conn *c = userdata;
 
         (void)src;
         (void)usec;
-        reply_error(c->fd, "request not completed in time");
+        if (!c->out)
+                send_error_now(c->fd, "request not completed in time");
+        else
+                log_debug("control: uid %u did not read its reply in time, dropping it",
+                          (unsigned)c->uid);
         conn_free(c);
         return 0;
 }
@@ -465,28 +552,84 @@ static unsigned conns_of_uid(const struct control_server *s, uid_t uid)
         return n;
 }
 
+/* Pure: why a new connection of uid is refused, or NULL. Root has the last
+ * CONTROL_ROOT_RESERVED slots to itself and no per-user limit, so users holding connections
+ * cannot lock it out. */
+const char *control_refusal(unsigned n_conns, unsigned n_root, unsigned of_uid, uid_t uid,
+                            char *buf, size_t size)
+{
+        unsigned others = n_conns - n_root;
+
+        if (n_conns >= CONTROL_MAX_CONNECTIONS)
+                snprintf(buf, size, "too many connections: %u open, the limit; try again later",
+                         CONTROL_MAX_CONNECTIONS);
+        else if (uid != 0 && others >= CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED)
+                snprintf(buf, size,
+                         "too many connections: %u of users other than root open, their limit "
+                         "(%u more are kept for root); try again later",
+                         others, CONTROL_ROOT_RESERVED);
+        else if (uid != 0 && of_uid >= CONTROL_MAX_CONNECTIONS_PER_UID)
+                snprintf(buf, size,
+                         "too many connections: uid %u has %u open, the limit per user; try "
+                         "again later",
+                         (unsigned)uid, of_uid);
+        else
+                return NULL;
+        return buf;
+}
+
 /* Over a limit, the peer gets one line saying so (the socket is fresh: it fits without
  * waiting) and is closed; the log says it once per burst, not once per connection. */
 static bool server_refuse(struct control_server *s, int fd, uid_t uid)
 {
-        char what[160];
-        unsigned mine;
+        char what[200];
 
-        if (s->n_conns >= CONTROL_MAX_CONNECTIONS)
-                snprintf(what, sizeof(what),
-                         "too many connections: %u open, the limit; try again later",
-                         CONTROL_MAX_CONNECTIONS);
-        else if ((mine = conns_of_uid(s, uid)) >= CONTROL_MAX_CONNECTIONS_PER_UID)
-                snprintf(what, sizeof(what),
-                         "too many connections: uid %u has %u open, the limit per user; try "
-                         "again later",
-                         (unsigned)uid, mine);
-        else
+        if (!control_refusal(s->n_conns, s->n_root, uid == 0 ? 0 : conns_of_uid(s, uid), uid,
+                             what, sizeof(what)))
                 return false;
         if (s->refused++ == 0)
                 log_warning("control: refusing connections: %s", what);
-        reply_error(fd, what);
+        send_error_now(fd, what);
         return true;
+}
+
+static int server_on_retry(sd_event_source *src, uint64_t usec, void *userdata)
+{
+        struct control_server *s = userdata;
+
+        (void)src;
+        (void)usec;
+        sd_event_source_set_enabled(s->listen_source, SD_EVENT_ON);
+        return 0;
+}
+
+/* Out of descriptors (or memory): the pending connection cannot be taken, and the listening
+ * socket stays readable. Accepting stops for a while, longer each time in a row, so the loop
+ * does not spin; the log says so at most once a minute. */
+static void server_back_off(struct control_server *s, int error)
+{
+        unsigned missed;
+        int r;
+
+        s->backoff_usec = s->backoff_usec ? s->backoff_usec * 2 : CONTROL_BACKOFF_MIN_USEC;
+        if (s->backoff_usec > CONTROL_BACKOFF_MAX_USEC)
+                s->backoff_usec = CONTROL_BACKOFF_MAX_USEC;
+        if (ratelimit_pass(&s->accept_rl, now_ns(), &missed))
+                log_warning_errno(error,
+                                  "control: cannot accept connections (%m): not accepting for "
+                                  "up to %.1f s at a time until it clears (%u more like this "
+                                  "before)",
+                                  CONTROL_BACKOFF_MAX_USEC / 1e6, missed);
+        sd_event_source_set_enabled(s->listen_source, SD_EVENT_OFF);
+        if (s->retry)
+                r = sd_event_source_set_time_relative(s->retry, s->backoff_usec);
+        else
+                r = sd_event_add_time_relative(s->event, &s->retry, CLOCK_MONOTONIC,
+                                               s->backoff_usec, 0, server_on_retry, s);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s->retry, SD_EVENT_ONESHOT);
+        if (r < 0) /* no timer: better to spin than to stop listening for good */
+                sd_event_source_set_enabled(s->listen_source, SD_EVENT_ON);
 }
 
 /* The peer's supplementary groups; none when the kernel cannot say (then only the primary
@@ -523,13 +666,15 @@ static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void
         (void)revents;
         cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (cfd < 0) {
-                /* EMFILE and friends: the peer is refused, the daemon carries on. */
-                if (errno != EAGAIN && errno != EINTR)
+                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                        server_back_off(s, errno);
+                else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                         log_warning_errno(errno, "control: accept failed, ignoring: %m");
                 return 0;
         }
+        s->backoff_usec = 0;
         if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) < 0) {
-                reply_error(cfd, "cannot identify the caller (SO_PEERCRED)");
+                send_error_now(cfd, "cannot identify the caller (SO_PEERCRED)");
                 close(cfd);
                 return 0;
         }
@@ -554,6 +699,7 @@ static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void
                 s->conns->prev = c;
         s->conns = c;
         s->n_conns++;
+        s->n_root += cred.uid == 0;
         if (s->n_conns > s->peak_conns)
                 s->peak_conns = s->n_conns;
         r = sd_event_add_io(s->event, &c->io, cfd, EPOLLIN, conn_on_io, c);
@@ -602,6 +748,8 @@ int control_server_new(sd_event *e, const char *path, int listen_fd,
         if (!s)
                 return -ENOMEM;
         s->event = e;
+        s->drop_rl = RATELIMIT_INIT(60 * NSEC_PER_SEC, 1);
+        s->accept_rl = RATELIMIT_INIT(60 * NSEC_PER_SEC, 1);
         s->commands = commands;
         s->userdata = userdata;
         s->listen_fd = listen_fd;
@@ -632,6 +780,7 @@ void control_server_free(struct control_server *s)
                 return;
         while (s->conns)
                 conn_free(s->conns);
+        sd_event_source_disable_unref(s->retry);
         sd_event_source_disable_unref(s->listen_source);
         if (s->listen_fd >= 0)
                 close(s->listen_fd);

@@ -16,11 +16,23 @@ struct json_object;
 
 #define CONTROL_MAX_REQUEST (64 * 1024)
 #define CONTROL_MAX_DEPTH 16 /* nesting of a request; ours are flat */
+/* From accept to the reply's last byte: absolute, not restarted by each byte. */
 #define CONTROL_TIMEOUT_USEC (5 * 1000000ULL)
 /* Connections open at once, in all and per peer uid: each holds a buffer and a timer, so an
- * unprivileged flood must not grow the daemon; one user cannot take every slot either. */
+ * unprivileged flood must not grow the daemon; one user cannot take every slot either, and
+ * the last CONTROL_ROOT_RESERVED are root's alone (root has no per-user limit), so users
+ * holding idle connections cannot lock root out of `pctl run`. */
 #define CONTROL_MAX_CONNECTIONS 64
 #define CONTROL_MAX_CONNECTIONS_PER_UID 16
+#define CONTROL_ROOT_RESERVED 8
+/* Replies are written when the peer's socket takes them, never waited for in the loop. One
+ * reply over CONTROL_MAX_REPLY, or one that would take the unsent replies of all connections
+ * past CONTROL_MAX_BUFFERED, drops its client instead. */
+#define CONTROL_MAX_REPLY (4 * 1024 * 1024)
+#define CONTROL_MAX_BUFFERED (16 * 1024 * 1024)
+/* Out of descriptors, accepting pauses from the first to the second, doubling each time. */
+#define CONTROL_BACKOFF_MIN_USEC (100 * 1000ULL)
+#define CONTROL_BACKOFF_MAX_USEC (2 * 1000000ULL)
 
 struct control_request {
         struct json_object *msg; /* the parsed request object, owned */
@@ -54,6 +66,11 @@ int control_request_int(const struct control_request *req, const char *key, int6
  * with every byte outside printable ASCII written as \xNN and a backslash as two, so text
  * from a peer never reaches a reply or a log raw and cannot forge an escape. */
 void control_escape(const char *s, size_t len, char *out, size_t size);
+
+/* Pure: the message refusing a new connection of uid while n_conns are open (n_root of them
+ * root's, of_uid of them uid's), written into buf and returned; NULL when it may come in. */
+const char *control_refusal(unsigned n_conns, unsigned n_root, unsigned of_uid, uid_t uid,
+                            char *buf, size_t size);
 
 /* Adds the reply object's members (the server adds "ok" and "error"). Returns 0, or a
  * negative errno with *error set to a message for the user. */

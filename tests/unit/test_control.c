@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pctl_test.h"
@@ -30,8 +31,29 @@ static int handle_echo(void *userdata, const struct control_request *req, struct
         return 0;
 }
 
+/* A reply of "size" bytes (a "pad" string), as a status of many apps is. */
+static int handle_big(void *userdata, const struct control_request *req, struct json_object *reply,
+                      char *error, size_t error_size)
+{
+        int64_t n;
+        char *pad;
+
+        (void)userdata;
+        if (control_request_int(req, "size", 0, 8 << 20, &n, error, error_size) < 0)
+                return -EINVAL;
+        pad = malloc((size_t)n + 1);
+        if (!pad)
+                return -ENOMEM;
+        memset(pad, 'x', (size_t)n);
+        pad[n] = '\0';
+        json_object_object_add(reply, "pad", json_object_new_string(pad));
+        free(pad);
+        return 0;
+}
+
 static const struct control_command commands[] = {
     {"echo", false, handle_echo},
+    {"big", false, handle_big},
     {"change", true, handle_echo},
     {NULL, false, NULL},
 };
@@ -421,11 +443,14 @@ static void served_again(const char *path)
         free(reply);
 }
 
+/* A user other than root (root has no per-user limit): as uid 60000 when run as root. */
 static void client_flood_one_uid(const char *path)
 {
         int fds[CONTROL_MAX_CONNECTIONS_PER_UID], extra;
         char buf[4096], want[256];
 
+        if (geteuid() == 0)
+                CHECK(setgid(65534) == 0 && setuid(60000) == 0);
         for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
                 fds[i] = open_half_written(path);
         /* The server accepts in order: by the time it sees this one, it holds the others. */
@@ -453,47 +478,85 @@ static void connections_are_limited_per_uid(void **state)
         assert_int_equal(calls, 1);
 }
 
-/* Four users fill every slot; a fifth (root here) is refused by the limit in all. */
+/* Expects the refusal want on a fresh connection. */
+static void expect_refused(const char *path, const char *want)
+{
+        char buf[4096];
+        int extra = open_connected(path); /* refused: it may be closed before it could send */
+
+        read_unasked(extra, buf, sizeof(buf));
+        if (strcmp(buf, want) != 0)
+                fprintf(stderr, "got '%s', not '%s'\n", buf, want);
+        CHECK(strcmp(buf, want) == 0);
+        close(extra);
+}
+
+/* Users fill every slot they may have (issue 28: four users holding 16 idle connections each
+ * once locked root out): a fifth user is refused, root still gets in on the reserved share
+ * and is refused only when every slot is taken. */
 static void client_flood_all(const char *path)
 {
-        enum { USERS = CONTROL_MAX_CONNECTIONS / CONTROL_MAX_CONNECTIONS_PER_UID };
-        int ready[2], hold[2], extra, status;
-        pid_t kids[USERS];
-        char buf[4096], want[256], byte;
+        enum { USERS = (CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED) /
+                       CONTROL_MAX_CONNECTIONS_PER_UID };
+        const int rest = CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED -
+                         USERS * CONTROL_MAX_CONNECTIONS_PER_UID;
+        int ready[2], hold[2], status, roots[CONTROL_ROOT_RESERVED];
+        pid_t kids[USERS + 2];
+        char want[256], byte;
+        int n_kids = 0;
 
         CHECK(pipe(ready) == 0 && pipe(hold) == 0);
-        for (int u = 0; u < USERS; u++) {
-                kids[u] = fork();
-                CHECK(kids[u] >= 0);
-                if (kids[u] == 0) {
+        for (int u = 0; u < USERS + (rest > 0); u++) {
+                int n = u < USERS ? CONTROL_MAX_CONNECTIONS_PER_UID : rest;
+
+                kids[n_kids] = fork();
+                CHECK(kids[n_kids] >= 0);
+                if (kids[n_kids++] == 0) {
                         int fds[CONTROL_MAX_CONNECTIONS_PER_UID];
 
                         close(hold[1]);
                         CHECK(setgid(65534) == 0 && setuid(60001 + u) == 0);
-                        for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
+                        for (int i = 0; i < n; i++)
                                 fds[i] = open_half_written(path);
                         CHECK(write(ready[1], "x", 1) == 1);
                         CHECK(read(hold[0], &byte, 1) == 0); /* until the parent closes hold */
-                        for (int i = 0; i < CONTROL_MAX_CONNECTIONS_PER_UID; i++)
+                        for (int i = 0; i < n; i++)
                                 close(fds[i]);
                         _exit(0);
                 }
         }
         close(hold[0]);
-        for (int u = 0; u < USERS; u++)
+        for (int u = 0; u < n_kids; u++)
                 CHECK(read(ready[0], &byte, 1) == 1);
-        extra = open_connected(path); /* refused: it may be closed before it could send */
-        read_unasked(extra, buf, sizeof(buf));
+        /* Another user: the users' share is full. */
+        kids[n_kids] = fork();
+        CHECK(kids[n_kids] >= 0);
+        if (kids[n_kids++] == 0) {
+                CHECK(setgid(65534) == 0 && setuid(60100) == 0);
+                snprintf(want, sizeof(want),
+                         "{\"ok\":false,\"error\":\"too many connections: %d of users other "
+                         "than root open, their limit (%d more are kept for root); try again "
+                         "later\"}\n",
+                         CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED, CONTROL_ROOT_RESERVED);
+                expect_refused(path, want);
+                _exit(0);
+        }
+        CHECK(waitpid(kids[n_kids - 1], &status, 0) == kids[n_kids - 1] && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0);
+        /* Root is served on its share, up to the last slot. */
+        for (int i = 0; i < CONTROL_ROOT_RESERVED - 1; i++)
+                roots[i] = open_half_written(path);
+        served_again(path);
+        roots[CONTROL_ROOT_RESERVED - 1] = open_half_written(path);
         snprintf(want, sizeof(want),
-                 "{\"ok\":false,\"error\":\"too many connections: %d open, the limit; try again "
-                 "later\"}\n",
+                 "{\"ok\":false,\"error\":\"too many connections: %d open, the limit; try "
+                 "again later\"}\n",
                  CONTROL_MAX_CONNECTIONS);
-        if (strcmp(buf, want) != 0)
-                fprintf(stderr, "got '%s'\n", buf);
-        CHECK(strcmp(buf, want) == 0);
-        close(extra);
+        expect_refused(path, want);
+        for (int i = 0; i < CONTROL_ROOT_RESERVED; i++)
+                close(roots[i]);
         close(hold[1]);
-        for (int u = 0; u < USERS; u++)
+        for (int u = 0; u < n_kids - 1; u++)
                 CHECK(waitpid(kids[u], &status, 0) == kids[u] && WIFEXITED(status) &&
                       WEXITSTATUS(status) == 0);
         served_again(path);
@@ -507,7 +570,109 @@ static void connections_are_limited_in_all(void **state)
         if (geteuid() != 0)
                 skip(); /* needs several users */
         assert_int_equal(serve_while(client_flood_all, &calls), 0);
+        assert_int_equal(calls, 2);
+}
+
+static double mono_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Sends a request line on a fresh connection and leaves the reply unread. */
+static int ask_and_hold(const char *path, int size)
+{
+        char line[96];
+        int fd = open_connected(path), n;
+
+        n = snprintf(line, sizeof(line), "{\"cmd\":\"big\",\"size\":%d}\n", size);
+        CHECK(send(fd, line, (size_t)n, MSG_NOSIGNAL) == n);
+        return fd;
+}
+
+/* Bytes of the reply until EOF (10 s at most). */
+static size_t read_all(int fd)
+{
+        struct timeval tv = {.tv_sec = 10};
+        char buf[65536];
+        size_t total = 0;
+        ssize_t n;
+
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+                total += (size_t)n;
+        return total;
+}
+
+/* 16 large replies (512 KiB) nobody reads (issue 28: each held the loop up to 1 s, 16 s in all): another
+ * request is answered at once, and each held reply is still whole when finally read. */
+static void client_unread_replies(const char *path)
+{
+        enum { HELD = 16, SIZE = 512 << 10 };
+        int fds[HELD];
+        char *reply = NULL;
+        double t0, took;
+
+        for (int i = 0; i < HELD; i++)
+                fds[i] = ask_and_hold(path, SIZE);
+        usleep(200000); /* the server has them all */
+        t0 = mono_s();
+        CHECK(control_call(path, "{\"cmd\":\"echo\",\"n\":5}", &reply) == 0);
+        took = mono_s() - t0;
+        fprintf(stderr, "a request behind %d unread 512 KiB replies took %.3f s\n", HELD, took);
+        CHECK(took < 1.0);
+        CHECK(strstr(reply, "\"n\":5") != NULL);
+        free(reply);
+        /* The reply's line: {"ok":true,"pad":"x..."} and the newline. */
+        for (int i = 0; i < HELD; i++) {
+                CHECK(read_all(fds[i]) == SIZE + strlen("{\"ok\":true,\"pad\":\"\"}\n"));
+                close(fds[i]);
+        }
+}
+
+static void replies_never_block_the_loop(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while(client_unread_replies, &calls), 0);
         assert_int_equal(calls, 1);
+}
+
+/* A reply over the cap, or past the cap on every unread reply, drops its client: it gets EOF
+ * and nothing; others are served. */
+static void client_over_the_caps(const char *path)
+{
+        enum { NEAR = CONTROL_MAX_REPLY - 1024 };
+        int over, fds[CONTROL_MAX_BUFFERED / NEAR], last;
+        char *reply = NULL;
+
+        over = ask_and_hold(path, CONTROL_MAX_REPLY + 1);
+        CHECK(read_all(over) == 0);
+        close(over);
+        for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+                fds[i] = ask_and_hold(path, NEAR);
+        usleep(200000);
+        last = ask_and_hold(path, 1 << 20);
+        CHECK(read_all(last) == 0);
+        close(last);
+        CHECK(control_call(path, "{\"cmd\":\"echo\",\"n\":6}", &reply) == 0);
+        CHECK(strstr(reply, "\"n\":6") != NULL);
+        free(reply);
+        for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+                CHECK(read_all(fds[i]) == NEAR + strlen("{\"ok\":true,\"pad\":\"\"}\n"));
+                close(fds[i]);
+        }
+}
+
+static void replies_past_the_cap_drop_the_client(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while(client_over_the_caps, &calls), 0);
 }
 
 static void no_daemon_is_a_clear_error(void **state)
@@ -533,6 +698,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(unprintable_bytes_are_escaped_in_replies),
     cmocka_unit_test(connections_are_limited_per_uid),
     cmocka_unit_test(connections_are_limited_in_all),
+    cmocka_unit_test(replies_never_block_the_loop),
+    cmocka_unit_test(replies_past_the_cap_drop_the_client),
     cmocka_unit_test(no_daemon_is_a_clear_error),
 };
 PCTL_TEST_MAIN(tests)

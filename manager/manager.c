@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/access.h"
 #include "pctl/appstack.h"
 #include "pctl/fsio.h"
 #include "pctl/history.h"
@@ -13,6 +14,7 @@
 #include "pctl/jsonfmt.h"
 #include "pctl/metrics.h"
 #include "pctl/procguard.h"
+#include "pctl/ratelimit.h"
 #include "pctl/util.h"
 
 /* Intervals a configuration is measured over (after the one that straddles the change). */
@@ -57,6 +59,7 @@ struct mapp {
         bool key_tried, have_key;
         char exec_comm[16];
         bool decided; /* the allocator has placed it once */
+        bool by_rule; /* a policy's rules adopted it: it counts against their caps */
         /* Seen from its start (`pctl run` hands it over before its exec; the model machine's
          * apps are adopted as they start): its run's instructions are the whole run's. */
         bool whole_run;
@@ -99,6 +102,9 @@ struct manager {
         unsigned n_seen;
         pid_t *ignored; /* released by hand: never matched by a rule again */
         unsigned n_ignored;
+        struct ratelimit rule_rl; /* refusals of rules, logged */
+        gid_t users_gid;          /* of [daemon] users when a group: looked up when it changes */
+        char users_gid_of[CONFIG_NAME_MAX];
 
         uint64_t start_ns;
         uint64_t decisions, changes;
@@ -956,6 +962,39 @@ int manager_sample(struct manager *m)
         return 0;
 }
 
+/* Whether a rule of pol may take the process: its user (issue 28: any user could name a
+ * process to match match_comm) and the caps. The refusal is logged, a few a minute. */
+static bool rule_admits(struct manager *m, const struct policy *pol, const struct proc_identity *id)
+{
+        const char *users = m->opt.conf.users;
+        unsigned of_policy = 0, by_rules = 0, missed;
+        char why[256];
+
+        if (strcmp(m->users_gid_of, users) != 0) {
+                if (access_group_gid(users, &m->users_gid) < 0)
+                        m->users_gid = (gid_t)-1;
+                (void)strscpy(m->users_gid_of, users, sizeof(m->users_gid_of));
+        }
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                by_rules += m->apps[i].by_rule;
+                of_policy += m->apps[i].by_rule && strcmp(m->apps[i].policy.name, pol->name) == 0;
+        }
+        if (access_rule_admits(pol, id, users, m->users_gid, of_policy, by_rules,
+                               m->opt.conf.max_rule_apps, why, sizeof(why)) == 0)
+                return true;
+        if (!m->rule_rl.interval_ns)
+                m->rule_rl = RATELIMIT_INIT(60 * NSEC_PER_SEC, 5);
+        if (ratelimit_pass(&m->rule_rl, now_ns(), &missed)) {
+                char comm[4 * sizeof(id->comm)];
+
+                strescape(comm, sizeof(comm), id->comm, strlen(id->comm));
+                log_notice("rule of policy %s matched %s (pid %d), not adopted: %s (%u more "
+                           "refusals not logged before this one)",
+                           pol->name, comm, (int)id->pid, why, missed);
+        }
+        return false;
+}
+
 /* Processes started since the last scan that a policy's rules select. */
 static void adopt_by_rules(struct manager *m)
 {
@@ -975,6 +1014,7 @@ static void adopt_by_rules(struct manager *m)
         for (int i = 0; i < n; i++) {
                 struct proc_identity id = {.pid = procs[i].pid};
                 const struct policy *pol;
+                struct mapp *a;
                 char err[256];
 
                 seen[i] = procs[i].pid;
@@ -994,9 +1034,14 @@ static void adopt_by_rules(struct manager *m)
                         log_debug("rule of policy %s matched, not taken: %s", pol->name, err);
                         continue;
                 }
+                /* The model machine has no users: its apps are the scenario's. */
+                if (!m->pf->sim && !rule_admits(m, pol, &id))
+                        continue;
                 if (adopt_as(m, procs[i].pid, pol, NULL, "matched by its rules", err, sizeof(err)) <
                     0)
                         log_warning("%s, ignoring", err);
+                else if ((a = find_app(m, procs[i].pid, NULL)))
+                        a->by_rule = true;
         }
         if (n >= 0) {
                 qsort(seen, (size_t)n, sizeof(*seen), pid_cmp);

@@ -145,3 +145,68 @@ int access_group_gid(const char *name, gid_t *out)
         *out = gr.gr_gid;
         return 0;
 }
+
+size_t proc_status_groups(const char *text, size_t len, gid_t *out, size_t max)
+{
+        const char *p = text, *end = text + len;
+
+        while (p < end) {
+                const char *eol = memchr(p, '\n', (size_t)(end - p));
+                size_t n = 0;
+
+                if (!eol)
+                        eol = end;
+                if ((size_t)(eol - p) >= 7 && memcmp(p, "Groups:", 7) == 0) {
+                        for (const char *q = p + 7; q < eol && n < max;) {
+                                unsigned long x = 0;
+                                const char *d;
+
+                                while (q < eol && (*q == ' ' || *q == '\t'))
+                                        q++;
+                                d = q;
+                                while (q < eol && *q >= '0' && *q <= '9' && x <= 0xffffffffUL)
+                                        x = x * 10 + (unsigned long)(*q++ - '0');
+                                if (q == d || x > 0xfffffffeUL)
+                                        break; /* the end, or what is not a group */
+                                out[n++] = (gid_t)x;
+                        }
+                        return n;
+                }
+                p = eol + 1;
+        }
+        return 0;
+}
+
+int access_rule_admits(const struct policy *pol, const struct proc_identity *id,
+                       const char *users, gid_t users_gid, unsigned of_policy, unsigned by_rules,
+                       unsigned max_rule_apps, char *why, size_t why_size)
+{
+        /* A rule that names users was written for them; else root's, and [daemon] users'. */
+        if (!pol->match[POLICY_MATCH_USER].n && id->uid != 0) {
+                gid_t all[33];
+                size_t n = 0;
+
+                all[n++] = id->gid;
+                for (size_t i = 0; i < id->n_groups && n < ARRAY_SIZE(all); i++)
+                        all[n++] = id->groups[i];
+                if (!access_user_allowed(users, users_gid, id->uid, all, n)) {
+                        snprintf(why, why_size,
+                                 "uid %u is not root, the policy has no match_user, and "
+                                 "pctl.conf's [daemon] users = %s does not let that user in",
+                                 (unsigned)id->uid, users);
+                        return -EPERM;
+                }
+        }
+        if (of_policy >= pol->max_apps) {
+                snprintf(why, why_size, "the policy's rules have adopted %u apps, its max_apps",
+                         of_policy);
+                return -EUSERS;
+        }
+        if (by_rules >= max_rule_apps) {
+                snprintf(why, why_size,
+                         "rules have adopted %u apps, pctl.conf's [daemon] max_rule_apps",
+                         by_rules);
+                return -EUSERS;
+        }
+        return 0;
+}

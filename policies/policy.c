@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pctl/access.h"
 #include "pctl/cpumask.h"
 #include "pctl/fsio.h"
 #include "pctl/inifile.h"
@@ -162,6 +163,13 @@ static const struct inikey policy_keys[] = {
      .max = 1000,
      .def = "1",
      .doc = "share of contended cores, relative to other apps"},
+    {.key = "max_apps",
+     .type = INIKEY_UINT,
+     .offset = offsetof(struct policy, max_apps),
+     .min = 0,
+     .max = 100000,
+     .def = "32",
+     .doc = "apps this policy's rules may have adopted at once; 0: its rules adopt nothing"},
 };
 
 enum { KEY_MIN_CORES = 5, KEY_MAX_CORES, KEY_MIN_FREQ, KEY_MAX_FREQ };
@@ -659,6 +667,15 @@ int proc_identity_read(pid_t pid, struct proc_identity *out)
         uid_line = strstr(text, "\nUid:");
         if (!uid_line || sscanf(uid_line + 5, "%u", &id.uid) != 1)
                 return -EIO;
+        /* The groups, for [daemon] users = GROUP: the real gid and the supplementary ones. */
+        {
+                unsigned gids[4];
+
+                if (proc_status_ids(text, (size_t)n, "Gid", gids) == 0)
+                        id.gid = gids[0];
+                id.n_groups = proc_status_groups(text, (size_t)n, id.groups,
+                                                 ARRAY_SIZE(id.groups));
+        }
 
         /* Not readable for another user's process, empty for a kernel thread: no match. */
         r = fs_path(path, sizeof(path), "/proc/%d/exe", (int)pid);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "pctl/config.h"
+#include "pctl/policy.h"
 
 /* The peer of a request, as SO_PEERCRED and SO_PEERGROUPS say. */
 struct access_peer {
@@ -37,6 +38,18 @@ int access_group_gid(const char *name, gid_t *out);
 /* Pure: the four ids (real, effective, saved, file system) of a "Uid:" or "Gid:" line of a
  * /proc/PID/status text. -ENODATA when the line is missing, -EINVAL when it is malformed. */
 int proc_status_ids(const char *text, size_t len, const char *key, unsigned ids[4]);
+
+/* Pure: the groups of a "Groups:" line of a /proc/PID/status text, up to max of them, into
+ * out; how many. A line that is absent or empty is 0 groups; what is not a number ends it. */
+size_t proc_status_groups(const char *text, size_t len, gid_t *out, size_t max);
+
+/* Pure: whether a rule of pol may adopt the process id, with of_policy apps its rules have
+ * adopted now and by_rules adopted by every rule. 0; -EPERM when the user is not one the rule
+ * may take (no match_user: only root and [daemon] users); -EUSERS past the policy's max_apps
+ * or [daemon] max_rule_apps. why says which. */
+int access_rule_admits(const struct policy *pol, const struct proc_identity *id,
+                       const char *users, gid_t users_gid, unsigned of_policy, unsigned by_rules,
+                       unsigned max_rule_apps, char *why, size_t why_size);
 
 /* 0 when every uid of process pid (real, effective, saved, fs) is uid: a process another user
  * has a hand in (setuid, or changed ids) is not the caller's. -EPERM with why naming the owner,

@@ -39,6 +39,7 @@ struct policy {
         unsigned max_freq_mhz; /* 0: the highest */
         double max_slowdown;   /* INFINITY: no limit; 0.1 = at most 10% slower than alone */
         double weight;         /* > 0; share when apps compete */
+        unsigned max_apps;     /* apps its rules may have adopted at once */
         struct policy_patterns match[POLICY_MATCH_KINDS];
         char file[CONFIG_PATH_MAX]; /* "" for a built-in */
         int lineno;                 /* of the [policy NAME] header */
@@ -55,6 +56,9 @@ struct proc_identity {
         char comm[32];
         char exe[CONFIG_PATH_MAX * 4]; /* "" when unreadable (kernel thread, no permission) */
         uid_t uid;                     /* real uid */
+        gid_t gid;                     /* real gid */
+        gid_t groups[32];              /* supplementary groups (the first 32) */
+        size_t n_groups;
         char user[64];                 /* "" when the uid has no name */
         char cgroup[CONFIG_PATH_MAX * 4];
 };

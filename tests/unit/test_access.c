@@ -84,7 +84,70 @@ static void owner_of_real_processes(void **state)
         assert_int_equal(access_check_owner(4194304 + 1, getuid(), why, sizeof(why)), -ESRCH);
 }
 
+static void groups_line(void **state)
+{
+        const char text[] = "Gid:\t5\t5\t5\t5\nGroups:\t4 24 27 \nNSpid:\t1\n";
+        gid_t g[8];
+
+        (void)state;
+        assert_int_equal(proc_status_groups(text, strlen(text), g, 8), 3);
+        assert_int_equal(g[2], 27);
+        assert_int_equal(proc_status_groups(text, strlen(text), g, 2), 2);
+        assert_int_equal(proc_status_groups("Groups:\t\n", 9, g, 8), 0);
+        assert_int_equal(proc_status_groups("Gid:\t1\t1\t1\t1\n", 15, g, 8), 0);
+        assert_int_equal(proc_status_groups("Groups:\t7 x 9\n", 14, g, 8), 1);
+}
+
+static void rules_take_only_their_users_within_caps(void **state)
+{
+        struct policy named = {.name = "p", .max_apps = 3}, open = {.name = "q", .max_apps = 3};
+        struct proc_identity root = {.pid = 10, .uid = 0}, user = {.pid = 11, .uid = 1000,
+                                                                   .gid = 1000, .n_groups = 1};
+        char *pattern = (char *)"nobody";
+        char why[256];
+
+        (void)state;
+        user.groups[0] = 27;
+        named.match[POLICY_MATCH_USER] = (struct policy_patterns){.v = &pattern, .n = 1};
+        /* No match_user: root's, and the users [daemon] users lets in. */
+        assert_int_equal(access_rule_admits(&open, &root, "none", (gid_t)-1, 0, 0, 64, why,
+                                            sizeof(why)),
+                         0);
+        assert_int_equal(access_rule_admits(&open, &user, "none", (gid_t)-1, 0, 0, 64, why,
+                                            sizeof(why)),
+                         -EPERM);
+        assert_non_null(strstr(why, "uid 1000 is not root"));
+        assert_int_equal(access_rule_admits(&open, &user, "all", (gid_t)-1, 0, 0, 64, why,
+                                            sizeof(why)),
+                         0);
+        assert_int_equal(access_rule_admits(&open, &user, "wheel", 27, 0, 0, 64, why, sizeof(why)),
+                         0);
+        assert_int_equal(access_rule_admits(&open, &user, "users", 1000, 0, 0, 64, why, sizeof(why)),
+                         0); /* the primary group */
+        assert_int_equal(access_rule_admits(&open, &user, "adm", 4, 0, 0, 64, why, sizeof(why)),
+                         -EPERM);
+        /* A rule that names users was written for them (policy_match judged the name). */
+        assert_int_equal(access_rule_admits(&named, &user, "none", (gid_t)-1, 0, 0, 64, why,
+                                            sizeof(why)),
+                         0);
+        /* The caps: the policy's, then every rule's. */
+        assert_int_equal(access_rule_admits(&named, &user, "none", (gid_t)-1, 3, 3, 64, why,
+                                            sizeof(why)),
+                         -EUSERS);
+        assert_non_null(strstr(why, "its max_apps"));
+        assert_int_equal(access_rule_admits(&named, &user, "none", (gid_t)-1, 2, 64, 64, why,
+                                            sizeof(why)),
+                         -EUSERS);
+        assert_non_null(strstr(why, "max_rule_apps"));
+        open.max_apps = 0;
+        assert_int_equal(access_rule_admits(&open, &root, "all", (gid_t)-1, 0, 0, 64, why,
+                                            sizeof(why)),
+                         -EUSERS);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(groups_line),
+    cmocka_unit_test(rules_take_only_their_users_within_caps),
     cmocka_unit_test(users_setting_decides),
     cmocka_unit_test(status_ids_parsed_strictly),
     cmocka_unit_test(owner_of_real_processes),

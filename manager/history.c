@@ -2,21 +2,35 @@
 #include "pctl/history.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "pctl/util.h"
 
+/* A write that found the file locked, kept for later in the order it came. */
+struct history_pending {
+        bool is_run;
+        struct history_entry entry; /* !is_run; owns its stack_json */
+        struct history_key key;     /* is_run */
+        struct history_run run;
+};
+
 struct history {
         sqlite3 *db;
         char path[512];
         bool read_only;
+        bool deferred; /* writes never wait: a locked file queues them (history_set_deferred) */
+        struct history_pending *pending;
+        size_t n_pending, cap_pending;
+        unsigned dropped; /* pending writes given up past HISTORY_PENDING_MAX */
 };
 
 /* Schema steps: migrations[v] takes a file at user_version v to v + 1. A new column is a new
@@ -77,8 +91,8 @@ static int history_fail(const char *path, sqlite3 *db, int rc, const char *doing
         case SQLITE_BUSY:
         case SQLITE_LOCKED:
                 snprintf(err, err_size,
-                         "history %s is locked by another process (another pctld on the same "
-                         "file?): %s skipped",
+                         "history %s is busy: another process holds a lock on it (pctl history, "
+                         "sqlite3, a backup, another pctld on the same file): %s skipped",
                          path, doing);
                 return -EBUSY;
         case SQLITE_READONLY:
@@ -209,6 +223,18 @@ int history_open(const char *path, bool read_only, struct history **out, char *e
                 free(h);
                 return -ENAMETOOLONG;
         }
+        /* It holds every user's executable paths: root's alone (SQLite gives its journal and
+         * WAL the same mode). An older file readable by others is narrowed. */
+        if (!read_only) {
+                int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+                struct stat st;
+
+                if (fd >= 0) {
+                        if (fstat(fd, &st) == 0 && (st.st_mode & 077) && st.st_uid == geteuid())
+                                (void)fchmod(fd, st.st_mode & 0700);
+                        close(fd);
+                }
+        }
         rc = sqlite3_open_v2(
             path, &h->db,
             read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
@@ -221,6 +247,24 @@ int history_open(const char *path, bool read_only, struct history **out, char *e
         /* A file SQLite could open only for reading (its permissions, a read-only mount). */
         h->read_only = read_only || sqlite3_db_readonly(h->db, "main") == 1;
         r = history_pragma_int(h, "PRAGMA user_version", &version, err, err_size);
+        if (r < 0 && h->read_only && access(path, F_OK) == 0) {
+                /* A WAL file where its -wal and -shm cannot be made (a read-only mount, a
+                 * copy): nobody can write it there either, so it is read as it stands. */
+                char *uri = sqlite3_mprintf("file:%s?immutable=1", path);
+
+                sqlite3_close(h->db);
+                h->db = NULL;
+                rc = uri ? sqlite3_open_v2(uri, &h->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                           NULL)
+                         : SQLITE_NOMEM;
+                sqlite3_free(uri);
+                if (rc != SQLITE_OK) {
+                        r = history_fail(path, h->db, rc, "opening", err, err_size);
+                        goto fail;
+                }
+                sqlite3_extended_result_codes(h->db, 1);
+                r = history_pragma_int(h, "PRAGMA user_version", &version, err, err_size);
+        }
         if (r == 0)
                 r = history_check(h, err, err_size);
         if (r < 0)
@@ -250,6 +294,10 @@ int history_open(const char *path, bool read_only, struct history **out, char *e
                 if (r < 0)
                         goto fail;
         }
+        /* WAL: a reader (pctl history, a backup) never blocks a write, nor a write a reader.
+         * Kept in the file; a file that cannot switch (busy now) stays as it is. */
+        if (!h->read_only)
+                (void)sqlite3_exec(h->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
         *out = h;
         return 0;
 fail:
@@ -258,12 +306,69 @@ fail:
         return r;
 }
 
+static void pending_clear(struct history_pending *p)
+{
+        if (!p->is_run)
+                history_entry_clear(&p->entry);
+}
+
 void history_close(struct history *h)
 {
         if (!h)
                 return;
+        for (size_t i = 0; i < h->n_pending; i++)
+                pending_clear(&h->pending[i]);
+        free(h->pending);
         sqlite3_close(h->db);
         free(h);
+}
+
+void history_set_deferred(struct history *h, bool deferred)
+{
+        h->deferred = deferred;
+        sqlite3_busy_timeout(h->db, deferred ? 0 : HISTORY_BUSY_TIMEOUT_MS);
+}
+
+size_t history_pending(const struct history *h)
+{
+        return h->n_pending;
+}
+
+/* Keeps a write that found the file locked. Past HISTORY_PENDING_MAX the oldest goes. */
+static int pending_add(struct history *h, const struct history_pending *p, const char *exe,
+                       char *err, size_t err_size)
+{
+        struct history_pending copy = *p;
+
+        if (!p->is_run && p->entry.stack_json) {
+                copy.entry.stack_json = strdup(p->entry.stack_json);
+                if (!copy.entry.stack_json)
+                        return -ENOMEM;
+        }
+        if (h->n_pending == HISTORY_PENDING_MAX) {
+                pending_clear(&h->pending[0]);
+                memmove(h->pending, h->pending + 1, (h->n_pending - 1) * sizeof(*h->pending));
+                h->n_pending--;
+                h->dropped++;
+        }
+        if (h->n_pending == h->cap_pending) {
+                size_t cap = h->cap_pending ? h->cap_pending * 2 : 16;
+                struct history_pending *v = realloc(h->pending, cap * sizeof(*v));
+
+                if (!v) {
+                        pending_clear(&copy);
+                        return -ENOMEM;
+                }
+                h->pending = v;
+                h->cap_pending = cap;
+        }
+        h->pending[h->n_pending++] = copy;
+        snprintf(err, err_size,
+                 "history %s is busy: another process holds a write lock on it (pctl history "
+                 "forget, sqlite3, a backup, another pctld on the same file); the run of %s is "
+                 "kept in memory (%zu waiting) and written when it is free",
+                 h->path, exe, h->n_pending);
+        return -EAGAIN;
 }
 
 bool history_read_only(const struct history *h)
@@ -358,7 +463,7 @@ int history_lookup(struct history *h, const struct history_key *key, struct hist
         return r;
 }
 
-int history_store(struct history *h, const struct history_entry *e, char *err, size_t err_size)
+static int store_now(struct history *h, const struct history_entry *e, char *err, size_t err_size)
 {
         sqlite3_stmt *st = NULL;
         char hash[32];
@@ -479,8 +584,8 @@ int history_forget(struct history *h, const char *app, unsigned *removed, char *
         return 0;
 }
 
-int history_store_run(struct history *h, const struct history_key *key, const struct history_run *r,
-                      char *err, size_t err_size)
+static int store_run_now(struct history *h, const struct history_key *key,
+                         const struct history_run *r, char *err, size_t err_size)
 {
         sqlite3_stmt *st = NULL;
         char hash[32];
@@ -621,4 +726,95 @@ int history_runs(struct history *h, const struct history_key *key, struct histor
         if (rc != SQLITE_DONE && rc != SQLITE_ROW)
                 return history_fail(h->path, h->db, rc, "a look-up", err, err_size);
         return 0;
+}
+
+/* One pending write, as it would have been. */
+/* The main file up to date after a write, so that a copy of it alone (cp, a backup) has
+ * every run; PASSIVE never waits for a reader. */
+static void checkpoint(struct history *h)
+{
+        (void)sqlite3_wal_checkpoint_v2(h->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+}
+
+static int pending_write(struct history *h, const struct history_pending *p, char *err,
+                         size_t err_size)
+{
+        return p->is_run ? store_run_now(h, &p->key, &p->run, err, err_size)
+                         : store_now(h, &p->entry, err, err_size);
+}
+
+/* Writes what waits until the file is locked again; 0 or the first refusal for good. */
+static int flush_pending(struct history *h, char *err, size_t err_size)
+{
+        size_t done = 0;
+        int r = 0;
+
+        while (done < h->n_pending) {
+                char why[640];
+                int w = pending_write(h, &h->pending[done], why, sizeof(why));
+
+                if (w == -EBUSY)
+                        break; /* still locked: the rest wait, in order */
+                if (w < 0 && r == 0) {
+                        /* Refused for good (full, read-only now): said once, not kept. */
+                        (void)strscpy(err, why, err_size);
+                        r = w;
+                }
+                pending_clear(&h->pending[done++]);
+        }
+        memmove(h->pending, h->pending + done, (h->n_pending - done) * sizeof(*h->pending));
+        h->n_pending -= done;
+        if (done)
+                checkpoint(h);
+        return r;
+}
+
+int history_flush(struct history *h, char *err, size_t err_size)
+{
+        int r = flush_pending(h, err, err_size);
+
+        if (h->dropped) {
+                snprintf(err, err_size,
+                         "history %s stayed busy: %u runs waiting past %d were not recorded",
+                         h->path, h->dropped, HISTORY_PENDING_MAX);
+                h->dropped = 0;
+                r = -ENOBUFS;
+        }
+        return r;
+}
+
+int history_store(struct history *h, const struct history_entry *e, char *err, size_t err_size)
+{
+        struct history_pending p = {.entry = *e};
+        int r;
+
+        /* Behind writes still waiting, this one waits too: the order is the runs' order. */
+        if (h->deferred && h->n_pending)
+                (void)flush_pending(h, err, err_size);
+        if (h->deferred && h->n_pending && !h->read_only)
+                return pending_add(h, &p, e->key.exe, err, err_size);
+        r = store_now(h, e, err, err_size);
+        if (r == -EBUSY && h->deferred)
+                return pending_add(h, &p, e->key.exe, err, err_size);
+        if (r == 0)
+                checkpoint(h);
+        return r;
+}
+
+int history_store_run(struct history *h, const struct history_key *key, const struct history_run *run,
+                      char *err, size_t err_size)
+{
+        struct history_pending p = {.is_run = true, .key = *key, .run = *run};
+        int r;
+
+        if (h->deferred && h->n_pending)
+                (void)flush_pending(h, err, err_size);
+        if (h->deferred && h->n_pending && !h->read_only)
+                return pending_add(h, &p, key->exe, err, err_size);
+        r = store_run_now(h, key, run, err, err_size);
+        if (r == -EBUSY && h->deferred)
+                return pending_add(h, &p, key->exe, err, err_size);
+        if (r == 0)
+                checkpoint(h);
+        return r;
 }

@@ -396,9 +396,13 @@ static void history_record(struct manager *m, unsigned i, bool ended)
                 bool have_run;
 
                 work_inflation_update(m, i, true, &run, &have_run);
-                if (have_run &&
-                    history_store_run(m->opt.history, &a->key, &run, err, sizeof(err)) < 0)
-                        log_warning("%s; pctld runs on without it", err);
+                if (have_run) {
+                        r = history_store_run(m->opt.history, &a->key, &run, err, sizeof(err));
+                        if (r == -EAGAIN)
+                                log_notice("%s", err); /* kept: written when the file is free */
+                        else if (r < 0)
+                                log_warning("%s; pctld runs on without it", err);
+                }
         }
         if (!allocator_best(&ctx, &m->alloc[i], &best)) {
                 const struct allocator_app *al = &m->alloc[i];
@@ -422,7 +426,9 @@ static void history_record(struct manager *m, unsigned i, bool ended)
             stack ? (char *)json_object_to_json_string_ext(stack, JSON_C_TO_STRING_PLAIN) : NULL;
         r = history_store(m->opt.history, &h, err, sizeof(err));
         json_object_put(stack); /* h.stack_json was the stack's own string */
-        if (r < 0)
+        if (r == -EAGAIN)
+                log_notice("%s", err);
+        else if (r < 0)
                 log_warning("%s; pctld runs on without it", err);
         else
                 log_debug("history: %s (%s): best %u cores at %u MHz recorded", a->name, a->key.exe,

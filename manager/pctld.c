@@ -26,6 +26,7 @@
 #include "pctl/manager.h"
 #include "pctl/metrics.h"
 #include "pctl/platform_file.h"
+#include "pctl/ratelimit.h"
 #include "pctl/util.h"
 
 struct daemon {
@@ -41,6 +42,7 @@ struct daemon {
         struct metrics_server *metrics;       /* NULL unless metrics_listen is set */
         struct metrics_histogram sample_hist; /* wall time of manager_sample */
         struct history *history;              /* NULL: none, or it could not be used */
+        struct ratelimit history_rl;          /* its write failures, logged */
         gid_t users_gid; /* [daemon] users = GROUP: its gid, looked up at start and reload */
 };
 
@@ -170,11 +172,29 @@ static void daemon_publish_metrics(struct daemon *d)
         metrics_server_publish(d->metrics, snap);
 }
 
+/* Writes the history kept while its file was locked, now that it may be free; never waits. */
+static void history_catch_up(struct daemon *d)
+{
+        char err[700];
+        unsigned missed;
+        size_t before;
+
+        if (!d->history || !(before = history_pending(d->history)))
+                return;
+        if (history_flush(d->history, err, sizeof(err)) < 0 &&
+            ratelimit_pass(&d->history_rl, now_ns(), &missed))
+                log_warning("%s", err);
+        if (!history_pending(d->history))
+                log_info("history %s is free again: %zu waiting runs recorded",
+                         d->conf.history_path, before);
+}
+
 static int on_sample(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct daemon *d = userdata;
         int r = daemon_sample(d);
 
+        history_catch_up(d);
         daemon_publish_metrics(d);
         if (r < 0)
                 log_warning_errno(r, "Sampling failed, trying again next interval: %m");
@@ -611,7 +631,22 @@ static void open_history(struct daemon *d, struct manager_options *mo)
         else
                 log_info("history %s: returning apps start at their best configuration",
                          d->conf.history_path);
+        /* The loop never waits for the file: a locked one keeps the runs in memory. */
+        history_set_deferred(d->history, true);
+        d->history_rl = RATELIMIT_INIT(60 * NSEC_PER_SEC, 1);
         mo->history = d->history;
+}
+
+/* At the end, writes may wait a little (HISTORY_BUSY_TIMEOUT_MS each) rather than be lost. */
+static void history_finish(struct daemon *d)
+{
+        char err[700];
+
+        if (!d->history)
+                return;
+        history_set_deferred(d->history, false);
+        if (history_flush(d->history, err, sizeof(err)) < 0)
+                log_warning("%s", err);
 }
 
 static int setup_power(const struct daemon *d, struct manager_options *mo)
@@ -789,9 +824,13 @@ out_event:
         sd_event_source_disable_unref(d.sim_timer);
         sd_event_unref(d.event);
 out_manager:
+        history_finish(&d);
         manager_free(d.mgr); /* gives every app back */
 out_platform:
         platform_close(d.pf);     /* restores cpusets and frequencies, clears the record */
+        if (d.history && history_pending(d.history))
+                log_warning("history %s stayed locked: %zu runs were not recorded",
+                            d.conf.history_path, history_pending(d.history));
         history_close(d.history); /* after the manager, which records the apps it releases */
         policy_set_free(&set);
         return r < 0 ? 1 : 0;

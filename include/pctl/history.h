@@ -51,11 +51,25 @@ void history_close(struct history *h);
 /* Whether the file could only be opened for reading. */
 bool history_read_only(const struct history *h);
 
+/* For the daemon's loop: a write never waits for another process's lock. A write that finds
+ * the file locked (or finds earlier writes still waiting) is kept in memory, in order, and
+ * history_store/history_store_run return -EAGAIN saying so; history_flush writes what waits.
+ * At most HISTORY_PENDING_MAX wait; past it the oldest is given up (history_flush says how
+ * many). */
+#define HISTORY_PENDING_MAX 4096
+void history_set_deferred(struct history *h, bool deferred);
+/* Writes what waits, in order, until the file is locked again. 0, or an error with err for
+ * writes refused for good (they are not kept) or given up. */
+int history_flush(struct history *h, char *err, size_t err_size);
+/* How many writes wait. */
+size_t history_pending(const struct history *h);
+
 /* The entry of key: 0, -ENOENT when there is none, or an error with err. */
 int history_lookup(struct history *h, const struct history_key *key, struct history_entry *out,
                    char *err, size_t err_size);
 /* Records a run: replaces the entry's figures and counts the run. -EROFS, -EBUSY (locked past
- * HISTORY_BUSY_TIMEOUT_MS: nothing is written) or another error with err. */
+ * HISTORY_BUSY_TIMEOUT_MS: nothing is written), -EAGAIN (deferred: kept for history_flush) or
+ * another error with err. The file is created 0600 and kept in WAL mode. */
 int history_store(struct history *h, const struct history_entry *e, char *err, size_t err_size);
 /* Calls fn for every entry, most recent first; fn returns non-zero to stop. */
 int history_foreach(struct history *h, int (*fn)(const struct history_entry *e, void *ctx),

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "pctl_test.h"
 #include "pctl/history.h"
@@ -30,6 +31,10 @@ static void tmpdb_remove(struct tmpdb *t)
         chmod(t->dir, 0700);
         unlink(t->path);
         snprintf(p, sizeof(p), "%s-journal", t->path);
+        unlink(p);
+        snprintf(p, sizeof(p), "%s-wal", t->path);
+        unlink(p);
+        snprintf(p, sizeof(p), "%s-shm", t->path);
         unlink(p);
         rmdir(t->dir);
 }
@@ -265,7 +270,7 @@ static void locked_by_another_writer_is_busy_then_recovers(void **state)
         assert_int_equal(sqlite3_open(t.path, &other), SQLITE_OK);
         assert_int_equal(sqlite3_exec(other, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
         assert_int_equal(history_store(h, &e, err, sizeof(err)), -EBUSY);
-        assert_non_null(strstr(err, "locked by another process"));
+        assert_non_null(strstr(err, "is busy: another process holds a lock on it"));
         assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
         sqlite3_close(other);
         /* Once it is done, the next run is recorded. */
@@ -274,6 +279,95 @@ static void locked_by_another_writer_is_busy_then_recovers(void **state)
         assert_int_equal(got.runs, 1);
         history_entry_clear(&got);
         history_close(h);
+        tmpdb_remove(&t);
+}
+
+static double mono_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Issue 28: the file held every user's executable paths world-readable (0644), and any user
+ * holding a read transaction made every write fail after blocking 200 ms with a message
+ * blaming "another pctld". Now: 0600, WAL (a reader blocks no write), and for the daemon a
+ * write never waits: a locked file keeps the run in memory until it is free. */
+static void private_wal_and_never_waiting(void **state)
+{
+        struct tmpdb t;
+        struct history *h;
+        struct history_entry e = sample_entry("/usr/bin/pbench", 2), e2 = sample_entry("/bin/x", 3),
+                             got;
+        struct history_run run = {.instructions = 1e9, .instructions_err = 1e6, .cores = 2};
+        char err[640], sql_mode[16] = "";
+        struct stat st;
+        sqlite3 *other;
+        sqlite3_stmt *q;
+        double t0, took;
+
+        (void)state;
+        tmpdb_make(&t);
+        /* An older file readable by everyone is narrowed when opened for writing. */
+        raw_exec(t.path, "CREATE TABLE x (a)");
+        assert_int_equal(chmod(t.path, 0644), 0);
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
+        assert_int_equal(stat(t.path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        history_set_deferred(h, true);
+
+        /* WAL: a reader in the middle of a read transaction does not stop a write. */
+        assert_int_equal(sqlite3_open(t.path, &other), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(other, "PRAGMA journal_mode", -1, &q, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        snprintf(sql_mode, sizeof(sql_mode), "%s", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        assert_string_equal(sql_mode, "wal");
+        assert_int_equal(sqlite3_exec(other, "BEGIN; SELECT count(*) FROM apps", NULL, NULL, NULL),
+                         SQLITE_OK);
+        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
+        assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+
+        /* A writer holding its lock: the store returns at once, kept in memory, and says so. */
+        assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+        t0 = mono_s();
+        assert_int_equal(history_store(h, &e2, err, sizeof(err)), -EAGAIN);
+        took = mono_s() - t0;
+        assert_true(took < 0.05);
+        assert_non_null(strstr(err, "is busy: another process holds a write lock"));
+        assert_non_null(strstr(err, "kept in memory (1 waiting)"));
+        assert_int_equal(history_store_run(h, &e2.key, &run, err, sizeof(err)), -EAGAIN);
+        assert_int_equal(history_pending(h), 2);
+        /* Still locked: flushing keeps them, without waiting. */
+        assert_int_equal(history_flush(h, err, sizeof(err)), 0);
+        assert_int_equal(history_pending(h), 2);
+        assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(other);
+        /* Free: written, in order, nothing lost. */
+        assert_int_equal(history_flush(h, err, sizeof(err)), 0);
+        assert_int_equal(history_pending(h), 0);
+        assert_int_equal(history_lookup(h, &e2.key, &got, err, sizeof(err)), 0);
+        assert_int_equal(got.best_cores, 3);
+        history_entry_clear(&got);
+        {
+                struct history_run runs[4];
+                unsigned n;
+
+                assert_int_equal(history_runs(h, &e2.key, runs, 4, &n, err, sizeof(err)), 0);
+                assert_int_equal(n, 1);
+        }
+        /* A busy file that never frees: the oldest go past the cap, and flush says how many. */
+        assert_int_equal(sqlite3_open(t.path, &other), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(other, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+        for (int i = 0; i < HISTORY_PENDING_MAX + 3; i++)
+                assert_int_equal(history_store(h, &e, err, sizeof(err)), -EAGAIN);
+        assert_int_equal(history_pending(h), HISTORY_PENDING_MAX);
+        assert_int_equal(history_flush(h, err, sizeof(err)), -ENOBUFS);
+        assert_non_null(strstr(err, "3 runs waiting past"));
+        assert_int_equal(sqlite3_exec(other, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(other);
+        history_close(h); /* frees what waits */
         tmpdb_remove(&t);
 }
 
@@ -425,6 +519,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(read_only_file_reads_but_does_not_write),
     cmocka_unit_test(locked_by_another_writer_is_busy_then_recovers),
     cmocka_unit_test(unopenable_path_is_reported),
+    cmocka_unit_test(private_wal_and_never_waiting),
 };
 
 PCTL_TEST_MAIN(tests)

@@ -1,9 +1,15 @@
+#define _GNU_SOURCE /* accept4, pipe2 */
 /* Prometheus /metrics (include/pctl/metrics.h): the exposition text of a snapshot, and the
  * libmicrohttpd server that answers scrapes from its own thread. */
 #include "pctl/metrics.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <poll.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -12,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "pctl/log.h"
+#include "pctl/ratelimit.h"
 #include "pctl/util.h"
 
 /* From 0.1 ms (an idle software sensor) to a tenth of a second (the default interval). */
@@ -471,10 +479,32 @@ int metrics_listen_parse(const char *text, unsigned min_port, struct sockaddr_st
         return 0;
 }
 
+/* A connection handed to libmicrohttpd: who it is from and since when, for the limits and the
+ * absolute deadline (MHD's own timeout restarts with every byte). */
+struct metrics_conn {
+        int fd;
+        uint64_t since_ns;
+        bool local;  /* from this host: counted per uid */
+        uid_t uid;   /* local: the peer's owner */
+        struct sockaddr_storage addr; /* remote: counted per address */
+};
+
 struct metrics_server {
         struct MHD_Daemon *mhd;
         unsigned port;
         char listen[METRICS_LISTEN_MAX];
+        int listen_fd;
+        struct sockaddr_storage local; /* the listening address */
+
+        /* The gate: our own accept thread in front of MHD. conns is under conn_lock, shared
+         * with MHD's close notifications. */
+        pthread_t gate;
+        bool gate_running;
+        int stop_pipe[2];
+        pthread_mutex_t conn_lock;
+        struct metrics_conn conns[METRICS_MAX_CONNECTIONS];
+        unsigned n_conns;
+        struct ratelimit accept_rl;
 
         pthread_mutex_t lock;
         struct metrics_snapshot *snap; /* under lock */
@@ -578,13 +608,250 @@ static struct MHD_Response *static_response(const char *text)
         return r;
 }
 
+/* Whether addr is this host's loopback: its peer is a local process, with a uid. */
+static bool addr_is_loopback(const struct sockaddr_storage *a)
+{
+        if (a->ss_family == AF_INET)
+                return (ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr) >> 24) == 127;
+        if (a->ss_family == AF_INET6) {
+                const struct in6_addr *x = &((const struct sockaddr_in6 *)a)->sin6_addr;
+
+                return IN6_IS_ADDR_LOOPBACK(x) ||
+                       (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
+        }
+        return false;
+}
+
+static void diag_fill(struct inet_diag_sockid *id, const struct sockaddr_storage *src,
+                      const struct sockaddr_storage *dst)
+{
+        if (src->ss_family == AF_INET) {
+                const struct sockaddr_in *s = (const void *)src, *d = (const void *)dst;
+
+                id->idiag_sport = s->sin_port;
+                id->idiag_dport = d->sin_port;
+                memcpy(id->idiag_src, &s->sin_addr, 4);
+                memcpy(id->idiag_dst, &d->sin_addr, 4);
+        } else {
+                const struct sockaddr_in6 *s = (const void *)src, *d = (const void *)dst;
+
+                id->idiag_sport = s->sin6_port;
+                id->idiag_dport = d->sin6_port;
+                memcpy(id->idiag_src, &s->sin6_addr, 16);
+                memcpy(id->idiag_dst, &d->sin6_addr, 16);
+        }
+        id->idiag_cookie[0] = id->idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+}
+
+/* The owner of the local TCP socket that connected from peer to us (sock_diag, as ss -e
+ * shows it). -errno when the kernel does not say. */
+static int tcp_peer_uid(const struct sockaddr_storage *peer, const struct sockaddr_storage *us,
+                        uid_t *uid)
+{
+        struct {
+                struct nlmsghdr nlh;
+                struct inet_diag_req_v2 r;
+        } req = {
+            .nlh = {.nlmsg_len = sizeof(req),
+                    .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                    .nlmsg_flags = NLM_F_REQUEST},
+            .r = {.sdiag_family = (uint8_t)peer->ss_family,
+                  .sdiag_protocol = IPPROTO_TCP,
+                  .idiag_states = ~0U},
+        };
+        union {
+                struct nlmsghdr nlh;
+                char buf[8192];
+        } reply;
+        struct timeval tv = {.tv_usec = 100000};
+        ssize_t n;
+        int fd, r = -ENOENT;
+
+        diag_fill(&req.r.id, peer, us);
+        fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+        if (fd < 0)
+                return -errno;
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        if (send(fd, &req, sizeof(req), 0) != (ssize_t)sizeof(req)) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        n = recv(fd, &reply, sizeof(reply), 0);
+        if (n < 0)
+                r = -errno;
+        for (struct nlmsghdr *h = &reply.nlh; n > 0 && NLMSG_OK(h, (size_t)n);
+             h = NLMSG_NEXT(h, n)) {
+                if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+                    h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
+                        *uid = ((const struct inet_diag_msg *)NLMSG_DATA(h))->idiag_uid;
+                        r = 0;
+                        break;
+                }
+                if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_DONE)
+                        break;
+        }
+        close(fd);
+        return r;
+}
+
+static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+        if (a->ss_family != b->ss_family)
+                return false;
+        if (a->ss_family == AF_INET)
+                return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+                       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                      &((const struct sockaddr_in6 *)b)->sin6_addr, 16) == 0;
+}
+
+/* Under conn_lock: whether c may come in. Local peers are counted per uid (before, every
+ * local user shared 127.0.0.1's METRICS_MAX_PER_ADDRESS), remote ones per address; the last
+ * METRICS_ROOT_RESERVED slots are root's (a local root scrape is never locked out). */
+static bool gate_admits(const struct metrics_server *srv, const struct metrics_conn *c)
+{
+        unsigned same = 0;
+
+        if (srv->n_conns >= METRICS_MAX_CONNECTIONS)
+                return false;
+        if (!(c->local && c->uid == 0) &&
+            srv->n_conns >= METRICS_MAX_CONNECTIONS - METRICS_ROOT_RESERVED)
+                return false;
+        for (unsigned i = 0; i < srv->n_conns; i++) {
+                const struct metrics_conn *o = &srv->conns[i];
+
+                same += c->local ? o->local && o->uid == c->uid
+                                 : !o->local && same_addr(&o->addr, &c->addr);
+        }
+        return same < METRICS_MAX_PER_ADDRESS;
+}
+
+static void on_mhd_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+                              enum MHD_ConnectionNotificationCode toe)
+{
+        struct metrics_server *srv = cls;
+        const union MHD_ConnectionInfo *ci;
+
+        (void)socket_context;
+        if (toe != MHD_CONNECTION_NOTIFY_CLOSED)
+                return;
+        ci = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci)
+                return;
+        /* Before MHD closes the fd: the gate never touches a number the kernel gave again. */
+        pthread_mutex_lock(&srv->conn_lock);
+        for (unsigned i = 0; i < srv->n_conns; i++)
+                if (srv->conns[i].fd == ci->connect_fd) {
+                        srv->conns[i] = srv->conns[--srv->n_conns];
+                        break;
+                }
+        pthread_mutex_unlock(&srv->conn_lock);
+}
+
+/* A connection past its deadline is shut down: MHD sees it end and closes it. */
+static void gate_sweep(struct metrics_server *srv, uint64_t now)
+{
+        pthread_mutex_lock(&srv->conn_lock);
+        for (unsigned i = 0; i < srv->n_conns; i++)
+                if (now - srv->conns[i].since_ns >= METRICS_TIMEOUT_S * NSEC_PER_SEC)
+                        (void)shutdown(srv->conns[i].fd, SHUT_RDWR);
+        pthread_mutex_unlock(&srv->conn_lock);
+}
+
+static void gate_accept(struct metrics_server *srv, uint64_t *paused_until, uint64_t *backoff)
+{
+        struct metrics_conn c = {.since_ns = now_ns()};
+        socklen_t len = sizeof(c.addr);
+        unsigned missed;
+        bool in;
+        int fd;
+
+        fd = accept4(srv->listen_fd, (struct sockaddr *)&c.addr, &len,
+                     SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                        /* The connection stays pending and the socket readable: pause. */
+                        *backoff = *backoff ? *backoff * 2 : 100 * NSEC_PER_MSEC;
+                        if (*backoff > 2 * NSEC_PER_SEC)
+                                *backoff = 2 * NSEC_PER_SEC;
+                        *paused_until = c.since_ns + *backoff;
+                        if (ratelimit_pass(&srv->accept_rl, c.since_ns, &missed))
+                                log_warning("metrics %s: cannot accept connections (%s): not "
+                                            "accepting for up to 2 s at a time until it clears "
+                                            "(%u more like this before)",
+                                            srv->listen, strerror(errno), missed);
+                }
+                return;
+        }
+        *backoff = 0;
+        c.fd = fd;
+        c.local = addr_is_loopback(&c.addr) && tcp_peer_uid(&c.addr, &srv->local, &c.uid) == 0;
+        pthread_mutex_lock(&srv->conn_lock);
+        in = gate_admits(srv, &c);
+        if (in)
+                srv->conns[srv->n_conns++] = c;
+        pthread_mutex_unlock(&srv->conn_lock);
+        if (!in) {
+                close(fd); /* the limits working, not news */
+                return;
+        }
+        /* MHD closes fd itself when it refuses it; its close notification then never comes,
+         * so the slot is taken back here. */
+        if (MHD_add_connection(srv->mhd, fd, (struct sockaddr *)&c.addr, len) != MHD_YES) {
+                pthread_mutex_lock(&srv->conn_lock);
+                for (unsigned i = 0; i < srv->n_conns; i++)
+                        if (srv->conns[i].fd == fd && srv->conns[i].since_ns == c.since_ns) {
+                                srv->conns[i] = srv->conns[--srv->n_conns];
+                                break;
+                        }
+                pthread_mutex_unlock(&srv->conn_lock);
+        }
+}
+
+static void *gate_main(void *arg)
+{
+        struct metrics_server *srv = arg;
+        uint64_t paused_until = 0, backoff = 0;
+
+        for (;;) {
+                uint64_t now = now_ns();
+                bool paused = now < paused_until;
+                struct pollfd p[2] = {{.fd = srv->stop_pipe[0], .events = POLLIN},
+                                      {.fd = paused ? -1 : srv->listen_fd, .events = POLLIN}};
+                int timeout_ms = paused ? (int)((paused_until - now) / NSEC_PER_MSEC) + 1 : 1000;
+
+                if (timeout_ms > 1000)
+                        timeout_ms = 1000;
+                if (poll(p, 2, timeout_ms) < 0 && errno != EINTR)
+                        break;
+                if (p[0].revents)
+                        break;
+                if (p[1].revents & POLLIN)
+                        gate_accept(srv, &paused_until, &backoff);
+                gate_sweep(srv, now_ns());
+        }
+        return NULL;
+}
+
 void metrics_server_free(struct metrics_server *srv)
 {
         if (!srv)
                 return;
-        /* Joins MHD's thread and closes the listening socket and every connection. */
+        if (srv->gate_running) {
+                (void)!write(srv->stop_pipe[1], "x", 1);
+                pthread_join(srv->gate, NULL);
+        }
+        /* Joins MHD's thread and closes every connection. */
         if (srv->mhd)
                 MHD_stop_daemon(srv->mhd);
+        if (srv->listen_fd >= 0)
+                close(srv->listen_fd);
+        if (srv->stop_pipe[0] >= 0) {
+                close(srv->stop_pipe[0]);
+                close(srv->stop_pipe[1]);
+        }
+        pthread_mutex_destroy(&srv->conn_lock);
         if (srv->current)
                 MHD_destroy_response(srv->current);
         if (srv->not_found)
@@ -615,6 +882,10 @@ int metrics_server_new(const char *listen_text, unsigned min_port, struct metric
         srv = calloc(1, sizeof(*srv));
         if (!srv)
                 return -ENOMEM;
+        srv->listen_fd = -1;
+        srv->stop_pipe[0] = srv->stop_pipe[1] = -1;
+        srv->accept_rl = RATELIMIT_INIT(60 * NSEC_PER_SEC, 1);
+        pthread_mutex_init(&srv->conn_lock, NULL);
         pthread_mutex_init(&srv->lock, NULL);
         (void)strscpy(srv->listen, listen_text, sizeof(srv->listen));
         srv->not_found = static_response("only /metrics is served here\n");
@@ -643,18 +914,21 @@ int metrics_server_new(const char *listen_text, unsigned min_port, struct metric
         if (getsockname(fd, (struct sockaddr *)&sa, &sa_len) == 0)
                 srv->port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
                                                            : ((struct sockaddr_in *)&sa)->sin_port);
-        /* epoll rather than select: pctld may hold more than FD_SETSIZE descriptors. */
-        srv->mhd =
-            MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
-                                 (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-                             0, NULL, NULL, on_request, srv, MHD_OPTION_LISTEN_SOCKET, fd,
-                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)METRICS_MAX_CONNECTIONS,
-                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)METRICS_MAX_PER_ADDRESS,
-                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)METRICS_TIMEOUT_S,
-                             MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_END);
-        if (!srv->mhd) {
-                /* Not closed here: whether libmicrohttpd closed it on its way out is not part
-                 * of its contract, and a second close could hit another descriptor. */
+        srv->listen_fd = fd;
+        srv->local = sa;
+        /* MHD serves what the gate hands it (MHD_add_connection); the gate accepts, judges
+         * and times. epoll rather than select: pctld may hold more than FD_SETSIZE fds. */
+        srv->mhd = MHD_start_daemon(
+            MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET |
+                MHD_USE_ITC | (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+            0, NULL, NULL, on_request, srv, MHD_OPTION_CONNECTION_LIMIT,
+            (unsigned)METRICS_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)METRICS_TIMEOUT_S, MHD_OPTION_NOTIFY_CONNECTION, on_mhd_connection, srv,
+            MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_END);
+        if (srv->mhd && pipe2(srv->stop_pipe, O_CLOEXEC) == 0 &&
+            pthread_create(&srv->gate, NULL, gate_main, srv) == 0)
+                srv->gate_running = true;
+        if (!srv->gate_running) {
                 r = -EIO;
                 snprintf(err, err_size,
                          "cannot serve metrics on %s: libmicrohttpd refused to start", listen_text);

@@ -83,12 +83,16 @@ int metrics_listen_parse(const char *text, unsigned min_port, struct sockaddr_st
 struct metrics_server;
 
 /* Listens on listen ("ADDR:PORT") and serves GET /metrics from its own thread: 404 for another
- * path, 405 for another method. Bounded: METRICS_MAX_CONNECTIONS in all,
- * METRICS_MAX_PER_ADDRESS per client address, an idle connection (one that sends nothing or
- * reads nothing) closed after METRICS_TIMEOUT_S. Until the first publish a scrape gets 503.
+ * path, 405 for another method. Bounded: METRICS_MAX_CONNECTIONS in all, the last
+ * METRICS_ROOT_RESERVED of them for root on this host; METRICS_MAX_PER_ADDRESS per client
+ * address, and for a client on this host (loopback) per its uid instead, so local users do not
+ * share one limit; every connection closed METRICS_TIMEOUT_S after it was accepted, however
+ * it trickles (absolute, not idle). Out of descriptors, accepting pauses (0.1 s doubling to
+ * 2 s), logged once a minute. Until the first publish a scrape gets 503.
  * Negative errno with err saying why (the address, and the system's reason). */
 #define METRICS_MAX_CONNECTIONS 32
 #define METRICS_MAX_PER_ADDRESS 8
+#define METRICS_ROOT_RESERVED 4
 #define METRICS_TIMEOUT_S 10
 int metrics_server_new(const char *listen, unsigned min_port, struct metrics_server **out,
                        char *err, size_t err_size);

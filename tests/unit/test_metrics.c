@@ -8,6 +8,9 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "pctl/config.h"
 #include "pctl/metrics.h"
@@ -527,6 +530,100 @@ static void server_bounds_connections_per_address(void **state)
         metrics_server_free(srv);
 }
 
+static int connect_local(unsigned port)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                _exit(3);
+        return fd;
+}
+
+/* Issue 28: every local user shared 127.0.0.1's 8 connections, so one user holding 8 idle
+ * ones locked every other local scraper (root's Prometheus agent) out. Now a local peer is
+ * counted by its uid: nobody's ninth is refused, root's scrape is served meanwhile. */
+static void local_users_do_not_share_a_limit(void **state)
+{
+        static char buf[1 << 16];
+        struct metrics_server *srv = NULL;
+        int ready[2], hold[2], status, code = -1;
+        char err[256], byte;
+        pid_t kid;
+
+        (void)state;
+        if (geteuid() != 0)
+                skip(); /* needs a second user */
+        assert_int_equal(metrics_server_new("127.0.0.1:0", 0, &srv, err, sizeof(err)), 0);
+        metrics_server_publish(srv, metrics_snapshot_new(0));
+        assert_int_equal(pipe(ready), 0);
+        assert_int_equal(pipe(hold), 0);
+        kid = fork();
+        assert_true(kid >= 0);
+        if (kid == 0) {
+                int fds[METRICS_MAX_PER_ADDRESS], extra;
+
+                close(hold[1]);
+                if (setgid(65534) < 0 || setuid(65534) < 0)
+                        _exit(2);
+                for (int i = 0; i < METRICS_MAX_PER_ADDRESS; i++) {
+                        fds[i] = connect_local(metrics_server_port(srv));
+                        usleep(20000);
+                }
+                extra = connect_local(metrics_server_port(srv));
+                /* Past its own limit: closed by the server. */
+                if (!closed_by_server(extra, 10000))
+                        _exit(4);
+                for (int i = 0; i < METRICS_MAX_PER_ADDRESS; i++)
+                        if (closed_by_server(fds[i], 10))
+                                _exit(5);
+                if (write(ready[1], "x", 1) != 1 || read(hold[0], &byte, 1) != 0)
+                        _exit(6);
+                _exit(0);
+        }
+        close(hold[0]);
+        assert_int_equal(read(ready[0], &byte, 1), 1);
+        code = http(metrics_server_port(srv), "GET /metrics HTTP/1.0\r\n\r\n", buf, sizeof(buf));
+        close(hold[1]);
+        assert_int_equal(waitpid(kid, &status, 0), kid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(code, 200);
+        metrics_server_free(srv);
+}
+
+/* Issue 28: the 10 s timeout restarted with every byte, so a client sending a header byte a
+ * second held its slot forever. Now the deadline is absolute from accept. */
+static void deadline_is_absolute(void **state)
+{
+        struct metrics_server *srv = NULL;
+        struct timespec t0, t1;
+        char err[256];
+        double held = 0;
+        int fd;
+
+        (void)state;
+        assert_int_equal(metrics_server_new("127.0.0.1:0", 0, &srv, err, sizeof(err)), 0);
+        metrics_server_publish(srv, metrics_snapshot_new(0));
+        fd = connect_local(metrics_server_port(srv));
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        assert_int_equal(write(fd, "GET /metrics HTTP/1.1\r\n", 23), 23);
+        for (int i = 0; i < 3 * METRICS_TIMEOUT_S; i++) {
+                if (closed_by_server(fd, 500))
+                        break;
+                if (send(fd, "X", 1, MSG_NOSIGNAL) != 1)
+                        break;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        held = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+        fprintf(stderr, "a client trickling a byte every 0.5 s was closed after %.1f s\n", held);
+        assert_true(held >= METRICS_TIMEOUT_S - 0.5);
+        assert_true(held < METRICS_TIMEOUT_S + 3);
+        close(fd);
+        metrics_server_free(srv);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(families_have_help_and_type),
     cmocka_unit_test(labels_are_escaped),
@@ -539,6 +636,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(server_answers_over_ipv6),
     cmocka_unit_test(server_refuses_a_taken_port),
     cmocka_unit_test(server_bounds_connections_per_address),
+    cmocka_unit_test(local_users_do_not_share_a_limit),
+    cmocka_unit_test(deadline_is_absolute),
 };
 
 PCTL_TEST_MAIN(tests)

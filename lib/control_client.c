@@ -21,6 +21,7 @@ int control_call_timeout(const char *path, const char *request, unsigned timeout
         struct iovec iov[2] = {{.iov_base = (void *)request, .iov_len = strlen(request)},
                                {.iov_base = "\n", .iov_len = 1}};
         int send_err = 0;
+        uint64_t start_ns = now_ns();
 
         if (strscpy(sa.sun_path, path, sizeof(sa.sun_path)) < 0)
                 return -ENAMETOOLONG;
@@ -36,6 +37,16 @@ int control_call_timeout(const char *path, const char *request, unsigned timeout
         /* The request and its newline in one message: sent apart, a peer that answers and
          * closes as soon as it has read the request (pctld refusing one connection too many)
          * left the newline to fail with EPIPE, and the caller lost what it was told. */
+        {
+                int64_t left_ms =
+                    (int64_t)timeout_ms - (int64_t)((now_ns() - start_ns) / 1000000);
+
+                if (left_ms <= 0)
+                        return -ETIMEDOUT;
+                tv = (struct timeval){.tv_sec = left_ms / 1000,
+                                      .tv_usec = (left_ms % 1000) * 1000};
+                setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        }
         if (sendmsg(fd, &(struct msghdr){.msg_iov = iov, .msg_iovlen = 2}, MSG_NOSIGNAL) < 0) {
                 if (errno == EAGAIN)
                         return -ETIMEDOUT;
@@ -49,7 +60,16 @@ int control_call_timeout(const char *path, const char *request, unsigned timeout
                 return -ENOMEM;
         for (;;) {
                 ssize_t n;
+                int64_t left_ms = (int64_t)timeout_ms - (int64_t)((now_ns() - start_ns) / 1000000);
 
+                /* The timeout is the call's, not each recv's: a reply that trickles a byte at
+                 * a time must not hold the caller past it. */
+                if (left_ms <= 0) {
+                        free(buf);
+                        return -ETIMEDOUT;
+                }
+                tv = (struct timeval){.tv_sec = left_ms / 1000, .tv_usec = (left_ms % 1000) * 1000};
+                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
                 if (len + 1 == cap) {
                         char *nbuf = realloc(buf, cap * 2);
 

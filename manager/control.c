@@ -36,7 +36,7 @@ struct control_server {
         unsigned n_root;  /* of them root's */
         unsigned refused; /* connections refused in the current burst */
         size_t out_bytes; /* replies buffered, not yet taken, in all */
-        struct ratelimit drop_rl, accept_rl;
+        struct ratelimit drop_rl, accept_rl, gone_rl;
         sd_event_source *retry; /* accepting again after running out of descriptors */
         uint64_t backoff_usec;  /* the current pause; 0 after an accept that worked */
 };
@@ -407,6 +407,13 @@ static const struct control_command *find_command(const struct control_server *s
         return NULL;
 }
 
+static bool conn_hung_up(const struct control_conn *c)
+{
+        struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+
+        return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
+}
+
 /* Answers the request in c->buf; the connection may be gone on return. */
 static void conn_handle(struct control_conn *c)
 {
@@ -419,6 +426,21 @@ static void conn_handle(struct control_conn *c)
 
         if (control_request_parse(c->buf, c->len, &req, err, sizeof(err)) < 0) {
                 conn_error(c, err);
+                return;
+        }
+        /* A client that went away before it was answered (the Slurm plugin after its timeout
+         * told the job it runs unmanaged) must not have its request carried out later: the
+         * socket is hung up both ways (a half-close, shutdown(SHUT_WR), still waits). */
+        if (conn_hung_up(c)) {
+                unsigned missed;
+
+                if (ratelimit_pass(&s->gone_rl, now_ns(), &missed))
+                        log_notice("control: dropped a \"%.32s\" request of uid %u: its client "
+                                   "went away before it was answered (%u more before)",
+                                   find_command(s, req.cmd) ? req.cmd : "unknown",
+                                   (unsigned)c->uid, missed);
+                control_request_free(&req);
+                conn_free(c);
                 return;
         }
         req.uid = c->uid;
@@ -750,6 +772,7 @@ int control_server_new(sd_event *e, const char *path, int listen_fd,
         s->event = e;
         s->drop_rl = RATELIMIT_INIT(60 * NSEC_PER_SEC, 1);
         s->accept_rl = RATELIMIT_INIT(60 * NSEC_PER_SEC, 1);
+        s->gone_rl = RATELIMIT_INIT(60 * NSEC_PER_SEC, 5);
         s->commands = commands;
         s->userdata = userdata;
         s->listen_fd = listen_fd;

@@ -174,6 +174,62 @@ awk -v t="$took" 'BEGIN { exit !(t < 10) }' || fail "the launch took $took s wit
 echo "ok: hung pctld: ${took} s, $(cat "$T/hang.err")"
 kill "$HANG" 2>/dev/null
 
+# A pctld that trickles its reply a byte at a time (issue 28: the timeout was per recv) holds
+# a launch for timeout_ms in all, not per byte.
+python3 - "$T/trickle.sock" <<'PY' &
+import socket, sys, threading, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(8)
+def drip(c):
+    try:
+        c.recv(4096)
+        for _ in range(200):
+            c.send(b" ")
+            time.sleep(0.1)
+    except OSError:
+        pass
+end = time.time() + 60
+while time.time() < end:
+    s.settimeout(end - time.time())
+    try:
+        threading.Thread(target=drip, args=(s.accept()[0],), daemon=True).start()
+    except socket.timeout:
+        break
+PY
+DRIP=$!
+CLEANUP_PIDS="$DRIP"
+for _ in $(seq 50); do [ -S "$T/trickle.sock" ] && break; sleep 0.1; done
+echo "optional $BUILD_DIR/pctl_spank.so socket=$T/trickle.sock timeout_ms=500" >"$PCTL_SLURM_DIR/plugstack.conf"
+start=$(date +%s.%N)
+out=$(srun --pctl-policy=edp -n1 sh -c 'echo ran' 2>"$T/drip.err") || fail "a job failed on a trickling pctld: $(cat "$T/drip.err")"
+took=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+grep -q "Connection timed out; the job runs unmanaged" "$T/drip.err" || fail "no clear line on a trickling pctld: $(cat "$T/drip.err")"
+awk -v t="$took" 'BEGIN { exit !(t < 10) }' || fail "the launch took $took s with timeout_ms=500 (20 s of trickle)"
+echo "ok: trickling pctld: ${took} s, $(cat "$T/drip.err")"
+kill "$DRIP" 2>/dev/null
+
+# A pctld stalled past the plugin's timeout: the plugin says the job runs unmanaged, and when
+# pctld resumes it drops the request whose client went away (issue 28: the adopt was carried
+# out later, the job moved after it was told it would not be).
+: >"$T/pctld.log"
+pctld_start
+echo "optional $BUILD_DIR/pctl_spank.so socket=$T/pctl.sock timeout_ms=500" >"$PCTL_SLURM_DIR/plugstack.conf"
+kill -STOP "$PCTLD_PID"
+srun --pctl-policy=monitor -n1 sh -c 'sleep 4; cat /proc/self/cpuset' >"$T/stall.out" 2>"$T/stall.err" &
+SRUN=$!
+CLEANUP_PIDS="$SRUN"
+wait_until 20 grep -q "the job runs unmanaged" "$T/stall.err" || { kill -CONT "$PCTLD_PID"; fail "the plugin did not give up: $(cat "$T/stall.err")"; }
+kill -CONT "$PCTLD_PID"
+wait_until 5 grep -q 'dropped a "adopt" request of uid 0: its client went away' "$T/pctld.log" ||
+        fail "pctld did not drop the stale adopt: $(tail -5 "$T/pctld.log")"
+status_json
+[ "$(json_get "$T/status.json" "len(d['apps'])")" = 0 ] || fail "the stale adopt was carried out: $(cat "$T/status.json")"
+wait "$SRUN" || fail "the stalled job failed: $(cat "$T/stall.err")"
+[ "$(cat "$T/stall.out")" = / ] || fail "the job reported unmanaged ran in '$(cat "$T/stall.out")'"
+echo "ok: stalled pctld: $(cat "$T/stall.err"); the stale adopt dropped"
+pctld_stop TERM
+
 # stop leaves nothing: no daemon of the cluster, no directory.
 pids=$(awk '{ print $2 }' "$PCTL_SLURM_DIR/pids")
 "$SRC_DIR/scripts/slurm-local.sh" stop || fail "slurm-local.sh stop failed"

@@ -256,6 +256,46 @@ static int serve_while(void (*client)(const char *path), int *calls)
         return ctx.status;
 }
 
+/* As serve_while, with the server stalled until the client writes a byte to stall_fd: what it
+ * did before then, the server meets afterwards, as a daemon that was busy would. */
+static int stall_fd = -1;
+
+static int serve_while_stalled(void (*client)(const char *path), int *calls)
+{
+        char dir[] = "/tmp/pctl-control-XXXXXX", path[128], byte;
+        struct control_server *srv = NULL;
+        struct loop_ctx ctx = {0};
+        sd_event *e = NULL;
+        sigset_t mask;
+        int p[2];
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/sock", dir);
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        assert_int_equal(pipe(p), 0);
+        assert_int_equal(sd_event_new(&e), 0);
+        assert_int_equal(control_server_new(e, path, -1, commands, calls, &srv), 0);
+        ctx.child = fork();
+        assert_true(ctx.child >= 0);
+        if (ctx.child == 0) {
+                close(p[0]);
+                stall_fd = p[1];
+                client(path);
+                _exit(0);
+        }
+        close(p[1]);
+        assert_int_equal(read(p[0], &byte, 1), 1);
+        close(p[0]);
+        assert_true(sd_event_add_child(e, NULL, ctx.child, WEXITED, on_child, &ctx) >= 0);
+        assert_true(sd_event_loop(e) >= 0);
+        control_server_free(srv);
+        sd_event_unref(e);
+        rmdir(dir);
+        return ctx.status;
+}
+
 #define CHECK(cond)                                                                                \
         do {                                                                                       \
                 if (!(cond)) {                                                                     \
@@ -675,6 +715,81 @@ static void replies_past_the_cap_drop_the_client(void **state)
         assert_int_equal(serve_while(client_over_the_caps, &calls), 0);
 }
 
+/* Issue 28: the client's timeout was per recv, so a daemon trickling its reply a byte at a
+ * time held a caller (a job's launch, in the Slurm plugin) far past it. */
+static void client_timeout_is_per_call(void **state)
+{
+        char dir[] = "/tmp/pctl-trickle-XXXXXX", path[64];
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        int lfd, status;
+        char *reply = NULL;
+        double t0, took;
+        pid_t kid;
+
+        (void)state;
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/sock", dir);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(lfd >= 0);
+        assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(listen(lfd, 4), 0);
+        kid = fork();
+        assert_true(kid >= 0);
+        if (kid == 0) {
+                int c = accept(lfd, NULL, NULL);
+
+                /* A byte every 100 ms for 4 s, never a whole line. */
+                for (int i = 0; c >= 0 && i < 40; i++) {
+                        if (send(c, "{", 1, MSG_NOSIGNAL) != 1)
+                                break;
+                        usleep(100000);
+                }
+                _exit(0);
+        }
+        t0 = mono_s();
+        assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 500, &reply),
+                         -ETIMEDOUT);
+        took = mono_s() - t0;
+        fprintf(stderr, "a reply trickled a byte per 100 ms: the 500 ms call gave up after %.2f s\n",
+                took);
+        assert_true(took < 1.5);
+        assert_null(reply);
+        kill(kid, SIGKILL);
+        assert_int_equal(waitpid(kid, &status, 0), kid);
+        close(lfd);
+        unlink(path);
+        rmdir(dir);
+}
+
+/* A client that sent its request and went away before the answer (the Slurm plugin after its
+ * timeout) has nothing done for it: issue 28, an adopt reported failed was carried out later.
+ * A half-close (shutdown(SHUT_WR)) still is a client waiting for its answer. */
+static void client_gone_before_the_answer(const char *path)
+{
+        int fd = open_connected(path);
+        char buf[4096];
+
+        CHECK(send(fd, "{\"cmd\":\"echo\",\"n\":9}\n", 21, MSG_NOSIGNAL) == 21);
+        close(fd);
+        CHECK(write(stall_fd, "x", 1) == 1); /* the server reads it after its client left */
+        fd = open_connected(path);
+        CHECK(send(fd, "{\"cmd\":\"echo\",\"n\":8}\n", 21, MSG_NOSIGNAL) == 21);
+        CHECK(shutdown(fd, SHUT_WR) == 0);
+        read_unasked(fd, buf, sizeof(buf));
+        CHECK(strstr(buf, "\"n\":8") != NULL);
+        close(fd);
+}
+
+static void requests_of_gone_clients_are_dropped(void **state)
+{
+        int calls = 0;
+
+        (void)state;
+        assert_int_equal(serve_while_stalled(client_gone_before_the_answer, &calls), 0);
+        assert_int_equal(calls, 1); /* the half-closed one only */
+}
+
 static void no_daemon_is_a_clear_error(void **state)
 {
         char *reply = NULL;
@@ -700,6 +815,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(connections_are_limited_in_all),
     cmocka_unit_test(replies_never_block_the_loop),
     cmocka_unit_test(replies_past_the_cap_drop_the_client),
+    cmocka_unit_test(client_timeout_is_per_call),
+    cmocka_unit_test(requests_of_gone_clients_are_dropped),
     cmocka_unit_test(no_daemon_is_a_clear_error),
 };
 PCTL_TEST_MAIN(tests)

@@ -2,7 +2,7 @@
 # The soak of issue 28: one private pctld under everything at once for a while, restarted
 # every RESTART_S seconds; it must not grow, leave an app pinned or moved, or lose a run from
 # its history.
-#   - APPS short apps (pbench, 0.1-0.8 s of one core's work; every fourth 2.5-4 s, which the
+#   - APPS short apps (pbench, 0.1-0.8 s of one core's work; every fourth 1.5-2.5 s, which the
 #     history records) started over the run by `pctl run`, from
 #     root and from 20 users (uids 60001-60020, [daemon] users = all: their own, as them);
 #   - the 20 users ask `pctl status` all the time, and sometimes hold a connection idle;
@@ -16,8 +16,9 @@
 # root cpuset or with a narrowed mask; the history's runs only grow across restarts and the
 # log has no run "not recorded"; every app run under a live pctld was managed.
 #
-# usage: soak.sh [SECONDS [APPS [RESTART_S]]]   (defaults 600 200 60: `make soak`; the short
-# mode, tests/integration/test_soak_short.sh, runs 40 16 10). Each restart adds a few seconds
+# usage: soak.sh [SECONDS [APPS [RESTART_S]]]: SECONDS of load in SECONDS/RESTART_S pctld
+# instances, APPS spread over them (defaults 600 200 60: `make soak`; the short
+# mode, tests/integration/test_soak_short.sh, runs 20 12 10). Each restart adds a few seconds
 # of quiet (every app ended, connections drained) on both sides for the measurements.
 set -u
 : "${TEST_LIB:=$(dirname "$0")/../integration/lib.sh}"
@@ -123,7 +124,7 @@ app_pids, app_lock = set(), threading.Lock()
 
 def app(uid, long):
     # Long ones (a quarter) live past the estimator's warm-up, so the history records them.
-    work = rng.uniform(2.5, 4) if long else rng.uniform(0.1, 0.8)
+    work = rng.uniform(1.5, 2.5) if long else rng.uniform(0.1, 0.8)
     cmd = as_user(uid) + ["nice", "-n", "10", PCTL, "run", "--quiet", "--socket", sock, "--",
                           f"{T}/pbench", "--p", "0.8", "--t1", f"{work:.2f}"]
     was_up = d.up.is_set()
@@ -141,21 +142,20 @@ def app(uid, long):
         bump("apps_failed")
         problem(f"pctl run as uid {uid} failed under a live pctld: {err.strip()[:300]}")
 
-def launcher():
-    gap = total * 0.9 / n_apps
-    threads = []
-    for i in range(n_apps):
-        while quiet.is_set() and not stop.is_set():
-            time.sleep(0.1)
-        if stop.is_set():
-            break
+launched = [0]
+app_threads = []
+
+def launch_some(k):
+    """Starts the next k apps; a third are root's, the rest the 20 users' in turn."""
+    for _ in range(k):
+        i = launched[0]
+        if i >= n_apps:
+            return
+        launched[0] += 1
         uid = 0 if i % 3 == 0 else 60001 + i % 20
         t = threading.Thread(target=app, args=(uid, i % 4 == 1))
         t.start()
-        threads.append(t)
-        time.sleep(gap * rng.uniform(0.5, 1.5))
-    for t in threads:
-        t.join()
+        app_threads.append(t)
 
 def user(uid):
     while not stop.is_set():
@@ -217,8 +217,7 @@ def history_locker():
 
 instances = []
 d.start()
-workers = [threading.Thread(target=launcher)]
-workers += [threading.Thread(target=user, args=(60001 + i,)) for i in range(20)]
+workers = [threading.Thread(target=user, args=(60001 + i,)) for i in range(20)]
 workers += [threading.Thread(target=trickler) for _ in range(4)]
 workers += [threading.Thread(target=scraper), threading.Thread(target=history_locker)]
 for w in workers:
@@ -265,16 +264,24 @@ def fd_kinds(pid):
         pass
     return kinds
 
-while time.time() - t_start < total:
+# SECONDS of load in all, RESTART_S per pctld instance; the quiet around each restart comes
+# on top. The apps are spread over the instances, evenly over the first 80 % of each.
+n_inst = max(1, round(total / restart_s))
+for k in range(n_inst):
     inst = {"pid": d.pid(), "samples": []}
     inst["quiet_start"] = quiet_sample()
     quiet.clear()
     t_inst = time.time()
-    while time.time() - t_inst < restart_s and time.time() - t_start < total:
+    base = launched[0]
+    due = n_apps * (k + 1) // n_inst - base
+    per_s = due / (restart_s * 0.8)
+    while time.time() - t_inst < restart_s:
         time.sleep(1)
+        launch_some(min(due, int((time.time() - t_inst) * per_s) + 1) - (launched[0] - base))
         s = sample(d.pid())
         if s:
             inst["samples"].append(s)
+    launch_some(n_apps * (k + 1) // n_inst - launched[0])
     quiet.set()
     inst["quiet_end"] = quiet_sample()
     d.stop()
@@ -307,9 +314,11 @@ while time.time() - t_start < total:
         hist_prev = h
     hist_series.append(h)
     instances.append(inst)
-    if time.time() - t_start < total:
+    if k + 1 < n_inst:
         d.start()
 stop.set()
+for t in app_threads:
+    t.join(timeout=60)
 for w in workers:
     w.join(timeout=40)
 # The apps launched last finish against no pctld: that is fine.
@@ -348,5 +357,6 @@ if stats["apps_ok"] == 0 or stats["status_ok"] == 0 or stats["scrapes_ok"] == 0:
 if problems:
     print(f"FAIL: {len(problems)} problems")
     sys.exit(1)
-print(f"ok: {total:.0f} s, {len(instances)} pctld instances, {stats['apps_ok']} apps managed")
+print(f"ok: {total:.0f} s of load ({time.time() - t_start:.0f} s with the quiet around restarts), "
+      f"{len(instances)} pctld instances, {launched[0]} apps started, {stats['apps_ok']} managed")
 PY

@@ -987,6 +987,68 @@ static bool score_measurable(const struct allocator_ctx *ctx, const struct alloc
         return ctx->n_apps == 1 && pl && pl->energy_measured;
 }
 
+/* The model's best (cores, frequency) within the bounds and the slowdown limit: its
+ * predicted score, NaN when the model cannot rank this objective (no power model). */
+static double model_best(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                         const struct allocator_bounds *b, double base_t, unsigned *best_n,
+                         unsigned *best_f)
+{
+        double best = NAN;
+
+        if (!ctx->pm && a->effective != OBJECTIVE_PERFORMANCE)
+                return NAN;
+        for (unsigned n = b->min_cores; n <= b->max_cores; n++) {
+                for (unsigned fi = 0; fi < (ctx->n_freqs ? ctx->n_freqs : 1); fi++) {
+                        unsigned f = ctx->n_freqs ? ctx->freqs_khz[fi] : a->freq_khz;
+                        double t = NAN, s;
+
+                        if (ctx->n_freqs &&
+                            (!freq_in(b, f) || (a->freq_shared && f != a->freq_khz)))
+                                continue;
+                        s = predicted_score(ctx, a, a->effective, n, f, &t);
+                        if (!objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                                continue;
+                        if (isnan(best) || s < best) {
+                                best = s;
+                                *best_n = n;
+                                *best_f = f;
+                        }
+                }
+        }
+        return best;
+}
+
+/* The model-only baseline (policy key search = model, PARMA's way): once P is settled, the
+ * configuration the model predicts best, moved to when it beats the current prediction by the
+ * hysteresis; nothing is measured against it. */
+static void decide_model_only(const struct allocator_ctx *ctx, struct allocator_app *a,
+                              const struct estimate *e, double best_pred, double cur_pred,
+                              unsigned best_n, unsigned best_f)
+{
+        char ftext[32];
+
+        a->converged = true;
+        if (isnan(best_pred)) {
+                stay(a, "%s", "model only: the model cannot rank this objective yet");
+                return;
+        }
+        /* Its first move goes wherever the model says; later ones, as P's estimate moves a
+         * little at each setting, only for more than the hysteresis. */
+        if ((best_n == a->cores && best_f == a->freq_khz) ||
+            (a->model_cores && !isnan(cur_pred) &&
+             !objective_better(cur_pred, best_pred, ctx->hysteresis))) {
+                stay(a, "%s", "model only: holding at the model's best");
+                return;
+        }
+        a->want_cores = a->model_cores = best_n;
+        a->want_freq_khz = a->model_freq_khz = best_f;
+        snprintf(a->reason, sizeof(a->reason), "model only: %s %.0f%% better at %u cores%s (P=%.2f)",
+                 objective_to_string(a->effective),
+                 isnan(cur_pred) ? 0.0 : 100 * (cur_pred - best_pred) / fabs(cur_pred), best_n,
+                 freq_text(best_f, ftext, sizeof(ftext)),
+                 e && (e->known & ESTIMATE_P_LS) ? e->p_ls : e ? e->p_eq10 : NAN);
+}
+
 static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
 {
         const struct policy *pol = a->policy;
@@ -1063,28 +1125,12 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         }
         predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
 
-        /* The model's best within the bounds and the slowdown limit. */
-        if (ctx->pm || a->effective == OBJECTIVE_PERFORMANCE) {
-                for (unsigned n = b.min_cores; n <= b.max_cores; n++) {
-                        for (unsigned fi = 0; fi < (ctx->n_freqs ? ctx->n_freqs : 1); fi++) {
-                                unsigned f = ctx->n_freqs ? ctx->freqs_khz[fi] : a->freq_khz;
-                                double t = NAN, s;
-
-                                if (ctx->n_freqs &&
-                                    (!freq_in(&b, f) || (a->freq_shared && f != a->freq_khz)))
-                                        continue;
-                                s = predicted_score(ctx, a, a->effective, n, f, &t);
-                                if (!objective_slowdown_ok(base_t, t, pol->max_slowdown))
-                                        continue;
-                                if (isnan(best_pred) || s < best_pred) {
-                                        best_pred = s;
-                                        best_n = n;
-                                        best_f = f;
-                                }
-                        }
-                }
-        }
+        best_pred = model_best(ctx, a, &b, base_t, &best_n, &best_f);
         cur_pred = predicted_score(ctx, a, a->effective, a->cores, a->freq_khz, NULL);
+        if (pol->search == POLICY_SEARCH_MODEL) {
+                decide_model_only(ctx, a, e, best_pred, cur_pred, best_n, best_f);
+                return;
+        }
 
         /* Measurements overrule the model: the best fresh measured point in bounds. */
         cur_meas = hist_fresh(ctx, a, a->cores, a->freq_khz);

@@ -342,6 +342,45 @@ static void measurement_overrules_the_model(void **state)
         fixture_free(&f);
 }
 
+/* search = model (the model-only baseline): once P is settled the model's best, whatever was
+ * measured; the measured search (the default) lets the same measurement overrule the model. */
+static void model_only_goes_to_the_models_best(void **state)
+{
+        struct fixture f;
+        struct policy pol = *policy_builtin(OBJECTIVE_EDP);
+        struct allocator_app a = {.id = 1, .policy = &pol, .cores = 1};
+        struct allocator_ctx ctx;
+
+        (void)state;
+        fixture_init(&f);
+        estimator_app_add(f.est, 1);
+        feed(&f, 1, 0.2, 0, N_CPUS, 30);
+        ctx = ctx_for(&f, N_CPUS);
+        a.hist[0] = (struct allocator_point){
+            .cores = 1, .freq_khz = 0, .score = 10, .samples = 4, .decision = 99};
+        a.hist[1] = (struct allocator_point){
+            .cores = 4, .freq_khz = 0, .score = 5, .samples = 4, .decision = 98};
+        a.n_hist = 2;
+        pol.search = POLICY_SEARCH_MODEL;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_non_null(strstr(a.reason, "model only"));
+        /* From 8 cores it goes to the model's best, 1 core, and probes nothing after. */
+        a.cores = N_CPUS;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_false(a.exploring);
+        a.cores = 1;
+        ctx.decision++;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_false(a.exploring);
+        pol.search = POLICY_SEARCH_MEASURED;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 4);
+        fixture_free(&f);
+}
+
 static void placement_keeps_cpus_and_packages(void **state)
 {
         struct topology t;
@@ -1493,6 +1532,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(bounds_are_honoured),
     cmocka_unit_test(competing_apps_share_by_weight),
     cmocka_unit_test(measurement_overrules_the_model),
+    cmocka_unit_test(model_only_goes_to_the_models_best),
     cmocka_unit_test(placement_keeps_cpus_and_packages),
     cmocka_unit_test(observe_skips_the_change_and_asks_to_decide),
     cmocka_unit_test(far_worse_probe_is_complete_after_one_sample),

@@ -1266,6 +1266,18 @@ const struct estimate *manager_estimate(const struct manager *m, pid_t pid)
         return a ? estimator_get(m->est, a->id) : NULL;
 }
 
+int manager_set_progress(struct manager *m, pid_t pid, uint64_t units, uint64_t now_ns)
+{
+        unsigned i;
+
+        if (!find_app(m, pid, &i))
+                return -ESRCH;
+        m->alloc[i].progress_known = true;
+        m->alloc[i].progress_units = units;
+        m->alloc[i].progress_ns = now_ns;
+        return 0;
+}
+
 int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s)
 {
         unsigned i;
@@ -1540,6 +1552,11 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
                                jsonfmt_string(objective_to_string(a->policy.objective)));
         json_object_object_add(j, "effective_objective",
                                jsonfmt_string(objective_to_string(m->alloc[i].effective)));
+        /* What its measured scores count as progress: its own markers, or instructions
+         * (which overstate it where the work grows with the threads). */
+        json_object_object_add(
+            j, "progress",
+            jsonfmt_string(m->alloc[i].progress_known ? "markers" : "instructions"));
         json_object_object_add(j, "cores", json_object_new_uint64(cpumask_count(&a->cpus)));
         json_object_object_add(j, "cpus", jsonfmt_string(list));
         json_object_object_add(j, "freq_mhz",

@@ -362,6 +362,14 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                             manager_from_history(m, SIM_PID_BASE + (pid_t)i);
                         managed[i] = true;
                 }
+                /* Apps that mark their progress: the counter pctld would read. */
+                for (unsigned i = 0; i < res.n_apps; i++) {
+                        uint64_t units;
+
+                        if (sim_progress_read(pf->sim, i, &units) == 0)
+                                (void)manager_set_progress(m, SIM_PID_BASE + (pid_t)i, units,
+                                                           sim_now_ns(pf->sim));
+                }
                 r = manager_sample(m);
                 if (r < 0) {
                         snprintf(err, err_size, "sampling failed: %s", strerror(-r));

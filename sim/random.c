@@ -110,8 +110,8 @@ static int preset_shape(const char *preset, unsigned *n_cpus, double *f_max_hz)
         return 0;
 }
 
-static void draw_app(struct rng *r, struct text *t, unsigned i, unsigned n_apps, unsigned n_cpus,
-                     double f_max_hz)
+static void draw_app(struct rng *r, struct rng *marks, struct text *t, unsigned i,
+                     unsigned n_apps, unsigned n_cpus, double f_max_hz)
 {
         double share = n_cpus / n_apps > 1 ? (double)(n_cpus / n_apps) : 1.0;
         double p = draw_p(r), ipc = rng_uniform(r, 0.4, 2.0);
@@ -145,6 +145,10 @@ static void draw_app(struct rng *r, struct text *t, unsigned i, unsigned n_apps,
                 else
                         put(t, "phases = %.4f:%.1f\n", p2, at);
         }
+        /* Half of the apps mark their progress, 10^4-10^6 units in a run, from a stream of
+         * their own, so that the rest of the scenario is the same with or without them. */
+        if (rng_chance(marks, 0.5))
+                put(t, "progress_units = %.0f\n", rng_log_uniform(marks, 1e4, 1e6));
 }
 
 int sim_random_scenario(uint64_t seed, const char *preset, unsigned n_apps, char *buf,
@@ -152,7 +156,7 @@ int sim_random_scenario(uint64_t seed, const char *preset, unsigned n_apps, char
 {
         char out[8192];
         struct text t = {.buf = out, .size = sizeof(out)};
-        struct rng r = {.s = seed};
+        struct rng r = {.s = seed}, marks = {.s = seed ^ 0x6d61726b73ULL}; /* "marks" */
         unsigned n_cpus, max_apps;
         double f_max_hz;
         int ret;
@@ -181,7 +185,7 @@ int sim_random_scenario(uint64_t seed, const char *preset, unsigned n_apps, char
         put(&t, "counter_noise = %.4f\nseed = %u\n", rng_uniform(&r, 0.005, 0.03),
             rng_int(&r, 1, 1000000));
         for (unsigned i = 0; i < n_apps; i++)
-                draw_app(&r, &t, i, n_apps, n_cpus, f_max_hz);
+                draw_app(&r, &marks, &t, i, n_apps, n_cpus, f_max_hz);
         if (t.overflow || t.len + 1 > size)
                 return -ENOBUFS;
         memcpy(buf, out, t.len + 1);

@@ -13,6 +13,9 @@
 #include "pctl/jsonfmt.h"
 #include "pctl/metrics.h"
 #include "pctl/procguard.h"
+#define PCTL_PROGRESS_NO_APP_SIDE
+#define PCTL_PROGRESS_READER
+#include "pctl/progress.h"
 #include "pctl/util.h"
 
 /* Intervals a configuration is measured over (after the one that straddles the change). */
@@ -1118,6 +1121,17 @@ static bool observe_all(struct manager *m)
                 m->alloc[i].policy = &m->apps[i].policy;
                 m->alloc[i].cores = cpumask_count(&m->apps[i].cpus);
                 m->alloc[i].freq_khz = m->apps[i].freq_khz;
+                /* A real app's own progress markers (the model machine's come through
+                 * manager_set_progress). */
+                if (!m->pf->sim) {
+                        uint64_t units;
+
+                        m->alloc[i].progress_known = progress_read(m->apps[i].pid, &units) == 0;
+                        if (m->alloc[i].progress_known) {
+                                m->alloc[i].progress_units = units;
+                                m->alloc[i].progress_ns = platform_now_ns(m->pf);
+                        }
+                }
                 history_recall(m, i);
                 allocator_observe(&ctx, &m->alloc[i]);
                 /* A returning app is placed before the first decision tick, too; a new app is

@@ -196,6 +196,19 @@ static bool progress_rate(struct allocator_app *a, double *rate)
         return true;
 }
 
+/* The one rule for static power, in measured scores and in predictions alike: the machine's
+ * static power (uncore, CPUs no app holds) is shared by the apps that run, and an app pays its
+ * share, not all of it, so one more core is worth less to it than alone (the several-apps
+ * objective is the sum of the apps' own figures). The estimator charges it in full to each app
+ * (docs/estimator.md, "Power share"), in its measurements and its predictions; this takes the
+ * others' shares off both. */
+static double static_share(const struct allocator_ctx *ctx, double power_w)
+{
+        if (ctx->n_apps > 1 && ctx->pm && isfinite(power_w))
+                return power_w - ctx->pm->static_w * (1 - 1.0 / ctx->n_apps);
+        return power_w;
+}
+
 /* Work inflation across the core counts measured, below which it is not told from the
  * counters' and the markers' noise (docs/allocator.md, "Progress"). */
 #define ALLOCATOR_INFLATION_MIN 0.03
@@ -295,6 +308,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         pl = estimator_platform(ctx->est);
         if (ctx->n_apps == 1 && pl && pl->energy_measured && isfinite(pl->power_w))
                 power_w = pl->power_w;
+        power_w = static_share(ctx, power_w);
         if (objective_score_rate(obj, power_w, rate, &score) < 0)
                 return;
         scaling_add_stalls(&app->scaling, app->cores, app->freq_khz, rate, power_w,
@@ -498,11 +512,7 @@ static double predicted_score_k(const struct allocator_ctx *ctx, const struct al
                     model_power_at(ctx->pm, f, 0, run, &idle_w) == 0)
                         pr.power_w += busy_w - idle_w;
         }
-        /* The machine's static power (uncore, CPUs no app holds) is shared by the apps that
-         * run: an app pays its share, not all of it, so one more core is worth less to it
-         * than alone (the several-apps objective is the sum of the apps' own figures). */
-        if (ctx->n_apps > 1 && ctx->pm && isfinite(pr.power_w))
-                pr.power_w -= ctx->pm->static_w * (1 - 1.0 / ctx->n_apps);
+        pr.power_w = static_share(ctx, pr.power_w);
         if (time_s)
                 *time_s = pr.time_s;
         if (objective_score_prediction(o, &pr, &score) < 0)

@@ -505,6 +505,37 @@ static void feed_observed(struct fixture *f, struct allocator_ctx *ctx, struct a
         }
 }
 
+/* One rule for static power: sharing the machine, an app's measured score charges it its share
+ * of the static power, as its predictions do; the estimator charges it all (20 W here, 2 apps:
+ * 10 W off). */
+static void measured_score_charges_a_share_of_static_power(void **state)
+{
+        struct fixture f;
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 4};
+        struct allocator_ctx ctx;
+        const struct estimate *e;
+        double want;
+
+        (void)state;
+        fixture_init(&f);
+        /* The estimator with the declared model: it charges each app's power by it. */
+        estimator_free(f.est);
+        f.est = estimator_new(&(struct estimator_config){.delta_i_rate = NAN, .power = &f.pm});
+        assert_non_null(f.est);
+        estimator_app_add(f.est, 1);
+        ctx = ctx_for(&f, N_CPUS);
+        ctx.n_apps = 2;
+        f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+        feed_observed(&f, &ctx, &a, 0.5, 2); /* one skipped, one counted */
+        e = estimator_get(f.est, 1);
+        assert_non_null(e);
+        assert_true(e->known & ESTIMATE_POWER);
+        assert_int_equal(a.n_hist, 1);
+        assert_int_equal(objective_score_rate(OBJECTIVE_EDP, e->power_w - 10, e->ips, &want), 0);
+        assert_near(a.hist[0].score, want, fabs(want) * 1e-9);
+        fixture_free(&f);
+}
+
 /* Without a power model but with RAPL, the first sample after a change is skipped, the next
  * ones make a point, and then (not before) the allocator asks for a decision. */
 static void observe_skips_the_change_and_asks_to_decide(void **state)
@@ -1533,6 +1564,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(competing_apps_share_by_weight),
     cmocka_unit_test(measurement_overrules_the_model),
     cmocka_unit_test(model_only_goes_to_the_models_best),
+    cmocka_unit_test(measured_score_charges_a_share_of_static_power),
     cmocka_unit_test(placement_keeps_cpus_and_packages),
     cmocka_unit_test(observe_skips_the_change_and_asks_to_decide),
     cmocka_unit_test(far_worse_probe_is_complete_after_one_sample),

@@ -16,7 +16,6 @@ static void entry_round_trip(void **state)
                            back;
         char line[1024];
 
-        (void)state;
         strcpy(e.path, "/sys/fs/cgroup/cpuset/tasks");
         cpumask_set(&e.mask, 0);
         cpumask_set(&e.mask, 2);
@@ -60,7 +59,6 @@ static void bad_lines_rejected(void **state)
         struct state_entry e = {.kind = STATE_DIR};
         char line[64];
 
-        (void)state;
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 if (state_entry_parse(bad[i], &e) == 0)
                         fail_msg("'%s' was accepted", bad[i]);
@@ -76,7 +74,6 @@ static void record_commit_load_and_lock(void **state)
         struct state_entry *list;
         size_t n;
 
-        (void)state;
         assert_non_null(mkdtemp(dir));
         snprintf(sub, sizeof(sub), "%s/a/b", dir); /* made on demand */
         assert_int_equal(state_record_open(sub, &r), 0);
@@ -121,7 +118,6 @@ static void corrupt_record_names_line(void **state)
         size_t n;
         FILE *f;
 
-        (void)state;
         assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/%s", dir, STATE_RECORD_FILE);
         f = fopen(path, "w");
@@ -138,7 +134,6 @@ static void corrupt_record_names_line(void **state)
 
 static void error_classes(void **state)
 {
-        (void)state;
         assert_true(actuator_error_is_transient(-EBUSY));
         assert_true(actuator_error_is_transient(-EAGAIN));
         assert_true(actuator_error_is_transient(-EINTR));
@@ -156,7 +151,6 @@ static void mode_names(void **state)
 {
         enum cpuset_mode m;
 
-        (void)state;
         for (int i = CPUSET_AUTO; i <= CPUSET_AFFINITY; i++) {
                 assert_int_equal(actuator_mode_parse(actuator_mode_name(i), &m), 0);
                 assert_int_equal(m, i);
@@ -172,7 +166,6 @@ static void recover_without_record_is_nothing(void **state)
         struct actuator_config cfg = {.state_dir = dir};
         struct state_record *r;
 
-        (void)state;
         assert_non_null(mkdtemp(dir));
         assert_int_equal(actuator_recover(&cfg), 0);
         /* A live holder's record is not ours to undo. */

@@ -36,7 +36,6 @@ static void xeon_power_model_within_3pct(void **state)
         struct sim_machine_info info;
         double worst = 0;
 
-        (void)state;
         calibrate_xeon(&res);
         assert_int_equal(res.profile.power.n_points, 8);
         for (unsigned n = 1; n <= 12; n++) {
@@ -98,7 +97,6 @@ static void xeon_delta_i_rate_within_10pct(void **state)
 {
         struct calibrate_result res = {0};
 
-        (void)state;
         calibrate_xeon(&res);
         assert_true(isfinite(res.profile.delta_i_rate));
         assert_near(res.profile.delta_i_rate, 6.6e4, 6.6e3);
@@ -121,7 +119,6 @@ static void delta_i_fit_recovers_alpha_and_beta(void **state)
         struct calibrate_run runs[32];
         struct calibrate_result res = {.n_freqs = 2, .freqs_khz = {1200000, 2400000}};
 
-        (void)state;
         for (unsigned k = 0; k < 32; k++) {
                 double p = 0.1 + 0.25 * (k % 4), f_ghz = k < 16 ? 1.2 : 2.4;
                 unsigned n = 1u << (k / 4 % 4);
@@ -174,7 +171,6 @@ static void xeon_p_estimates_match_programmed(void **state)
 {
         struct calibrate_result res = {0};
 
-        (void)state;
         calibrate_xeon(&res);
         assert_int_equal(res.n_prows, 4);
         for (unsigned i = 0; i < res.n_prows; i++) {
@@ -190,7 +186,6 @@ static void quick_plan_is_1_2_half_all(void **state)
         unsigned c[8];
         double p[16];
 
-        (void)state;
         assert_int_equal(calibrate_plan_cores(true, 12, c, 8), 4);
         assert_int_equal(c[0], 1);
         assert_int_equal(c[1], 2);
@@ -211,7 +206,6 @@ static void bad_scenario_is_reported(void **state)
             .sim_scenario = pctl_test_temp_file(path, sizeof(path), "[machine]\npreset = nope\n"),
         };
 
-        (void)state;
         assert_true(calibrate_run_sim(&cfg, &res, err, sizeof(err)) < 0);
         assert_non_null(strstr(err, "nope"));
         unlink(path);

@@ -66,7 +66,6 @@ static void domains_from_related_cpus(void **state)
         char why[256];
         const struct freq_domain *d;
 
-        (void)state;
         tree(true, true);
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
         assert_int_equal(cpufreq_n_domains(cf), 2);
@@ -94,7 +93,6 @@ static void userspace_path_and_restore(void **state)
         struct cpufreq *cf;
         char why[256], dir[512];
 
-        (void)state;
         tree(true, true);
         snprintf(dir, sizeof(dir), "%s/state", fake_root);
         assert_int_equal(state_record_open(dir, &rec), 0);
@@ -119,7 +117,6 @@ static void max_freq_cap_without_userspace(void **state)
         struct cpufreq *cf;
         char why[256];
 
-        (void)state;
         tree(false, false); /* intel_pstate active: no list, no userspace governor */
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
         assert_false(cpufreq_domain_uses_userspace(cf, 0));
@@ -140,7 +137,6 @@ static void bad_requests_change_nothing(void **state)
         struct cpufreq *cf;
         char why[256];
 
-        (void)state;
         tree(true, true);
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
         assert_int_equal(cpufreq_set(cf, 2, 1400000), -EINVAL);
@@ -159,7 +155,6 @@ static void no_cpufreq_says_why(void **state)
         char why[256];
         struct cpufreq *cf;
 
-        (void)state;
         fake_tree_new("cpufreq");
         fake_put("/sys/devices/system/cpu/online", "0-1\n");
         fake_tree_mount("/sys/devices/system/cpu");
@@ -180,7 +175,6 @@ static void recover_restores_governor_and_limits(void **state)
         int status;
         pid_t pid;
 
-        (void)state;
         tree(true, true);
         snprintf(dir, sizeof(dir), "%s/state", fake_root);
         /* The holder is a child that dies without restoring anything: a real crash, and
@@ -212,7 +206,6 @@ static void cap_below_floor_lowers_it_then_restores(void **state)
         struct cpufreq *cf;
         char why[256];
 
-        (void)state;
         tree(false, false);
         fake_put("/sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "2000000\n");
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
@@ -232,7 +225,6 @@ static void refused_write_says_which_file_and_why(void **state)
         struct cpufreq *cf;
         char why[256];
 
-        (void)state;
         tree(false, false);
         fake_make_readonly("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq");
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
@@ -262,7 +254,6 @@ static void unreadable_limits_say_which_file(void **state)
         struct cpufreq *cf;
         char why[256];
 
-        (void)state;
         tree(true, true);
         assert_int_equal(unlink("/sys/devices/system/cpu/cpu2/cpufreq/cpuinfo_max_freq"), 0);
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), -ENOENT);

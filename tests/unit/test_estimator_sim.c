@@ -52,7 +52,6 @@ static const double p_values[] = {0.1, 0.3, 0.5, 0.7, 0.9, 0.99};
 
 static void sim_amdahl_p_within_001(void **state)
 {
-        (void)state;
         for (size_t i = 0; i < sizeof(p_values) / sizeof(p_values[0]); i++) {
                 struct estimate e;
                 double p_true;
@@ -73,7 +72,6 @@ static void sim_amdahl_p_within_001(void **state)
 
 static void sim_amdahl_with_noise_within_003(void **state)
 {
-        (void)state;
         for (size_t i = 0; i < sizeof(p_values) / sizeof(p_values[0]); i++) {
                 struct estimate e;
                 double p_true;
@@ -126,7 +124,6 @@ static void bandwidth_bound_speedup_needs_one_core_ipc(void **state)
         struct sim_app_truth truth;
         double amdahl;
 
-        (void)state;
         run_counts(bandwidth_app, (const unsigned[]){1, 16}, 2, &cfg, &e, &truth);
         assert_int_equal(e.ipc1_source, ESTIMATE_IPC1_ONE_CORE);
         assert_int_equal(e.n_cores, 16);
@@ -158,7 +155,6 @@ static void predicted_power_is_measured_power(void **state)
         unsigned khz;
         double rapl_w = 0, model_w = 0;
 
-        (void)state;
         snprintf(text, sizeof(text), "%s[app ignored]\ninstructions = 1e9\np = 0.5\n", machine);
         cal_cfg.sim_scenario = pctl_test_temp_file(path, sizeof(path), text);
         assert_int_equal(calibrate_run_sim(&cal_cfg, &cal, err, sizeof(err)), 0);

@@ -32,7 +32,6 @@ static void prediction_in_status_and_jump(void **state)
         double smax = NAN;
         bool known_early = false;
 
-        (void)state;
         sim_manager_open(&f, SCENARIO, "edp", 1);
         for (step = 0; step < 300 && manager_n_apps(f.m); step++) {
                 struct json_object *j = json_object_new_object(), *a, *v;
@@ -90,7 +89,6 @@ static void prediction_from_stalls_in_status(void **state)
         struct sim_manager f;
         unsigned from_stalls = 0, from_time = 0;
 
-        (void)state;
         sim_manager_open(&f, MEM_SCENARIO, "edp", 1);
         for (unsigned step = 0; step < 600 && manager_n_apps(f.m); step++) {
                 struct json_object *j = json_object_new_object(), *a, *v, *from;

@@ -99,7 +99,6 @@ static void model_machine_prediction_uses_stalls(void **state)
         unsigned top;
         double truth = true_speedup(MEM_APP, 64), e_on, e_off, e_time;
 
-        (void)state;
         measure(MEM_APP, counts, N_COUNTS, true, &sc, &top);
         assert_int_equal(sc.n, N_COUNTS);
         for (unsigned i = 0; i < sc.n; i++) {
@@ -140,7 +139,6 @@ static void without_stalls_falls_back_to_time(void **state)
         struct scaling_model m;
         unsigned top;
 
-        (void)state;
         measure(MEM_APP, counts, N_COUNTS, false, &sc, &top);
         for (unsigned i = 0; i < sc.n; i++)
                 assert_true(isnan(sc.pt[i].stalls_per_core));
@@ -159,7 +157,6 @@ static void compute_bound_is_fitted_to_time(void **state)
         struct scaling_model m;
         unsigned top;
 
-        (void)state;
         measure("[machine]\npreset = server-64\ncounter_noise = 0.01\nseed = 3\n"
                 "[app a]\ninstructions = 1e14\np = 0.9\nipc = 1\n",
                 counts, N_COUNTS, true, &sc, &top);
@@ -179,7 +176,6 @@ static void stalls_that_do_not_follow_time_lose(void **state)
         struct scaling_model m;
         unsigned top;
 
-        (void)state;
         measure("[machine]\npreset = server-64\ncounter_noise = 0.01\nseed = 3\n"
                 "mem_bandwidth_gbs = 20\n"
                 "[app a]\ninstructions = 1e14\np = 0.99\nipc = 1\nmem_fraction = 0.3\n"
@@ -205,7 +201,6 @@ static void estimator_attributes_stalls_as_instructions(void **state)
                                           {.id = 2, .target = 1, .freq_khz = 2000000}};
         const struct estimate *e1, *e2;
 
-        (void)state;
         assert_non_null(est);
         assert_int_equal(estimator_app_add(est, 1), 0);
         assert_int_equal(estimator_app_add(est, 2), 0);
@@ -269,7 +264,6 @@ static void estimator_uses_the_cpus_stalls_without_a_target(void **state)
         struct estimator_app_view v = {.id = 1, .target = -1, .freq_khz = 2000000};
         const struct estimate *e;
 
-        (void)state;
         assert_non_null(est);
         assert_int_equal(estimator_app_add(est, 1), 0);
         assert_int_equal(sensor_sample_alloc(&s, 2, 0), 0);

@@ -52,6 +52,9 @@ run_label() {
         else
                 grep -E "^[0-9]+: $show" "$log" | sed 's/^[0-9]*: //'
         fi
+        # Why a test was skipped: the "SKIP: ..." line it printed, with its name.
+        awk 'NR == FNR { if ($0 ~ /^ *[0-9]+\/[0-9]+ Test +#[0-9]+:/) { n = $3; gsub(/[#:]/, "", n); name[n] = $4 }; next }
+                /^[0-9]+: SKIP:/ { n = $1; sub(/:$/, "", n); sub(/^[0-9]+: SKIP: */, ""); print "skipped " name[n] ": " $0 }' "$log" "$log"
         row "$label" "$log" "$t0"
         if [ $rc -ne 0 ]; then
                 status=1

@@ -590,6 +590,35 @@ static int setup_power(const struct daemon *d, struct manager_options *mo)
         return 0;
 }
 
+/* Undoes what a crashed pctld left, saying which lines of its record could not be read: those
+ * stay in the record, for an operator, and the rest is restored. */
+static void recover_previous(const struct actuator_config *cfg)
+{
+        struct actuator_recovery rec;
+        int r = actuator_recover(cfg, &rec);
+
+        if (r < 0) {
+                log_warning_errno(r,
+                                  "Failed to restore what a previous pctld left in %s, "
+                                  "carrying on: %m",
+                                  cfg->state_dir);
+                return;
+        }
+        for (unsigned i = 0; i < rec.n_skipped && i < ACTUATOR_MAX_SKIPPED; i++)
+                log_warning("%s:%u: %s; skipped, kept in the record", rec.record,
+                            rec.skipped[i].line, rec.skipped[i].why);
+        if (rec.n_skipped > ACTUATOR_MAX_SKIPPED)
+                log_warning("%s: %u more lines skipped", rec.record,
+                            rec.n_skipped - ACTUATOR_MAX_SKIPPED);
+        if (rec.kept)
+                log_warning_errno(rec.kept_err,
+                                  "%s: %u changes cannot be undone now (the first: %m); kept "
+                                  "for the next start",
+                                  rec.record, rec.kept);
+        if (r > 0)
+                log_notice("restored %d changes a previous pctld left behind", r);
+}
+
 int main(int argc, char **argv)
 {
         struct daemon d = {.config_path = PCTL_SYSCONFDIR "/pctl.conf"};
@@ -631,16 +660,8 @@ int main(int argc, char **argv)
                 return log_error_errno(errno, "Failed to create %s: %m", d.conf.state_dir), 1;
         /* The socket is for everyone to ask status; the directory must let them reach it. */
         chmod(d.conf.state_dir, 0755);
-        if (strncmp(po.spec, "sim:", 4) != 0) {
-                r = actuator_recover(&po.actuator);
-                if (r < 0)
-                        log_warning_errno(r,
-                                          "Failed to restore what a previous pctld left in "
-                                          "%s, carrying on: %m",
-                                          d.conf.state_dir);
-                else if (r > 0)
-                        log_notice("restored %d changes a previous pctld left behind", r);
-        }
+        if (strncmp(po.spec, "sim:", 4) != 0)
+                recover_previous(&po.actuator);
         r = platform_open(&po, &d.pf, why, sizeof(why));
         if (r < 0) {
                 log_error("cannot start: %s", why);

@@ -197,7 +197,7 @@ static void recover_restores_governor_and_limits(void **state)
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         fake_put("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "2000000\n");
         cfg.state_dir = dir;
-        assert_int_equal(actuator_recover(&cfg), 1);
+        assert_int_equal(actuator_recover(&cfg, NULL), 1);
         fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
         fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
         snprintf(dir, sizeof(dir), "%s/state/" STATE_RECORD_FILE, fake_root);

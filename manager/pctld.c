@@ -25,6 +25,7 @@
 #include "pctl/manager.h"
 #include "pctl/metrics.h"
 #include "pctl/platform_file.h"
+#include "pctl/timegrid.h"
 #include "pctl/util.h"
 
 struct daemon {
@@ -136,6 +137,26 @@ static void daemon_publish_metrics(struct daemon *d)
         metrics_server_publish(d->metrics, snap);
 }
 
+/* The next tick of a periodic timer that was due at due_usec: on its grid, after now. Ticks
+ * missed while pctld was stopped or starved are skipped, not run back to back. The sample that
+ * spans the gap is kept as one long interval: the apps ran in one configuration throughout
+ * (only pctld changes it), and every rate is taken over the interval's measured length. */
+static int timer_rearm(sd_event_source *s, uint64_t due_usec, unsigned interval_ms,
+                       const char *what)
+{
+        uint64_t now_usec = due_usec, missed, next;
+
+        (void)sd_event_now(sd_event_source_get_event(s), CLOCK_MONOTONIC, &now_usec);
+        next = timegrid_next(due_usec, now_usec, interval_ms * 1000ULL, &missed);
+        if (missed * interval_ms >= 1000)
+                log_notice("%s fell %.1f s behind (pctld was stopped or starved): skipping %llu "
+                           "missed ticks",
+                           what, (now_usec - due_usec) / 1e6, (unsigned long long)missed);
+        else if (missed)
+                log_debug("%s: skipping %llu missed ticks", what, (unsigned long long)missed);
+        return sd_event_source_set_time(s, next);
+}
+
 static int on_sample(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct daemon *d = userdata;
@@ -144,7 +165,7 @@ static int on_sample(sd_event_source *s, uint64_t usec, void *userdata)
         daemon_publish_metrics(d);
         if (r < 0)
                 log_warning_errno(r, "Sampling failed, trying again next interval: %m");
-        return sd_event_source_set_time(s, usec + d->conf.interval_ms * 1000ULL);
+        return timer_rearm(s, usec, d->conf.interval_ms, "sampling");
 }
 
 static int on_decide(sd_event_source *s, uint64_t usec, void *userdata)
@@ -153,7 +174,7 @@ static int on_decide(sd_event_source *s, uint64_t usec, void *userdata)
 
         manager_decide(d->mgr);
         notify_status(d);
-        return sd_event_source_set_time(s, usec + d->conf.decision_ms * 1000ULL);
+        return timer_rearm(s, usec, d->conf.decision_ms, "deciding");
 }
 
 /* The model machine runs in virtual time, as fast as the host allows: each tick advances it

@@ -328,6 +328,18 @@ static int real_set_freq(struct actuator *a, unsigned domain, unsigned freq_khz)
         return r;
 }
 
+static int real_restore_freq(struct actuator *a, unsigned domain)
+{
+        struct actuator_real *p = a->priv;
+        int r;
+
+        if (!p->cf)
+                return 0; /* never set */
+        r = cpufreq_restore(p->cf, domain);
+        strscpy(a->error, cpufreq_error(p->cf), sizeof(a->error));
+        return r;
+}
+
 static void real_close(struct actuator *a)
 {
         struct actuator_real *p = a->priv;
@@ -357,6 +369,7 @@ const struct actuator_ops actuator_real_ops = {
     .refresh = real_refresh,
     .release = real_release,
     .set_freq = real_set_freq,
+    .restore_freq = real_restore_freq,
     .close = real_close,
 };
 

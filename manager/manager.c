@@ -8,6 +8,7 @@
 
 #include "pctl/appstack.h"
 #include "pctl/fsio.h"
+#include "pctl/freqdomains.h"
 #include "pctl/history.h"
 #include "pctl/log.h"
 #include "pctl/jsonfmt.h"
@@ -107,6 +108,7 @@ struct manager {
         uint64_t ticks;
         unsigned *cpu_freq_khz; /* scratch, per CPU of the sample */
         unsigned n_cpu_freq;
+        struct freqdomain *freq; /* per frequency domain of the actuator: what pctld did */
         struct mreport *reports; /* apps that left, oldest first */
         unsigned n_reports;
         struct appstacks *stacks; /* each app's speedup stack; NULL: no thread-state backend */
@@ -189,9 +191,12 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
         m->opt = *opt;
         m->pf = opt->platform;
         m->est = estimator_new(&ecfg);
-        if (!m->est) {
-                int r = -errno;
+        m->freq = calloc(m->pf->actuator->n_domains + 1, sizeof(*m->freq));
+        if (!m->est || !m->freq) {
+                int r = m->est ? -ENOMEM : -errno;
 
+                estimator_free(m->est);
+                free(m->freq);
                 free(m);
                 return r ? r : -ENOMEM;
         }
@@ -480,6 +485,8 @@ static void history_recall(struct manager *m, unsigned i)
         history_entry_clear(&h);
 }
 
+static void apply_freqs(struct manager *m, bool idle_only);
+
 static void release_app(struct manager *m, unsigned i, const char *why)
 {
         struct mapp *a = &m->apps[i];
@@ -496,6 +503,8 @@ static void release_app(struct manager *m, unsigned i, const char *why)
         log_app_info(a->name, (int)a->pid, a->policy.name, "released %s (pid %d): %s", a->name,
                      (int)a->pid, why);
         remove_app(m, i);
+        /* Its domain, when it was the last app on it, goes back now, not at pctld's stop. */
+        apply_freqs(m, true);
 }
 
 void manager_free(struct manager *m)
@@ -507,6 +516,7 @@ void manager_free(struct manager *m)
         estimator_free(m->est);
         appstacks_close(m->stacks);
         free(m->cpu_freq_khz);
+        free(m->freq);
         policy_set_free(&m->policies);
         sensor_sample_free(&m->sample);
         free(m->apps);
@@ -1009,9 +1019,58 @@ static void adopt_by_rules(struct manager *m)
         free(procs);
 }
 
+/* Does what freqdomain_next says for domain d and logs what freqdomain_done says is news. */
+static void freq_act(struct manager *m, unsigned d, unsigned want_khz)
+{
+        struct actuator *act = m->pf->actuator;
+        const struct actuator_ops *ops = m->pf->actuator_ops;
+        struct freqdomain *fd = &m->freq[d];
+        uint64_t now_ns = platform_now_ns(m->pf);
+        enum freq_action a = freqdomain_next(fd, want_khz, act->domains[d].cur_khz, now_ns);
+        int r;
+
+        if (a == FREQ_RESTORE && !ops->restore_freq)
+                return; /* given back when pctld stops */
+        if (a == FREQ_NOTHING)
+                return;
+        r = a == FREQ_SET ? ops->set_freq(act, d, want_khz) : ops->restore_freq(act, d);
+        switch (freqdomain_done(fd, a, want_khz, r, now_ns)) {
+        case FREQ_LOG_NONE:
+                break;
+        case FREQ_LOG_SET:
+                log_info("frequency domain %u: %u MHz", d, want_khz / 1000);
+                break;
+        case FREQ_LOG_RESTORED:
+                log_info("frequency domain %u: no app on it any more, given back", d);
+                break;
+        case FREQ_LOG_RECOVERED:
+                if (a == FREQ_SET)
+                        log_notice("frequency domain %u: %u MHz, after %u failed attempts", d,
+                                   want_khz / 1000, fd->failures_before);
+                else
+                        log_notice("frequency domain %u: given back, after %u failed attempts", d,
+                                   fd->failures_before);
+                break;
+        case FREQ_LOG_FAILED:
+                log_warning_errno(r, "Failed to %s frequency domain %u: %s; %s (said once)",
+                                  a == FREQ_SET ? "set" : "give back", d, actuator_strerror(act, r),
+                                  freq_fault_of(r) == FREQ_FAULT_VALUE && a == FREQ_SET
+                                      ? "not asking for that frequency again"
+                                      : "retrying with back-off");
+                break;
+        case FREQ_LOG_GAVE_UP:
+                log_error_errno(r,
+                                "Failed to %s frequency domain %u: %s; leaving it alone until "
+                                "pctld restarts",
+                                a == FREQ_SET ? "set" : "give back", d, actuator_strerror(act, r));
+                break;
+        }
+}
+
 /* Sets each domain to the highest frequency an app on it wants: a shared domain never slows
- * an app below what its policy chose. */
-static void apply_freqs(struct manager *m)
+ * an app below what its policy chose. A domain no app runs on any more is given back; with
+ * idle_only, that is all that is done (an app left between decisions). */
+static void apply_freqs(struct manager *m, bool idle_only)
 {
         struct actuator *act = m->pf->actuator;
 
@@ -1019,7 +1078,6 @@ static void apply_freqs(struct manager *m)
                 return;
         for (unsigned d = 0; d < act->n_domains; d++) {
                 unsigned want = 0;
-                int r;
 
                 for (unsigned i = 0; i < m->n_apps; i++) {
                         struct cpumask both;
@@ -1028,16 +1086,8 @@ static void apply_freqs(struct manager *m)
                         if (!cpumask_empty(&both) && m->alloc[i].want_freq_khz > want)
                                 want = m->alloc[i].want_freq_khz;
                 }
-                if (!want || want == act->domains[d].cur_khz)
-                        continue;
-                r = m->pf->actuator_ops->set_freq(act, d, want);
-                if (r < 0)
-                        log_warning_errno(r,
-                                          "Failed to set frequency domain %u to %u MHz, "
-                                          "ignoring: %m",
-                                          d, want / 1000);
-                else
-                        log_info("frequency domain %u: %u MHz", d, want / 1000);
+                if (!idle_only || !want)
+                        freq_act(m, d, want);
         }
         for (unsigned i = 0; i < m->n_apps; i++)
                 m->apps[i].freq_khz = app_freq(m, &m->apps[i].cpus);
@@ -1137,8 +1187,10 @@ static int decide_apply(struct manager *m)
         int r;
 
         m->decisions++;
-        if (m->n_apps == 0)
+        if (m->n_apps == 0) {
+                apply_freqs(m, true); /* a give-back that failed is retried */
                 return 0;
+        }
         observe_all(m);
         log_debug("decision %llu at %.1f s", (unsigned long long)m->decisions,
                   (platform_now_ns(m->pf) - m->start_ns) / 1e9);
@@ -1209,7 +1261,7 @@ static int decide_apply(struct manager *m)
                              a->name, (int)a->pid, list, cpumask_count(&a->cpus),
                              m->alloc[i].reason);
         }
-        apply_freqs(m);
+        apply_freqs(m, false);
         r = 0;
 out:
         free(cur);

@@ -69,6 +69,9 @@ struct actuator_ops {
          * An app that has exited is released without error. */
         int (*release)(struct actuator *a, struct actuator_app *app);
         int (*set_freq)(struct actuator *a, unsigned domain, unsigned freq_khz);
+        /* Gives one domain back the settings it had before the first set_freq (0 when it was
+         * never changed): its last app has left. */
+        int (*restore_freq)(struct actuator *a, unsigned domain);
         /* Releases every app, restores every frequency domain, clears the record. */
         void (*close)(struct actuator *a);
 };

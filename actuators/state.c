@@ -180,6 +180,10 @@ static int bad(char *why, size_t why_size, const char *fmt, ...)
                 va_start(ap, fmt);
                 vsnprintf(why, why_size, fmt, ap);
                 va_end(ap);
+                /* It quotes the line: no control byte of it reaches a log or a terminal. */
+                for (char *c = why; *c; c++)
+                        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                                *c = '?';
         }
         return -EINVAL;
 }
@@ -353,6 +357,10 @@ static int record_read(struct state_record *r)
                 if (len > 0 && line[len - 1] == '\n')
                         line[--len] = '\0';
                 has_nul = strlen(line) != (size_t)len;
+                if (has_nul && lineno > 1) {
+                        err = skip_line(r, lineno, line, (size_t)len, "holds a NUL byte");
+                        continue;
+                }
                 s = strstrip(line);
                 if (lineno == 1) {
                         if (!has_nul && !strcmp(s, STATE_MAGIC))
@@ -365,11 +373,6 @@ static int record_read(struct state_record *r)
                                            "the first line is not '" STATE_MAGIC
                                            "': nothing in the file was read; set aside as %s",
                                            aside);
-                }
-                if (has_nul) {
-                        /* strstrip stopped at the NUL: keep the whole line, as read. */
-                        err = skip_line(r, lineno, line, (size_t)len, "holds a NUL byte");
-                        continue;
                 }
                 if (!*s || *s == '#')
                         continue;

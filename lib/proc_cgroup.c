@@ -1,11 +1,9 @@
 #include "pctl/proc_cgroup.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <string.h>
 
-/* Whether the comma list list[0..len) holds the name ctrl. */
-static bool list_has(const char *list, size_t len, const char *ctrl)
+bool proc_cgroup_lists(const char *list, size_t len, const char *ctrl)
 {
         size_t cl = strlen(ctrl);
 
@@ -35,7 +33,7 @@ int proc_cgroup_path(const char *text, const char *controller, char *out, size_t
                         c2 = memchr(c1 + 1, ':', (size_t)(end - c1 - 1));
                 if (!c2)
                         continue;
-                if (controller ? !list_has(c1 + 1, (size_t)(c2 - c1 - 1), controller)
+                if (controller ? !proc_cgroup_lists(c1 + 1, (size_t)(c2 - c1 - 1), controller)
                                : !(c1 - line == 1 && line[0] == '0' && c2 == c1 + 1))
                         continue;
                 plen = (size_t)(end - c2 - 1);

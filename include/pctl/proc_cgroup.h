@@ -4,6 +4,7 @@
  * whoever may create cgroups chooses (a delegated subtree): outside input. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The path of one hierarchy: controller NULL for the unified one (the line "0::PATH"), else
@@ -12,3 +13,5 @@
  * hierarchy's, -ENAMETOOLONG when the path does not fit in size bytes. out is written only on
  * success. */
 int proc_cgroup_path(const char *text, const char *controller, char *out, size_t size);
+/* Whether the comma list of controllers list[0..len) ("cpu,cpuacct") names ctrl. */
+bool proc_cgroup_lists(const char *list, size_t len, const char *ctrl);

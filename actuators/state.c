@@ -310,6 +310,17 @@ static int skip_line(struct state_record *r, unsigned lineno, const char *text, 
 {
         int err = add_problem(r, lineno, "%s", why);
 
+        if (err == 0 && r->n_listed == r->n_problems) {
+                char *t = r->problems[r->n_listed - 1].text;
+                size_t n = len < STATE_PROBLEM_TEXT - 1 ? len : STATE_PROBLEM_TEXT - 1;
+
+                /* Its beginning, to find it by: the line's number changes with every commit. */
+                memcpy(t, text, n);
+                t[n] = '\0';
+                for (size_t i = 0; i < n; i++)
+                        if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+                                t[i] = '?';
+        }
         return err < 0 ? err : keep_line(r, text, len);
 }
 

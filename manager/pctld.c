@@ -626,8 +626,8 @@ static void recover_previous(const struct actuator_config *cfg)
                 return;
         }
         for (unsigned i = 0; i < rec.n_skipped && i < ACTUATOR_MAX_SKIPPED; i++)
-                log_warning("%s:%u: %s; skipped, kept in the record", rec.record,
-                            rec.skipped[i].line, rec.skipped[i].why);
+                log_warning("%s:%u: '%s': %s; skipped, kept in the record", rec.record,
+                            rec.skipped[i].line, rec.skipped[i].text, rec.skipped[i].why);
         if (rec.n_skipped > ACTUATOR_MAX_SKIPPED)
                 log_warning("%s: %u more lines skipped", rec.record,
                             rec.n_skipped - ACTUATOR_MAX_SKIPPED);

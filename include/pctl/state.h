@@ -47,10 +47,14 @@ struct state_entry {
 #define STATE_PROBLEM_MAX 200
 #define STATE_PROBLEMS_LISTED 32
 
+#define STATE_PROBLEM_TEXT 64
+
 /* A line of the file that could not be read, and why, in words. */
 struct state_problem {
-        unsigned line;
+        unsigned line; /* in the file as open read it */
         char why[STATE_PROBLEM_MAX];
+        char text[STATE_PROBLEM_TEXT]; /* its beginning, control bytes as '?'; "" for a file
+                                        * set aside */
 };
 
 struct state_record;

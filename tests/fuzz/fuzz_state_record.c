@@ -69,6 +69,9 @@ static void check_problems(const struct state_record *r, size_t input_lines)
                 for (const char *c = p[i].why; *c; c++)
                         if ((unsigned char)*c < 0x20 || *c == 0x7f)
                                 abort();
+                for (const char *c = p[i].text; *c; c++)
+                        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                                abort();
         }
         if (state_record_kept(r) > all)
                 abort();

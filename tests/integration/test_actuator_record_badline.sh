@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A bad line in the state record: a holder adopts an app (CPU 0, in app-PID of the test's
 # group) and is SIGKILLed; one line of garbage is added to the record it left. pctld then
-# starts anyway, says which line it skipped and why (file:line), restores the app (its
+# starts anyway, says which line it skipped and why (file:line, in its log and in pctl
+# status, human and --json), restores the app (its
 # cpuset and mask) and keeps the bad line in the record, through its own stop too: the record
 # is never removed or emptied while it holds something not restored.
 set -uo pipefail
@@ -45,6 +46,15 @@ pctld_start
 grep -q "actuators.state:$bad: .*skipped" "$T/pctld.log" ||
         fail "pctld did not name the skipped line $bad: $(cat "$T/pctld.log")"
 grep "skipped" "$T/pctld.log" | head -2
+# An operator sees it in pctl status too, as long as pctld runs, by its text (its line number
+# moves with every commit of the record).
+"$PCTL" status --socket "$T/pctl.sock" >"$T/status.txt" || fail "pctl status failed"
+grep -q "^record .*actuators.state: 'task garbage': .*kept in the record" "$T/status.txt" ||
+        fail "pctl status does not show the skipped line: $(cat "$T/status.txt")"
+grep "^record" "$T/status.txt"
+status_json
+[ "$(json_get "$T/status.json" "d['state_record']['skipped'][0]['text']")" = "task garbage" ] ||
+        fail "pctl status --json does not show it: $(json_get "$T/status.json" "d.get('state_record')")"
 now=$(main_state $app)
 [ "$now" = "$before" ] || fail "the app is at '$now', not back at '$before'"
 echo "ok: the app is back at '$before'"

@@ -174,6 +174,7 @@ static void bad_line_reported_skipped_and_kept(void **state)
         assert_int_equal(np, 1);
         assert_int_equal(pr[0].line, 3);
         assert_string_equal(pr[0].why, "'task' takes 5 fields (PID TID START ORIGIN MASK), not 1");
+        assert_string_equal(pr[0].text, "task garbage");
         assert_int_equal(state_record_kept(r), 1);
         assert_int_equal(state_record_take(r, &list, &n), 0);
         assert_int_equal(n, 2);

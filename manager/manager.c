@@ -1052,7 +1052,9 @@ static void freq_act(struct manager *m, unsigned d, unsigned want_khz)
                                    fd->failures_before);
                 break;
         case FREQ_LOG_FAILED:
-                log_warning_errno(r, "Failed to %s frequency domain %u: %s; %s (said once)",
+                log_warning_errno(r,
+                                  "Failed to %s frequency domain %u: %s; %s (said again on "
+                                  "another error or in 10 minutes)",
                                   a == FREQ_SET ? "set" : "give back", d, actuator_strerror(act, r),
                                   freq_fault_of(r) == FREQ_FAULT_VALUE && a == FREQ_SET
                                       ? "not asking for that frequency again"

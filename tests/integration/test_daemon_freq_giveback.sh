@@ -25,23 +25,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Written values have the width of the ones they replace: libcpupower writes without O_TRUNC.
 echo 0-1 >"$fake/online"
 for c in 0 1; do
-        pol=$fake/cpufreq/policy$c
-        mkdir -p "$pol" "$fake/cpu$c/topology"
+        mkdir -p "$fake/cpu$c/topology"
         echo 0 >"$fake/cpu$c/topology/physical_package_id"
-        echo $c >"$pol/related_cpus"
-        echo $c >"$pol/affected_cpus"
-        echo 1000000 >"$pol/cpuinfo_min_freq"
-        echo 3000000 >"$pol/cpuinfo_max_freq"
-        echo "3000000 2000000 1400000 1000000 " >"$pol/scaling_available_frequencies"
-        echo "performance powersave userspace schedutil" >"$pol/scaling_available_governors"
-        echo schedutil >"$pol/scaling_governor"
-        echo 1000000 >"$pol/scaling_min_freq"
-        echo 3000000 >"$pol/scaling_max_freq"
-        echo 2000000 >"$pol/scaling_cur_freq"
-        echo "<unsupported>" >"$pol/scaling_setspeed"
+        fake_cpufreq_policy "$fake/cpufreq/policy$c" $c
         ln -s ../cpufreq/policy$c "$fake/cpu$c/cpufreq"
 done
 mount --bind "$fake" /sys/devices/system/cpu || fail "cannot bind-mount the fake tree"

@@ -174,6 +174,27 @@ cpuset_group_remove() {
         return 0
 }
 
+# fake_cpufreq_policy DIR "CPUS": a cpufreq policy directory as acpi-cpufreq lays it out
+# (1.0-3.0 GHz in four steps, governor schedutil, the userspace governor offered) for the CPUs
+# listed, for a fake /sys/devices/system/cpu bind-mounted in a private mount namespace. The
+# values that pctld writes have the width of the ones they replace: libcpupower writes
+# without O_TRUNC, which a kernel attribute ignores and a plain file does not.
+fake_cpufreq_policy() {
+        local pol=$1
+        mkdir -p "$pol"
+        echo "$2" >"$pol/related_cpus"
+        echo "$2" >"$pol/affected_cpus"
+        echo 1000000 >"$pol/cpuinfo_min_freq"
+        echo 3000000 >"$pol/cpuinfo_max_freq"
+        echo "3000000 2000000 1400000 1000000 " >"$pol/scaling_available_frequencies"
+        echo "performance powersave userspace schedutil" >"$pol/scaling_available_governors"
+        echo schedutil >"$pol/scaling_governor"
+        echo 1000000 >"$pol/scaling_min_freq"
+        echo 3000000 >"$pol/scaling_max_freq"
+        echo 2000000 >"$pol/scaling_cur_freq"
+        echo "<unsupported>" >"$pol/scaling_setspeed"
+}
+
 pctld_cleanup() {
         [ -n "${PCTLD_PID:-}" ] && kill -KILL "$PCTLD_PID" 2>/dev/null
         for p in ${CLEANUP_PIDS:-}; do kill_tree "$p"; done

@@ -191,7 +191,7 @@ static void recover_restores_governor_and_limits(void **state)
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         fake_put("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "2000000\n");
         cfg.state_dir = dir;
-        assert_int_equal(actuator_recover(&cfg), 1);
+        assert_int_equal(actuator_recover(&cfg, NULL), 1);
         fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
         fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
         snprintf(dir, sizeof(dir), "%s/state/" STATE_RECORD_FILE, fake_root);
@@ -248,6 +248,48 @@ static void refused_write_says_which_file_and_why(void **state)
         fake_tree_free();
 }
 
+/* The real actuator gives one domain back while it stays open (its last app left): the
+ * original governor and limits are written back and the record forgets the domain; the other
+ * domain, still in use, keeps its frequency. */
+static void actuator_gives_one_domain_back(void **state)
+{
+        struct actuator_config cfg = {.mode = CPUSET_AFFINITY, .dvfs = true};
+        struct actuator *a;
+        char why[256], dir[512], path[600];
+
+        (void)state;
+        tree(true, true);
+        snprintf(dir, sizeof(dir), "%s/state", fake_root);
+        cfg.state_dir = dir;
+        snprintf(path, sizeof(path), "%s/" STATE_RECORD_FILE, dir);
+        if (actuator_open(&actuator_real_ops, &cfg, &a, why, sizeof(why)) != 0)
+                fail_msg("actuator_open: %s", why);
+        assert_true(a->can_set_freq);
+        assert_int_equal(a->ops->restore_freq(a, 1), 0); /* never changed: nothing to do */
+        assert_int_equal(a->ops->set_freq(a, 0, 1000000), 0);
+        assert_int_equal(a->ops->set_freq(a, 1, 1400000), 0);
+        fake_assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "userspace");
+        assert_int_equal(a->ops->restore_freq(a, 1), 0);
+        fake_assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "schedutil");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "userspace");
+        assert_int_equal(a->domains[1].cur_khz, 0); /* unknown until set again */
+        assert_int_equal(a->domains[0].cur_khz, 1000000);
+        {
+                FILE *f = fopen(path, "r");
+                char text[1024] = "";
+
+                assert_non_null(f);
+                assert_true(fread(text, 1, sizeof(text) - 1, f) > 0);
+                fclose(f);
+                assert_non_null(strstr(text, "/cpu0/cpufreq"));
+                assert_null(strstr(text, "/cpu2/cpufreq"));
+        }
+        actuator_close(a);
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
+        assert_int_equal(access(path, F_OK), -1);
+        fake_tree_free();
+}
+
 /* A policy whose hardware limits cannot be read is named, with the file. */
 static void unreadable_limits_say_which_file(void **state)
 {
@@ -272,6 +314,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(cap_below_floor_lowers_it_then_restores),
     cmocka_unit_test(refused_write_says_which_file_and_why),
     cmocka_unit_test(unreadable_limits_say_which_file),
+    cmocka_unit_test(actuator_gives_one_domain_back),
 };
 
 int main(int argc, char **argv)

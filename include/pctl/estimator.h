@@ -296,7 +296,9 @@ int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cor
  * (before the first, after the last: the exit's partial interval), from what the command used
  * there: unseen_s of wall time and unseen_cpu_s of CPU time on `cores` CPUs, as the one who
  * waited for it knows them (pctl run's wait4 less run_busy_s). In busy time that part is one
- * more interval, so the result is exact where the intervals are: no range is left. -ENODATA
+ * more interval, so the result is exact where the intervals are: no range is left. CPU time
+ * beyond what `cores` give in unseen_s was missed by the seen intervals: it adds to the work,
+ * not to the time, up to what `cores` give over the whole run. -ENODATA
  * while p_run is unknown or when the run had counters (their work is not CPU time), -EDOM for
  * negative or non-finite times or cores 0. */
 int estimate_run_complete(const struct estimate *e, double unseen_s, double unseen_cpu_s,

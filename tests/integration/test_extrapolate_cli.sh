@@ -124,15 +124,22 @@ assert d["best_cores_edp"] is not None
 PY
 
 # Online: on the 64-core model machine, P = 0.9 under edp, once 64, 32 and 16 cores are
-# measured the allocator jumps to the extrapolation's optimum (the oracle's is 43 cores)
-# instead of walking there, and the run still ends within 5 % of the oracle's EDP.
+# measured the extrapolation's optimum is 43 cores (the oracle's too), on a curve so flat that
+# 25 cores are within 5 % of it: the allocator takes the knee, not the argmin, so it does not
+# jump past it (until 27 November it jumped to 43), and its measured search still ends near
+# the oracle's count.
 "$PCTL" sim run "$SRC_DIR/tests/scenarios/suite-s64-p09.ini" --policy edp --log >"$T/online.txt" 2>&1 ||
         fail "sim run suite-s64-p09"
 jump=$(grep -oE "CPUs 0-[0-9]+ \(([0-9]+)\), extrapolated \([A-Za-z0-9]+, [0-9]+ points\): edp best at [0-9]+ cores" "$T/online.txt" | head -1)
-[ -n "$jump" ] || fail "no jump to the extrapolated optimum: $(grep -E 'exploring|extrapolated' "$T/online.txt" | head -5)"
-n=$(echo "$jump" | sed -E 's/.*best at ([0-9]+) cores/\1/')
-[ "$n" -ge 38 ] && [ "$n" -le 48 ] || fail "jumped to $n cores, the optimum is 43: $jump"
-echo "ok: $jump"
+if [ -n "$jump" ]; then
+        n=$(echo "$jump" | sed -E 's/.*best at ([0-9]+) cores/\1/')
+        [ "$n" -le 30 ] || fail "jumped to $n cores, past the knee (about 25): $jump"
+fi
+"$PCTL" sim run "$SRC_DIR/tests/scenarios/suite-s64-p09.ini" --policy edp --json >"$T/online.json" ||
+        fail "sim run suite-s64-p09 --json"
+end=$(json_get "$T/online.json" 'd["apps"][0]["cores"]')
+[ "$end" -ge 35 ] && [ "$end" -le 48 ] || fail "ended at $end cores, the oracle's is 43"
+echo "ok: no jump past the knee (${jump:-none}); the search ended at $end cores"
 
 # Bad input: exit 2, file:line and the reason, nothing on stdout.
 refused() {

@@ -152,6 +152,8 @@ struct estimator *estimator_new(const struct estimator_config *cfg)
         } else if (!(c.delta_i_alpha >= 0)) {
                 c.delta_i_alpha = 0;
         }
+        if (!(c.delta_i_cpu_rate >= 0))
+                c.delta_i_cpu_rate = 0;
         if (c.half_life_s == 0)
                 c.half_life_s = EST_DEFAULT_HALF_LIFE_S;
         if (c.phase_sigmas == 0)
@@ -160,7 +162,8 @@ struct estimator *estimator_new(const struct estimator_config *cfg)
                 c.phase_rel_floor = EST_DEFAULT_PHASE_REL_FLOOR;
         if (c.phase_intervals == 0)
                 c.phase_intervals = EST_DEFAULT_PHASE_INTERVALS;
-        if (!isfinite(c.delta_i_rate) || !isfinite(c.delta_i_alpha) || !(c.ipc1_calibrated >= 0) ||
+        if (!isfinite(c.delta_i_rate) || !isfinite(c.delta_i_alpha) ||
+            !isfinite(c.delta_i_cpu_rate) || !(c.ipc1_calibrated >= 0) ||
             !isfinite(c.ipc1_calibrated) || !(c.half_life_s > 0) || !isfinite(c.half_life_s) ||
             !(c.phase_sigmas > 0) || !(c.phase_rel_floor > 0) ||
             c.phase_intervals > EST_MAX_PENDING) {
@@ -1096,7 +1099,8 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
 
                                 d = est->cfg.delta_i_rate * b +
                                     est->cfg.delta_i_alpha * dt_s *
-                                        (busy_rate_sum > 0 ? b / busy_rate_sum : 1.0 / n);
+                                        (busy_rate_sum > 0 ? b / busy_rate_sum : 1.0 / n) +
+                                    est->cfg.delta_i_cpu_rate * dt_s;
                                 d = fmin(d, (double)c->instr);
                                 i0_c = (double)c->instr - d;
                         }

@@ -32,6 +32,10 @@ struct estimator_config {
         /* α: ΔI per second on the app's CPUs, instructions/s. Used with a calibrated β; NaN
          * or < 0 there: 0. */
         double delta_i_alpha;
+        /* ΔI per second on each of the app's CPUs, busy or idle (interrupts, kernel threads,
+         * daemons spread over every CPU), instructions/s; 0 (or NaN, < 0): none. Calibration
+         * does not fit it (docs/estimator.md, "ΔI"). */
+        double delta_i_cpu_rate;
         /* Calibrated single-core IPC of I0; 0 for unknown. */
         double ipc1_calibrated;
         /* Package power model for idle/static attribution and for power without RAPL; may be

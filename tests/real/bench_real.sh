@@ -378,6 +378,10 @@ KNOWN=(
 for entry in "${KNOWN[@]}"; do
         IFS='|' read -r name known cmdline <<<"$entry"
         [ -z "$ONLY" ] || [[ " $ONLY " == *" $name "* ]] || continue
+        if [[ $name == xz-* ]] && ! command -v xz >/dev/null; then
+                echo "bench: real $name: xz not installed (scripts/deps.sh installs it), skipped"
+                continue
+        fi
         read -ra cmd <<<"$cmdline"
         known_row "$name" "$known" "${cmd[@]}"
         case $verdict in

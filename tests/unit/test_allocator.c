@@ -663,6 +663,36 @@ static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **stat
         assert_int_equal(a.step_cores, 1);
 }
 
+/* An SP-like app whose predicted time flattens (Amdahl P 0.7 measured at 4-8 cores: speedup
+ * 2.91 at 16 cores, 2.86 at 14, 2.58 at 8), at a constant 50 W, is sent to the knee of its
+ * predicted EDP, the fewest cores within 5 % of the best (14), not to the argmin of the flat
+ * curve (16, 3.7 % better). */
+static void extrapolation_jumps_to_the_knee_not_the_argmin(void **state)
+{
+        static const unsigned counts[] = {4, 6, 8};
+        struct fixture *f = *state;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 8,
+                                  .searching = true,
+                                  .step_cores = 1,
+                                  .step_freqs = 1};
+        struct allocator_ctx ctx;
+
+        ctx = measured_ctx(f, 64);
+        for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+                double ips = 1e9 / (0.3 + 0.7 / counts[i]), w = 50;
+
+                add_point(&a, counts[i], 0, w / (ips * ips), ctx.decision);
+                for (unsigned k = 0; k < 8; k++)
+                        scaling_add(&a.scaling, counts[i], 0, ips, w, 8);
+        }
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        if (a.want_cores != 14 || !strstr(a.reason, "extrapolated"))
+                fail_msg("want %u cores: %s", a.want_cores, a.reason);
+        assert_int_equal(a.predicted_best_cores, 14);
+}
+
 /* A model jump that measured worse than a measured point shows the model is wrong for this
  * app: the allocator does not follow it to the next unmeasured point it prefers. */
 static void refuted_model_is_not_followed(void **state)
@@ -1333,6 +1363,7 @@ static const struct CMUnitTest tests[] = {
     fixture_case(ladder_climbs_from_a_quarter),
     fixture_case(extrapolation_does_not_jump_below_the_measured_counts),
     fixture_case(extrapolation_jumps_at_most_to_twice_the_measured_counts),
+    fixture_case(extrapolation_jumps_to_the_knee_not_the_argmin),
     fixture_case(refuted_model_is_not_followed),
     fixture_case(contradicted_model_is_not_followed),
     fixture_case(failed_direction_is_not_probed_again),

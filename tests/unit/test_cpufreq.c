@@ -257,7 +257,6 @@ static void actuator_gives_one_domain_back(void **state)
         struct actuator *a;
         char why[256], dir[512], path[600];
 
-        (void)state;
         tree(true, true);
         snprintf(dir, sizeof(dir), "%s/state", fake_root);
         cfg.state_dir = dir;

@@ -161,13 +161,20 @@ static void unseen_time_completed_from_cpu_time(void **state)
         /* Less CPU than time: the rest is waiting, as an idle CPU of the app's is. */
         assert_int_equal(estimate_run_complete(e, 1, 0.3, 2, &sp, &p), 0);
         assert_near(p, 2.0 / 3.0, 1e-9);
-        /* On both CPUs: 10 s in 6 s, x 5: P = 4/5. More CPU than they could give is not the
-         * unseen part's. */
+        /* On both CPUs: 10 s in 6 s, x 5: P = 4/5. */
         assert_int_equal(estimate_run_complete(e, 1, 2, 2, &sp, &p), 0);
         assert_near(sp, 10.0 / 6.0, 1e-9);
         assert_near(p, 4.0 / 5.0, 1e-9);
+        /* More CPU than two cores give in the unseen second: the seen intervals missed it (a
+         * child that exited between reads, its parent gone before the next): work in time
+         * already counted. 10.5 s in 6 s, x 5.25: P = 4.5/5.25. */
+        assert_int_equal(estimate_run_complete(e, 1, 2.5, 2, &sp, &p), 0);
+        assert_near(sp, 10.5 / 6.0, 1e-9);
+        assert_near(p, 4.5 / 5.25, 1e-9);
+        /* No more than the cores could do over the whole run: 12 s in 6 s, P = 1. */
         assert_int_equal(estimate_run_complete(e, 1, 5, 2, &sp, &p), 0);
-        assert_near(p, 4.0 / 5.0, 1e-9);
+        assert_near(sp, 2.0, 1e-9);
+        assert_near(p, 1.0, 1e-9);
         assert_int_equal(estimate_run_complete(e, -1, 1, 2, &sp, &p), -EDOM);
         assert_int_equal(estimate_run_complete(e, 1, -1, 2, &sp, &p), -EDOM);
         assert_int_equal(estimate_run_complete(e, NAN, 1, 2, &sp, &p), -EDOM);

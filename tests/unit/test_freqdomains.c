@@ -24,7 +24,6 @@ static void faults_by_errno(void **state)
             {-EOVERFLOW, FREQ_FAULT_TRANSIENT}, /* unknown: retried slowly */
         };
 
-        (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
                 if (freq_fault_of(cases[i].err) != cases[i].fault)
                         fail_msg("errno %d: class %d, not %d", -cases[i].err,
@@ -35,7 +34,6 @@ static void set_then_given_back_when_idle(void **state)
 {
         struct freqdomain d = {0};
 
-        (void)state;
         /* Nothing changed, no app: nothing to do; an app wanting what runs now: nothing. */
         assert_int_equal(freqdomain_next(&d, 0, 2000000, 0), FREQ_NOTHING);
         assert_int_equal(freqdomain_next(&d, 2000000, 2000000, 0), FREQ_NOTHING);
@@ -69,7 +67,6 @@ static void transient_backs_off_and_logs_once(void **state)
 {
         unsigned attempts, logs;
 
-        (void)state;
         /* At 0, 1, 3, 7, 15, 31, 63, 127, then every 64 s: 15 in 600 s, not 600. */
         run_failing(-EBUSY, &attempts, &logs);
         assert_int_equal(attempts, 15);
@@ -89,7 +86,6 @@ static void relogged_on_new_errno_or_after_ten_minutes_and_recovery_said(void **
         struct freqdomain d = {0};
         uint64_t t = 0;
 
-        (void)state;
         assert_int_equal(freqdomain_done(&d, FREQ_SET, 1200000, -EBUSY, t), FREQ_LOG_FAILED);
         t = d.retry_ns;
         assert_int_equal(freqdomain_done(&d, FREQ_SET, 1200000, -EBUSY, t), FREQ_LOG_NONE);
@@ -110,7 +106,6 @@ static void refused_value_another_is_tried(void **state)
 {
         struct freqdomain d = {0};
 
-        (void)state;
         assert_int_equal(freqdomain_done(&d, FREQ_SET, 1300000, -EINVAL, 0), FREQ_LOG_FAILED);
         assert_int_equal(freqdomain_next(&d, 1300000, 2000000, 100 * S), FREQ_NOTHING);
         assert_int_equal(freqdomain_next(&d, 1200000, 2000000, 100 * S), FREQ_SET);

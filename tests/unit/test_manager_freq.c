@@ -117,7 +117,6 @@ static void domain_given_back_when_last_app_leaves(void **state)
         unsigned orig[2], lowered = 0;
         char err[256];
 
-        (void)state;
         fail_err = 0;
         rig_open(&r, false);
         for (unsigned d = 0; d < 2; d++)
@@ -197,7 +196,6 @@ static void failing_write_backs_off_and_is_logged_once(void **state)
 {
         unsigned attempts, logged;
 
-        (void)state;
         failing_for_ten_minutes(-EBUSY, &attempts, &logged);
         printf("EBUSY: %u attempts, %u lines in 600 s of 1 s decisions\n", attempts, logged);
         assert_true(attempts >= 1 && attempts <= 20);
@@ -219,7 +217,6 @@ static void failing_give_back_backs_off_and_is_logged_once(void **state)
         int saved, memfd;
         unsigned lowered = 0, failed_lines;
 
-        (void)state;
         fail_err = 0;
         rig_open(&r, true);
         run(&r, 30);

@@ -16,7 +16,6 @@ static void finds_each_hierarchy(void **state)
 {
         char buf[64];
 
-        (void)state;
         assert_int_equal(proc_cgroup_path(hybrid, "cpuset", buf, sizeof(buf)), 0);
         assert_string_equal(buf, "/pctl/app-42");
         assert_int_equal(proc_cgroup_path(hybrid, "cpuacct", buf, sizeof(buf)), 0);
@@ -32,7 +31,6 @@ static void refuses_without_writing(void **state)
 {
         char buf[8] = "keep";
 
-        (void)state;
         /* "cpu" is not "cpuset" nor "cpu,cpuacct"'s prefix match; "10::" is not the unified. */
         assert_int_equal(proc_cgroup_path("5:cpu,cpuacct:/x\n", "cpuset", buf, sizeof(buf)),
                          -ENOENT);

@@ -60,7 +60,7 @@ static void extra_work_inflates_instructions_not_progress(void **state)
                 struct sim_machine *m;
 
                 snprintf(text, sizeof(text),
-                         "[machine]\npreset = i7-4820k\nos_ips = 0\n"
+                         "[machine]\npreset = i7-4820k\nos_ips = 0\nos_ips_cpu = 0\n"
                          "[app a]\ninstructions = 3.7e9\np = 0.9\nipc = 1\nextra_work = %g\n",
                          xs[i]);
                 m = sim_load_ok(text);

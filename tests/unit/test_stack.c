@@ -51,7 +51,7 @@ static void assert_closed(const struct stack *s)
         for (unsigned c = 0; c < STACK_COMPONENTS; c++) {
                 if (!stack_has(s, c))
                         continue;
-                if (!(s->component[c] >= -1e-12))
+                if (c != STACK_UNEXPLAINED && !(s->component[c] >= -1e-12))
                         fail_msg("%s = %g < 0", stack_component_name(c), s->component[c]);
                 sum += s->component[c];
         }
@@ -69,7 +69,8 @@ static void assert_only(const struct stack *s, enum stack_component except, doub
 static void component_names(void **state)
 {
         static const char *const want[] = {"sequential", "sync", "yield",        "imbalance",
-                                           "runqueue",   "io",   "interference", "memory"};
+                                           "runqueue",   "io",   "interference", "memory",
+                                           "unexplained"};
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)
                 assert_string_equal(stack_component_name(c), want[c]);
         assert_null(stack_component_name(STACK_COMPONENTS));
@@ -377,9 +378,10 @@ static void ssm_synthetic_case(void **state)
         assert_near(s.component[STACK_INTERFERENCE], 0.1 / 0.6 + 0.16 / 0.6 + 0.4 / 0.6, 1e-6);
 }
 
-/* An estimated speedup above what the threads ran leaves less than the measured waits: they
- * share it in proportion, interference is 0, nothing goes negative. */
-static void normalised_when_waits_exceed(void **state)
+/* A measured speedup above what the threads ran: the waits stay as measured, interference is
+ * 0 (nothing ran without doing alone's work), and the cores the speedup claims beyond the
+ * run time are unexplained, negative. N - Σ of the others is the run time's speedup. */
+static void unexplained_when_speedup_exceeds_run(void **state)
 {
         struct interval iv;
         struct stack s;
@@ -390,8 +392,40 @@ static void normalised_when_waits_exceed(void **state)
         stack_compute(&iv.app, 2, 1.7, &s);
         assert_closed(&s);
         assert_near(s.component[STACK_INTERFERENCE], 0, 1e-12);
-        assert_near(s.component[STACK_SYNC], 0.3 * 4.0 / 6.0, 1e-9);
-        assert_near(s.component[STACK_IO], 0.3 * 2.0 / 6.0, 1e-9);
+        assert_near(s.component[STACK_SYNC], 0.4, 1e-9);
+        assert_near(s.component[STACK_IO], 0.2, 1e-9);
+        assert_near(s.component[STACK_UNEXPLAINED], -0.3, 1e-9);
+        assert_near(stack_speedup_estimated(&s), 1.4, 1e-9);
+}
+
+/* [SS] eq. 4: the estimated speedup is N less every measured component. With a speedup
+ * below the run time the components explain every core: unexplained 0, and N - Σ is the
+ * measured speedup; the interference is what the running threads did not achieve. More waits
+ * than idle cores (three threads on two) share the idle time; nothing is unexplained. */
+static void estimated_speedup_from_components(void **state)
+{
+        struct interval iv;
+        struct stack s, unknown;
+
+        stack_of_sync_pair(1.5, &s);
+        assert_near(s.component[STACK_UNEXPLAINED], 0, 1e-9);
+        assert_near(2.0 - s.component[STACK_SYNC] - s.component[STACK_INTERFERENCE],
+                    stack_speedup_estimated(&s), 1e-9);
+        assert_near(stack_speedup_estimated(&s), 1.5, 1e-9);
+
+        interval_init(&iv, 1000 * MS, 3);
+        thread_set(&iv, 0, 800 * MS, 0, 200 * MS, 0, 0, 0, 0);
+        thread_set(&iv, 1, 600 * MS, 0, 400 * MS, 0, 0, 0, 0);
+        thread_set(&iv, 2, 400 * MS, 0, 600 * MS, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 1.8, 1e-9);
+        assert_near(s.component[STACK_SYNC], 0.2, 1e-9);
+        assert_near(s.component[STACK_UNEXPLAINED], 0, 1e-9);
+
+        unknown = (struct stack){.known = false};
+        assert_true(isnan(stack_speedup_estimated(&unknown)));
+        assert_true(isnan(stack_speedup_estimated(NULL)));
 }
 
 static void superlinear_is_capped(void **state)
@@ -647,7 +681,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(io_and_yield),
     cmocka_unit_test(interference_by_difference),
     cmocka_unit_test(ssm_synthetic_case),
-    cmocka_unit_test(normalised_when_waits_exceed),
+    cmocka_unit_test(unexplained_when_speedup_exceeds_run),
+    cmocka_unit_test(estimated_speedup_from_components),
     cmocka_unit_test(superlinear_is_capped),
     cmocka_unit_test(mixtures_close_at_n),
     cmocka_unit_test(unknown_when_too_little_data),

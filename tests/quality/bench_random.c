@@ -16,7 +16,9 @@
  *
  * Options: --seed-base N (default SEED_BASE), --per-preset N (scenarios per preset, default
  * PER_PRESET), --jobs N (processes, default: online CPUs), --preset NAME (only that one),
- * --keep DIR (write each scenario there as seed-N.ini, to replay with `pctl sim run`). */
+ * --keep DIR (write each scenario there as seed-N.ini, to replay with `pctl sim run`),
+ * --calibrated (pctl gets the baseline's calibrated power model too: what a calibration buys
+ * the measured search). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -30,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pctl/calibrate.h"
 #include "pctl/sim.h"
 #include "pctl/sim_random.h"
 #include "pctl/simrun.h"
@@ -98,11 +101,28 @@ static int default_edp_sum(struct sim_machine *m, unsigned n_apps, double *out)
         return r;
 }
 
+/* --calibrated: pctl gets the baseline's calibrated power model too. */
+static bool calibrated;
+
 static int policy_edp_sum(const char *path, bool model_only, double *out, char *err,
                           size_t err_size)
 {
         struct simrun_options o = {
             .scenario = path, .policy = "edp", .delta_i_rate = NAN, .model_only = model_only};
+
+        if (calibrated && !model_only) {
+                struct calibrate_config cc = {.quick = true, .sim_scenario = path};
+                struct calibrate_result cr;
+                int r = calibrate_run_sim(&cc, &cr, err, err_size);
+
+                if (r < 0)
+                        return r;
+                if (cr.profile.power.n_points) {
+                        o.have_power = true;
+                        o.power = cr.profile.power;
+                }
+                calibrate_result_free(&cr);
+        }
         struct simrun_result res;
         double sum = 0;
         int r = simrun_policy(&o, &res, err, err_size);
@@ -194,7 +214,7 @@ static int cmp_double(const void *a, const void *b)
 static void usage(void)
 {
         fprintf(stderr, "usage: bench_random [--seed-base N] [--per-preset N] [--jobs N] "
-                        "[--preset NAME] [--keep DIR]\n");
+                        "[--preset NAME] [--keep DIR] [--calibrated]\n");
 }
 
 int main(int argc, char **argv)
@@ -202,7 +222,8 @@ int main(int argc, char **argv)
         static const struct option opts[] = {
             {"seed-base", required_argument, NULL, 's'}, {"per-preset", required_argument, NULL, 'n'},
             {"jobs", required_argument, NULL, 'j'},      {"preset", required_argument, NULL, 'p'},
-            {"keep", required_argument, NULL, 'k'},      {NULL, 0, NULL, 0},
+            {"keep", required_argument, NULL, 'k'},      {"calibrated", no_argument, NULL, 'c'},
+            {NULL, 0, NULL, 0},
         };
         unsigned long long seed_base = SEED_BASE;
         unsigned per_preset = PER_PRESET, jobs = 0, n = 0, failed = 0, over_default = 0, n_ok = 0;
@@ -227,6 +248,10 @@ int main(int argc, char **argv)
                 }
                 if (c == 'k') {
                         keep = optarg;
+                        continue;
+                }
+                if (c == 'c') {
+                        calibrated = true;
                         continue;
                 }
                 if (c != 's' && c != 'n' && c != 'j') {

@@ -76,6 +76,10 @@ Wants=dbus.service
 
 [Service]
 Type=oneshot
+# A slice of its own: the harness is not one of the machine's services, and the package's
+# shipped rules that match /system.slice/*.service must not take the runner and its checks
+# for one (they would be the apps under test).
+Slice=pctl-vm-test.slice
 # Under TCG a boot and the checks take minutes: the host's timeout bounds the run instead.
 TimeoutStartSec=infinity
 StandardOutput=tty

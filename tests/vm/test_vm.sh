@@ -29,7 +29,7 @@ mkdir -p "$cache"
 
 # The image's packages: the .deb's dependencies (first of each alternative, no versions) and
 # what the checks and the integration tests run in the guest.
-checks_need="procps util-linux python3 bc"
+checks_need="procps util-linux python3 bc sqlite3"
 deps=$(dpkg-deb -f "$deb" Pre-Depends Depends | sed 's/^[A-Za-z-]*: //' | tr ',' '\n' |
         sed 's/|.*//; s/(.*)//; s/:any//; s/[[:space:]]//g' | grep -v '^$')
 packages=$(printf '%s\n' $deps $checks_need | sort -u | tr '\n' ' ')

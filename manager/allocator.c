@@ -46,7 +46,7 @@
  * weight and at most this many cores (per unit of weight): enough to learn P on, without
  * taking a settled app's cores for the learning. */
 #define ALLOCATOR_LEARNER_CORES 8.0
-/* ESTIMA's extrapolation (manager/scaling.c): believed when it reproduces every measured
+/* ESTIMA's extrapolation (model/scaling.c): believed when it reproduces every measured
  * score within ALLOCATOR_SCALING_TRUST; at most ALLOCATOR_SCALING_JUMPS jumps to its predicted
  * optimum per search; a core move it predicts worse by the hysteresis, or by four times its
  * error at the measured points, is not probed. */
@@ -912,6 +912,19 @@ static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
         return true;
 }
 
+/* The objective's predicted score at n cores, for extrap_knee. */
+struct scaling_knee_arg {
+        const struct scaling_model *m;
+        enum objective_kind o;
+};
+
+static double scaling_knee_score(const void *ctx, unsigned n)
+{
+        const struct scaling_knee_arg *k = ctx;
+
+        return scaling_predict_score(k->m, k->o, n);
+}
+
 /* The extrapolation of the points measured at the best point's frequency: the figures
  * status shows, and a jump to its predicted optimum when that is an unmeasured count it
  * predicts better than the best measured one. The measured search resumes around the best
@@ -936,9 +949,12 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
          * its kernels are unconstrained (an ExpRat fitted on 8-16 cores once sent an app that
          * stops scaling at 16 to one core, 97% worse), and from 7-16 cores an Amdahl fit sent
          * it to 64 (74% worse). The ladder and the pattern search measure further out. */
-        n = scaling_best_cores(
-            m, a->effective, m->min_measured > b->min_cores ? m->min_measured : b->min_cores,
-            2 * m->max_measured < b->max_cores ? 2 * m->max_measured : b->max_cores);
+        /* The knee of the predicted score, not its argmin: on a curve flat within a few per
+         * cent the argmin is noise (an SP-like app sent to every core for 1 %). */
+        n = extrap_knee(scaling_knee_score, &(struct scaling_knee_arg){m, a->effective},
+                        m->min_measured > b->min_cores ? m->min_measured : b->min_cores,
+                        2 * m->max_measured < b->max_cores ? 2 * m->max_measured : b->max_cores,
+                        EXTRAP_KNEE_TOL);
         extrap_best_cores(&m->time, b->max_cores, &smax);
         a->predicted_best_cores = m->trusted ? n : 0;
         a->predicted_speedup_max = m->trusted ? smax : NAN;

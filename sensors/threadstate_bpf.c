@@ -69,6 +69,10 @@ struct eb_app {
         /* Not watched: the maps had no room for it (reported unwatched until the next
          * set_pids tries again). */
         bool unwatched;
+        /* A new thread of it found the threads map full: stop watching it once the read
+         * that saw it is done (eb_degrade copies the threads map again, over the snapshot
+         * the read goes through). */
+        bool lost;
 };
 
 struct eb_priv {
@@ -982,15 +986,11 @@ static int eb_collect(struct eb_priv *p, struct threadstate_app *apps, bool fres
                         continue;
                 a->fresh = false;
                 out->pid = a->pid;
-                if (!a->unwatched && !a->dead && ok[i] && app_after[i].lost_threads) {
-                        /* New threads found the threads map full: its figures would leave
-                         * them out. */
-                        r = eb_degrade(p, a, "the threads map is full");
-                        if (r < 0)
-                                return r;
-                }
-                out->unwatched = a->unwatched;
-                if (a->unwatched) {
+                /* New threads found the threads map full: its figures would leave them out. */
+                if (!a->unwatched && !a->dead && ok[i] && app_after[i].lost_threads)
+                        a->lost = true;
+                out->unwatched = a->unwatched || a->lost;
+                if (out->unwatched) {
                         out->n_threads = 0;
                         out->interval_ns = 0;
                         a->last_ns = now;
@@ -1014,6 +1014,14 @@ static int eb_collect(struct eb_priv *p, struct threadstate_app *apps, bool fres
                 while (pos + m < total && p->values[idx[pos + m]].tgid == (__u32)a->pid)
                         m++;
                 r = eb_report(p, a, idx + first, m, ok[i] ? &app_after[i] : NULL, now, out);
+                if (r < 0)
+                        return r;
+        }
+        for (unsigned i = 0; i < p->n_apps; i++) {
+                if (!p->apps[i].lost)
+                        continue;
+                p->apps[i].lost = false;
+                r = eb_degrade(p, &p->apps[i], "the threads map is full");
                 if (r < 0)
                         return r;
         }

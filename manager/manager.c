@@ -178,6 +178,18 @@ const struct estimate *manager_estimate(const struct manager *m, pid_t pid)
         return a ? estimator_get(m->est, a->id) : NULL;
 }
 
+int manager_set_progress(struct manager *m, pid_t pid, uint64_t units, uint64_t now_ns)
+{
+        unsigned i;
+
+        if (!find_app(m, pid, &i))
+                return -ESRCH;
+        m->alloc[i].progress_known = true;
+        m->alloc[i].progress_units = units;
+        m->alloc[i].progress_ns = now_ns;
+        return 0;
+}
+
 int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s)
 {
         unsigned i;

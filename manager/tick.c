@@ -11,6 +11,9 @@
 #include "pctl/appstack.h"
 #include "pctl/freqdomains.h"
 #include "pctl/log.h"
+#define PCTL_PROGRESS_NO_APP_SIDE
+#define PCTL_PROGRESS_READER
+#include "pctl/progress.h"
 #include "pctl/stack.h"
 
 enum tick_kind {
@@ -393,6 +396,17 @@ static bool observe(struct manager *m, struct allocator_ctx *ctx)
                 m->alloc[i].policy = &m->apps[i].policy;
                 m->alloc[i].cores = cpumask_count(&m->apps[i].cpus);
                 m->alloc[i].freq_khz = m->apps[i].freq_khz;
+                /* A real app's own progress markers (the model machine's come through
+                 * manager_set_progress). */
+                if (!m->pf->sim) {
+                        uint64_t units;
+
+                        m->alloc[i].progress_known = progress_read(m->apps[i].pid, &units) == 0;
+                        if (m->alloc[i].progress_known) {
+                                m->alloc[i].progress_units = units;
+                                m->alloc[i].progress_ns = platform_now_ns(m->pf);
+                        }
+                }
                 history_recall(m, i);
                 allocator_observe(ctx, &m->alloc[i]);
                 /* A returning app is placed before the first decision tick, too; a new app is

@@ -163,6 +163,12 @@ static const struct inikey policy_keys[] = {
      .max = 1000,
      .def = "1",
      .doc = "share of contended cores, relative to other apps"},
+    {.key = "search",
+     .type = INIKEY_CHOICE,
+     .offset = offsetof(struct policy, search),
+     .choices = "measured|model",
+     .def = "measured",
+     .doc = "measured: verify the model by measurement; model: go where it predicts best"},
 };
 
 enum { KEY_MIN_CORES = 5, KEY_MAX_CORES, KEY_MIN_FREQ, KEY_MAX_FREQ };

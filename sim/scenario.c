@@ -170,12 +170,13 @@ enum app_key {
         A_SYNC,
         A_IMBALANCE,
         A_SLEEP,
-        A_EXTRA_WORK
+        A_EXTRA_WORK,
+        A_PROGRESS_UNITS
 };
 #define A_AMDAHL_ONLY                                                                              \
         ((1u << A_P) | (1u << A_IPC) | (1u << A_MEM) | (1u << A_MEM_BYTES) | (1u << A_THREADS) |   \
          (1u << A_SPIN) | (1u << A_PHASES) | (1u << A_SYNC) | (1u << A_IMBALANCE) |                \
-         (1u << A_SLEEP) | (1u << A_EXTRA_WORK))
+         (1u << A_SLEEP) | (1u << A_EXTRA_WORK) | (1u << A_PROGRESS_UNITS))
 
 static const struct inikey app_keys[] = {
     [A_START] = {.key = "start_s", SC_NUM(INIKEY_DOUBLE, sim_app_spec, start_s, 0, 1e9)},
@@ -198,6 +199,9 @@ static const struct inikey app_keys[] = {
     [A_SLEEP] = {.key = "sleep", SC_NUM(INIKEY_DOUBLE, sim_app_spec, sleep, 0, 0.99)},
     /* Extra instructions per added thread, as a share of the useful ones (docs/sim.md). */
     [A_EXTRA_WORK] = {.key = "extra_work", SC_NUM(INIKEY_DOUBLE, sim_app_spec, extra_work, 0, 1)},
+    /* Units of work its progress markers count over the whole run (docs/sim.md). */
+    [A_PROGRESS_UNITS] = {.key = "progress_units",
+                          SC_NUM(INIKEY_DOUBLE, sim_app_spec, progress_units, 0, 1e15)},
 };
 
 /* The parts of list and row values, each checked as a key of its own. */
@@ -733,7 +737,8 @@ static void finish_apps(struct parse_ctx *c, const struct sim_machine_spec *m)
                                 report(c, a->lineno,
                                        "[app %s]: measured rows and Amdahl keys (p, ipc, "
                                        "mem_fraction, mem_bytes_per_instruction, threads, spin, "
-                                       "phases, sync, imbalance, sleep, extra_work) do not mix",
+                                       "phases, sync, imbalance, sleep, extra_work, "
+                                       "progress_units) do not mix",
                                        a->name);
                         for (unsigned r = 0; r < a->n_rows; r++) {
                                 bool ok = false;

@@ -945,6 +945,19 @@ static double truth_speedup(const struct sim_machine *m, const struct sim_app_st
         return rk / r1 / work_inflation(a->spec, k);
 }
 
+int sim_progress_read(const struct sim_machine *m, unsigned app, uint64_t *units)
+{
+        const struct sim_app_state *a;
+
+        if (app >= m->n_apps)
+                return -ESRCH;
+        a = &m->apps[app];
+        if (!(a->spec->progress_units > 0) || a->spec->n_rows > 0)
+                return -ENODATA;
+        *units = (uint64_t)floor(a->done / a->spec->instructions * a->spec->progress_units);
+        return 0;
+}
+
 int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_truth *out)
 {
         const struct sim_app_state *a;

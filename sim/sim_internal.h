@@ -47,6 +47,9 @@ struct sim_app_spec {
         /* Work inflation: on k lanes the app retires (1 + extra_work (k - 1)) instructions per
          * useful one, each taking busy time as a useful one does. */
         double extra_work;
+        /* Units of work the app's progress markers count over its whole run, evenly over its
+         * useful instructions; 0: it has none. */
+        double progress_units;
         unsigned threads; /* 0: as many as the machine has CPUs */
         unsigned n_phases;
         struct sim_phase *phases;

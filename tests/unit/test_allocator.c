@@ -248,6 +248,42 @@ static void measurement_overrules_the_model(void **state)
         assert_int_equal(a.want_cores, 1);
 }
 
+/* search = model (the model-only baseline): once P is settled the model's best, whatever was
+ * measured; the measured search (the default) lets the same measurement overrule the model. */
+static void model_only_goes_to_the_models_best(void **state)
+{
+        struct fixture *f = *state;
+        struct policy pol = *policy_builtin(OBJECTIVE_EDP);
+        struct allocator_app a = {.id = 1, .policy = &pol, .cores = 1};
+        struct allocator_ctx ctx;
+
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.2, 0, N_CPUS, 30);
+        ctx = ctx_for(f, N_CPUS);
+        a.hist[0] = (struct allocator_point){
+            .cores = 1, .freq_khz = 0, .score = 10, .samples = 4, .decision = 99};
+        a.hist[1] = (struct allocator_point){
+            .cores = 4, .freq_khz = 0, .score = 5, .samples = 4, .decision = 98};
+        a.n_hist = 2;
+        pol.search = POLICY_SEARCH_MODEL;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_non_null(strstr(a.reason, "model only"));
+        /* From 8 cores it goes to the model's best, 1 core, and probes nothing after. */
+        a.cores = N_CPUS;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_false(a.exploring);
+        a.cores = 1;
+        ctx.decision++;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_false(a.exploring);
+        pol.search = POLICY_SEARCH_MEASURED;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 4);
+}
+
 static void placement_keeps_cpus_and_packages(void **state)
 {
         struct topology t;
@@ -362,6 +398,34 @@ static void feed_observed(struct fixture *f, struct allocator_ctx *ctx, struct a
                 assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
                 allocator_observe(ctx, a);
         }
+}
+
+/* One rule for static power: sharing the machine, an app's measured score charges it its share
+ * of the static power, as its predictions do; the estimator charges it all (20 W here, 2 apps:
+ * 10 W off). */
+static void measured_score_charges_a_share_of_static_power(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 4};
+        struct allocator_ctx ctx;
+        const struct estimate *e;
+        double want;
+
+        /* The estimator with the declared model: it charges each app's power by it. */
+        estimator_free(f->est);
+        f->est = estimator_new(&(struct estimator_config){.delta_i_rate = NAN, .power = &f->pm});
+        assert_non_null(f->est);
+        estimator_app_add(f->est, 1);
+        ctx = ctx_for(f, N_CPUS);
+        ctx.n_apps = 2;
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+        feed_observed(f, &ctx, &a, 0.5, 2); /* one skipped, one counted */
+        e = estimator_get(f->est, 1);
+        assert_non_null(e);
+        assert_true(e->known & ESTIMATE_POWER);
+        assert_int_equal(a.n_hist, 1);
+        assert_int_equal(objective_score_rate(OBJECTIVE_EDP, e->power_w - 10, e->ips, &want), 0);
+        assert_near(a.hist[0].score, want, fabs(want) * 1e-9);
 }
 
 /* Without a power model but with RAPL, the first sample after a change is skipped, the next
@@ -1353,6 +1417,8 @@ static const struct CMUnitTest tests[] = {
     fixture_case(bounds_are_honoured),
     fixture_case(competing_apps_share_by_weight),
     fixture_case(measurement_overrules_the_model),
+    fixture_case(model_only_goes_to_the_models_best),
+    fixture_case(measured_score_charges_a_share_of_static_power),
     cmocka_unit_test(placement_keeps_cpus_and_packages),
     fixture_case(observe_skips_the_change_and_asks_to_decide),
     fixture_case(far_worse_probe_is_complete_after_one_sample),

@@ -85,6 +85,7 @@ static void defaults(void **state)
         assert_int_equal(p->max_freq_mhz, 0);
         assert_true(isinf(p->max_slowdown));
         assert_near(p->weight, 1, 0);
+        assert_int_equal(p->search, POLICY_SEARCH_MEASURED);
         assert_int_equal(p->lineno, 1);
         for (unsigned m = 0; m < POLICY_MATCH_KINDS; m++)
                 assert_int_equal(p->match[m].n, 0);
@@ -142,6 +143,9 @@ static void key_bounds(void **state)
             {"weight", "1000", true},
             {"weight", "1001", false},
             {"weight", "none", false},
+            {"search", "model", true},
+            {"search", "measured", true},
+            {"search", "oracle", false},
             {"match_comm", "pbench", true},
             {"match_comm", "a_very_long_command", false},
             {"match_comm", "a_very_long_com*", true},
@@ -190,6 +194,7 @@ static void values_land_in_fields(void **state)
                  "max_freq = 3000\n"
                  "max_slowdown = 0.25\n"
                  "weight = 2.5\n"
+                 "search = model\n"
                  "match_comm = pbench\n"
                  "match_comm = stress*\n"
                  "\n"
@@ -205,11 +210,12 @@ static void values_land_in_fields(void **state)
         assert_int_equal(p->max_freq_mhz, 3000);
         assert_near(p->max_slowdown, 0.25, 0);
         assert_near(p->weight, 2.5, 0);
+        assert_int_equal(p->search, POLICY_SEARCH_MODEL);
         assert_int_equal(p->match[POLICY_MATCH_COMM].n, 2);
         assert_string_equal(p->match[POLICY_MATCH_COMM].v[1], "stress*");
         assert_int_equal(p->lineno, 2);
         assert_int_equal(set.v[1].objective, OBJECTIVE_MONITOR);
-        assert_int_equal(set.v[1].lineno, 13);
+        assert_int_equal(set.v[1].lineno, 14);
         policy_set_free(&set);
 }
 

@@ -121,7 +121,7 @@ static void extra_work_key_is_checked(void **state)
                        6, "not a number");
         sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\nextra_work = 0.1\n"
                        "measured = 1 3700 10 100\n",
-                       4, "extra_work) do not mix");
+                       4, "extra_work, progress_units) do not mix");
 }
 
 static const struct CMUnitTest tests[] = {

@@ -7,7 +7,7 @@ FUZZ_TEST_SECONDS ?= 3
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run test test-asan fuzz soak package clean
+.PHONY: all deps configure build run test test-vm test-asan fuzz soak package clean
 
 all: build
 
@@ -29,6 +29,10 @@ run: build
 test: build
 	@JOBS=$(JOBS) FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) \
 		bash scripts/test.sh $(BUILD) $(TEST_STEPS)
+
+# The VM test alone (tests/vm, docs/testing.md): the package, then a Debian 12 VM that installs it.
+test-vm: build
+	@bash scripts/test.sh $(BUILD) package vm
 
 test-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DPCTL_SANITIZE=ON >/dev/null

@@ -9,6 +9,7 @@
 #include "pctl/jsonfmt.h"
 #include "pctl/sensor.h"
 #include "pctl/threadstate.h"
+#include "pctl/topology.h"
 
 /* One backend, available or not and why: a JSON object added to list, or a text row when list
  * is NULL. */
@@ -69,6 +70,28 @@ static void sensors_threadstates(struct json_object *j)
         } else {
                 printf("\nthreads auto: %s\n", why);
         }
+}
+
+/* The CPUs and packages the kernel reports (sysfs), as pctld's allocator sees them: its
+ * frequency domains and placement follow the packages. */
+static void sensors_topology(struct json_object *j)
+{
+        struct topology t;
+        char text[4096];
+        int r = topology_read(&t);
+
+        if (r < 0) {
+                if (j)
+                        json_object_object_add(j, "topology", NULL);
+                else
+                        printf("\ntopology: unknown (/sys/devices/system/cpu: %s)\n", strerror(-r));
+                return;
+        }
+        if (j)
+                json_object_object_add(j, "topology", topology_json(&t));
+        else if (topology_describe(&t, text, sizeof(text)) == 0)
+                printf("\ntopology: %s\n", text);
+        topology_free(&t);
 }
 
 static void sensors_usage(FILE *f)
@@ -135,11 +158,13 @@ int cmd_sensors(int argc, char **argv)
                 json_object_object_add(j, "auto", jsonfmt_string(r == 0 ? best->name : NULL));
                 json_object_object_add(j, "auto_why", jsonfmt_string(why));
                 sensors_threadstates(j);
+                sensors_topology(j);
                 r = jsonfmt_print(stdout, j, true);
                 json_object_put(j);
                 return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
         }
         printf("\nauto: %s\n", why);
         sensors_threadstates(NULL);
+        sensors_topology(NULL);
         return EXIT_OK;
 }

@@ -442,6 +442,15 @@ int cmd_stack(int argc, char **argv)
                         rc = EXIT_FAILURE_RUN;
                         break;
                 }
+                if (app.unwatched) {
+                        /* Only the eBPF backend's maps run out (65,536 threads). */
+                        fprintf(stderr,
+                                "pctl stack: process %d has more threads than the %s backend "
+                                "can watch; try --backend proc\n",
+                                (int)a.pid, ops->name);
+                        rc = EXIT_FAILURE_RUN;
+                        break;
+                }
                 if (threadstate_app_exited(&app)) {
                         fprintf(stderr,
                                 "pctl stack: process %d exited during interval %u of %u; the "

@@ -147,7 +147,7 @@ int appstacks_read(struct appstacks *s, const struct appstack_view *views, unsig
                 const struct threadstate_app *a = &s->scratch[i];
                 const struct appstack_view *v = view_of(views, n, e->pid);
 
-                if (!v || v->cores == 0)
+                if (!v || v->cores == 0 || a->unwatched)
                         continue;
                 if (threadstate_app_exited(a))
                         continue; /* the manager releases it */

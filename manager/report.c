@@ -479,6 +479,8 @@ void manager_status(const struct manager *m, struct json_object *j)
         json_object_object_add(j, "state_record", state_record_json(&m->pf->actuator->recovery));
         cpumask_format(&m->managed_cpus, list, sizeof(list));
         json_object_object_add(j, "managed_cpus", jsonfmt_string(list));
+        /* The packages the allocator's frequency domains and placement follow. */
+        json_object_object_add(j, "topology", topology_json(&m->pf->topo));
         json_object_object_add(j, "uptime_s",
                                jsonfmt_double((platform_now_ns(m->pf) - m->start_ns) / 1e9));
         json_object_object_add(j, "power_w",

@@ -180,6 +180,8 @@ int threadstate_app_add(struct threadstate_app *sum, const struct threadstate_ap
 
 bool threadstate_app_exited(const struct threadstate_app *app)
 {
+        if (app->unwatched)
+                return false;
         for (unsigned i = 0; i < app->n_threads; i++)
                 if (app->threads[i].ns[THREAD_EXITED] == 0)
                         return false;

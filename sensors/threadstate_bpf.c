@@ -66,6 +66,13 @@ struct eb_app {
         bool dead;
         /* Watched by the latest set_pids, its first interval not yet begun. */
         bool fresh;
+        /* Not watched: the maps had no room for it (reported unwatched until the next
+         * set_pids tries again). */
+        bool unwatched;
+        /* A new thread of it found the threads map full: stop watching it once the read
+         * that saw it is done (eb_degrade copies the threads map again, over the snapshot
+         * the read goes through). */
+        bool lost;
 };
 
 struct eb_priv {
@@ -73,6 +80,7 @@ struct eb_priv {
         struct bpf_link *seed_link;
         struct eb_app *apps;
         unsigned n_apps;
+        unsigned max_apps, max_threads; /* the maps' sizes when it was loaded */
         bool slot_used[TS_MAX_APPS];
         /* The threads map, read in one pass per read(). */
         __u32 *keys;
@@ -226,6 +234,19 @@ int threadstate_bpf_check_tracepoints(const char *const *names, char *reason, si
         return r;
 }
 
+/* The maps' sizes: TS_MAX_APPS and TS_MAX_THREADS, or the smaller ones a test set. */
+static unsigned eb_max_apps = TS_MAX_APPS, eb_max_threads = TS_MAX_THREADS;
+
+int threadstate_bpf_set_limits(unsigned max_apps, unsigned max_threads)
+{
+        if (max_apps == 0 || max_apps > TS_MAX_APPS || max_threads == 0 ||
+            max_threads > TS_MAX_THREADS)
+                return -EINVAL;
+        eb_max_apps = max_apps;
+        eb_max_threads = max_threads;
+        return 0;
+}
+
 /* Opens, loads and attaches the program; reason says what failed. */
 static int eb_load(struct threadstate_bpf **out, struct bpf_link **seed_link, char *reason,
                    size_t reason_size)
@@ -243,6 +264,13 @@ static int eb_load(struct threadstate_bpf **out, struct bpf_link **seed_link, ch
         }
         /* The seeding iterator runs on demand, not on an event. */
         bpf_program__set_autoattach(skel->progs.ts_seed, false);
+        if (bpf_map__set_max_entries(skel->maps.threads, eb_max_threads) < 0 ||
+            bpf_map__set_max_entries(skel->maps.apps, eb_max_apps) < 0 ||
+            bpf_map__set_max_entries(skel->maps.watched, eb_max_apps) < 0) {
+                r = -EINVAL;
+                snprintf(reason, reason_size, "sizing the BPF maps failed");
+                goto fail;
+        }
         r = threadstate_bpf__load(skel);
         if (r < 0) {
                 threadstate_bpf_load_reason(libbpf_msgs, r, reason, reason_size);
@@ -344,6 +372,8 @@ static int ebpf_open(struct threadstate *ts, void *machine)
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
+        p->max_apps = eb_max_apps;
+        p->max_threads = eb_max_threads;
         r = eb_load(&p->skel, &p->seed_link, reason, sizeof(reason));
         if (r < 0) {
                 free(p);
@@ -504,10 +534,12 @@ static int eb_watch(struct eb_priv *p, struct eb_app *a)
         DIR *d;
         int r;
 
-        for (a->slot = 0; a->slot < TS_MAX_APPS && p->slot_used[a->slot]; a->slot++)
+        for (a->slot = 0; a->slot < p->max_apps && p->slot_used[a->slot]; a->slot++)
                 ;
-        if (a->slot == TS_MAX_APPS)
+        if (a->slot == p->max_apps) {
+                a->slot = TS_MAX_APPS; /* none: eb_unwatch frees nothing */
                 return -E2BIG;
+        }
         p->slot_used[a->slot] = true;
         a->last_ns = now_ns();
         app.since_ns = a->last_ns;
@@ -543,10 +575,12 @@ static int eb_watch(struct eb_priv *p, struct eb_app *a)
                 eb_thread_syscall(a->pid, tid_i, &in_futex, &in_yield);
                 /* A hint only: the iterator replaces it with the task's state now. */
                 t.state = c == 'R' ? TS_RUNQUEUE : in_futex ? TS_SYNC : TS_BLOCKED;
-                t.flags = (in_futex ? TS_IN_FUTEX : 0) | (in_yield ? TS_IN_YIELD : 0);
+                t.in_futex = in_futex;
+                t.flags = in_yield ? TS_IN_YIELD : 0;
                 tid = (__u32)tid_i;
                 r = bpf_map_update_elem(threads_fd, &tid, &t, BPF_NOEXIST);
-                /* EEXIST: born after the watched bit was set, the program has it already. */
+                /* EEXIST: born after the watched bit was set, the program has it already.
+                 * E2BIG: the threads map is full (the caller stops watching this app). */
                 if (r < 0 && r != -EEXIST) {
                         closedir(d);
                         return r;
@@ -554,6 +588,23 @@ static int eb_watch(struct eb_priv *p, struct eb_app *a)
         }
         closedir(d);
         return 0;
+}
+
+/* Stops watching a, for which the maps have no room (why), and says so: its figures would
+ * leave out threads the program could not track. Only a is left out; it is reported
+ * unwatched, and the next set_pids tries again. */
+static int eb_degrade(struct eb_priv *p, struct eb_app *a, const char *why)
+{
+        int r = eb_unwatch(p, a);
+
+        a->unwatched = true;
+        a->fresh = false;
+        a->slot = TS_MAX_APPS;
+        log_warning("eBPF thread states: process %d is not watched: %s (%u processes, %u "
+                    "threads at most); its speedup stack is unknown, the others' are not "
+                    "affected",
+                    (int)a->pid, why, p->max_apps, p->max_threads);
+        return r;
 }
 
 /* The Tgid of /proc/PID/status: the process a thread id belongs to. */
@@ -613,9 +664,8 @@ static int ebpf_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n)
         bool added = false;
         int r = 0;
 
-        /* Checked before anything changes. */
-        if (n > TS_MAX_APPS)
-                return -E2BIG;
+        /* Checked before anything changes. More processes than the maps hold is no error:
+         * those past the room are reported unwatched (eb_degrade). */
         for (unsigned i = 0; i < n; i++) {
                 char path[64];
 
@@ -624,12 +674,16 @@ static int ebpf_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n)
                 for (unsigned j = 0; j < i; j++)
                         if (pids[j] == pids[i])
                                 return -EINVAL;
+                /* A thread's id has a /proc entry too, but its events carry its process's.
+                 * A process that is gone (or goes now) is no error: it is reported as exited,
+                 * and the others are watched as ever. */
                 fs_path(path, sizeof(path), "/proc/%d/task", (int)pids[i]);
-                if (access(path, F_OK) < 0)
-                        return -ESRCH;
-                /* A thread's id has a /proc entry too, but its events carry its process's. */
-                if (eb_tgid(pids[i]) != pids[i])
-                        return eb_tgid(pids[i]) < 0 ? -ESRCH : -EINVAL;
+                if (access(path, F_OK) == 0) {
+                        pid_t tgid = eb_tgid(pids[i]);
+
+                        if (tgid > 0 && tgid != pids[i])
+                                return -EINVAL;
+                }
         }
         apps = calloc(n ? n : 1, sizeof(*apps));
         if (!apps)
@@ -651,11 +705,19 @@ static int ebpf_set_pids(struct threadstate *ts, const pid_t *pids, unsigned n)
         p->apps = apps;
         p->n_apps = n;
         for (unsigned i = 0; i < n; i++) {
-                if (apps[i].pid)
+                if (apps[i].pid && !apps[i].unwatched)
                         continue;
                 apps[i].pid = pids[i];
                 apps[i].fresh = true;
+                apps[i].unwatched = false;
                 r = eb_watch(p, &apps[i]);
+                if (r == -E2BIG) {
+                        /* The maps are full: this app alone goes unwatched. */
+                        r = eb_degrade(p, &apps[i], "the eBPF maps are full");
+                        if (r < 0)
+                                break;
+                        continue;
+                }
                 if (r < 0)
                         break;
                 added = true;
@@ -924,6 +986,16 @@ static int eb_collect(struct eb_priv *p, struct threadstate_app *apps, bool fres
                         continue;
                 a->fresh = false;
                 out->pid = a->pid;
+                /* New threads found the threads map full: its figures would leave them out. */
+                if (!a->unwatched && !a->dead && ok[i] && app_after[i].lost_threads)
+                        a->lost = true;
+                out->unwatched = a->unwatched || a->lost;
+                if (out->unwatched) {
+                        out->n_threads = 0;
+                        out->interval_ns = 0;
+                        a->last_ns = now;
+                        continue;
+                }
                 out->interval_ns = now > a->last_ns ? now - a->last_ns : 0;
                 out->has_active = true;
                 memset(out->active_ns, 0, sizeof(out->active_ns));
@@ -945,6 +1017,14 @@ static int eb_collect(struct eb_priv *p, struct threadstate_app *apps, bool fres
                 if (r < 0)
                         return r;
         }
+        for (unsigned i = 0; i < p->n_apps; i++) {
+                if (!p->apps[i].lost)
+                        continue;
+                p->apps[i].lost = false;
+                r = eb_degrade(p, &p->apps[i], "the threads map is full");
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -955,6 +1035,38 @@ static int ebpf_read(struct threadstate *ts, struct threadstate_app *apps, unsig
         if (n != p->n_apps)
                 return -EINVAL;
         return eb_collect(p, apps, false);
+}
+
+int threadstate_bpf_count_stores(const char *prog, int off, int size)
+{
+        static const int bytes[] = {
+            [BPF_W >> 3] = 4, [BPF_H >> 3] = 2, [BPF_B >> 3] = 1, [BPF_DW >> 3] = 8};
+        struct threadstate_bpf *skel = threadstate_bpf__open();
+        const struct bpf_program *p;
+        const struct bpf_insn *in;
+        size_t n;
+        int count = 0;
+
+        if (!skel)
+                return -errno;
+        p = bpf_object__find_program_by_name(skel->obj, prog);
+        if (!p) {
+                threadstate_bpf__destroy(skel);
+                return -ENOENT;
+        }
+        in = bpf_program__insns(p);
+        n = bpf_program__insn_cnt(p);
+        for (size_t i = 0; i < n; i++) {
+                int cls = BPF_CLASS(in[i].code), mode = BPF_MODE(in[i].code);
+
+                if ((cls != BPF_ST && cls != BPF_STX) || (mode != BPF_MEM && mode != BPF_ATOMIC))
+                        continue;
+                if (in[i].dst_reg != BPF_REG_10 && in[i].off == off &&
+                    bytes[BPF_SIZE(in[i].code) >> 3] == size)
+                        count++;
+        }
+        threadstate_bpf__destroy(skel);
+        return count;
 }
 
 uint64_t threadstate_bpf_unseen_switch_ins(const struct threadstate *ts)

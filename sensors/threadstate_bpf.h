@@ -23,3 +23,12 @@ void threadstate_bpf_load_reason(const char *msgs, int err, char *reason, size_t
 /* Switch-ins of watched threads the program did not see (some kernels trace no switch away
  * from tasks they hide) and recovered from the kernel's run_delay, since ts was opened. */
 uint64_t threadstate_bpf_unseen_switch_ins(const struct threadstate *ts);
+
+/* The maps' sizes for the next load (open or probe): at most TS_MAX_APPS processes and
+ * TS_MAX_THREADS threads, which are the defaults. For tests, which fill them. 0 or -EINVAL. */
+int threadstate_bpf_set_limits(unsigned max_apps, unsigned max_threads);
+
+/* How many instructions of the object's program `prog` (before loading) store size bytes at
+ * offset off from a pointer other than the stack frame; -ENOENT when there is no such program.
+ * For the tests that check which programs write a field of a map value. */
+int threadstate_bpf_count_stores(const char *prog, int off, int size);

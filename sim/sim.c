@@ -967,11 +967,17 @@ int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_trut
         if (app >= m->n_apps)
                 return -ESRCH;
         a = &m->apps[app];
-        for (unsigned j = 0; j < a->n_set; j++) {
-                unsigned fm = ms->freqs_mhz[m->pkg_freq[m->cpu_pkg[a->set[j]]]];
-                if (fm < f)
-                        f = fm;
-        }
+        /* An app that has ended is judged at the frequency it last ran at: a manager that
+         * releases it may give its domains back, and the speedup at whatever they were
+         * reset to afterwards is a setting it never ran at. */
+        if (a->finished && isfinite(a->f_mhz) && a->f_mhz > 0)
+                f = (unsigned)a->f_mhz;
+        else
+                for (unsigned j = 0; j < a->n_set; j++) {
+                        unsigned fm = ms->freqs_mhz[m->pkg_freq[m->cpu_pkg[a->set[j]]]];
+                        if (fm < f)
+                                f = fm;
+                }
         *out = (struct sim_app_truth){
             .name = a->spec->name,
             .started = a->started,

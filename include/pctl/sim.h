@@ -82,7 +82,7 @@ struct sim_app_truth {
         double energy_j;   /* what it caused (see docs/sim.md for the rule) */
         double pool_j;     /* of which its share of the static pool (uncore, idle CPUs) */
         unsigned cores;    /* CPUs in its cpuset now */
-        unsigned freq_mhz; /* its frequency now (slowest domain among its CPUs) */
+        unsigned freq_mhz; /* slowest domain among its CPUs now; once finished, its last */
         /* Its speedup on its CPUs now against one CPU, alone at freq_mhz, memory bandwidth
          * included (the ground truth of eq. 9); NaN without CPUs. */
         double speedup_true;

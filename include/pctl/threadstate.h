@@ -49,6 +49,10 @@ struct threadstate_app {
          * held until the next one). */
         bool has_active;
         uint64_t active_ns[THREADSTATE_MAX_ACTIVE + 1];
+        /* The backend could not watch this process this interval (the eBPF maps were full:
+         * too many processes or threads): no threads, no figures, and not exited. Only it is
+         * left out; the backend says so in a warning and tries again at the next set_pids. */
+        bool unwatched;
 };
 
 struct threadstate_probe {

@@ -31,6 +31,7 @@ char LICENSE[] SEC("license") = "GPL";
 #error "threadstate.bpf.c: syscall numbers for this architecture are missing"
 #endif
 #define NR_FUTEX_WAITV 449 /* the same on every architecture (Linux >= 5.16) */
+#define EEXIST 17
 
 /* futex(2) operations that wait; the private and clock flags are masked off. */
 #define FUTEX_CMD_MASK 127
@@ -76,6 +77,21 @@ enum ev {
         EV_YIELD_EXIT,
 };
 
+/* k, at most max, with the compare and the clamp on the register that then indexes an array.
+ * Left to the compiler, `if (k > max) k = max` became "w3 = w1; if w1 < 64 goto; w3 = 64":
+ * the bound is learned on w1, and the verifier of Linux 6.1 does not carry it to w1's 32-bit
+ * copy w3 (it links 64-bit copies only), so it refused the array access that followed ("R9
+ * unbounded memory access"). Here the bound is on the register itself, which every verifier
+ * since 5.x follows. */
+static __always_inline __u64 index_at_most(__u64 k, __u64 max)
+{
+        asm volatile("if %[k] <= %[max] goto +1\n\t"
+                     "%[k] = %[max]"
+                     : [k] "+r"(k)
+                     : [max] "i"(max));
+        return k;
+}
+
 static __always_inline int is_active(__u32 state)
 {
         return state == TS_RUN || state == TS_RUNQUEUE;
@@ -87,7 +103,8 @@ static __always_inline int is_active(__u32 state)
 static __always_inline void app_add(struct ts_thread *t, int d_active, int d_alive, __u64 now)
 {
         struct ts_app *a;
-        __u32 k, slot = t->slot;
+        __u32 slot = t->slot;
+        __u64 k;
 
         if (!d_active && !d_alive)
                 return;
@@ -95,9 +112,7 @@ static __always_inline void app_add(struct ts_thread *t, int d_active, int d_ali
         if (!a)
                 return;
         bpf_spin_lock(&a->lock);
-        k = a->active;
-        if (k > TS_MAX_ACTIVE)
-                k = TS_MAX_ACTIVE;
+        k = index_at_most(a->active, TS_MAX_ACTIVE);
         /* Events of two CPUs may reach the lock out of time order: never go back. */
         if (now > a->since_ns) {
                 a->active_ns[k] += now - a->since_ns;
@@ -169,7 +184,7 @@ static __always_inline void thread_event(struct ts_thread *t, enum ev ev, __u64 
         state = old_state;
         switch (ev) {
         case EV_OUT_BLOCKED:
-                state = (t->flags & TS_IN_FUTEX) ? TS_SYNC : TS_BLOCKED;
+                state = t->in_futex ? TS_SYNC : TS_BLOCKED;
                 break;
         case EV_OUT_RUNNABLE:
                 state = (t->flags & TS_IN_YIELD) ? TS_YIELD : TS_RUNQUEUE;
@@ -224,19 +239,14 @@ static __always_inline __s64 task_run_delay(struct task_struct *task)
         return (__s64)task->sched_info.run_delay;
 }
 
-/* The in-futex flag: no state change, no clock read, no lock. Only the thread itself sets
- * or clears it (these are its syscalls), so reading it first is safe; an atomic or/and keeps
- * the other flags, which the seeding iterator may set under the lock at the same time. */
-static __always_inline void on_futex(__u32 tid, bool enter)
+/* The in-futex flag: no state change, no clock read, no lock. Its word is written only here,
+ * by the thread's own syscalls, so a plain store is enough; other contexts only read it. */
+static __always_inline void on_futex(__u32 tid, __u32 enter)
 {
         struct ts_thread *t = bpf_map_lookup_elem(&threads, &tid);
 
-        if (!t)
-                return;
-        if (enter && !(t->flags & TS_IN_FUTEX))
-                __sync_fetch_and_or(&t->flags, TS_IN_FUTEX);
-        else if (!enter && (t->flags & TS_IN_FUTEX))
-                __sync_fetch_and_and(&t->flags, ~TS_IN_FUTEX);
+        if (t && t->in_futex != enter)
+                t->in_futex = enter;
 }
 
 /* Applies ev to the task's thread if it is watched. *now is read from the clock at the first
@@ -287,6 +297,7 @@ int BPF_PROG(ts_sched_wakeup_new, struct task_struct *p)
         __u32 tgid = p->tgid, tid = p->pid;
         __u32 *slot = bpf_map_lookup_elem(&watched, &tgid);
         __u64 now;
+        long err;
 
         if (!slot)
                 return 0;
@@ -296,8 +307,17 @@ int BPF_PROG(ts_sched_wakeup_new, struct task_struct *p)
         fresh.state = TS_RUNQUEUE;
         fresh.since_ns = now;
         mark_run_delay(&fresh, task_run_delay(p));
-        if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST))
+        err = bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST);
+        if (err == -EEXIST) /* an event of it on another CPU came first */
                 return 0;
+        if (err) {
+                /* The map is full: this app's figures would leave the thread out. */
+                struct ts_app *a = bpf_map_lookup_elem(&apps, &fresh.slot);
+
+                if (a)
+                        __sync_fetch_and_add(&a->lost_threads, 1);
+                return 0;
+        }
         t = bpf_map_lookup_elem(&threads, &tid);
         if (!t)
                 return 0;
@@ -343,7 +363,7 @@ int BPF_PROG(ts_sys_enter, struct pt_regs *regs, long id)
                     cmd != FUTEX_LOCK_PI2 && cmd != FUTEX_WAIT_REQUEUE_PI)
                         return 0;
         }
-        on_futex(tid, true);
+        on_futex(tid, 1);
         return 0;
 }
 
@@ -356,7 +376,7 @@ int BPF_PROG(ts_sys_exit, struct pt_regs *regs, long ret)
         if (id == NR_SCHED_YIELD)
                 on_thread(bpf_get_current_task_btf(), EV_YIELD_EXIT, &now);
         else if (id == NR_FUTEX || id == NR_FUTEX_WAITV)
-                on_futex((__u32)bpf_get_current_pid_tgid(), false);
+                on_futex((__u32)bpf_get_current_pid_tgid(), 0);
         return 0;
 }
 
@@ -395,7 +415,7 @@ int ts_seed(struct bpf_iter__task *ctx)
         if (runnable)
                 state = (t->flags & TS_IN_YIELD) ? TS_YIELD : on_cpu ? TS_RUN : TS_RUNQUEUE;
         else
-                state = (t->flags & TS_IN_FUTEX) ? TS_SYNC : TS_BLOCKED;
+                state = t->in_futex ? TS_SYNC : TS_BLOCKED;
         t->state = state;
         t->flags |= TS_COUNTED;
         mark_run_delay(t, run_delay);

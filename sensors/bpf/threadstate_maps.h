@@ -22,8 +22,8 @@
 #define TS_MAX_APPS 1024
 #define TS_MAX_THREADS 65536
 
-/* ts_thread.flags */
-#define TS_IN_FUTEX 1u   /* between sys_enter_futex (a waiting op) and sys_exit */
+/* ts_thread.flags, written under the thread's lock only. (1u was the in-futex flag, now
+ * ts_thread.in_futex.) */
 #define TS_IN_YIELD 2u   /* between sys_enter_sched_yield and sys_exit */
 #define TS_COUNTED 4u    /* counted in its app's number of active threads */
 #define TS_DELAY_MARK 8u /* in TS_RUNQUEUE, and delay_mark_ns holds its run_delay from then */
@@ -36,6 +36,12 @@ struct ts_thread {
         __u32 state;
         __u32 flags;
         __u32 slot; /* its app's index in the apps array */
+        /* 1 between sys_enter of a waiting futex call and its sys_exit. A word of its own,
+         * written only by the thread's own syscalls (and by the loader before the thread is
+         * in the map): in flags, the locked read-modify-writes of other CPUs (the seeding
+         * iterator, a wakeup's missed switch-in) could write back a stale copy over it, losing
+         * the flag or leaving it set. */
+        __u32 in_futex;
         __u64 since_ns;
         __u64 ns[TS_STATES];
         /* Time it was its app's only active thread while another was alive (threadstate.h's
@@ -71,7 +77,9 @@ struct ts_app {
         struct bpf_spin_lock lock;
         __u32 active;
         __u32 alive; /* threads counted and not exited */
-        __u32 pad;
+        /* New threads the program could not track (the threads map was full): the loader
+         * stops watching the app, whose figures would leave them out. Atomic. */
+        __u32 lost_threads;
         __u64 since_ns;
         __u64 active_ns[TS_MAX_ACTIVE + 1];
         /* Cumulative time with one thread active and another alive, up to since_ns: the

@@ -27,6 +27,43 @@ wait_until() {
         done
 }
 
+# The cpusets this machine gives pctld (CG_MODE):
+#   v1  a writable cgroup v1 cpuset hierarchy at /sys/fs/cgroup/cpuset (the development
+#       machines): the private pctld makes its groups under /$GROUP there;
+#   v2  cgroup v2 only, with a cpuset controller and systemd as PID 1 (Debian 12, the VM test):
+#       the private pctld runs in a transient scope of its own with Delegate=yes, as a unit
+#       that manages cgroups is run under systemd, and makes its app groups inside it;
+#   ""  neither: the tests that need cpusets skip (require_cpusets).
+CG_MODE=""
+if [ -w /sys/fs/cgroup/cpuset/cpuset.cpus ]; then
+        CG_MODE=v1
+        CG_FS=/sys/fs/cgroup/cpuset
+elif grep -qw cpuset /sys/fs/cgroup/cgroup.controllers 2>/dev/null && [ -d /run/systemd/system ] &&
+        command -v systemd-run >/dev/null; then
+        CG_MODE=v2
+        CG_FS=/sys/fs/cgroup
+fi
+
+# require_cpusets: skips unless CG_MODE is v1 or v2 (and this is root).
+require_cpusets() {
+        [ "$(id -u)" -eq 0 ] || skip "needs root for cpusets (cgroup v1, or v2 under systemd)"
+        [ -n "$CG_MODE" ] || skip "no cpusets: neither a writable cgroup v1 cpuset hierarchy nor cgroup v2 with a cpuset controller under systemd"
+}
+
+# app_groups: the cgroup directories the private pctld made for its apps (app-PID), one a line.
+app_groups() {
+        ls -d "$CG_FS${APPS_CG:-/$GROUP}"/app-* 2>/dev/null
+}
+
+# cgroup_of PID: the cgroup a process is in, for cpusets (v1: its cpuset; v2: its cgroup).
+cgroup_of() {
+        if [ "$CG_MODE" = v2 ]; then
+                sed -n 's/^0:://p' /proc/"$1"/cgroup 2>/dev/null
+        else
+                cat /proc/"$1"/cpuset 2>/dev/null
+        fi
+}
+
 # json_get FILE EXPR: evaluates a Python expression over the JSON document `d` in FILE and
 # prints it (print()); 1 with the traceback on stderr when it raises. One python3 per test
 # answers every call, over two FIFOs: tests poll status every 0.1 s, and a python3 started per
@@ -118,12 +155,30 @@ core_w = 10
 CONF
 }
 
-# pctld_start: starts pctld in the background and waits for its socket.
+# pctld_start: starts pctld in the background and waits for its socket. On cgroup v2 it runs in
+# a delegated transient scope of its own (a new one each start: PCTLD_SCOPES lists them), and
+# APPS_CG is set to where it makes its app groups: its own cgroup, which it leaves for a leaf
+# "daemon" (v1: /$GROUP).
+PCTLD_STARTS=0
 pctld_start() {
-        "$PCTLD" --config "$T/pctl.conf" --foreground >>"$T/pctld.log" 2>&1 &
+        if [ "$CG_MODE" = v2 ]; then
+                PCTLD_STARTS=$((PCTLD_STARTS + 1))
+                local unit="pctl-it-$$-$PCTLD_STARTS.scope"
+                PCTLD_SCOPES="${PCTLD_SCOPES:-} $unit"
+                systemd-run --scope --quiet --collect --unit="$unit" -p Delegate=yes \
+                        "$PCTLD" --config "$T/pctl.conf" --foreground >>"$T/pctld.log" 2>&1 &
+        else
+                "$PCTLD" --config "$T/pctl.conf" --foreground >>"$T/pctld.log" 2>&1 &
+        fi
         PCTLD_PID=$!
         for _ in $(seq 100); do
-                [ -S "$T/pctl.sock" ] && "$PCTL" status --socket "$T/pctl.sock" >/dev/null 2>&1 && return 0
+                if [ -S "$T/pctl.sock" ] && "$PCTL" status --socket "$T/pctl.sock" >/dev/null 2>&1; then
+                        if [ "$CG_MODE" = v2 ]; then
+                                APPS_CG=$(cgroup_of "$PCTLD_PID")
+                                APPS_CG=${APPS_CG%/daemon}
+                        fi
+                        return 0
+                fi
                 kill -0 "$PCTLD_PID" 2>/dev/null || { cat "$T/pctld.log"; fail "pctld died at start"; }
                 sleep 0.1
         done
@@ -198,7 +253,9 @@ fake_cpufreq_policy() {
 pctld_cleanup() {
         [ -n "${PCTLD_PID:-}" ] && kill -KILL "$PCTLD_PID" 2>/dev/null
         for p in ${CLEANUP_PIDS:-}; do kill_tree "$p"; done
-        [ -n "${GROUP:-}" ] && cpuset_group_remove "$GROUP"
+        [ -n "${GROUP:-}" ] && [ "$CG_MODE" = v1 ] && cpuset_group_remove "$GROUP"
+        # v2: systemd removes a scope's cgroups once it is stopped (what is left in it is killed).
+        for u in ${PCTLD_SCOPES:-}; do systemctl stop "$u" 2>/dev/null; done
         [ -n "${T:-}" ] && rm -rf "$T"
 }
 

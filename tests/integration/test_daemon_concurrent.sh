@@ -6,8 +6,7 @@
 # the fix each was shrunk to 1 CPU at once and P̂ stayed unknown.
 set -u
 . "$TEST_LIB"
-[ "$(id -u)" -eq 0 ] || skip "needs root for cgroup v1 cpusets"
-[ -d /sys/fs/cgroup/cpuset ] || skip "no cgroup v1 cpuset hierarchy"
+require_cpusets
 [ "$(nproc)" -eq 2 ] || skip "written for a 2-CPU machine (this one has $(nproc))"
 pctld_setup
 trap pctld_cleanup EXIT

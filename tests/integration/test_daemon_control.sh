@@ -36,6 +36,14 @@ grep -q "^STATUS=.*apps managed" "$T/notify.log" || fail "no STATUS= summary"
 grep -q "ignoring the calibration: .*platform.ini:2" "$T/pctld.log" || fail "corrupt platform.ini not reported"
 status_json
 json_get "$T/status.json" "d['calibration']" | grep -q "^ignored: " || fail "status does not say the calibration was ignored"
+# The topology the allocator places by: the kernel's packages, as pctl sensors shows them.
+"$PCTL" sensors --json >"$T/sensors.json" || fail "pctl sensors --json"
+[ "$(json_get "$T/status.json" "d['topology']")" = "$(json_get "$T/sensors.json" "d['topology']")" ] ||
+        fail "status topology $(json_get "$T/status.json" "d['topology']") is not pctl sensors' $(json_get "$T/sensors.json" "d['topology']")"
+[ "$(json_get "$T/status.json" "d['topology']['n_packages']")" -eq \
+        "$(cat /sys/devices/system/cpu/cpu*/topology/physical_package_id | sort -u | wc -l)" ] ||
+        fail "status topology does not have the kernel's packages"
+echo "ok: status topology $(json_get "$T/status.json" "d['topology']")"
 
 # A bad policy set at reload is refused and the last good one stays.
 printf '[policy broken]\nobjective = fastest\n' >"$T/policies.d/zz-bad.conf"

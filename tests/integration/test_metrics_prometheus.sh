@@ -10,8 +10,7 @@
 # that leaves loses its series.
 set -u
 . "$TEST_LIB"
-[ "$(id -u)" -eq 0 ] || skip "needs root for cgroup v1 cpusets"
-[ -d /sys/fs/cgroup/cpuset ] || skip "no cgroup v1 cpuset hierarchy"
+require_cpusets
 command -v promtool >/dev/null || skip "promtool missing (Debian package prometheus)"
 command -v prometheus >/dev/null || skip "prometheus missing (Debian package prometheus)"
 CLIENT="python3 $(dirname "$TEST_LIB")/metrics_client.py"
@@ -47,7 +46,7 @@ for _ in $(seq 100); do [ -e "$T/holding" ] && break; sleep 0.1; done
 expect_exit 1 "cannot listen for metrics on 127.0.0.1:$PORT: Address already in use" \
         "$PCTLD" --config "$T/pctl.conf" --foreground
 kill "$HOLDER"; wait "$HOLDER" 2>/dev/null
-[ -d "/sys/fs/cgroup/cpuset/$GROUP" ] && [ -n "$(ls /sys/fs/cgroup/cpuset/$GROUP/ | grep app-)" ] &&
+[ -n "$(app_groups)" ] &&
         fail "the refused pctld left apps' cgroups"
 
 pctld_start

@@ -17,7 +17,7 @@ cat "$tmp/out"
 [ ! -s "$tmp/err" ] || fail "pctl sensors wrote to stderr (LIKWID noise?): $(cat "$tmp/err")"
 # Only our tables: a title, one row per backend, a blank line and the auto line; the same for
 # the thread-state backends (pctl stack).
-bad=$(grep -Ev '^(BACKEND +AVAILABLE +REASON|(likwid|perf|software|replay) +(yes|no) +.+|auto: .+|THREADS +AVAILABLE +REASON|(ebpf|proc) +(yes|no) +.+|threads auto: .+|)$' "$tmp/out")
+bad=$(grep -Ev '^(BACKEND +AVAILABLE +REASON|(likwid|perf|software|replay) +(yes|no) +.+|auto: .+|THREADS +AVAILABLE +REASON|(ebpf|proc) +(yes|no) +.+|threads auto: .+|topology: .+|)$' "$tmp/out")
 [ -z "$bad" ] || fail "unexpected output lines: $bad"
 for b in likwid perf software replay; do
         grep -Eq "^$b +(yes|no) +$b: " "$tmp/out" || fail "no row with a reason for $b"
@@ -58,6 +58,25 @@ assert ts[0] == "ebpf" and "proc" in ts and "sim" not in ts, ts
 assert d["thread_states_auto"] in ts and d["thread_states_auto_why"], d
 PY
 grep -Eq '^ebpf +(yes|no) +.+' "$tmp/out" || fail "no row for the ebpf thread-state backend"
+
+# The topology: the packages the kernel gives each online CPU (physical_package_id).
+online=$(cat /sys/devices/system/cpu/online)
+n_pk=$(cat /sys/devices/system/cpu/cpu*/topology/physical_package_id | sort -u | wc -l)
+n_cpu=$(ls -d /sys/devices/system/cpu/cpu*/topology | wc -l)
+[ "$n_pk" -eq 1 ] && pk=package || pk=packages
+grep -Eq "^topology: $n_cpu CPUs \($online\) in $n_pk $pk: package [0-9]+: " "$tmp/out" ||
+        fail "pctl sensors: '$(grep topology "$tmp/out")', not $n_cpu CPUs ($online) in $n_pk $pk"
+python3 - "$tmp/json" "$online" "$n_cpu" "$n_pk" <<'PY' || fail "--json topology is not the kernel's"
+import json, sys
+t = json.load(open(sys.argv[1]))["topology"]
+assert t["cpus"] == sys.argv[2] and t["n_cpus"] == int(sys.argv[3]), t
+assert t["n_packages"] == int(sys.argv[4]) == len(t["packages"]), t
+for p in t["packages"]:
+    for c in range(int(p["cpus"].split("-")[0]), int(p["cpus"].split("-")[-1].split(",")[0]) + 1):
+        with open(f"/sys/devices/system/cpu/cpu{c}/topology/physical_package_id") as f:
+            assert int(f.read()) == p["package"], (c, p)
+PY
+echo "ok: topology $(grep '^topology' "$tmp/out")"
 grep -Eq '^threads auto: (ebpf|proc)' "$tmp/out" || fail "no thread-state auto line"
 
 # A replay source that exists is probed as such.

@@ -650,6 +650,48 @@ static void scenario_files_give_documented_results(void **state)
         sim_free(m);
 }
 
+/* An app that has ended keeps the truth of where it ran: a manager that releases it gives
+ * its frequency domain back, and the speedup at the reset frequency (here the bandwidth
+ * limit bites harder at 3000 MHz) is not what its run had. */
+static void finished_app_truth_is_where_it_ran(void **state)
+{
+        struct sim_machine *m = sim_load_ok(bw_bound);
+        struct actuator a = {.ops = &sim_actuator_ops};
+        struct actuator_config cfg = {.machine = m, .dvfs = true};
+        struct actuator_app *app;
+        struct cpumask set;
+        struct sim_app_truth ran, after;
+
+        assert_int_equal(sim_actuator_ops.open(&a, &cfg), 0);
+        assert_int_equal(sim_actuator_ops.adopt(&a, SIM_PID_BASE, "stream", &app), 0);
+        cpumask_zero(&set);
+        for (unsigned c = 0; c < 10; c++)
+                cpumask_set(&set, c);
+        assert_int_equal(sim_actuator_ops.set_cpus(&a, app, &set), 0);
+        assert_int_equal(sim_actuator_ops.set_freq(&a, 0, 2700000), 0);
+        while (!sim_done(m))
+                assert_int_equal(sim_step(m, STEP_100MS), 0);
+        assert_int_equal(sim_truth_app(m, 0, &ran), 0);
+        assert_true(ran.finished);
+        assert_int_equal(ran.freq_mhz, 2700);
+        sim_actuator_ops.close(&a); /* gives the domain back */
+        assert_int_equal(sim_truth_app(m, 0, &after), 0);
+        assert_int_equal(after.freq_mhz, 2700);
+        assert_int_equal(after.cores, 10);
+        assert_near(after.speedup_true, ran.speedup_true, 1e-12);
+        /* The same app running at the top frequency is capped lower: the check can fail. */
+        sim_free(m);
+        m = sim_load_ok(bw_bound);
+        struct sim_result r1, r10;
+        assert_int_equal(sim_run_alone(m, 0, 1, 2700, STEP_100MS, &r1), 0);
+        assert_int_equal(sim_run_alone(m, 0, 10, 2700, STEP_100MS, &r10), 0);
+        assert_near(ran.speedup_true, r1.time_s / r10.time_s, 0.01 * ran.speedup_true);
+        assert_int_equal(sim_run_alone(m, 0, 1, 3000, STEP_100MS, &r1), 0);
+        assert_int_equal(sim_run_alone(m, 0, 10, 3000, STEP_100MS, &r10), 0);
+        assert_true(r1.time_s / r10.time_s < 0.97 * ran.speedup_true);
+        sim_free(m);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(scenario_files_give_documented_results),
     cmocka_unit_test(closed_form_time),
@@ -667,6 +709,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(measured_rows_default_their_instructions),
     cmocka_unit_test(set_cpus_slows_as_predicted),
     cmocka_unit_test(memory_bandwidth_caps_speedup),
+    cmocka_unit_test(finished_app_truth_is_where_it_ran),
     cmocka_unit_test(set_freq_lowers_power_and_stretches_time),
 };
 

@@ -50,6 +50,7 @@ enum workload {
         WL_RUNQUEUE, /* two spinning threads, the process pinned to one CPU */
         WL_EXITING,  /* one thread spinning, one spinning 150 ms then exiting */
         WL_SHORT,    /* one thread spinning; the process exits 200 ms after it is ready */
+        WL_SPAWN,    /* one thread spinning; a second one starts when shm->spawn is set */
 };
 
 /* Shared with the workload child: what its threads measured themselves. */
@@ -60,6 +61,7 @@ struct shared {
         _Atomic pid_t tid[2];
         _Atomic uint64_t exit_ns; /* when WL_EXITING's thread 1 returns */
         _Atomic uint64_t sleeps;  /* WL_SLEEP's sleeps, WL_MUTEX's holder's rounds done */
+        _Atomic int spawn;        /* WL_SPAWN: start the second thread */
 };
 
 static struct shared *shm;
@@ -161,6 +163,11 @@ static pid_t workload_start(enum workload wl)
                         usleep(200000);
                         _exit(0);
                 }
+                if (wl == WL_SPAWN) {
+                        while (!shm->spawn)
+                                usleep(1000);
+                        pthread_create(&th[1], NULL, worker, (void *)(intptr_t)1);
+                }
                 /* Blocked in a futex from here on: the main thread is SYNC throughout. */
                 pthread_join(th[0], NULL);
                 _exit(0);
@@ -170,7 +177,7 @@ static pid_t workload_start(enum workload wl)
         close(fds[0]);
         /* Until the main thread waits in pthread_join (a futex): on a loaded machine it may
          * take a while to get there after it said it was ready. */
-        for (int tries = 0; wl != WL_SHORT && tries < 2000; tries++) {
+        for (int tries = 0; wl != WL_SHORT && wl != WL_SPAWN && tries < 2000; tries++) {
                 char path[64], buf[256];
                 long nr;
 
@@ -806,8 +813,6 @@ static void test_set_pids(void **state)
         assert_true((double)apps[1].interval_ns < (double)(now_ns() - t_a) - 0.2e9);
 
         /* Bad sets change nothing. */
-        set[1] = 0x7ffffff0; /* no such process */
-        assert_int_equal(threadstate_ebpf_ops.set_pids(&ts, set, 2), -ESRCH);
         set[1] = b;
         assert_int_equal(threadstate_ebpf_ops.set_pids(&ts, set, 2), -EINVAL);
         set[1] = -1;
@@ -820,9 +825,107 @@ static void test_set_pids(void **state)
         check_app(&apps[0]);
         check_app(&apps[1]);
 
+        /* A process that is gone is no error (it was -ESRCH for the whole set, and pctld's
+         * set then went unwatched): it is reported as exited, b watched as ever. */
+        set[1] = 0x7ffffff0; /* no such process */
+        assert_int_equal(threadstate_ebpf_ops.set_pids(&ts, set, 2), 0);
+        read_after(100, apps, 2);
+        assert_int_equal(apps[0].pid, b);
+        assert_int_equal(apps[0].n_threads, 2);
+        check_app(&apps[0]);
+        assert_int_equal(apps[1].pid, 0x7ffffff0);
+        assert_false(apps[1].unwatched);
+        assert_true(threadstate_app_exited(&apps[1]));
+
         workload_stop(a);
         workload_stop(b);
         ts_close(apps, 2);
+}
+
+/* Maps that are full leave out only the process that does not fit, with a warning, never the
+ * whole set (it was -E2BIG for every app past 1024 processes or 65,536 threads). The maps are
+ * made small here: 2 processes, 4 threads. */
+static void test_full_maps(void **state)
+{
+        struct threadstate_app apps[3] = {{0}};
+        pid_t a, b, c, set[3];
+
+        (void)state;
+        assert_int_equal(threadstate_bpf_set_limits(2, 4), 0);
+        ts_open();
+        assert_int_equal(threadstate_bpf_set_limits(TS_MAX_APPS, TS_MAX_THREADS), 0);
+        a = workload_start(WL_SPIN);
+        b = workload_start(WL_SPAWN);
+        c = workload_start(WL_SLEEP);
+
+        /* No slot for c: a and b watched, c alone unwatched (not exited). */
+        set[0] = a;
+        set[1] = b;
+        set[2] = c;
+        assert_int_equal(threadstate_ebpf_ops.set_pids(&ts, set, 3), 0);
+        read_after(100, apps, 3);
+        assert_int_equal(apps[0].n_threads, 2);
+        check_app(&apps[0]);
+        assert_int_equal(apps[1].n_threads, 2);
+        check_app(&apps[1]);
+        assert_true(apps[2].unwatched);
+        assert_int_equal(apps[2].n_threads, 0);
+        assert_false(threadstate_app_exited(&apps[2]));
+
+        /* b's new thread finds the threads map full (2 + 2 of 4): b goes unwatched at the next
+         * read, a keeps its figures. */
+        shm->spawn = 1;
+        for (int tries = 0; tries < 5000 && !shm->tid[1]; tries++)
+                usleep(1000);
+        assert_true(shm->tid[1] != 0);
+        read_after(100, apps, 3);
+        assert_false(apps[0].unwatched);
+        assert_int_equal(apps[0].n_threads, 2);
+        check_app(&apps[0]);
+        assert_true(apps[1].unwatched);
+        assert_false(threadstate_app_exited(&apps[1]));
+        assert_true(apps[2].unwatched);
+
+        /* b leaves: its slot and threads go to c, which the next set_pids tries again. */
+        set[1] = c;
+        assert_int_equal(threadstate_ebpf_ops.set_pids(&ts, set, 2), 0);
+        read_after(100, apps, 2);
+        assert_false(apps[0].unwatched);
+        check_app(&apps[0]);
+        assert_int_equal(apps[1].pid, c);
+        assert_false(apps[1].unwatched);
+        assert_int_equal(apps[1].n_threads, 2);
+        check_app(&apps[1]);
+
+        workload_stop(a);
+        workload_stop(b);
+        workload_stop(c);
+        ts_close(apps, 3);
+}
+
+/* The in-futex flag has one writer, the thread's own futex calls (sys_enter, sys_exit): no
+ * other program of the object stores to its word. It shared the flags word with the flags
+ * the seeding iterator and the event handlers set under the thread's lock, whose plain
+ * read-modify-write on another CPU could write back a stale copy over the thread's own change
+ * (the flag lost, or left set): the iterator and sched_switch stored to that word. */
+static void test_in_futex_one_writer(void **state)
+{
+        static const char *const others[] = {
+            "ts_sched_switch",       "ts_sched_wakeup", "ts_sched_wakeup_new",
+            "ts_sched_process_exit", "ts_seed",         NULL};
+        const int off = (int)offsetof(struct ts_thread, in_futex);
+
+        (void)state;
+        for (unsigned i = 0; others[i]; i++) {
+                int n = threadstate_bpf_count_stores(others[i], off, 4);
+
+                if (n != 0)
+                        fail_msg("%s stores to ts_thread.in_futex's word (%d stores)", others[i],
+                                 n);
+        }
+        assert_true(threadstate_bpf_count_stores("ts_sys_enter", off, 4) > 0);
+        assert_true(threadstate_bpf_count_stores("ts_sys_exit", off, 4) > 0);
+        assert_int_equal(threadstate_bpf_count_stores("ts_no_such_program", off, 4), -ENOENT);
 }
 
 static void test_probe_missing_tracepoint(void **state)
@@ -978,6 +1081,8 @@ int main(int argc, char **argv)
             cmocka_unit_test(test_thread_exit),
             cmocka_unit_test(test_process_exit),
             cmocka_unit_test(test_set_pids),
+            cmocka_unit_test(test_full_maps),
+            cmocka_unit_test(test_in_futex_one_writer),
             cmocka_unit_test(test_probe_missing_tracepoint),
             cmocka_unit_test(test_probe_no_caps),
             cmocka_unit_test(test_probe_verifier_reason),

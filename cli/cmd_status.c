@@ -28,7 +28,7 @@ static void print_num(struct json_object *o, const char *key, const char *fmt, i
 static void status_stack(struct json_object *a)
 {
         struct json_object *st = NULL, *comps = NULL;
-        const char *best = NULL;
+        const char *best = NULL, *source;
         double best_cores = 0, cores = 0, speedup = 0;
 
         if (!json_object_object_get_ex(a, "stack", &st) ||
@@ -38,6 +38,7 @@ static void status_stack(struct json_object *a)
                 return;
         reply_number(st, "cores", &cores);
         reply_number(st, "speedup", &speedup);
+        source = reply_string(st, "source");
         json_object_object_foreach(comps, key, val)
         {
                 double v;
@@ -53,12 +54,15 @@ static void status_stack(struct json_object *a)
                         best = key;
                 }
         }
+        /* A reply without its source (an older or a foreign pctld) still prints. */
+        if (!source)
+                source = "unknown";
         if (best)
                 printf("%-15s stack: %s %.2f of %g cores (speedup %.2f, from %s)\n", "", best,
-                       best_cores, cores, speedup, reply_string(st, "source"));
+                       best_cores, cores, speedup, source);
         else
                 printf("%-15s stack: no delimiter (speedup %.2f of %g cores, from %s)\n", "",
-                       speedup, cores, reply_string(st, "source"));
+                       speedup, cores, source);
 }
 
 /* The lines of the state record pctld could not read at its start: an operator's to fix. */

@@ -902,11 +902,22 @@ static void refresh_apps(struct manager *m)
         for (unsigned i = m->n_apps; i-- > 0;) {
                 struct mapp *a = &m->apps[i];
                 char comm[sizeof(a->comm)], name[sizeof(a->name)];
+                int r;
 
                 if (!platform_proc_state(m->pf, a->pid, comm, sizeof(comm))) {
                         release_app(m, i, MANAGER_WHY_EXITED);
                         continue;
                 }
+                /* Affinity: threads and children born since take the app's CPUs; a PID that
+                 * now names another process is the app gone. */
+                r = m->pf->actuator_ops->refresh(m->pf->actuator, a->handle);
+                if (actuator_error_is_gone(r)) {
+                        release_app(m, i, MANAGER_WHY_EXITED);
+                        continue;
+                }
+                if (r < 0)
+                        log_debug("%s (pid %d): %s", a->name, (int)a->pid,
+                                  actuator_strerror(m->pf->actuator, r));
                 if (strcmp(comm, "?") == 0 || strcmp(comm, a->comm) == 0)
                         continue;
                 (void)strscpy(a->comm, comm, sizeof(a->comm));

@@ -97,6 +97,10 @@ enum cpuset_mode cpuset_mode(const struct cpuset *cs)
 {
         return cs->mode;
 }
+const struct cpumask *cpuset_allowed(const struct cpuset *cs)
+{
+        return &cs->allowed;
+}
 pid_t cpuset_app_pid(const struct cpuset_app *app)
 {
         return app->pid;
@@ -1233,6 +1237,7 @@ static const char *mode_name(enum cpuset_mode m)
             [CPUSET_V2] = "cgroup v2",
             [CPUSET_V1] = "cgroup v1",
             [CPUSET_AFFINITY] = "affinity",
+            [CPUSET_SYSTEMD] = "systemd",
         };
         return names[m];
 }
@@ -1283,6 +1288,7 @@ int cpuset_probe(const struct actuator_config *cfg, enum cpuset_mode *mode,
                 break;
         }
         case CPUSET_AFFINITY:
+        case CPUSET_SYSTEMD: /* the unit side is actuator.c's: its shared apps go by affinity */
                 *mode = CPUSET_AFFINITY;
                 snprintf(p.reason, sizeof(p.reason), "affinity (as configured)");
                 break;

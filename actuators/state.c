@@ -114,6 +114,13 @@ int state_entry_format(const struct state_entry *e, char *buf, size_t size)
                 n = snprintf(buf, size, "task %d %d %llu %s %s", (int)e->pid, (int)e->tid,
                              e->start_ticks, e->path, mask);
                 break;
+        case STATE_UNIT:
+                if (cpumask_empty(&e->mask))
+                        strcpy(mask, "-");
+                else if (cpumask_format(&e->mask, mask, sizeof(mask)) < 0)
+                        return -EINVAL;
+                n = snprintf(buf, size, "unit %s %s", e->path, mask);
+                break;
         case STATE_FREQ:
                 if (!path_is_clean(e->governor))
                         return -EINVAL;
@@ -161,6 +168,16 @@ int state_entry_parse(const char *line, struct state_entry *out)
                 n++;
         if (next_word(&s) || n < 2)
                 return -EINVAL;
+        if (!strcmp(w[0], "unit") && n == 3) {
+                /* A unit name, not a path: no '/' in it. */
+                if (strscpy(e.path, w[1], sizeof(e.path)) < 0 || strchr(e.path, '/'))
+                        return -EINVAL;
+                e.kind = STATE_UNIT;
+                if (strcmp(w[2], "-") && (cpumask_parse(w[2], &e.mask) < 0 || cpumask_empty(&e.mask)))
+                        return -EINVAL;
+                *out = e;
+                return 0;
+        }
         if (strcmp(w[0], "task") && (strscpy(e.path, w[1], sizeof(e.path)) < 0 || e.path[0] != '/'))
                 return -EINVAL;
         if (!strcmp(w[0], "dir") && n == 2) {

@@ -570,7 +570,10 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         /* `pctl run` hands its child over before exec and says what it will run. */
         strescape(name, sizeof(name), exec_name ? exec_name : comm,
                   strlen(exec_name ? exec_name : comm));
-        r = m->pf->actuator_ops->adopt(m->pf->actuator, pid, name, &handle);
+        /* A command pctl run starts gets a unit of its own where there are units. */
+        r = (exec_name && m->pf->actuator_ops->adopt_new ? m->pf->actuator_ops->adopt_new
+                                                         : m->pf->actuator_ops->adopt)(
+            m->pf->actuator, pid, name, &handle);
         if (r < 0) {
                 snprintf(err, err_size, "cannot take over pid %d: %s", (int)pid,
                          actuator_strerror(m->pf->actuator, r));
@@ -1638,7 +1641,8 @@ void manager_status(const struct manager *m, struct json_object *j)
                                jsonfmt_string(m->opt.calibration[0] ? m->opt.calibration : NULL));
         json_object_object_add(j, "cpuset_mode",
                                jsonfmt_string((const char *[]){"auto", "cgroup-v2", "cgroup-v1",
-                                                               "affinity"}[m->pf->actuator->mode]));
+                                                               "affinity",
+                                                               "systemd"}[m->pf->actuator->mode]));
         json_object_object_add(
             j, "dvfs", json_object_new_boolean(m->opt.dvfs && m->pf->actuator->can_set_freq));
         json_object_object_add(j, "dvfs_why",

@@ -160,8 +160,8 @@ int unit_facts_read(const char *cgroup_root, struct unit_facts *out)
         if (fs_path(path, sizeof(path), "/run/systemd/system") < 0)
                 return -ENAMETOOLONG;
         f.systemd = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-        snprintf(path, sizeof(path), "%s/cgroup.controllers", cgroup_root);
-        if (file_read(path, buf, sizeof(buf)) >= 0)
+        if (fs_path(path, sizeof(path), "%s/cgroup.controllers", cgroup_root) == 0 &&
+            file_read(path, buf, sizeof(buf)) >= 0)
                 for (char *c = strtok(buf, " \n"); c; c = strtok(NULL, " \n"))
                         if (!strcmp(c, "cpuset"))
                                 f.v2_cpuset = true;
@@ -247,7 +247,7 @@ static bool descends_from(pid_t p, pid_t root)
 }
 
 /* 1 when every process in dir and its child groups descends from pid; 0 at the first that
- * does not; *found says whether pid itself is there. */
+ * does not, or when pid sits in a child group; *found says whether pid is in dir itself. */
 static int cgroup_walk(const char *dir, pid_t pid, bool *found, int depth)
 {
         char path[UNIT_CG_MAX + 32], buf[16384];
@@ -269,9 +269,9 @@ static int cgroup_walk(const char *dir, pid_t pid, bool *found, int depth)
 
                 if (parse_int(s, &p) < 0 || p <= 0)
                         continue;
-                if (p == pid)
+                if (p == pid && depth == 0)
                         *found = true;
-                else if (!descends_from(p, pid))
+                else if (p == pid || !descends_from(p, pid))
                         return 0;
         }
         d = opendir(dir);
@@ -314,7 +314,7 @@ int unit_bus_open(const char *cgroup_root, struct state_record *rec, const struc
                 return -ENOMEM;
         ub->rec = rec;
         ub->allowed = *allowed;
-        if (strscpy(ub->mount, cgroup_root, sizeof(ub->mount)) < 0) {
+        if (fs_path(ub->mount, sizeof(ub->mount), "%s", cgroup_root) < 0) {
                 free(ub);
                 return -ENAMETOOLONG;
         }

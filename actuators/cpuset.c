@@ -1197,7 +1197,7 @@ static int probe_v2(const struct actuator_config *cfg, char *mount, size_t mount
         if (!has_cpuset) {
                 snprintf(
                     why, why_size,
-                    "cgroup v2 at %s%s offers no cpuset controller (a unit needs Delegate=cpuset)",
+                    "cgroup v2 at %s%s offers no cpuset controller",
                     mount, own);
                 return -ENODEV;
         }

@@ -23,6 +23,7 @@ cleanup() {
         for u in demo fakecron narrow; do systemctl stop "$u" 2>/dev/null; systemctl reset-failed "$u" 2>/dev/null; done
         [ -n "${NS_PID:-}" ] && kill "$NS_PID" 2>/dev/null
         rm -rf /run/systemd/system/pctld.service.d/50-vmcheck.conf /etc/pctl/policies.d/50-vmcheck.conf
+        [ -e /etc/pctl/10-edp.conf.vmcheck ] && mv /etc/pctl/10-edp.conf.vmcheck /etc/pctl/policies.d/10-edp.conf
         systemctl daemon-reload
         systemctl restart pctld
 }
@@ -79,7 +80,10 @@ journalctl -u pctld -b --no-pager | grep -q "cpusets: systemd: AllowedCPUs= on e
         fail "the pctld log does not say why it chose systemd"
 echo "ok: pctld manages through systemd units: $(journalctl -u pctld -b --no-pager | grep -o 'cpusets: systemd.*' | tail -1)"
 
-# A policy that must narrow: at most 2 of the 4 CPUs.
+# A policy that must narrow: at most 2 of the 4 CPUs. The shipped pbench rule (10-edp.conf)
+# is set aside, so that the apps here are adopted only by hand and a restarted pctld does not
+# take them again.
+mv /etc/pctl/policies.d/10-edp.conf /etc/pctl/10-edp.conf.vmcheck
 cat >/etc/pctl/policies.d/50-vmcheck.conf <<'POL'
 [policy vm-two]
 objective = performance
@@ -104,7 +108,7 @@ echo "ok: $SCOPE_UNIT: cpuset.cpus.effective $(eff "$SCOPE_CG") (AllowedCPUs=$(p
 
 # A service with a memory limit, adopted by hand. User=nobody: the shipped watch-services rule
 # selects only root's services, so it is ours to adopt.
-systemd-run --unit=demo -p MemoryMax=300M -p User=nobody "$PBENCH" --p 0.9 --threads 2 --t1 3000 >/dev/null ||
+systemd-run --unit=demo -p MemoryMax=300M -p User=nobody "$PBENCH" --p 0.9 --threads 1 --t1 3000 >/dev/null ||
         fail "systemd-run demo"
 wait_until 10 test "$(prop demo MainPID)" != 0 || fail "demo did not start"
 DEMO_PID=$(prop demo MainPID)

@@ -7,7 +7,7 @@ FUZZ_TEST_SECONDS ?= 3
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run test test-asan fuzz bench package clean
+.PHONY: all deps configure build run test test-vm test-asan fuzz bench package clean
 
 all: build
 
@@ -24,16 +24,22 @@ run: build
 	@bash scripts/demo.sh $(BUILD)
 
 test: build
-	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -LE 'bench|system'
+	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -LE 'bench|system|vm'
 	@bash scripts/bench.sh $(BUILD)
 	@bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS)
 	@DEB_BUILD_OPTIONS=nocheck $(MAKE) --no-print-directory package # the unit tests just ran
 	@bash scripts/system-test.sh $(BUILD)
+	@bash scripts/vm-test.sh $(BUILD)
+
+# The VM test alone (tests/vm, docs/testing.md): the package, then a Debian 12 VM that installs it.
+test-vm: build
+	@DEB_BUILD_OPTIONS=nocheck $(MAKE) --no-print-directory package
+	@bash scripts/vm-test.sh $(BUILD)
 
 test-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DPCTL_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	@cd $(ASAN_BUILD) && ctest -j $(JOBS) --output-on-failure -LE 'bench|system'
+	@cd $(ASAN_BUILD) && ctest -j $(JOBS) --output-on-failure -LE 'bench|system|vm'
 
 fuzz: deps
 	@bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)

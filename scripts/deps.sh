@@ -18,6 +18,7 @@ packages=(
         libclang-rt-14-dev # libFuzzer and the sanitizer runtimes clang links them with
         dpkg-dev debhelper lintian # make package (debian/, scripts/package.sh)
         debootstrap systemd-container # the system test: a booted Debian container (tests/system)
+        qemu-system-x86 qemu-utils e2fsprogs # the VM test: a Debian 12 VM under qemu (tests/vm)
         xz-utils zstd pigz lbzip2 stress-ng # tests/real: multi-threaded tools people run
         libbpf-dev bpftool # the eBPF thread-state sensor: libbpf, skeletons (sensors/bpf)
         libmicrohttpd-dev # pctld's Prometheus /metrics endpoint

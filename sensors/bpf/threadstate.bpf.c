@@ -76,6 +76,21 @@ enum ev {
         EV_YIELD_EXIT,
 };
 
+/* k, at most max, with the compare and the clamp on the register that then indexes an array.
+ * Left to the compiler, `if (k > max) k = max` became "w3 = w1; if w1 < 64 goto; w3 = 64":
+ * the bound is learned on w1, and the verifier of Linux 6.1 does not carry it to w1's 32-bit
+ * copy w3 (it links 64-bit copies only), so it refused the array access that followed ("R9
+ * unbounded memory access"). Here the bound is on the register itself, which every verifier
+ * since 5.x follows. */
+static __always_inline __u64 index_at_most(__u64 k, __u64 max)
+{
+        asm volatile("if %[k] <= %[max] goto +1\n\t"
+                     "%[k] = %[max]"
+                     : [k] "+r"(k)
+                     : [max] "i"(max));
+        return k;
+}
+
 static __always_inline int is_active(__u32 state)
 {
         return state == TS_RUN || state == TS_RUNQUEUE;
@@ -87,7 +102,8 @@ static __always_inline int is_active(__u32 state)
 static __always_inline void app_add(struct ts_thread *t, int d_active, int d_alive, __u64 now)
 {
         struct ts_app *a;
-        __u32 k, slot = t->slot;
+        __u32 slot = t->slot;
+        __u64 k;
 
         if (!d_active && !d_alive)
                 return;
@@ -95,9 +111,7 @@ static __always_inline void app_add(struct ts_thread *t, int d_active, int d_ali
         if (!a)
                 return;
         bpf_spin_lock(&a->lock);
-        k = a->active;
-        if (k > TS_MAX_ACTIVE)
-                k = TS_MAX_ACTIVE;
+        k = index_at_most(a->active, TS_MAX_ACTIVE);
         /* Events of two CPUs may reach the lock out of time order: never go back. */
         if (now > a->since_ns) {
                 a->active_ns[k] += now - a->since_ns;

@@ -682,6 +682,15 @@ int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const 
         r = may_manage(m, pid, err, err_size);
         if (r < 0 && r != -ESRCH)
                 return r;
+        /* A monitor rule only watches: asking for the app to be managed takes it over (else
+         * a `pctl run` inside a watched service lost the race to the rule's scan). */
+        {
+                unsigned i;
+                struct mapp *a = find_app(m, pid, &i);
+
+                if (a && !a->handle && observe_only(m, &a->policy) && !observe_only(m, pol))
+                        release_app(m, i, "taken over on request");
+        }
         return adopt_as(m, pid, pol, exec_name, "on request", err, err_size);
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The monitor objective changes nothing: a process a monitor rule selects is listed by `pctl
 # status` with its estimates, but stays in its own cgroup with its own CPUs, and pctld's record
-# holds nothing of it (before: it was moved into pctld's group like any managed app). An app
-# adopted by hand with a managing policy beside it is moved as before.
+# holds nothing of it (before: it was moved into pctld's group like any managed app). Adopting
+# it by hand with a managing policy takes it over; stopping pctld gives it back as it was.
 set -u
 . "$TEST_LIB"
 [ "$(id -u)" -eq 0 ] || skip "needs root to adopt other processes"
@@ -37,6 +37,13 @@ if [ -e "$T/state/actuators.state" ] && grep -q " $WATCHED " "$T/state/actuators
         fail "pctld recorded a change to the watched process: $(cat "$T/state/actuators.state")"
 fi
 echo "ok: nothing of it in pctld's record"
+
+# Asking for it to be managed takes it over from the watching rule (pctl run inside a watched
+# service did the same and lost the race: "already managed").
+"$PCTL" adopt "$WATCHED" --policy edp $S >/dev/null || fail "pctl adopt of the watched process was refused"
+taken() { [ "$(main_state "$WATCHED")" != "$before" ]; }
+wait_until 10 taken || fail "the process adopted on request was not taken over: $(main_state "$WATCHED")"
+echo "ok: pctl adopt took it over: $(main_state "$WATCHED")"
 
 pctld_stop TERM
 now=$(main_state "$WATCHED")

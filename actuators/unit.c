@@ -26,7 +26,7 @@
 #define UNIT_CG_MAX STATE_PATH_MAX
 /* How long systemd may take to put a new scope's process in place or to apply AllowedCPUs=
  * to the cgroup after it answered (it realises cgroups after the reply). */
-#define UNIT_SETTLE_MS 2000
+#define UNIT_SETTLE_MS 5000
 
 struct unit_app {
         struct unit_app *next;

@@ -69,8 +69,8 @@ narrowed() { # narrowed CG PID: the group has at most 2 CPUs and pctl status say
 adopt_both() {
         "$PCTL" adopt "$SCOPE_PID" --policy vm-two >/dev/null || fail "pctl adopt $SCOPE_PID (the scope's app)"
         "$PCTL" adopt "$DEMO_PID" --policy vm-two >/dev/null || fail "pctl adopt $DEMO_PID (demo)"
-        wait_until 90 narrowed "$SCOPE_CG" "$SCOPE_PID" || fail "the scope was not narrowed again: $(show_units)"
-        wait_until 90 narrowed "$DEMO_CG" "$DEMO_PID" || fail "demo was not narrowed again: $(show_units)"
+        wait_until 180 narrowed "$SCOPE_CG" "$SCOPE_PID" || fail "the scope was not narrowed again: $(show_units)"
+        wait_until 180 narrowed "$DEMO_CG" "$DEMO_PID" || fail "demo was not narrowed again: $(show_units)"
 }
 
 # The mode, and why.
@@ -103,7 +103,7 @@ SCOPE_CG=/pctl.slice/$SCOPE_UNIT
 [ "$(prop "$SCOPE_UNIT" ActiveState)" = active ] || fail "$SCOPE_UNIT is $(prop "$SCOPE_UNIT" ActiveState)"
 [ "$(cg_of "$RUN_PID")" != "$SCOPE_CG" ] || fail "pctl run itself went into the scope"
 echo "ok: pctl run's pbench ($SCOPE_PID) runs in $SCOPE_CG, a scope of its own"
-wait_until 90 narrowed "$SCOPE_CG" "$SCOPE_PID" || fail "the scope's CPUs did not follow the allocator: $(eff "$SCOPE_CG"), status says $(status_cpus "$SCOPE_PID")"
+wait_until 180 narrowed "$SCOPE_CG" "$SCOPE_PID" || fail "the scope's CPUs did not follow the allocator: $(eff "$SCOPE_CG"), status says $(status_cpus "$SCOPE_PID")"
 echo "ok: $SCOPE_UNIT: cpuset.cpus.effective $(eff "$SCOPE_CG") (AllowedCPUs=$(prop "$SCOPE_UNIT" AllowedCPUs)), pctl status says $(status_cpus "$SCOPE_PID")"
 
 # A service with a memory limit, adopted by hand. User=nobody: the shipped watch-services rule
@@ -115,7 +115,7 @@ DEMO_PID=$(prop demo MainPID)
 DEMO_CG=$(prop demo ControlGroup)
 echo "demo.service: MainPID $DEMO_PID, ControlGroup $DEMO_CG, MemoryMax $(prop demo MemoryMax)"
 "$PCTL" adopt "$DEMO_PID" --policy vm-two || fail "pctl adopt $DEMO_PID"
-wait_until 90 narrowed "$DEMO_CG" "$DEMO_PID" || fail "demo's CPUs did not change: $(eff "$DEMO_CG"), status says $(status_cpus "$DEMO_PID")"
+wait_until 180 narrowed "$DEMO_CG" "$DEMO_PID" || fail "demo's CPUs did not change: $(eff "$DEMO_CG"), status says $(status_cpus "$DEMO_PID")"
 [ "$(prop demo ControlGroup)" = "$DEMO_CG" ] || fail "demo's ControlGroup is now $(prop demo ControlGroup)"
 both_alive_in_units
 echo "ok: demo keeps ControlGroup $DEMO_CG, MainPID $DEMO_PID, MemoryMax 314572800; its CPUs are $(eff "$DEMO_CG") (AllowedCPUs=$(prop demo AllowedCPUs))"

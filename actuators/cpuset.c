@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ struct cpuset_app {
         struct cpuset_app *next;
         pid_t pid;
         unsigned long long start_ticks; /* of pid: every write checks it is still that one */
+        int pidfd;                      /* of pid, -1 when the kernel has none */
         char name[64];
         char dir[CG_PATH_MAX]; /* our cgroup for it; "" in affinity mode */
         bool dir_recorded;
@@ -512,12 +514,20 @@ static void app_prune(struct cpuset *cs, struct cpuset_app *app)
                 (void)state_record_commit(cs->rec); /* a stale line restores nothing anyway */
 }
 
+/* The start time has a resolution of one clock tick: a PID reused within the same tick looks
+ * the same. A pidfd names the very process: once it was reaped, signal 0 says ESRCH. */
+static bool app_pidfd_gone(const struct cpuset_app *app)
+{
+        return app->pidfd >= 0 && syscall(SYS_pidfd_send_signal, app->pidfd, 0, NULL, 0) < 0 &&
+               errno == ESRCH;
+}
+
 static bool app_is_current(const struct cpuset_app *app)
 {
         unsigned long long start;
 
-        return !proc_gone(app->pid) && proc_thread_start(app->pid, app->pid, &start) == 0 &&
-               start == app->start_ticks;
+        return !proc_gone(app->pid) && !app_pidfd_gone(app) &&
+               proc_thread_start(app->pid, app->pid, &start) == 0 && start == app->start_ticks;
 }
 
 /* -ESRCH unless app->pid still names the process we adopted. */
@@ -527,7 +537,8 @@ static int app_check(struct cpuset *cs, struct cpuset_app *app)
 
         if (proc_gone(app->pid))
                 return fail(cs, -ESRCH, "%s has exited", app->name);
-        if (proc_thread_start(app->pid, app->pid, &start) < 0 || start != app->start_ticks)
+        if (app_pidfd_gone(app) || proc_thread_start(app->pid, app->pid, &start) < 0 ||
+            start != app->start_ticks)
                 return fail(cs, -ESRCH, "%s has exited (its PID now names another process)",
                             app->name);
         return 0;
@@ -609,11 +620,14 @@ int cpuset_restore_task(const struct state_entry *e)
  * we never saw (born after the last scan) go where the main thread came from. */
 static int app_restore(struct cpuset *cs, struct cpuset_app *app)
 {
+        bool leader_ours = app_is_current(app) || proc_gone(app->pid);
         int err = 0, r;
 
         for (size_t i = 0; i < app->n_threads; i++) {
                 struct state_entry e = task_entry(app, &app->threads[i]);
 
+                if (e.pid == app->pid && !leader_ours)
+                        continue; /* its PID names another process now */
                 r = cpuset_restore_task(&e);
                 if (r < 0 && r != -ESRCH && err == 0)
                         err = fail(cs, r, "cannot give thread %d of %s back to %s: %s", (int)e.tid,
@@ -670,6 +684,8 @@ static void app_free(struct cpuset_app *app)
                 return;
         free(app->threads);
         free(app->before);
+        if (app->pidfd >= 0)
+                close(app->pidfd);
         free(app);
 }
 
@@ -878,8 +894,10 @@ int cpuset_adopt(struct cpuset *cs, pid_t pid, const char *name, struct cpuset_a
         app = calloc(1, sizeof(*app));
         if (!app)
                 return fail(cs, -ENOMEM, "out of memory");
+        app->pidfd = -1;
         app->pid = pid;
         snprintf(app->name, sizeof(app->name), "%s[%d]", name && *name ? name : "pid", (int)pid);
+        app->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         if (proc_thread_start(pid, pid, &app->start_ticks) < 0) {
                 err = fail(cs, -ESRCH, "process %d exited before it could be adopted", (int)pid);
                 goto rollback;

@@ -14,7 +14,7 @@ int cmd_release(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_extrapolate(int argc, char **argv);
-/* pctl policy reload: asks pctld to reload pctl.conf and the policies (cmd_daemon.c). */
+/* pctl policy reload: asks pctld to reload pctl.conf and the policies (cmd_policy_reload.c). */
 int cmd_policy_reload(int argc, char **argv);
 
 struct config;

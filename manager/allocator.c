@@ -46,7 +46,7 @@
  * weight and at most this many cores (per unit of weight): enough to learn P on, without
  * taking a settled app's cores for the learning. */
 #define ALLOCATOR_LEARNER_CORES 8.0
-/* ESTIMA's extrapolation (manager/scaling.c): believed when it reproduces every measured
+/* ESTIMA's extrapolation (model/scaling.c): believed when it reproduces every measured
  * score within ALLOCATOR_SCALING_TRUST; at most ALLOCATOR_SCALING_JUMPS jumps to its predicted
  * optimum per search; a core move it predicts worse by the hysteresis, or by four times its
  * error at the measured points, is not probed. */

@@ -127,7 +127,7 @@ struct estimate {
         /* Stalled cycles of the app over the interval (SENSOR_STALLS), attributed as I0 is:
          * its target's own where the target counts them, else its CPU's while it alone holds
          * the CPU; unknown (NaN, bit clear) as soon as one of its CPUs cannot say. For the
-         * online extrapolation (manager/scaling.c, docs/extrapolation.md). */
+         * online extrapolation (model/scaling.c, docs/extrapolation.md). */
         double stalls;
         double ipc1; /* IPC_I0(1) */
         enum estimate_ipc1_source ipc1_source;

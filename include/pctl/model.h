@@ -1,4 +1,5 @@
-/* The method of Al-hayanni et al. as pure functions: equations 1-13 (DESIGN.md), the
+/* The method of Al-hayanni et al. as pure functions: equations 1-13 of the paper
+ * (README.md; docs/estimator.md says where each is used), the
  * least-squares P fit, and predictions for a candidate (cores, frequency).
  * No I/O, no globals. Domain errors return -EDOM and leave outputs untouched. */
 #pragma once

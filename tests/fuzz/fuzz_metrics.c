@@ -1,4 +1,4 @@
-/* Text from outside in /metrics (manager/metrics.c): an app's name and any label value come
+/* Text from outside in /metrics (daemon/metrics.c): an app's name and any label value come
  * from processes and requests (a job tag from Slurm). Whatever the bytes, a label value must come
  * out as valid UTF-8 with no raw quote, line feed or lone backslash, unescape to the input where
  * the input was UTF-8, and be cut only at a whole character; and the input as a metrics_listen

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# pctl sim on the command line: run --static and --policy, oracle, their JSON (DESIGN.md's
-# field names), and bad input.
+# pctl sim on the command line: run --static and --policy, oracle, their JSON (the field
+# names docs/sim.md lists), and bad input.
 set -u
 . "$TEST_LIB"
 S="$SRC_DIR/tests/scenarios"

@@ -1,4 +1,4 @@
-/* The allocator's use of the extrapolation on the model machine (manager/scaling.c): an
+/* The allocator's use of the extrapolation on the model machine (model/scaling.c): an
  * Amdahl app on the 64-core server, P = 0.9, under edp. After the search's first halvings
  * (64, 32, 16 cores) the extrapolation predicts the EDP optimum, 43 cores by the oracle;
  * `pctl status --json` shows the prediction (predicted_best_cores, predicted_speedup_max at

@@ -1,4 +1,4 @@
-/* An app's scaling learned online (manager/scaling.c): running means per configuration, the
+/* An app's scaling learned online (model/scaling.c): running means per configuration, the
  * extrapolation of time per instruction with a power line, the objective's optimum it
  * predicts, and how far it is from what was measured. */
 #include <errno.h>

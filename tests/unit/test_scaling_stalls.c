@@ -1,4 +1,4 @@
-/* The online extrapolation fitted to stalled cycles (manager/scaling.c, the ESTIMA way): the
+/* The online extrapolation fitted to stalled cycles (model/scaling.c, the ESTIMA way): the
  * estimator's per-app stalls (attributed as I0 is), and on the model machine an app measured
  * at a few core counts through the machine's sensor and the estimator, as the allocator sees
  * it, then predicted at 64 cores against the machine's ground truth. */

@@ -1,0 +1,39 @@
+/* What the commands that talk to pctld over its socket share (cli/client.c): status, run,
+ * adopt, release and policy reload parse the same options and send one request each. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct json_object;
+
+struct client_args {
+        const char *socket;
+        const char *config;
+        const char *policy;
+        const char *job; /* adopt: the batch job the process belongs to */
+        bool json;
+        bool quiet;     /* run: no summary */
+        bool watch;     /* status: redraw every watch_s */
+        double watch_s; /* 0: not given */
+        unsigned count; /* status --watch: frames, 0 for until interrupted */
+        int first_arg;  /* optind after the options */
+};
+
+/* Parses the options of argv[0]'s command into a client_args and runs fn with them: its exit
+ * code, EXIT_USAGE for bad options, EXIT_OK after --help. */
+int client_main(int argc, char **argv, int (*fn)(struct client_args *, int, char **));
+/* Sends the request; on success *reply holds the parsed {"ok":true,...} object and *text (if
+ * not NULL) its text. Otherwise says why on stderr under `pctl CMD`: an exit code. */
+int client_call(const struct client_args *a, const char *cmd, const char *request,
+                struct json_object **reply, char **text);
+/* A member of the reply: NULL or false when absent, null, or of another type. */
+const char *reply_string(struct json_object *o, const char *key);
+bool reply_number(struct json_object *o, const char *key, double *out);
+/* The command's one PID argument (cmd names it in messages): an exit code. */
+int pid_request(struct client_args *a, const char *cmd, int argc, char **argv, pid_t *pid);
+/* Sends {"cmd": cmd, "pid": pid, ...} with the options' policy and job; who: the command the
+ * user typed, which the messages name (`pctl run` sends an adopt); exec_name: what the
+ * process is about to run (pctl run), or NULL. An exit code. */
+int send_pid(struct client_args *a, const char *who, const char *cmd, pid_t pid,
+             const char *exec_name);

@@ -1,0 +1,195 @@
+/* What pctl history remembers of an app (include/pctl/history.h): recalled once it is known
+ * who the app is, recorded when it leaves; and its extra parallel work across whole runs. */
+#include "manager_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "pctl/history.h"
+#include "pctl/log.h"
+#include "pctl/util.h"
+
+/* The work inflation of app i from its stored whole runs and, when ended is true, this one
+ * (unseen_s: the time it was managed but not seen); the estimator corrects p_run by it. Returns
+ * this run when it is one to store (*have_cur). */
+static void work_inflation_update(struct manager *m, unsigned i, bool ended,
+                                  struct history_run *cur, bool *have_cur)
+{
+        struct mapp *a = &m->apps[i];
+        const struct estimate *e = estimator_get(m->est, a->id);
+        struct history_run runs[HISTORY_RUNS_KEEP + 1];
+        struct estimate_work_run w[HISTORY_RUNS_KEEP + 1];
+        unsigned n = 0, ia, ib;
+        double x, err;
+        char msg[640];
+        int r;
+
+        *have_cur = false;
+        r = history_runs(m->opt.history, &a->key, runs, HISTORY_RUNS_KEEP, &n, msg, sizeof(msg));
+        if (r < 0) {
+                log_warning("%s, ignoring", msg);
+                n = 0;
+        }
+        if (ended && a->whole_run && e) {
+                double managed_s = (platform_now_ns(m->pf) - a->since_ns) / 1e9;
+                struct estimate_work_run c;
+
+                if (estimate_work_run(e, fmax(managed_s - e->run_s, 0), &c) == 0) {
+                        *cur = (struct history_run){.instructions = c.instructions,
+                                                    .instructions_err = c.instructions_err,
+                                                    .cores = c.cores};
+                        for (unsigned k = 0; k < c.n_bins && k < HISTORY_RUN_BINS; k++) {
+                                cur->bins[k].cores = c.bins[k].cores;
+                                cur->bins[k].instructions = c.bins[k].instructions;
+                                cur->n_bins = k + 1;
+                        }
+                        runs[n++] = *cur;
+                        *have_cur = true;
+                }
+        }
+        for (unsigned k = 0; k < n; k++) {
+                w[k] = (struct estimate_work_run){.instructions = runs[k].instructions,
+                                                  .instructions_err = runs[k].instructions_err,
+                                                  .cores = runs[k].cores};
+                for (unsigned q = 0; q < runs[k].n_bins && q < ESTIMATE_RUN_BINS; q++) {
+                        w[k].bins[q].cores = runs[k].bins[q].cores;
+                        w[k].bins[q].instructions = runs[k].bins[q].instructions;
+                        w[k].n_bins = q + 1;
+                }
+        }
+        r = estimate_work_inflation(w, n, &x, &err, &ia, &ib);
+        if (r == -ENODATA)
+                return;
+        if (r == 0)
+                r = estimator_set_work_inflation(m->est, a->id, x);
+        if (r < 0) {
+                log_debug_errno(r, "%s (pid %d): no work inflation from %u runs: %m", a->name,
+                                (int)a->pid, n);
+                return;
+        }
+        a->infl.known = true;
+        a->infl.x = x;
+        a->infl.err = err;
+        a->infl.a = runs[ia];
+        a->infl.b = runs[ib];
+        log_debug("%s (pid %d): work inflation %.4f ± %.4f per added core (runs at %.2f and %.2f "
+                  "cores)",
+                  a->name, (int)a->pid, x, err, runs[ia].cores, runs[ib].cores);
+}
+
+/* Records what this run of app i taught (pctl history): its best measured configuration and
+ * score, P̂, frequency sensitivity, its last speedup stack where it has one; when it ended
+ * (seen whole, with counters), its instructions for measuring extra parallel work. A history
+ * that refuses (locked, read-only, full) is reported; the apps run on as they were. */
+void history_record(struct manager *m, unsigned i, bool ended)
+{
+        const struct mapp *a = &m->apps[i];
+        const struct estimate *e;
+        struct allocator_ctx ctx = decision_ctx(m);
+        struct allocator_point best;
+        struct history_entry h = {.key = a->key};
+        struct json_object *stack;
+        char err[640];
+        int r;
+
+        if (!m->opt.history || !a->have_key)
+                return;
+        if (ended) {
+                struct history_run run;
+                bool have_run;
+
+                work_inflation_update(m, i, true, &run, &have_run);
+                if (have_run &&
+                    history_store_run(m->opt.history, &a->key, &run, err, sizeof(err)) < 0)
+                        log_warning("%s; pctld runs on without it", err);
+        }
+        if (!allocator_best(&ctx, &m->alloc[i], &best)) {
+                const struct allocator_app *al = &m->alloc[i];
+
+                /* No score measured (no counters: busy time only): the configuration the
+                 * model settled it at is what was learned; still learning, nothing was. */
+                if (al->learning || al->exploring || !al->searching || !al->cores)
+                        return;
+                best = (struct allocator_point){
+                    .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN};
+        }
+        e = estimator_get(m->est, a->id);
+        (void)strscpy(h.objective, objective_to_string(a->policy.objective), sizeof(h.objective));
+        h.p = e && (e->known & ESTIMATE_P_LS) ? e->p_ls : NAN;
+        h.mem_fraction = e && isfinite(e->mem_fraction) ? e->mem_fraction : NAN;
+        h.best_cores = best.cores;
+        h.best_freq_khz = best.freq_khz;
+        h.best_score = best.score;
+        stack = appstack_json(m->stacks, a->pid);
+        h.stack_json =
+            stack ? (char *)json_object_to_json_string_ext(stack, JSON_C_TO_STRING_PLAIN) : NULL;
+        r = history_store(m->opt.history, &h, err, sizeof(err));
+        json_object_put(stack); /* h.stack_json was the stack's own string */
+        if (r < 0)
+                log_warning("%s; pctld runs on without it", err);
+        else
+                log_debug("history: %s (%s): best %u cores at %u MHz recorded", a->name, a->key.exe,
+                          best.cores, best.freq_khz / 1000);
+}
+
+/* Looks app i up in the history once it is known who it is: a past run's best configuration
+ * becomes the allocator's starting point (allocator_app.hint_cores). */
+void history_recall(struct manager *m, unsigned i)
+{
+        struct mapp *a = &m->apps[i];
+        struct allocator_app *al = &m->alloc[i];
+        struct history_entry h;
+        char err[640], cal[32];
+        int r;
+
+        if (!m->opt.history || a->key_tried)
+                return;
+        /* `pctl run`'s child is adopted before its exec: who it is shows after it. */
+        if (a->exec_comm[0] && strcmp(a->comm, a->exec_comm) == 0)
+                return;
+        a->key_tried = true;
+        r = platform_proc_identity(m->pf, a->pid, a->key.exe, sizeof(a->key.exe),
+                                   &a->key.args_hash);
+        if (r < 0) {
+                log_debug_errno(r, "history: cannot tell who %s (pid %d) is, not remembered: %m",
+                                a->name, (int)a->pid);
+                return;
+        }
+        (void)strscpy(a->key.policy, a->policy.name, sizeof(a->key.policy));
+        snprintf(cal, sizeof(cal), "%016llx",
+                 (unsigned long long)history_hash(m->opt.calibration, strlen(m->opt.calibration)));
+        (void)strscpy(a->key.calibration, cal, sizeof(a->key.calibration));
+        a->have_key = true;
+        {
+                struct history_run unused;
+                bool none;
+
+                work_inflation_update(m, i, false, &unused, &none);
+        }
+        r = history_lookup(m->opt.history, &a->key, &h, err, sizeof(err));
+        if (r == -ENOENT)
+                return;
+        if (r < 0) {
+                log_warning("%s, ignoring", err);
+                return;
+        }
+        if (h.best_cores && strcmp(h.objective, objective_to_string(a->policy.objective)) == 0) {
+                al->hint_cores = h.best_cores;
+                al->hint_freq_khz = h.best_freq_khz;
+                al->hint_score = h.best_score;
+                char mhz[32] = "";
+
+                if (h.best_freq_khz)
+                        snprintf(mhz, sizeof(mhz), " at %u MHz", h.best_freq_khz / 1000);
+                log_app_info(a->name, (int)a->pid, a->policy.name,
+                             "%s (pid %d): from history (%u past runs, P %.2f): starts at %u "
+                             "cores%s",
+                             a->name, (int)a->pid, h.runs, h.p, h.best_cores, mhz);
+        }
+        history_entry_clear(&h);
+}

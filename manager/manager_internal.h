@@ -1,0 +1,155 @@
+/* The manager's own state, shared by its parts and by nothing else: the manager object
+ * (manager.c), the tick (tick.c), the app registry (registry.c), the memory of past runs
+ * (app_history.c) and reports (report.c). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pctl/manager.h"
+
+#include "pctl/allocator.h"
+#include "pctl/cpumask.h"
+#include "pctl/estimator.h"
+#include "pctl/history.h"
+#include "pctl/platform.h"
+#include "pctl/policy.h"
+#include "pctl/sensor.h"
+#include "pctl/util.h"
+
+struct appstacks;
+struct json_object;
+
+/* Intervals a configuration is measured over (after the one that straddles the change). */
+#define MANAGER_PROBE_SAMPLES 3
+#define MANAGER_HYSTERESIS 0.05
+#define MANAGER_MAX_PROCS 65536
+/* An app's first second is usually start-up (loading, initialising: sequential work) and
+ * says little about its steady state, so the estimator starts after it. */
+#define MANAGER_WARMUP_NS (1000 * NSEC_PER_MSEC)
+/* Configurations remembered per app for its run report. */
+#define MANAGER_RUN_CONFIGS 8
+/* An app that left is answered for this long (`pctl run` asks right after its exit), and at
+ * most this many of them. */
+#define MANAGER_REPORT_KEEP_NS (60 * NSEC_PER_SEC)
+#define MANAGER_REPORTS 64
+/* Why an app that ended is released: only then was its whole run seen. */
+#define MANAGER_WHY_EXITED "it exited"
+
+/* How long an app ran at one configuration. */
+struct mapp_config {
+        unsigned cores;
+        unsigned freq_khz;
+        double run_s;
+};
+
+struct mapp {
+        uint64_t id;
+        pid_t pid;
+        char name[16];                 /* printable: what it runs, escaped */
+        char comm[16];                 /* /proc/PID/comm as last read, raw */
+        char job[MANAGER_JOB_MAX + 1]; /* the batch job it belongs to, "" for none */
+        struct policy policy;          /* a copy, without match patterns: the set may be reloaded */
+        struct actuator_app *handle;
+        struct cpumask cpus;
+        unsigned freq_khz;
+        uint64_t since_ns;
+        unsigned n_configs;
+        struct mapp_config configs[MANAGER_RUN_CONFIGS];
+        /* pctl history: who it is (looked up once, after `pctl run`'s exec), whether that is
+         * known, and the comm it was adopted with when `pctl run` named it before its exec. */
+        struct history_key key;
+        bool key_tried, have_key;
+        char exec_comm[16];
+        bool decided; /* the allocator has placed it once */
+        /* Seen from its start (`pctl run` hands it over before its exec; the model machine's
+         * apps are adopted as they start): its run's instructions are the whole run's. */
+        bool whole_run;
+        /* Extra parallel work measured across its whole runs (docs/estimator.md): the figure
+         * and the two runs it comes from, more cores first (updated_s 0: this run). */
+        struct {
+                bool known;
+                double x, err;
+                struct history_run a, b;
+        } infl;
+};
+
+/* What is left of an app after it leaves: its estimate and configurations, for a report. */
+struct mreport {
+        struct mapp app;
+        struct estimate e;
+        bool have_e;
+        uint64_t end_ns;
+        unsigned default_cores;
+        char why[64];
+};
+
+struct manager {
+        struct manager_options opt;
+        struct platform *pf;
+        struct estimator *est;
+        struct policy_set policies;
+        bool rules; /* some policy has match keys: scan for new processes */
+
+        struct mapp *apps;
+        struct allocator_app *alloc; /* parallel to apps */
+        unsigned n_apps, cap_apps;
+        uint64_t next_id;
+
+        struct cpumask managed_cpus; /* online minus reserved */
+        struct sensor_sample sample;
+        bool targets_ok;
+
+        pid_t *seen; /* processes seen by the last scan, sorted */
+        unsigned n_seen;
+        pid_t *ignored; /* released by hand: never matched by a rule again */
+        unsigned n_ignored;
+
+        uint64_t start_ns;
+        uint64_t decisions, changes;
+        /* Decision ticks (decision_ms): the allocator's clock, so that how long a measurement
+         * stays fresh does not shrink when early decisions (probes measured) come often. */
+        uint64_t ticks;
+        unsigned *cpu_freq_khz; /* scratch, per CPU of the sample */
+        unsigned n_cpu_freq;
+        struct mreport *reports; /* apps that left, oldest first */
+        unsigned n_reports;
+        struct appstacks *stacks; /* each app's speedup stack; NULL: no thread-state backend */
+};
+
+/* manager.c */
+/* The managed app with that pid (and its index), NULL when none. */
+struct mapp *find_app(const struct manager *m, pid_t pid, unsigned *idx);
+/* The frequency the app's first CPU runs at, 0 when unknown. */
+unsigned app_freq(const struct manager *m, const struct cpumask *cpus);
+/* The power model predictions use; *src (if not NULL) says where it comes from. */
+const struct model_power *manager_power_model(const struct manager *m, const char **src);
+
+/* tick.c */
+/* The allocator's view of the machine for this tick. */
+struct allocator_ctx decision_ctx(struct manager *m);
+/* A decision now, outside the sample tick (a decision tick, an adoption from history). */
+int tick_decide(struct manager *m);
+
+/* registry.c */
+bool policies_have_rules(const struct policy_set *s);
+/* Gives app i back (why: what the log and its report say) and forgets it. */
+void release_app(struct manager *m, unsigned i, const char *why);
+/* The refresh stage: releases apps that exited, renames those that exec'd. */
+void refresh_apps(struct manager *m);
+/* Adopts processes started since the last scan that a policy's rules select. */
+void adopt_by_rules(struct manager *m);
+
+/* app_history.c */
+/* Stores what the run of app i taught (ended: it exited, seen whole). */
+void history_record(struct manager *m, unsigned i, bool ended);
+/* Looks app i up once it is known who it is: a past run's best configuration becomes the
+ * allocator's starting point. */
+void history_recall(struct manager *m, unsigned i);
+
+/* report.c */
+/* Keeps what a report on app i needs after it is gone. */
+void report_keep(struct manager *m, unsigned i, const char *why);
+/* The app's last speedup stack as JSON, NULL when there is none yet. */
+struct json_object *appstack_json(const struct appstacks *stacks, pid_t pid);

@@ -1,0 +1,471 @@
+/* The tick (include/pctl/tick.h): one sample from counters to cpusets, one call per stage —
+ * refresh → sense → estimate → stacks → observe → decide → place → apply. */
+#include "manager_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pctl/appstack.h"
+#include "pctl/log.h"
+#include "pctl/stack.h"
+
+enum tick_kind {
+        TICK_SAMPLE,   /* every interval: every stage, deciding when a measurement is due */
+        TICK_DECISION, /* every decision period, or now: observe, decide, place, apply */
+};
+
+static int sense(struct manager *m);
+static int estimate(struct manager *m);
+static void stacks_read(struct manager *m);
+static bool observe(struct manager *m, struct allocator_ctx *ctx);
+static int decide(struct manager *m, const struct allocator_ctx *ctx);
+static int place(struct manager *m, struct cpumask **next);
+static void apply(struct manager *m, const struct cpumask *next);
+
+/* The tick. A sample tick reads the sample down to the allocator and decides only when a
+ * measurement the allocator waits for is complete: a probe is left now, not at the next
+ * decision tick, as an app may run only a few seconds. A decision tick decides on what the
+ * last sample tick measured. The allocator's view (ctx) is built once, by observe. */
+static int tick(struct manager *m, enum tick_kind kind)
+{
+        struct allocator_ctx ctx;
+        struct cpumask *next;
+        bool due;
+        int r;
+
+        if (kind == TICK_SAMPLE) {
+                refresh_apps(m);
+                r = sense(m);
+                if (r < 0)
+                        return r;
+                r = estimate(m);
+                if (r <= 0)
+                        return r; /* 0: the estimator skipped the interval */
+                stacks_read(m);
+        }
+        due = observe(m, &ctx);
+        if (kind == TICK_SAMPLE && !due)
+                return 0;
+        r = decide(m, &ctx);
+        if (r <= 0)
+                return r; /* 0: no app to decide for */
+        r = place(m, &next);
+        if (r < 0)
+                return r;
+        apply(m, next);
+        free(next);
+        return 0;
+}
+
+int manager_sample(struct manager *m)
+{
+        return tick(m, TICK_SAMPLE);
+}
+
+int manager_decide(struct manager *m)
+{
+        m->ticks++;
+        adopt_by_rules(m);
+        return tick(m, TICK_DECISION);
+}
+
+int tick_decide(struct manager *m)
+{
+        return tick(m, TICK_DECISION);
+}
+
+/* The sense stage: one sample of the counters. */
+static int sense(struct manager *m)
+{
+        return sensor_read(m->pf->sensor, &m->sample);
+}
+
+/* What the estimator is told of the machine beside the sample: the CPUs apps hold, the top
+ * frequency they run at and, for the online power fit, each CPU's frequency (its domain's). */
+static void machine_view(struct manager *m, struct estimator_machine *mach)
+{
+        const struct actuator *act = m->pf->actuator;
+        const struct sensor_sample *s = &m->sample;
+
+        *mach = (struct estimator_machine){.n_managed = m->n_apps};
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                cpumask_or(&mach->held, &mach->held, &m->apps[i].cpus);
+                if (m->apps[i].freq_khz > mach->top_app_freq_khz)
+                        mach->top_app_freq_khz = m->apps[i].freq_khz;
+        }
+        /* Only the online power fit needs them, and it runs without a configured model. */
+        if (m->opt.have_power || !s->energy_measured)
+                return;
+        if (m->n_cpu_freq < s->n_cpus) {
+                unsigned *v = realloc(m->cpu_freq_khz, s->n_cpus * sizeof(*v));
+
+                if (!v)
+                        return; /* the online fit skips this interval */
+                m->cpu_freq_khz = v;
+                m->n_cpu_freq = s->n_cpus;
+        }
+        for (unsigned c = 0; c < s->n_cpus; c++) {
+                m->cpu_freq_khz[c] = 0;
+                for (unsigned d = 0; d < act->n_domains; d++)
+                        if (cpumask_test(&act->domains[d].cpus, c))
+                                m->cpu_freq_khz[c] = act->domains[d].cur_khz;
+        }
+        mach->cpu_freq_khz = m->cpu_freq_khz;
+}
+
+/* The apps the estimator hears about: those with CPUs. In their start-up, only for the whole
+ * run's figures: it says little of the steady state the allocator needs. */
+static unsigned app_views(const struct manager *m, struct estimator_app_view *views)
+{
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                if (cpumask_empty(&m->apps[i].cpus))
+                        continue;
+                views[n++] = (struct estimator_app_view){
+                    .id = m->apps[i].id,
+                    .cpus = m->apps[i].cpus,
+                    .freq_khz = m->apps[i].freq_khz,
+                    .target = m->targets_ok && i < m->sample.n_targets ? (int)i : -1,
+                    .run_only = m->sample.timestamp_ns < m->apps[i].since_ns + MANAGER_WARMUP_NS,
+                    .counted_since_ns = m->targets_ok ? m->apps[i].since_ns : 0,
+                };
+        }
+        return n;
+}
+
+/* Adds the interval to the time the app ran at its configuration. When all slots are taken,
+ * the time goes to the one with the same core count, else to the last. */
+static void app_config_add(struct mapp *a, double run_s)
+{
+        unsigned cores = cpumask_count(&a->cpus), k;
+
+        for (k = 0; k < a->n_configs; k++)
+                if (a->configs[k].cores == cores && a->configs[k].freq_khz == a->freq_khz)
+                        break;
+        if (k == a->n_configs && k < MANAGER_RUN_CONFIGS) {
+                a->configs[a->n_configs++] =
+                    (struct mapp_config){.cores = cores, .freq_khz = a->freq_khz};
+        } else if (k == a->n_configs) {
+                for (k = 0; k + 1 < a->n_configs && a->configs[k].cores != cores; k++)
+                        ;
+        }
+        a->configs[k].run_s += run_s;
+}
+
+/* The part of the sample's interval the app ran in: from its adoption, and none once its
+ * process has exited (its target is measured on no CPU), so that the times of its
+ * configurations add up to its run, not to a whole interval past either end. */
+static double app_interval_s(const struct manager *m, unsigned i)
+{
+        const struct mapp *a = &m->apps[i];
+        uint64_t dt = m->sample.interval_ns;
+
+        if (m->targets_ok && i < m->sample.n_targets) {
+                bool measured = false;
+
+                for (unsigned c = 0; c < m->sample.n_cpus && !measured; c++)
+                        measured = sensor_target_cpu(&m->sample, i, c)->measured != 0;
+                if (!measured)
+                        return 0;
+        }
+        if (m->sample.timestamp_ns > a->since_ns && m->sample.timestamp_ns - a->since_ns < dt)
+                dt = m->sample.timestamp_ns - a->since_ns;
+        return (double)dt / 1e9;
+}
+
+/* Each app's thread states over the interval, towards its speedup stack. */
+static void stacks_read(struct manager *m)
+{
+        struct appstack_view *views;
+        int r;
+
+        if (!m->stacks)
+                return;
+        views = calloc(m->n_apps ? m->n_apps : 1, sizeof(*views));
+        if (!views)
+                return;
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                const struct estimate *e = estimator_get(m->est, m->apps[i].id);
+                bool counters = e && (e->known & ESTIMATE_SPEEDUP) &&
+                                e->speedup_source == ESTIMATE_SPEEDUP_COUNTERS;
+
+                /* Only the counters' speedup (eq. 9) measures work done: busy time over its
+                 * maximum counts a thread's run time, not what it lost to the others. Without
+                 * it the stack takes the threads' run time, and interference is 0. */
+                views[i] = (struct appstack_view){
+                    .pid = m->apps[i].pid,
+                    .cores = cpumask_count(&m->apps[i].cpus),
+                    .speedup = counters ? e->speedup : NAN,
+                    /* Memory's share of its time at its clock, where the estimator has
+                     * seen it at two clocks or more (docs/stack.md, "Memory"). */
+                    .mem_share = counters && (e->known & ESTIMATE_MEM_FRACTION)
+                                     ? stack_mem_share_at(e->mem_fraction, e->mem_freq_ref_khz,
+                                                          m->apps[i].freq_khz)
+                                     : NAN,
+                };
+        }
+        r = appstacks_read(m->stacks, views, m->n_apps);
+        if (r < 0)
+                log_debug_errno(r, "thread states: interval skipped: %m");
+        free(views);
+}
+
+/* Sets each domain to the highest frequency an app on it wants: a shared domain never slows
+ * an app below what its policy chose. */
+static void apply_freqs(struct manager *m)
+{
+        struct actuator *act = m->pf->actuator;
+
+        if (!m->opt.dvfs || !act->can_set_freq)
+                return;
+        for (unsigned d = 0; d < act->n_domains; d++) {
+                unsigned want = 0;
+                int r;
+
+                for (unsigned i = 0; i < m->n_apps; i++) {
+                        struct cpumask both;
+
+                        cpumask_and(&both, &m->apps[i].cpus, &act->domains[d].cpus);
+                        if (!cpumask_empty(&both) && m->alloc[i].want_freq_khz > want)
+                                want = m->alloc[i].want_freq_khz;
+                }
+                if (!want || want == act->domains[d].cur_khz)
+                        continue;
+                r = m->pf->actuator_ops->set_freq(act, d, want);
+                if (r < 0)
+                        log_warning_errno(r,
+                                          "Failed to set frequency domain %u to %u MHz, "
+                                          "ignoring: %m",
+                                          d, want / 1000);
+                else
+                        log_info("frequency domain %u: %u MHz", d, want / 1000);
+        }
+        for (unsigned i = 0; i < m->n_apps; i++)
+                m->apps[i].freq_khz = app_freq(m, &m->apps[i].cpus);
+}
+
+/* Whether app i's CPUs share a frequency domain with another app's CPUs. */
+static bool freq_domain_shared(const struct manager *m, unsigned i)
+{
+        const struct actuator *act = m->pf->actuator;
+
+        for (unsigned d = 0; d < act->n_domains; d++) {
+                if (!cpumask_intersects(&m->apps[i].cpus, &act->domains[d].cpus))
+                        continue;
+                for (unsigned j = 0; j < m->n_apps; j++)
+                        if (j != i && cpumask_intersects(&m->apps[j].cpus, &act->domains[d].cpus))
+                                return true;
+        }
+        return false;
+}
+
+/* The managed CPUs of one frequency domain, when there are two or more domains of that size,
+ * each a whole package's managed CPUs; 0 otherwise (docs/allocator.md, "A domain of its own"). */
+static unsigned domain_cpus(const struct manager *m)
+{
+        const struct actuator *act = m->pf->actuator;
+        unsigned size = 0, domains = 0;
+
+        for (unsigned d = 0; d < act->n_domains; d++) {
+                struct cpumask mine, pkg;
+                int first;
+
+                cpumask_and(&mine, &act->domains[d].cpus, &m->managed_cpus);
+                first = cpumask_next(&mine, 0);
+                if (first < 0)
+                        continue;
+                if ((unsigned)first >= m->pf->topo.n_cpus)
+                        return 0;
+                topology_package_cpus(&m->pf->topo, m->pf->topo.cpu[first].package, &pkg);
+                cpumask_and(&pkg, &pkg, &m->managed_cpus);
+                if (!cpumask_equal(&pkg, &mine) || (size && cpumask_count(&mine) != size))
+                        return 0;
+                size = cpumask_count(&mine);
+                domains++;
+        }
+        return domains >= 2 && size >= 2 ? size : 0;
+}
+
+struct allocator_ctx decision_ctx(struct manager *m)
+{
+        const unsigned *freqs = NULL;
+        struct allocator_ctx ctx = {
+            .est = m->est,
+            .pm = manager_power_model(m, NULL),
+            .power_measured = m->sample.energy_measured,
+            .n_cpus = cpumask_count(&m->managed_cpus),
+            .hysteresis = MANAGER_HYSTERESIS,
+            .decision = m->ticks,
+            .n_apps = m->n_apps,
+            .probe_samples = MANAGER_PROBE_SAMPLES,
+            /* Per-process counts for every app: learners may time-share CPUs. */
+            .learners_share = m->targets_ok && m->sample.n_targets == m->n_apps,
+        };
+
+        ctx.n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
+        ctx.freqs_khz = freqs;
+        ctx.domain_cpus = ctx.n_freqs ? domain_cpus(m) : 0;
+        return ctx;
+}
+
+/* The estimate stage: the apps' estimates and the machine's power from the sample, and the
+ * time each app ran at its configuration. 1 when estimated, 0 when the estimator skipped the
+ * interval, -ENOMEM. */
+static int estimate(struct manager *m)
+{
+        struct estimator_app_view *views;
+        struct estimator_machine mach;
+        unsigned n_views;
+        int r;
+
+        views = calloc(m->n_apps ? m->n_apps : 1, sizeof(*views));
+        if (!views)
+                return -ENOMEM;
+        machine_view(m, &mach);
+        n_views = app_views(m, views);
+        r = estimator_interval(m->est, &m->sample, &mach, views, n_views);
+        free(views);
+        if (r < 0) {
+                log_debug_errno(r, "estimator: interval skipped: %m");
+                return 0;
+        }
+        for (unsigned i = 0; i < m->n_apps; i++)
+                if (!cpumask_empty(&m->apps[i].cpus))
+                        app_config_add(&m->apps[i], app_interval_s(m, i));
+        return 1;
+}
+
+/* The observe stage: feeds this interval's measurements to the allocator and builds its view
+ * of the machine (*ctx) for the decision that may follow; true when an app's measurement is
+ * complete and a decision now would act on it. The history is looked up here, not only at
+ * adoption: `pctl run`'s child is adopted before its exec, and who it is shows only after it
+ * (history_recall waits for that; the stored work inflation it sets must follow the interval
+ * the estimator just took in). */
+static bool observe(struct manager *m, struct allocator_ctx *ctx)
+{
+        bool want = false;
+
+        *ctx = decision_ctx(m);
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                m->alloc[i].policy = &m->apps[i].policy;
+                m->alloc[i].cores = cpumask_count(&m->apps[i].cpus);
+                m->alloc[i].freq_khz = m->apps[i].freq_khz;
+                history_recall(m, i);
+                allocator_observe(ctx, &m->alloc[i]);
+                /* A returning app is placed before the first decision tick, too; a new app is
+                 * placed at the first sample it is seen in (learners get CPUs of their own when
+                 * there is room), not left where it started until the tick. */
+                want |= (m->decisions > 0 || m->alloc[i].hint_cores) &&
+                        allocator_wants_decision(ctx, &m->alloc[i]);
+                want |= !m->apps[i].decided;
+        }
+        return want;
+}
+
+/* The decide stage: the allocator's plan (cores, frequency) for every app. 1 when decided, 0
+ * when there is no app, < 0 when the allocator has no plan (the current one stays). */
+static int decide(struct manager *m, const struct allocator_ctx *ctx)
+{
+        int r;
+
+        m->decisions++;
+        if (m->n_apps == 0)
+                return 0;
+        log_debug("decision %llu at %.1f s", (unsigned long long)m->decisions,
+                  (platform_now_ns(m->pf) - m->start_ns) / 1e9);
+        /* Only decisions read it, and CPUs change only at decisions: not worth a sample. */
+        for (unsigned i = 0; i < m->n_apps; i++)
+                m->alloc[i].freq_shared = ctx->n_freqs && freq_domain_shared(m, i);
+        /* Each app's last speedup stack orders its search (docs/allocator.md); on the model
+         * machine, pctl sim run hands them over (manager_set_stack). */
+        for (unsigned i = 0; m->stacks && i < m->n_apps; i++) {
+                const struct stack *st = appstacks_get(m->stacks, m->apps[i].pid);
+
+                if (st)
+                        m->alloc[i].stack = *st;
+        }
+        r = allocator_decide(ctx, m->alloc, m->n_apps);
+        if (r < 0)
+                return log_warning_errno(r, "allocator: no plan this decision (%m), keeping "
+                                            "the current one");
+        for (unsigned i = 0; i < m->n_apps; i++)
+                m->apps[i].decided = true;
+        return 1;
+}
+
+/* The place stage: the CPUs each app gets for the plan (*next, one mask per app, the caller
+ * frees it), moving as few as it can. */
+static int place(struct manager *m, struct cpumask **next)
+{
+        struct cpumask *cur = calloc(m->n_apps, sizeof(*cur));
+        struct cpumask *v = calloc(m->n_apps, sizeof(*v));
+        int r;
+
+        if (!cur || !v) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (unsigned i = 0; i < m->n_apps; i++)
+                cur[i] = m->apps[i].cpus;
+        r = allocator_place(&m->pf->topo, &m->managed_cpus, m->alloc, cur, v, m->n_apps);
+        if (r < 0) {
+                log_warning_errno(r, "allocator: cannot place the plan (%m), keeping the "
+                                     "current one");
+                goto out;
+        }
+        *next = v;
+        v = NULL;
+out:
+        free(cur);
+        free(v);
+        return r < 0 ? r : 0;
+}
+
+/* The apply stage: the actuator moves each app the plan moves (one that is gone or refused is
+ * released), then sets the frequency domains. */
+static void apply(struct manager *m, const struct cpumask *next)
+{
+        for (unsigned i = m->n_apps; i-- > 0;) {
+                struct mapp *a = &m->apps[i];
+                char list[128];
+                int r;
+
+                if (cpumask_equal(&next[i], &a->cpus)) {
+                        if (m->alloc[i].changed)
+                                log_info("%s (pid %d): %u MHz, %s", a->name, (int)a->pid,
+                                         m->alloc[i].want_freq_khz / 1000, m->alloc[i].reason);
+                        continue;
+                }
+                if (!a->handle)
+                        continue; /* only observed: its CPUs are not ours to change */
+                r = m->pf->actuator_ops->set_cpus(m->pf->actuator, a->handle, &next[i]);
+                if (r < 0) {
+                        if (actuator_error_is_gone(r)) {
+                                release_app(m, i, MANAGER_WHY_EXITED);
+                        } else if (actuator_error_is_transient(r)) {
+                                log_info("%s (pid %d): cpuset change deferred (%s), retrying "
+                                         "next decision",
+                                         a->name, (int)a->pid, strerror(-r));
+                        } else {
+                                char why[160];
+
+                                snprintf(why, sizeof(why), "cannot set its CPUs: %s", strerror(-r));
+                                log_error("%s (pid %d): %s; no longer managed", a->name,
+                                          (int)a->pid, why);
+                                release_app(m, i, why);
+                        }
+                        continue;
+                }
+                a->cpus = next[i];
+                m->changes++;
+                cpumask_format(&a->cpus, list, sizeof(list));
+                log_app_info(a->name, (int)a->pid, a->policy.name, "%s (pid %d): CPUs %s (%u), %s",
+                             a->name, (int)a->pid, list, cpumask_count(&a->cpus),
+                             m->alloc[i].reason);
+        }
+        apply_freqs(m);
+}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@ struct unit_app {
         struct unit_app *next;
         pid_t pid;
         unsigned long long start_ticks;
+        int pidfd;                  /* -1 when the kernel has none */
         char name[64];              /* "comm[pid]" for messages */
         char unit[UNIT_NAME_MAX];   /* its unit's Id */
         char cgroup[UNIT_CG_MAX];   /* the unit's cgroup directory, with the mount */
@@ -526,10 +528,22 @@ static void forget(struct unit_bus *ub, struct unit_app *app)
         app->recorded = false;
 }
 
+static void app_free(struct unit_app *app)
+{
+        if (app && app->pidfd >= 0)
+                close(app->pidfd);
+        free(app);
+}
+
+/* The start time (one clock tick of resolution) and, where the kernel has them, a pidfd: once
+ * the adopted process was reaped, signal 0 through it says ESRCH whatever the PID names now. */
 static bool app_is_current(const struct unit_app *app)
 {
         unsigned long long start;
 
+        if (app->pidfd >= 0 && syscall(SYS_pidfd_send_signal, app->pidfd, 0, NULL, 0) < 0 &&
+            errno == ESRCH)
+                return false;
         return proc_thread_start(app->pid, app->pid, &start) == 0 && start == app->start_ticks;
 }
 
@@ -544,9 +558,10 @@ static int app_new(struct unit_bus *ub, pid_t pid, const char *name, struct unit
         if (!app)
                 return fail(ub, -ENOMEM, "out of memory");
         app->pid = pid;
+        app->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         snprintf(app->name, sizeof(app->name), "%s[%d]", name && *name ? name : "pid", (int)pid);
         if (proc_thread_start(pid, pid, &app->start_ticks) < 0) {
-                free(app);
+                app_free(app);
                 return fail(ub, -ESRCH, "process %d does not exist", (int)pid);
         }
         *out = app;
@@ -567,7 +582,7 @@ static int take(struct unit_bus *ub, struct unit_app *app, struct unit_app **out
                 if (set_allowed(bus_get(ub), app->unit, &app->old, why, sizeof(why)) == 0)
                         forget(ub, app);
                 memcpy(ub->err, saved, sizeof(saved));
-                free(app);
+                app_free(app);
                 return r;
         }
         if (!app_is_current(app)) {
@@ -596,7 +611,7 @@ int unit_adopt(struct unit_bus *ub, pid_t pid, const char *name, struct unit_app
                 return r;
         bus = bus_get(ub);
         if (!bus) {
-                free(app);
+                app_free(app);
                 return fail(ub, -ENOTCONN, "cannot connect to the system bus");
         }
         r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnitByPID", &e, &reply, "u",
@@ -607,7 +622,7 @@ int unit_adopt(struct unit_bus *ub, pid_t pid, const char *name, struct unit_app
                 r = bus_errno(r, &e, why, sizeof(why));
                 sd_bus_message_unref(reply);
                 sd_bus_error_free(&e);
-                free(app);
+                app_free(app);
                 return fail(ub, r, "cannot ask systemd for the unit of process %d: %s", (int)pid,
                             why);
         }
@@ -616,17 +631,17 @@ int unit_adopt(struct unit_bus *ub, pid_t pid, const char *name, struct unit_app
         sd_bus_message_unref(reply);
         sd_bus_error_free(&e);
         if (r < 0) {
-                free(app);
+                app_free(app);
                 return fail(ub, r, "cannot read the unit of process %d: %s", (int)pid, why);
         }
         if (snprintf(app->cgroup, sizeof(app->cgroup), "%s%s", ub->mount, cg) >=
             (int)sizeof(app->cgroup)) {
-                free(app);
+                app_free(app);
                 return fail(ub, -ENAMETOOLONG, "cgroup path too long");
         }
         r = !cg[0] || !strcmp(cg, "/") ? 0 : unit_cgroup_is_own(app->cgroup, pid);
         if (r <= 0) {
-                free(app);
+                app_free(app);
                 if (r < 0)
                         return fail(ub, r, "cannot list the processes of %s: %s", app->cgroup,
                                     strerror(-r));
@@ -676,7 +691,7 @@ int unit_adopt_scope(struct unit_bus *ub, pid_t pid, const char *name, struct un
                 return r;
         bus = bus_get(ub);
         if (!bus) {
-                free(app);
+                app_free(app);
                 return fail(ub, -ENOTCONN, "cannot connect to the system bus");
         }
         snprintf(app->unit, sizeof(app->unit), "pctl-run-%d.scope", (int)pid);
@@ -699,7 +714,7 @@ int unit_adopt_scope(struct unit_bus *ub, pid_t pid, const char *name, struct un
                 sd_bus_message_unref(m);
                 sd_bus_message_unref(reply);
                 sd_bus_error_free(&e);
-                free(app);
+                app_free(app);
                 return fail(ub, r, "systemd cannot start a scope for process %d: %s", (int)pid,
                             why);
         }
@@ -716,7 +731,7 @@ int unit_adopt_scope(struct unit_bus *ub, pid_t pid, const char *name, struct un
                           (int)sizeof(app->cgroup))
                 r = -ENAMETOOLONG;
         if (r < 0) {
-                free(app);
+                app_free(app);
                 return fail(ub, r, "the scope %s for process %d: %s", desc, (int)pid,
                             why[0] ? why : strerror(-r));
         }
@@ -770,7 +785,7 @@ int unit_release(struct unit_bus *ub, struct unit_app *app)
                 forget(ub, app);
         else
                 fail(ub, r, "cannot give %s its AllowedCPUs= back: %s", app->unit, why);
-        free(app);
+        app_free(app);
         return r == -ENOENT ? 0 : r;
 }
 

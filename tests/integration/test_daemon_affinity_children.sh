@@ -44,7 +44,8 @@ echo "ok: the child $CHILD forked after narrowing is in the record: $(grep "^tas
 pctld_stop KILL
 [ "$(cpus_of "$CHILD")" = "$NARROW" ] || fail "the child changed while nobody ran"
 pctld_start
-wait_until 10 test "$(cpus_of "$CHILD")" = "$ALL" || fail "the next pctld left the child on $(cpus_of "$CHILD")"
+child_back() { [ "$(cpus_of "$CHILD")" = "$ALL" ]; }
+wait_until 10 child_back || fail "the next pctld left the child on $(cpus_of "$CHILD")"
 [ "$(cpus_of "$APP")" = "$ALL" ] || fail "the next pctld left the app on $(cpus_of "$APP")"
 echo "ok: after SIGKILL the next start gave the app and its child back $ALL"
 

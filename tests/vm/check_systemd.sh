@@ -29,6 +29,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# holds 'SHELL TEST': for wait_until, which runs its command again and again; the test is
+# evaluated each time (a "$(...)" in wait_until's own arguments would be expanded once).
+holds() { eval "$1"; }
 # Names and reads.
 prop() { systemctl show -p "$2" --value "$1"; }
 cg_of() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
@@ -96,7 +99,7 @@ sleep 1
 # pctl run: a scope of its own.
 "$PCTL" run --policy vm-two -- "$PBENCH" --p 0.9 --threads 4 --oversubscribe --t1 3000 >/tmp/run.out 2>&1 &
 RUN_PID=$!
-wait_until 30 test -n "$(pgrep -P "$RUN_PID" pbench)" || fail "pctl run did not start pbench: $(cat /tmp/run.out)"
+wait_until 30 holds '[ -n "$(pgrep -P "$RUN_PID" pbench)" ]' || fail "pctl run did not start pbench: $(cat /tmp/run.out)"
 SCOPE_PID=$(pgrep -P "$RUN_PID" pbench)
 SCOPE_UNIT=pctl-run-$SCOPE_PID.scope
 SCOPE_CG=/pctl.slice/$SCOPE_UNIT
@@ -111,7 +114,7 @@ echo "ok: $SCOPE_UNIT: cpuset.cpus.effective $(eff "$SCOPE_CG") (AllowedCPUs=$(p
 # selects only root's services, so it is ours to adopt.
 systemd-run --unit=demo -p MemoryMax=300M -p User=nobody "$PBENCH" --p 0.9 --threads 1 --t1 3000 >/dev/null ||
         fail "systemd-run demo"
-wait_until 10 test "$(prop demo MainPID)" != 0 || fail "demo did not start"
+wait_until 10 holds '[ "$(prop demo MainPID)" != 0 ]' || fail "demo did not start"
 DEMO_PID=$(prop demo MainPID)
 DEMO_CG=$(prop demo ControlGroup)
 echo "demo.service: MainPID $DEMO_PID, ControlGroup $DEMO_CG, MemoryMax $(prop demo MemoryMax)"
@@ -134,7 +137,7 @@ echo "ok: restart (pctld $old -> $(pctld_pid)): both apps live in their units, A
 adopt_both
 old=$(pctld_pid)
 systemctl kill -s KILL pctld
-wait_until 30 test "$(pctld_pid)" != "$old" -a "$(pctld_pid)" != 0 || fail "pctld was not restarted after SIGKILL"
+wait_until 30 holds '[ "$(pctld_pid)" != "$old" ] && [ "$(pctld_pid)" != 0 ]' || fail "pctld was not restarted after SIGKILL"
 wait_until 30 "$PCTL" status >/dev/null 2>&1 || fail "the restarted pctld does not answer"
 both_alive_in_units
 wait_until 30 all_given_back || fail "after SIGKILL the units were not given back: $(show_units)"
@@ -149,7 +152,7 @@ wait_until 30 "$PCTL" status >/dev/null 2>&1 || fail "pctld does not answer afte
 adopt_both
 old=$(pctld_pid)
 kill -STOP "$old"
-wait_until 60 test "$(pctld_pid)" != "$old" -a "$(pctld_pid)" != 0 || fail "the watchdog did not kill the stopped pctld"
+wait_until 60 holds '[ "$(pctld_pid)" != "$old" ] && [ "$(pctld_pid)" != 0 ]' || fail "the watchdog did not kill the stopped pctld"
 journalctl -u pctld -b --no-pager | grep -qi "watchdog timeout" || fail "the journal does not say the watchdog acted"
 wait_until 30 "$PCTL" status >/dev/null 2>&1 || fail "pctld does not answer after the watchdog kill"
 both_alive_in_units
@@ -172,10 +175,10 @@ wait_until 30 "$PCTL" status >/dev/null 2>&1 || fail "pctld does not answer afte
 
 # A root service the shipped monitor rule (watch-services) selects, as sshd or cron would be.
 systemd-run --unit=fakecron sleep 3000 >/dev/null || fail "systemd-run fakecron"
-wait_until 10 test "$(prop fakecron MainPID)" != 0 || fail "fakecron did not start"
+wait_until 10 holds '[ "$(prop fakecron MainPID)" != 0 ]' || fail "fakecron did not start"
 CRON_PID=$(prop fakecron MainPID)
 CRON_CG=$(prop fakecron ControlGroup)
-wait_until 30 test "$(status_cpus "$CRON_PID")" != - || fail "the monitor rule did not select fakecron ($CRON_PID)"
+wait_until 30 holds '[ "$(status_cpus "$CRON_PID")" != - ]' || fail "the monitor rule did not select fakecron ($CRON_PID)"
 sleep 3 # a few decisions
 [ "$(cg_of "$CRON_PID")" = "$CRON_CG" ] || fail "fakecron moved to $(cg_of "$CRON_PID")"
 [ -z "$(prop fakecron AllowedCPUs)" ] || fail "fakecron got AllowedCPUs=$(prop fakecron AllowedCPUs)"
@@ -204,7 +207,7 @@ NS_PID=
 # Bad input 2: a unit whose slice allows CPU 0 only refuses AllowedCPUs=0-3.
 systemd-run --unit=narrow --slice=narrow.slice -p User=nobody sleep 3000 >/dev/null || fail "systemd-run narrow"
 systemctl set-property --runtime narrow.slice AllowedCPUs=0
-wait_until 10 test "$(prop narrow MainPID)" != 0 || fail "narrow did not start"
+wait_until 10 holds '[ "$(prop narrow MainPID)" != 0 ]' || fail "narrow did not start"
 NARROW_PID=$(prop narrow MainPID)
 expect_exit 1 "refuses AllowedCPUs" "$PCTL" adopt "$NARROW_PID"
 [ -z "$(prop narrow AllowedCPUs)" ] || fail "narrow.service kept AllowedCPUs=$(prop narrow AllowedCPUs)"
@@ -215,7 +218,7 @@ systemctl stop narrow
 
 # Bad input 3: systemd does not answer on D-Bus (the bus daemon is stopped).
 systemd-run --unit=demo2 -p User=nobody sleep 3000 >/dev/null || fail "systemd-run demo2"
-wait_until 10 test "$(prop demo2 MainPID)" != 0 || fail "demo2 did not start"
+wait_until 10 holds '[ "$(prop demo2 MainPID)" != 0 ]' || fail "demo2 did not start"
 D2=$(prop demo2 MainPID)
 DBUS_PID=$(prop dbus MainPID)
 kill -STOP "$DBUS_PID"

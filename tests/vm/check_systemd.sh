@@ -35,7 +35,14 @@ holds() { eval "$1"; }
 # Names and reads.
 prop() { systemctl show -p "$2" --value "$1"; }
 cg_of() { sed -n 's/^0:://p' "/proc/$1/cgroup"; }
-eff() { cat "$CG$1/cpuset.cpus.effective"; }
+# eff CGROUP: its cpuset.cpus.effective; a group without cpuset settings has no such file
+# (systemd enables the controller only where a unit sets CPUs): its nearest ancestor's.
+eff() {
+        local d="$CG$1"
+        while [ ! -e "$d/cpuset.cpus.effective" ] && [ "$d" != "$CG" ]; do d=${d%/*}; done
+        cat "$d/cpuset.cpus.effective"
+}
+cpus_of() { awk '/^Cpus_allowed_list/ {print $2}' "/proc/$1/status"; }
 count() { python3 -c 'import sys
 n=0
 for r in sys.argv[1].split(","):
@@ -61,9 +68,10 @@ both_alive_in_units() {
 # all_given_back: no AllowedCPUs= of ours is left, every CPU is the apps' again.
 all_given_back() {
         [ -z "$(prop "$SCOPE_UNIT" AllowedCPUs)" ] && [ -z "$(prop demo AllowedCPUs)" ] &&
-                [ "$(eff "$SCOPE_CG")" = "$ALL" ] && [ "$(eff "$DEMO_CG")" = "$ALL" ]
+                [ "$(eff "$SCOPE_CG")" = "$ALL" ] && [ "$(eff "$DEMO_CG")" = "$ALL" ] &&
+                [ "$(cpus_of "$SCOPE_PID")" = "$ALL" ] && [ "$(cpus_of "$DEMO_PID")" = "$ALL" ]
 }
-show_units() { echo "  $SCOPE_UNIT: AllowedCPUs='$(prop "$SCOPE_UNIT" AllowedCPUs)' effective $(eff "$SCOPE_CG"); demo: AllowedCPUs='$(prop demo AllowedCPUs)' effective $(eff "$DEMO_CG")"; }
+show_units() { echo "  $SCOPE_UNIT: AllowedCPUs='$(prop "$SCOPE_UNIT" AllowedCPUs)' effective $(eff "$SCOPE_CG"), pbench on $(cpus_of "$SCOPE_PID"); demo: AllowedCPUs='$(prop demo AllowedCPUs)' effective $(eff "$DEMO_CG"), pbench on $(cpus_of "$DEMO_PID")"; }
 narrowed() { # narrowed CG PID: the group has at most 2 CPUs and pctl status says the same
         local e
         e=$(eff "$1")
@@ -182,7 +190,7 @@ wait_until 30 holds '[ "$(status_cpus "$CRON_PID")" != - ]' || fail "the monitor
 sleep 3 # a few decisions
 [ "$(cg_of "$CRON_PID")" = "$CRON_CG" ] || fail "fakecron moved to $(cg_of "$CRON_PID")"
 [ -z "$(prop fakecron AllowedCPUs)" ] || fail "fakecron got AllowedCPUs=$(prop fakecron AllowedCPUs)"
-[ "$(awk '/^Cpus_allowed_list/ {print $2}' /proc/$CRON_PID/status)" = "$ALL" ] || fail "fakecron was pinned"
+[ "$(cpus_of "$CRON_PID")" = "$ALL" ] || fail "fakecron was pinned"
 ! grep -q "fakecron" /run/pctl/actuators.state 2>/dev/null || fail "pctld recorded a change to fakecron"
 for svc in systemd-journald systemd-logind dbus; do
         p=$(prop $svc MainPID)
@@ -200,7 +208,7 @@ sleep 0.5
 before=$(cg_of "$NS_PID")
 expect_exit 1 "another cgroup namespace" "$PCTL" adopt "$NS_PID"
 [ "$(status_cpus "$NS_PID")" = - ] || fail "the refused process is listed"
-[ "$(awk '/^Cpus_allowed_list/ {print $2}' /proc/$NS_PID/status)" = "$ALL" ] || fail "the refused process was pinned"
+[ "$(cpus_of "$NS_PID")" = "$ALL" ] || fail "the refused process was pinned"
 kill "$NS_PID"
 NS_PID=
 

@@ -7,7 +7,7 @@ FUZZ_TEST_SECONDS ?= 3
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run test test-vm test-asan fuzz bench package clean
+.PHONY: all deps configure build run test test-vm test-asan fuzz package clean
 
 all: build
 
@@ -23,28 +23,27 @@ build: configure
 run: build
 	@bash scripts/demo.sh $(BUILD)
 
+# Every test, label by label (unit, integration, quality, perf, real, then the fuzz harnesses,
+# the package and the system test; vm where the tree has it), ending with a table per label.
+# TEST_STEPS picks some: make test TEST_STEPS="unit quality".
 test: build
-	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure -LE 'bench|system|vm'
-	@bash scripts/bench.sh $(BUILD)
-	@bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS)
-	@DEB_BUILD_OPTIONS=nocheck $(MAKE) --no-print-directory package # the unit tests just ran
-	@bash scripts/system-test.sh $(BUILD)
-	@bash scripts/vm-test.sh $(BUILD)
-
-# The VM test alone (tests/vm, docs/testing.md): the package, then a Debian 12 VM that installs it.
-test-vm: build
-	@DEB_BUILD_OPTIONS=nocheck $(MAKE) --no-print-directory package
-	@bash scripts/vm-test.sh $(BUILD)
+	@JOBS=$(JOBS) FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_TEST_SECONDS=$(FUZZ_TEST_SECONDS) \
+		bash scripts/test.sh $(BUILD) $(TEST_STEPS)
 
 test-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DPCTL_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	@cd $(ASAN_BUILD) && ctest -j $(JOBS) --output-on-failure -LE 'bench|system|vm'
+	@cd $(ASAN_BUILD) && ctest -j $(JOBS) --output-on-failure -L '^(unit|integration)$$'
 
 fuzz: deps
 	@bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 # The Debian package, built from the working tree in a copy: $(BUILD)/pctl_*.deb.
+# The VM test alone (tests/vm, docs/testing.md): the package, then a Debian 12 VM that installs it.
+test-vm: build
+	@DEB_BUILD_OPTIONS=nocheck $(MAKE) --no-print-directory package
+	@bash scripts/vm-test.sh $(BUILD)
+
 package: deps
 	@bash scripts/package.sh $(BUILD)
 

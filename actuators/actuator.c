@@ -112,19 +112,26 @@ static pid_t dir_app_pid(const char *dir)
 
 /* Undoes the entries: threads back first (so directories empty), directories newest first,
  * then frequencies. What cannot be undone now (other than things that are gone) is kept in
- * rec, for the next start. Returns how many items were restored. */
-static int recover_entries(struct state_record *rec, struct state_entry *e, size_t n)
+ * rec, for the next start, and counted in *out. Returns how many items were restored, or the
+ * error of committing the record. */
+static int recover_entries(struct state_record *rec, struct state_entry *e, size_t n,
+                           struct actuator_recovery *out)
 {
-        int restored = 0, first_err = 0, r;
+        int restored = 0, r;
 
+#define KEEP(entry, err)                                                                           \
+        do {                                                                                       \
+                if (state_record_add(rec, (entry)) == 0 && out->kept++ == 0)                       \
+                        out->kept_err = (err);                                                     \
+        } while (0)
         for (size_t i = 0; i < n; i++) {
                 if (e[i].kind != STATE_TASK)
                         continue;
                 r = cpuset_restore_task(&e[i]);
                 if (r == 0)
                         restored++;
-                else if (r != -ESRCH && state_record_add(rec, &e[i]) == 0 && !first_err)
-                        first_err = r;
+                else if (r != -ESRCH)
+                        KEEP(&e[i], r);
         }
         for (size_t i = n; i-- > 0;) {
                 const char *fallback = NULL;
@@ -141,8 +148,8 @@ static int recover_entries(struct state_record *rec, struct state_entry *e, size
                 r = cpuset_remove_dir(e[i].path, fallback);
                 if (r == 0)
                         restored++;
-                else if (state_record_add(rec, &e[i]) == 0 && !first_err)
-                        first_err = r;
+                else
+                        KEEP(&e[i], r);
         }
         for (size_t i = 0; i < n; i++) {
                 if (e[i].kind != STATE_UNIT)
@@ -150,8 +157,8 @@ static int recover_entries(struct state_record *rec, struct state_entry *e, size
                 r = unit_restore_entry(&e[i]);
                 if (r == 0)
                         restored++;
-                else if (r != -ENOENT && state_record_add(rec, &e[i]) == 0 && !first_err)
-                        first_err = r; /* systemd not answering now: kept for the next start */
+                else if (r != -ENOENT)
+                        KEEP(&e[i], r); /* systemd not answering now: for the next start */
         }
         for (size_t i = 0; i < n; i++) {
                 if (e[i].kind != STATE_FREQ)
@@ -159,31 +166,42 @@ static int recover_entries(struct state_record *rec, struct state_entry *e, size
                 r = cpufreq_restore_policy(&e[i]);
                 if (r == 0)
                         restored++;
-                else if (r != -ENOENT && state_record_add(rec, &e[i]) == 0 && !first_err)
-                        first_err = r;
+                else if (r != -ENOENT)
+                        KEEP(&e[i], r);
         }
+#undef KEEP
         r = state_record_commit(rec);
-        if (r < 0)
-                return r;
-        return first_err < 0 && restored == 0 ? first_err : restored;
+        return r < 0 ? r : restored;
 }
 
-static int recover_open_record(struct state_record *rec)
+/* Undoes what the record holds and notes what it could not read in *out (when not NULL). */
+static int recover_open_record(struct state_record *rec, const char *dir,
+                               struct actuator_recovery *out)
 {
+        struct actuator_recovery none;
+        const struct state_problem *problems;
         struct state_entry *e = NULL;
-        unsigned bad_line = 0;
-        size_t n = 0;
+        size_t n = 0, n_listed, n_all;
         int r;
 
-        r = state_record_load(rec, &e, &n, &bad_line);
-        if (r < 0)
-                return r;
-        r = n ? recover_entries(rec, e, n) : 0;
+        if (!out)
+                out = &none;
+        *out = (struct actuator_recovery){0};
+        snprintf(out->record, sizeof(out->record), "%s/%s", dir, STATE_RECORD_FILE);
+        problems = state_record_problems(rec, &n_listed, &n_all);
+        out->n_skipped = (unsigned)n_all;
+        for (size_t i = 0; i < n_listed && i < ACTUATOR_MAX_SKIPPED; i++)
+                out->skipped[i] = problems[i];
+        r = state_record_take(rec, &e, &n);
+        if (r == 0 && n)
+                r = recover_entries(rec, e, n, out);
         free(e);
+        if (r > 0)
+                out->restored = (unsigned)r;
         return r;
 }
 
-int actuator_recover(const struct actuator_config *cfg_in)
+int actuator_recover(const struct actuator_config *cfg_in, struct actuator_recovery *out)
 {
         struct actuator_config cfg = config_defaults(cfg_in);
         struct state_record *rec;
@@ -192,7 +210,7 @@ int actuator_recover(const struct actuator_config *cfg_in)
         r = state_record_open(cfg.state_dir, &rec);
         if (r < 0)
                 return r; /* -EBUSY: a live instance holds the record; not ours to undo */
-        r = recover_open_record(rec);
+        r = recover_open_record(rec, cfg.state_dir, out);
         state_record_close(rec);
         return r;
 }
@@ -296,12 +314,13 @@ static int real_open(struct actuator *a, const struct actuator_config *cfg_in)
                          cfg.state_dir, strerror(-r));
                 goto fail;
         }
-        /* A previous instance that died left its changes in the record: undo them first. */
-        r = recover_open_record(p->rec);
+        /* A previous instance that died left its changes in the record: undo them first.
+         * What cannot be undone now stays recorded, for the next start: not a reason to stop
+         * this one. */
+        r = recover_open_record(p->rec, cfg.state_dir, &a->recovery);
         if (r < 0) {
-                snprintf(a->error, sizeof(a->error),
-                         "cannot undo what a previous instance recorded in %s: %s", cfg.state_dir,
-                         strerror(-r));
+                snprintf(a->error, sizeof(a->error), "cannot update the state record in %s: %s",
+                         cfg.state_dir, strerror(-r));
                 goto fail;
         }
         {
@@ -523,6 +542,18 @@ static int real_set_freq(struct actuator *a, unsigned domain, unsigned freq_khz)
         return r;
 }
 
+static int real_restore_freq(struct actuator *a, unsigned domain)
+{
+        struct actuator_real *p = a->priv;
+        int r;
+
+        if (!p->cf)
+                return 0; /* never set */
+        r = cpufreq_restore(p->cf, domain);
+        strscpy(a->error, cpufreq_error(p->cf), sizeof(a->error));
+        return r;
+}
+
 static void real_close(struct actuator *a)
 {
         struct actuator_real *p = a->priv;
@@ -554,6 +585,7 @@ const struct actuator_ops actuator_real_ops = {
     .refresh = real_refresh,
     .release = real_release,
     .set_freq = real_set_freq,
+    .restore_freq = real_restore_freq,
     .close = real_close,
 };
 

@@ -17,6 +17,7 @@
 
 #include "pctl/fsio.h"
 #include "pctl/log.h"
+#include "pctl/proc_cgroup.h"
 #include "pctl/procstat.h"
 #include "pctl/util.h"
 
@@ -239,27 +240,9 @@ static int proc_thread_cgroup(enum cpuset_mode mode, pid_t pid, pid_t tid, char 
         n = fs_read(path, buf, sizeof(buf));
         if (n < 0)
                 return n == -ENOENT ? -ESRCH : (int)n;
-        for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-                char *ctrl = strchr(line, ':'), *cg;
-
-                if (!ctrl)
-                        continue;
-                ctrl++;
-                cg = strchr(ctrl, ':');
-                if (!cg)
-                        continue;
-                *cg++ = '\0';
-                if (mode == CPUSET_V2 && !strcmp(line, "0:") && !*ctrl)
-                        return strscpy(out, cg, size);
-                if (mode == CPUSET_V1) {
-                        /* The controller field is a comma list, e.g. "cpu,cpuacct". */
-                        for (char *c = strtok_r(ctrl, ",", &ctrl); c;
-                             c = strtok_r(NULL, ",", &ctrl))
-                                if (!strcmp(c, "cpuset"))
-                                        return strscpy(out, cg, size);
-                }
-        }
-        return -ENOENT;
+        if (mode != CPUSET_V2 && mode != CPUSET_V1)
+                return -ENOENT;
+        return proc_cgroup_path(buf, mode == CPUSET_V1 ? "cpuset" : NULL, out, size);
 }
 
 static struct cpuset_thread *app_find_thread(struct cpuset_app *app, pid_t tid)

@@ -241,6 +241,20 @@ static int cmp_trace(const void *a, const void *b)
 
 /* W(n) = static + per-core·n by least squares on the traced runs; false with fewer than two
  * runs with energy. */
+/* EDP at n cores from the model's time and the power line w0 + w1 n: a score for the knee. */
+struct edp_arg {
+        const struct extrap_model *mod;
+        double w0, w1;
+};
+
+static double edp_score(const void *ctx, unsigned n)
+{
+        const struct edp_arg *e = ctx;
+        double t = extrap_time_score(e->mod, n), w = e->w0 + e->w1 * n;
+
+        return w > 0 ? w * t * t : NAN;
+}
+
 static bool power_line(const struct extrap_point *pts, const double *power_w, unsigned m,
                        double *w0, double *w1)
 {
@@ -266,7 +280,7 @@ int cmd_extrapolate(int argc, char **argv)
 {
         static struct extrapolate_args a;
         struct extrap_point pts[EXTRAP_MAX_POINTS];
-        unsigned lines[EXTRAP_MAX_POINTS], m = 0, best_time, best_edp = 0;
+        unsigned lines[EXTRAP_MAX_POINTS], m = 0, best_time, best_edp = 0, knee_time, knee_edp = 0;
         double power_w[EXTRAP_MAX_POINTS], w0 = NAN, w1 = NAN, smax;
         struct extrap_model mod;
         bool have_power = false;
@@ -339,6 +353,12 @@ int cmd_extrapolate(int argc, char **argv)
                 return EXIT_FAILURE_RUN;
         }
         best_time = extrap_best_cores(&mod, a.to, &smax);
+        knee_time = extrap_knee(extrap_time_score, &mod, 1, a.to, EXTRAP_KNEE_TOL);
+        if (have_power) {
+                struct edp_arg e = {.mod = &mod, .w0 = w0, .w1 = w1};
+
+                knee_edp = extrap_knee(edp_score, &e, 1, a.to, EXTRAP_KNEE_TOL);
+        }
         if (have_power) {
                 double best = INFINITY;
 
@@ -377,6 +397,10 @@ int cmd_extrapolate(int argc, char **argv)
                                        best_time ? json_object_new_uint64(best_time) : NULL);
                 json_object_object_add(j, "best_cores_edp",
                                        best_edp ? json_object_new_uint64(best_edp) : NULL);
+                json_object_object_add(j, "knee_cores_time",
+                                       knee_time ? json_object_new_uint64(knee_time) : NULL);
+                json_object_object_add(j, "knee_cores_edp",
+                                       knee_edp ? json_object_new_uint64(knee_edp) : NULL);
                 r = jsonfmt_print(stdout, j, true);
                 json_object_put(j);
                 return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
@@ -409,5 +433,16 @@ int cmd_extrapolate(int argc, char **argv)
                        best_edp, w0, w1);
         else
                 printf("best cores for EDP: unknown (no power measured)\n");
+        /* Past the knee more cores buy less than 5 %: what to run at. */
+        if (knee_time)
+                printf("knee for time: %u cores (the fewest within %.0f %% of the best predicted "
+                       "time)\n",
+                       knee_time, 100 * EXTRAP_KNEE_TOL);
+        if (knee_edp)
+                printf("knee for EDP: %u cores (the fewest within %.0f %% of the best predicted "
+                       "EDP)\n",
+                       knee_edp, 100 * EXTRAP_KNEE_TOL);
+        else
+                printf("knee for EDP: unknown (no power measured)\n");
         return EXIT_OK;
 }

@@ -42,6 +42,8 @@ struct sim_args {
         const char *policies_dir; /* where to find it, when it is not a bare objective */
         bool log;                 /* print each decision and change with its reason */
         const char *history;      /* pctl history file: read at the start, written as apps end */
+        bool model_only;          /* --search model: the model-only baseline */
+        bool has_search;
 };
 
 static void sim_usage(FILE *f)
@@ -49,7 +51,7 @@ static void sim_usage(FILE *f)
         fputs("Usage: pctl sim run SCENARIO --static cores=N,freq=MHZ|max [--trace FILE] "
               "[--json]\n"
               "       pctl sim run SCENARIO --policy NAME [--policies-dir DIR] [--history FILE] "
-              "[--log] [--json]\n"
+              "[--search measured|model] [--log] [--json]\n"
               "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf [--all] [--json]\n"
               "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf --together "
               "[--method auto|exhaustive|dp] [--json]\n",
@@ -107,6 +109,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
             {"policies-dir", required_argument, NULL, 'd'},
             {"log", no_argument, NULL, 'l'},
             {"history", required_argument, NULL, 'H'},
+            {"search", required_argument, NULL, 'S'},
             {"json", no_argument, NULL, 'j'},
             {"help", no_argument, NULL, 'h'},
             {},
@@ -118,7 +121,8 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-                if ((c == 's' || c == 't' || c == 'p' || c == 'd' || c == 'l' || c == 'H') &&
+                if ((c == 's' || c == 't' || c == 'p' || c == 'd' || c == 'l' || c == 'H' ||
+                     c == 'S') &&
                     !run) {
                         fprintf(stderr, "pctl sim oracle: %s is an option of 'pctl sim run'\n",
                                 argv[optind - 1]);
@@ -171,6 +175,12 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
                                 return bad(a, "--history", optarg, "is not an absolute path");
                         a->history = optarg;
                         break;
+                case 'S':
+                        if (strcmp(optarg, "measured") != 0 && strcmp(optarg, "model") != 0)
+                                return bad(a, "--search", optarg, "is not measured or model");
+                        a->model_only = strcmp(optarg, "model") == 0;
+                        a->has_search = true;
+                        break;
                 case 'j':
                         a->json = true;
                         break;
@@ -203,6 +213,10 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         }
         if (run && a->policies_dir && !a->policy) {
                 fprintf(stderr, "pctl sim run: --policies-dir goes with --policy\n");
+                return -EINVAL;
+        }
+        if (run && a->has_search && !a->policy) {
+                fprintf(stderr, "pctl sim run: --search goes with --policy\n");
                 return -EINVAL;
         }
         if (run && a->history && !a->policy) {
@@ -551,7 +565,8 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                                      .policy = a->policy,
                                      .delta_i_rate = NAN,
                                      .log = a->log,
-                                     .history_path = a->history};
+                                     .history_path = a->history,
+                                     .model_only = a->model_only};
         struct policy_set set = {0};
         struct config_problems problems = {0};
         struct simrun_result res;
@@ -584,10 +599,13 @@ static int sim_run_policy_cmd(const struct sim_args *a)
         if (a->json) {
                 j = json_object_new_object();
                 json_object_object_add(j, "policy", jsonfmt_string(a->policy));
+                json_object_object_add(j, "search",
+                                       jsonfmt_string(a->model_only ? "model" : "measured"));
                 apps = json_object_new_array();
         } else {
-                printf("scenario %s under policy %s: %lu decisions, %lu changes\n", a->scenario,
-                       a->policy, res.decisions, res.changes);
+                printf("scenario %s under policy %s%s: %lu decisions, %lu changes\n", a->scenario,
+                       a->policy, a->model_only ? " (search: model only)" : "", res.decisions,
+                       res.changes);
                 printf("%-16s %5s %8s %10s %11s %8s %12s %6s %6s\n", "app", "cores", "freq_mhz",
                        "time_s", "energy_j", "power_w", "edp_js", "p_true", "p_est");
         }

@@ -38,7 +38,7 @@ struct stack_args {
 static const char bar_chars[STACK_COMPONENTS] = {
     [STACK_SEQUENTIAL] = 'S',   [STACK_SYNC] = 'L',     [STACK_YIELD] = 'Y',
     [STACK_IMBALANCE] = 'I',    [STACK_RUNQUEUE] = 'R', [STACK_IO] = 'O',
-    [STACK_INTERFERENCE] = 'X', [STACK_MEMORY] = 'M',
+    [STACK_INTERFERENCE] = 'X', [STACK_MEMORY] = 'M',    [STACK_UNEXPLAINED] = '?',
 };
 
 static void stack_usage(FILE *f)
@@ -234,7 +234,7 @@ static void stack_print_line(const char *label, const struct stack *s)
                 return;
         }
         bar_print(s);
-        printf(" speedup %.2f", s->speedup);
+        printf(" speedup %.2f (N - components %.2f)", s->speedup, stack_speedup_estimated(s));
         big = stack_largest(s);
         if (big != STACK_COMPONENTS)
                 printf(", %s %.2f of %g cores", stack_component_name(big), s->component[big],
@@ -255,6 +255,8 @@ static void stack_print_total(const struct stack *s)
                         printf("%-13s %6s  (unknown: not split out of interference)\n",
                                stack_component_name(c), "-");
         printf("%-13s %6.3f\n", "= cores", s->cores);
+        printf("%-13s %6.3f  (N - every component but unexplained)\n", "est. speedup",
+               stack_speedup_estimated(s));
 }
 
 /* The keys issue 12 fixes, in its order; unknown figures are null. */
@@ -266,6 +268,7 @@ static void stack_print_json(pid_t pid, const struct stack *s, const char *sourc
         json_object_object_add(o, "cores", jsonfmt_double(s->cores));
         json_object_object_add(o, "threads", json_object_new_uint64(s->threads));
         json_object_object_add(o, "speedup", jsonfmt_double(s->speedup));
+        json_object_object_add(o, "speedup_estimated", jsonfmt_double(stack_speedup_estimated(s)));
         json_object_object_add(o, "source", jsonfmt_string(source));
         for (unsigned k = 0; k < STACK_COMPONENTS; k++)
                 json_object_object_add(c, stack_component_name(k),

@@ -61,6 +61,33 @@ static void status_stack(struct json_object *a)
                        speedup, cores, reply_string(st, "source"));
 }
 
+/* The lines of the state record pctld could not read at its start: an operator's to fix. */
+static void status_state_record(struct json_object *s)
+{
+        struct json_object *rec = NULL, *skipped = NULL;
+        const char *file;
+        double total = 0;
+        size_t n = 0;
+
+        if (!json_object_object_get_ex(s, "state_record", &rec) || !rec ||
+            !reply_number(rec, "skipped_lines", &total) || total < 1 ||
+            !(file = reply_string(rec, "file")))
+                return;
+        if (json_object_object_get_ex(rec, "skipped", &skipped) &&
+            json_object_is_type(skipped, json_type_array))
+                n = json_object_array_length(skipped);
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *l = json_object_array_get_idx(skipped, i);
+                const char *why = reply_string(l, "why"), *text = reply_string(l, "text");
+
+                /* By its text: its line number moves with every commit of the record. */
+                printf("record    %s: '%s': %s; skipped at start, kept in the record\n", file,
+                       text ? text : "?", why ? why : "?");
+        }
+        if (total > n)
+                printf("record    %s: %.0f more lines skipped\n", file, total - (double)n);
+}
+
 static void status_human(struct json_object *s)
 {
         struct json_object *apps = NULL, *dvfs = NULL;
@@ -83,6 +110,7 @@ static void status_human(struct json_object *s)
                why ? ": " : "", why ? why : "");
         if (reply_string(s, "calibration"))
                 printf("calibr.   %s\n", reply_string(s, "calibration"));
+        status_state_record(s);
         if (src && reply_number(s, "energy_j", &energy)) {
                 if (reply_number(s, "power_w", &power))
                         printf("power     %.1f W, %.1f J since start (%s)\n", power, energy, src);
@@ -117,6 +145,9 @@ static void status_human(struct json_object *s)
                 print_num(a, "edp_rate", " %*.3g", 10);
                 print_num(a, "gain_pct", " %*.1f", 10);
                 printf("\n%-15s %s\n", "", reply_string(a, "reason"));
+                /* What its scores count as progress: its own markers, or instructions. */
+                if (reply_string(a, "progress"))
+                        printf("%-15s progress: %s\n", "", reply_string(a, "progress"));
                 if (reply_string(a, "job"))
                         printf("%-15s job %s\n", "", reply_string(a, "job"));
                 status_stack(a);

@@ -1,15 +1,18 @@
-# Each cmocka case is its own CTest entry: the test binary takes the case name as a filter.
+# Each cmocka case is its own CTest entry: the test binary takes the case name as a filter. Cases
+# are listed with cmocka_unit_test*(NAME...) or, with a shared fixture, fixture_case(NAME).
 function(pctl_add_unit_test src)
   get_filename_component(bin ${src} NAME_WE)
   add_executable(${bin} ${src})
   target_link_libraries(${bin} PRIVATE pctlcore PkgConfig::CMOCKA)
   target_include_directories(${bin} PRIVATE ${CMAKE_SOURCE_DIR}/tests/unit)
-  file(STRINGS ${src} lines REGEX "cmocka_unit_test[a-z_]*\\(")
+  # cmocka hands every case its fixture's state, which a case without one leaves unused.
+  target_compile_options(${bin} PRIVATE -Wno-unused-parameter)
+  file(STRINGS ${src} lines REGEX "(cmocka_unit_test[a-z_]*|fixture_case)\\(")
   set(count 0)
   foreach(line ${lines})
-    string(REGEX MATCH "cmocka_unit_test[a-z_]*\\(([A-Za-z0-9_]+)" m "${line}")
+    string(REGEX MATCH "(cmocka_unit_test[a-z_]*|fixture_case)\\(([A-Za-z0-9_]+)" m "${line}")
     if(m)
-      set(case ${CMAKE_MATCH_1})
+      set(case ${CMAKE_MATCH_2})
       add_test(NAME unit.${bin}.${case} COMMAND ${bin} ${case})
       set_tests_properties(unit.${bin}.${case} PROPERTIES SKIP_RETURN_CODE 77 LABELS unit)
       math(EXPR count "${count} + 1")
@@ -30,13 +33,17 @@ function(pctl_add_script_test label src)
     ENVIRONMENT "PCTL=$<TARGET_FILE:pctl>;PBENCH=${CMAKE_BINARY_DIR}/pbench;PCTLD=${CMAKE_BINARY_DIR}/pctld;BUILD_DIR=${CMAKE_BINARY_DIR};SRC_DIR=${CMAKE_SOURCE_DIR};TEST_LIB=${CMAKE_SOURCE_DIR}/tests/integration/lib.sh")
 endfunction()
 
-# Benchmarks print their figure (a ratio against an in-process baseline, or an error against
-# ground truth) and fail only when a stated target is missed.
-function(pctl_add_bench src)
+# Programs that print their figures ("bench: ..." lines: a ratio against an in-process baseline,
+# or an error against ground truth) and fail only when a stated target is missed. label: quality
+# (the model machine: run side by side) or perf (timing budgets: one at a time).
+function(pctl_add_bench label src)
   get_filename_component(bin ${src} NAME_WE)
   add_executable(${bin} ${src})
   target_link_libraries(${bin} PRIVATE pctlcore)
   target_compile_definitions(${bin} PRIVATE SRC_DIR="${CMAKE_SOURCE_DIR}")
-  add_test(NAME bench.${bin} COMMAND ${bin})
-  set_tests_properties(bench.${bin} PROPERTIES SKIP_RETURN_CODE 77 LABELS bench)
+  add_test(NAME ${label}.${bin} COMMAND ${bin})
+  set_tests_properties(${label}.${bin} PROPERTIES SKIP_RETURN_CODE 77 LABELS ${label})
+  if(label STREQUAL "perf")
+    set_tests_properties(${label}.${bin} PROPERTIES RUN_SERIAL TRUE)
+  endif()
 endfunction()

@@ -25,6 +25,7 @@
 #include "pctl/manager.h"
 #include "pctl/metrics.h"
 #include "pctl/platform_file.h"
+#include "pctl/timegrid.h"
 #include "pctl/util.h"
 
 struct daemon {
@@ -136,6 +137,26 @@ static void daemon_publish_metrics(struct daemon *d)
         metrics_server_publish(d->metrics, snap);
 }
 
+/* The next tick of a periodic timer that was due at due_usec: on its grid, after now. Ticks
+ * missed while pctld was stopped or starved are skipped, not run back to back. The sample that
+ * spans the gap is kept as one long interval: the apps ran in one configuration throughout
+ * (only pctld changes it), and every rate is taken over the interval's measured length. */
+static int timer_rearm(sd_event_source *s, uint64_t due_usec, unsigned interval_ms,
+                       const char *what)
+{
+        uint64_t now_usec = due_usec, missed, next;
+
+        (void)sd_event_now(sd_event_source_get_event(s), CLOCK_MONOTONIC, &now_usec);
+        next = timegrid_next(due_usec, now_usec, interval_ms * 1000ULL, &missed);
+        if (missed * interval_ms >= 1000)
+                log_notice("%s fell %.1f s behind (pctld was stopped or starved): skipping %llu "
+                           "missed ticks",
+                           what, (now_usec - due_usec) / 1e6, (unsigned long long)missed);
+        else if (missed)
+                log_debug("%s: skipping %llu missed ticks", what, (unsigned long long)missed);
+        return sd_event_source_set_time(s, next);
+}
+
 static int on_sample(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct daemon *d = userdata;
@@ -144,7 +165,7 @@ static int on_sample(sd_event_source *s, uint64_t usec, void *userdata)
         daemon_publish_metrics(d);
         if (r < 0)
                 log_warning_errno(r, "Sampling failed, trying again next interval: %m");
-        return sd_event_source_set_time(s, usec + d->conf.interval_ms * 1000ULL);
+        return timer_rearm(s, usec, d->conf.interval_ms, "sampling");
 }
 
 static int on_decide(sd_event_source *s, uint64_t usec, void *userdata)
@@ -153,7 +174,7 @@ static int on_decide(sd_event_source *s, uint64_t usec, void *userdata)
 
         manager_decide(d->mgr);
         notify_status(d);
-        return sd_event_source_set_time(s, usec + d->conf.decision_ms * 1000ULL);
+        return timer_rearm(s, usec, d->conf.decision_ms, "deciding");
 }
 
 /* The model machine runs in virtual time, as fast as the host allows: each tick advances it
@@ -590,6 +611,35 @@ static int setup_power(const struct daemon *d, struct manager_options *mo)
         return 0;
 }
 
+/* Undoes what a crashed pctld left, saying which lines of its record could not be read: those
+ * stay in the record, for an operator, and the rest is restored. */
+static void recover_previous(const struct actuator_config *cfg)
+{
+        struct actuator_recovery rec;
+        int r = actuator_recover(cfg, &rec);
+
+        if (r < 0) {
+                log_warning_errno(r,
+                                  "Failed to restore what a previous pctld left in %s, "
+                                  "carrying on: %m",
+                                  cfg->state_dir);
+                return;
+        }
+        for (unsigned i = 0; i < rec.n_skipped && i < ACTUATOR_MAX_SKIPPED; i++)
+                log_warning("%s:%u: '%s': %s; skipped, kept in the record", rec.record,
+                            rec.skipped[i].line, rec.skipped[i].text, rec.skipped[i].why);
+        if (rec.n_skipped > ACTUATOR_MAX_SKIPPED)
+                log_warning("%s: %u more lines skipped", rec.record,
+                            rec.n_skipped - ACTUATOR_MAX_SKIPPED);
+        if (rec.kept)
+                log_warning_errno(rec.kept_err,
+                                  "%s: %u changes cannot be undone now (the first: %m); kept "
+                                  "for the next start",
+                                  rec.record, rec.kept);
+        if (r > 0)
+                log_notice("restored %d changes a previous pctld left behind", r);
+}
+
 int main(int argc, char **argv)
 {
         struct daemon d = {.config_path = PCTL_SYSCONFDIR "/pctl.conf"};
@@ -632,16 +682,8 @@ int main(int argc, char **argv)
                 return log_error_errno(errno, "Failed to create %s: %m", d.conf.state_dir), 1;
         /* The socket is for everyone to ask status; the directory must let them reach it. */
         chmod(d.conf.state_dir, 0755);
-        if (strncmp(po.spec, "sim:", 4) != 0) {
-                r = actuator_recover(&po.actuator);
-                if (r < 0)
-                        log_warning_errno(r,
-                                          "Failed to restore what a previous pctld left in "
-                                          "%s, carrying on: %m",
-                                          d.conf.state_dir);
-                else if (r > 0)
-                        log_notice("restored %d changes a previous pctld left behind", r);
-        }
+        if (strncmp(po.spec, "sim:", 4) != 0)
+                recover_previous(&po.actuator);
         r = platform_open(&po, &d.pf, why, sizeof(why));
         if (r < 0) {
                 log_error("cannot start: %s", why);

@@ -157,16 +157,117 @@ static void idle_run_note(const struct allocator_ctx *ctx, struct allocator_app 
                          100 * a->idle_run_share);
 }
 
+/* The app's rate of progress over the interval just observed: units of work per second from
+ * its own markers when it has them, else (rate as given) instructions per second. Scores in
+ * one unit are not comparable with the other's: when the source changes, what was measured
+ * is dropped. False when the markers did not move this interval (too coarse for it): the
+ * next reading then covers the longer time. */
+static bool progress_rate(struct allocator_app *a, double *rate)
+{
+        bool had = a->progress_prev_ns != 0;
+        uint64_t du, dt;
+
+        if (!a->progress_known) {
+                if (a->progress_by_markers) {
+                        a->progress_by_markers = false;
+                        a->n_ipu = 0;
+                        a->work_x = 0;
+                        search_reset(a);
+                }
+                a->progress_prev_ns = 0;
+                return true;
+        }
+        if (!had || a->progress_ns <= a->progress_prev_ns || a->progress_units < a->progress_prev_units) {
+                a->progress_prev_units = a->progress_units;
+                a->progress_prev_ns = a->progress_ns;
+                return false;
+        }
+        du = a->progress_units - a->progress_prev_units;
+        dt = a->progress_ns - a->progress_prev_ns;
+        if (!du)
+                return false;
+        a->progress_prev_units = a->progress_units;
+        a->progress_prev_ns = a->progress_ns;
+        if (!a->progress_by_markers) {
+                a->progress_by_markers = true;
+                search_reset(a);
+        }
+        *rate = du / (dt / 1e9);
+        return true;
+}
+
+/* The one rule for static power, in measured scores and in predictions alike: the machine's
+ * static power (uncore, CPUs no app holds) is shared by the apps that run, and an app pays its
+ * share, not all of it, so one more core is worth less to it than alone (the several-apps
+ * objective is the sum of the apps' own figures). The estimator charges it in full to each app
+ * (docs/estimator.md, "Power share"), in its measurements and its predictions; this takes the
+ * others' shares off both. */
+static double static_share(const struct allocator_ctx *ctx, double power_w)
+{
+        if (ctx->n_apps > 1 && ctx->pm && isfinite(power_w))
+                return power_w - ctx->pm->static_w * (1 - 1.0 / ctx->n_apps);
+        return power_w;
+}
+
+/* Work inflation across the core counts measured, below which it is not told from the
+ * counters' and the markers' noise (docs/allocator.md, "Progress"). */
+#define ALLOCATOR_INFLATION_MIN 0.03
+
+/* Adds one interval's instructions per unit of work at the app's core count, and fits the
+ * inflation 1 + X (k - 1) over the counts measured: least squares of ipu on k (the line
+ * a (1 - X) + a X k). */
+static void work_inflation_add(struct allocator_app *a, double ipu)
+{
+        double sk = 0, su = 0, skk = 0, sku = 0, n = 0, slope, icpt, x;
+        unsigned kmin = UINT32_MAX, kmax = 0, i;
+
+        if (!(ipu > 0) || !isfinite(ipu))
+                return;
+        for (i = 0; i < a->n_ipu && a->ipu[i].cores != a->cores; i++)
+                ;
+        if (i == a->n_ipu) {
+                if (a->n_ipu == ALLOCATOR_IPU_POINTS)
+                        return; /* enough counts to fit from */
+                a->ipu[a->n_ipu++] = (typeof(a->ipu[0])){.cores = a->cores};
+        }
+        if (a->ipu[i].samples < ALLOCATOR_MEAN_SAMPLES)
+                a->ipu[i].samples++;
+        a->ipu[i].ipu += (ipu - a->ipu[i].ipu) / a->ipu[i].samples;
+        for (i = 0; i < a->n_ipu; i++) {
+                double k = a->ipu[i].cores, w = a->ipu[i].samples;
+
+                n += w;
+                sk += w * k;
+                su += w * a->ipu[i].ipu;
+                skk += w * k * k;
+                sku += w * k * a->ipu[i].ipu;
+                kmin = a->ipu[i].cores < kmin ? a->ipu[i].cores : kmin;
+                kmax = a->ipu[i].cores > kmax ? a->ipu[i].cores : kmax;
+        }
+        a->work_x = 0;
+        if (kmax == kmin || !(n * skk - sk * sk > 0))
+                return;
+        slope = (n * sku - sk * su) / (n * skk - sk * sk);
+        icpt = (su - slope * sk) / n;
+        if (!(slope + icpt > 0))
+                return;
+        x = slope / (slope + icpt);
+        if (x * (kmax - kmin) >= ALLOCATOR_INFLATION_MIN)
+                a->work_x = fmin(x, 1);
+}
+
 void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app)
 {
         const struct estimate *e = estimator_get(ctx->est, app->id);
         const struct estimator_platform *pl;
         struct allocator_point *p;
         enum objective_kind obj;
-        double score, power_w;
+        double score, power_w, rate;
+        bool rate_ok;
 
         if (!e || !app->policy || app->cores == 0)
                 return;
+        rate = e->ips;
         if (app->cores != app->at_cores || app->freq_khz != app->at_freq_khz) {
                 app->at_cores = app->cores;
                 app->at_freq_khz = app->freq_khz;
@@ -189,9 +290,13 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         if (e->intervals == app->seen_intervals)
                 return;
         app->seen_intervals = e->intervals;
+        /* Read at every interval, so that a rate never spans a change. */
+        rate_ok = progress_rate(app, &rate);
         /* The first interval after a change may straddle it. */
-        if (++app->samples_here < 2)
+        if (++app->samples_here < 2 || !rate_ok)
                 return;
+        if (app->progress_by_markers && (e->known & ESTIMATE_IPS))
+                work_inflation_add(app, e->ips / rate);
         idle_run_observe(app, e);
         obj = objective_effective(app->policy->objective, ctx->pm || ctx->power_measured, NULL);
         if (obj == OBJECTIVE_MONITOR || !(e->known & ESTIMATE_IPS))
@@ -203,9 +308,10 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         pl = estimator_platform(ctx->est);
         if (ctx->n_apps == 1 && pl && pl->energy_measured && isfinite(pl->power_w))
                 power_w = pl->power_w;
-        if (objective_score_rate(obj, power_w, e->ips, &score) < 0)
+        power_w = static_share(ctx, power_w);
+        if (objective_score_rate(obj, power_w, rate, &score) < 0)
                 return;
-        scaling_add_stalls(&app->scaling, app->cores, app->freq_khz, e->ips, power_w,
+        scaling_add_stalls(&app->scaling, app->cores, app->freq_khz, rate, power_w,
                            (e->known & ESTIMATE_STALLS) && e->i0 > 0 ? e->stalls / e->i0 : NAN,
                            ALLOCATOR_MEAN_SAMPLES);
         p = hist_find(app, app->cores, app->freq_khz);
@@ -393,7 +499,9 @@ static double predicted_score_k(const struct allocator_ctx *ctx, const struct al
 
         if (estimator_predict(ctx->est, a->id, cores, freq_khz, ctx->pm, &pr) < 0)
                 return NAN;
-        pr.time_s *= time_k;
+        /* The model's time is for the instructions; with extra work a unit of it takes
+         * 1 + X (k - 1) times as many (X measured from the app's markers, else 0). */
+        pr.time_s *= time_k * (1 + a->work_x * (cores > 1 ? cores - 1.0 : 0.0));
         /* Amdahl's law counts the cores its work leaves idle as idle; an app whose waiting
          * threads spin keeps a measured share of them running: a busy core's power each. */
         if (a->idle_run_samples && ctx->pm && isfinite(pr.power_w) && cores > pr.busy_cores) {
@@ -404,11 +512,7 @@ static double predicted_score_k(const struct allocator_ctx *ctx, const struct al
                     model_power_at(ctx->pm, f, 0, run, &idle_w) == 0)
                         pr.power_w += busy_w - idle_w;
         }
-        /* The machine's static power (uncore, CPUs no app holds) is shared by the apps that
-         * run: an app pays its share, not all of it, so one more core is worth less to it
-         * than alone (the several-apps objective is the sum of the apps' own figures). */
-        if (ctx->n_apps > 1 && ctx->pm && isfinite(pr.power_w))
-                pr.power_w -= ctx->pm->static_w * (1 - 1.0 / ctx->n_apps);
+        pr.power_w = static_share(ctx, pr.power_w);
         if (time_s)
                 *time_s = pr.time_s;
         if (objective_score_prediction(o, &pr, &score) < 0)
@@ -912,6 +1016,19 @@ static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
         return true;
 }
 
+/* The objective's predicted score at n cores, for extrap_knee. */
+struct scaling_knee_arg {
+        const struct scaling_model *m;
+        enum objective_kind o;
+};
+
+static double scaling_knee_score(const void *ctx, unsigned n)
+{
+        const struct scaling_knee_arg *k = ctx;
+
+        return scaling_predict_score(k->m, k->o, n);
+}
+
 /* The extrapolation of the points measured at the best point's frequency: the figures
  * status shows, and a jump to its predicted optimum when that is an unmeasured count it
  * predicts better than the best measured one. The measured search resumes around the best
@@ -936,9 +1053,12 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
          * its kernels are unconstrained (an ExpRat fitted on 8-16 cores once sent an app that
          * stops scaling at 16 to one core, 97% worse), and from 7-16 cores an Amdahl fit sent
          * it to 64 (74% worse). The ladder and the pattern search measure further out. */
-        n = scaling_best_cores(
-            m, a->effective, m->min_measured > b->min_cores ? m->min_measured : b->min_cores,
-            2 * m->max_measured < b->max_cores ? 2 * m->max_measured : b->max_cores);
+        /* The knee of the predicted score, not its argmin: on a curve flat within a few per
+         * cent the argmin is noise (an SP-like app sent to every core for 1 %). */
+        n = extrap_knee(scaling_knee_score, &(struct scaling_knee_arg){m, a->effective},
+                        m->min_measured > b->min_cores ? m->min_measured : b->min_cores,
+                        2 * m->max_measured < b->max_cores ? 2 * m->max_measured : b->max_cores,
+                        EXTRAP_KNEE_TOL);
         extrap_best_cores(&m->time, b->max_cores, &smax);
         a->predicted_best_cores = m->trusted ? n : 0;
         a->predicted_speedup_max = m->trusted ? smax : NAN;
@@ -985,6 +1105,68 @@ static bool score_measurable(const struct allocator_ctx *ctx, const struct alloc
         if (e && (e->known & ESTIMATE_POWER))
                 return true;
         return ctx->n_apps == 1 && pl && pl->energy_measured;
+}
+
+/* The model's best (cores, frequency) within the bounds and the slowdown limit: its
+ * predicted score, NaN when the model cannot rank this objective (no power model). */
+static double model_best(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                         const struct allocator_bounds *b, double base_t, unsigned *best_n,
+                         unsigned *best_f)
+{
+        double best = NAN;
+
+        if (!ctx->pm && a->effective != OBJECTIVE_PERFORMANCE)
+                return NAN;
+        for (unsigned n = b->min_cores; n <= b->max_cores; n++) {
+                for (unsigned fi = 0; fi < (ctx->n_freqs ? ctx->n_freqs : 1); fi++) {
+                        unsigned f = ctx->n_freqs ? ctx->freqs_khz[fi] : a->freq_khz;
+                        double t = NAN, s;
+
+                        if (ctx->n_freqs &&
+                            (!freq_in(b, f) || (a->freq_shared && f != a->freq_khz)))
+                                continue;
+                        s = predicted_score(ctx, a, a->effective, n, f, &t);
+                        if (!objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                                continue;
+                        if (isnan(best) || s < best) {
+                                best = s;
+                                *best_n = n;
+                                *best_f = f;
+                        }
+                }
+        }
+        return best;
+}
+
+/* The model-only baseline (policy key search = model, PARMA's way): once P is settled, the
+ * configuration the model predicts best, moved to when it beats the current prediction by the
+ * hysteresis; nothing is measured against it. */
+static void decide_model_only(const struct allocator_ctx *ctx, struct allocator_app *a,
+                              const struct estimate *e, double best_pred, double cur_pred,
+                              unsigned best_n, unsigned best_f)
+{
+        char ftext[32];
+
+        a->converged = true;
+        if (isnan(best_pred)) {
+                stay(a, "%s", "model only: the model cannot rank this objective yet");
+                return;
+        }
+        /* Its first move goes wherever the model says; later ones, as P's estimate moves a
+         * little at each setting, only for more than the hysteresis. */
+        if ((best_n == a->cores && best_f == a->freq_khz) ||
+            (a->model_cores && !isnan(cur_pred) &&
+             !objective_better(cur_pred, best_pred, ctx->hysteresis))) {
+                stay(a, "%s", "model only: holding at the model's best");
+                return;
+        }
+        a->want_cores = a->model_cores = best_n;
+        a->want_freq_khz = a->model_freq_khz = best_f;
+        snprintf(a->reason, sizeof(a->reason), "model only: %s %.0f%% better at %u cores%s (P=%.2f)",
+                 objective_to_string(a->effective),
+                 isnan(cur_pred) ? 0.0 : 100 * (cur_pred - best_pred) / fabs(cur_pred), best_n,
+                 freq_text(best_f, ftext, sizeof(ftext)),
+                 e && (e->known & ESTIMATE_P_LS) ? e->p_ls : e ? e->p_eq10 : NAN);
 }
 
 static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
@@ -1066,28 +1248,12 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         }
         predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
 
-        /* The model's best within the bounds and the slowdown limit. */
-        if (ctx->pm || a->effective == OBJECTIVE_PERFORMANCE) {
-                for (unsigned n = b.min_cores; n <= b.max_cores; n++) {
-                        for (unsigned fi = 0; fi < (ctx->n_freqs ? ctx->n_freqs : 1); fi++) {
-                                unsigned f = ctx->n_freqs ? ctx->freqs_khz[fi] : a->freq_khz;
-                                double t = NAN, s;
-
-                                if (ctx->n_freqs &&
-                                    (!freq_in(&b, f) || (a->freq_shared && f != a->freq_khz)))
-                                        continue;
-                                s = predicted_score(ctx, a, a->effective, n, f, &t);
-                                if (!objective_slowdown_ok(base_t, t, pol->max_slowdown))
-                                        continue;
-                                if (isnan(best_pred) || s < best_pred) {
-                                        best_pred = s;
-                                        best_n = n;
-                                        best_f = f;
-                                }
-                        }
-                }
-        }
+        best_pred = model_best(ctx, a, &b, base_t, &best_n, &best_f);
         cur_pred = predicted_score(ctx, a, a->effective, a->cores, a->freq_khz, NULL);
+        if (pol->search == POLICY_SEARCH_MODEL) {
+                decide_model_only(ctx, a, e, best_pred, cur_pred, best_n, best_f);
+                return;
+        }
 
         /* Measurements overrule the model: the best fresh measured point in bounds. */
         cur_meas = hist_fresh(ctx, a, a->cores, a->freq_khz);
@@ -1399,7 +1565,8 @@ static double score_clock_scaled(const struct allocator_ctx *ctx, const struct a
  * clocks the fit has not seen bounded from above (score_clock_scaled). The reason names the
  * figures; *best_khz is that frequency. */
 static bool wants_lower_clock(const struct allocator_ctx *ctx, const struct allocator_app *a,
-                              unsigned theirs_khz, char *why, size_t why_size, unsigned *best_khz)
+                              unsigned theirs_khz, double margin, char *why, size_t why_size,
+                              unsigned *best_khz)
 {
         const struct estimate *e = estimator_get(ctx->est, a->id);
         double m = stall_share(ctx, a), at, best = NAN;
@@ -1429,7 +1596,7 @@ static bool wants_lower_clock(const struct allocator_ctx *ctx, const struct allo
                         *best_khz = f;
                 }
         }
-        if (isnan(best) || !objective_better(at, best, ALLOCATOR_SEARCH_MARGIN))
+        if (isnan(best) || !objective_better(at, best, margin))
                 return false;
         if (own)
                 snprintf(why, why_size, "the model puts its %s at %u MHz %.0f%% below %u MHz",
@@ -1471,14 +1638,17 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
         for (unsigned i = 0; i < n; i++) {
                 struct allocator_app *a = &apps[i];
 
-                if (!dom || n < 2 || a->reserve_cores > dom || a->want_cores > dom)
+                if (a->own_domain && (!dom || n < 2 || a->reserve_cores > dom || a->want_cores > dom)) {
                         a->own_domain = false;
+                        a->domain_returned = ctx->decision;
+                }
                 if (a->own_domain) {
                         const struct estimate *e = estimator_get(ctx->est, a->id);
 
                         if (e && ((e->known & ESTIMATE_MEM_FRACTION) || a->clock_probed) &&
                             a->want_freq_khz >= others_clock(apps, n, a)) {
                                 a->own_domain = false;
+                                a->domain_returned = ctx->decision;
                                 snprintf(a->reason + strlen(a->reason),
                                          sizeof(a->reason) - strlen(a->reason),
                                          " (its clock is the others': its frequency domain "
@@ -1497,6 +1667,7 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                         continue;
                 if (granted + 2 * dom > ctx->n_cpus || others_min > ctx->n_cpus - granted - dom) {
                         a->own_domain = false; /* no room left for the others */
+                        a->domain_returned = ctx->decision;
                         others_min += a->policy->min_cores ? a->policy->min_cores : 1;
                         continue;
                 }
@@ -1505,6 +1676,7 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
         for (unsigned i = 0; i < n; i++) {
                 struct allocator_app *a = &apps[i];
                 unsigned theirs, khz = 0, min = a->policy->min_cores ? a->policy->min_cores : 1;
+                double margin;
                 char why[160];
 
                 if (a->own_domain || a->want_cores > dom || a->reserve_cores > dom)
@@ -1513,7 +1685,16 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                 if (!theirs || granted + 2 * dom > ctx->n_cpus ||
                     others_min - min > ctx->n_cpus - granted - dom)
                         continue;
-                if (!wants_lower_clock(ctx, a, theirs, why, sizeof(why), &khz))
+                /* The CPUs of the domain it leaves idle are withheld from the others: the
+                 * gain must pay for them, up to the hysteresis for a domain it would leave
+                 * all but empty. Each grant moves every app: a domain it gave back is granted
+                 * again only for a gain past the hysteresis, or the apps pass domains
+                 * around. */
+                margin = ALLOCATOR_SEARCH_MARGIN +
+                         ctx->hysteresis * (dom - (a->want_cores < dom ? a->want_cores : dom)) / dom;
+                if (a->domain_returned && margin < ctx->hysteresis)
+                        margin = ctx->hysteresis;
+                if (!wants_lower_clock(ctx, a, theirs, margin, why, sizeof(why), &khz))
                         continue;
                 a->own_domain = true;
                 a->clock_probed = ctx->decision;

@@ -152,6 +152,12 @@ void history_recall(struct manager *m, unsigned i)
         /* `pctl run`'s child is adopted before its exec: who it is shows after it. */
         if (a->exec_comm[0] && strcmp(a->comm, a->exec_comm) == 0)
                 return;
+        /* A program that sizes its thread pool from the CPUs it sees (xz -T0, OpenMP's
+         * default, nproc-driven builds) does so as it starts: `pctl run`'s child sees every
+         * CPU its policy allows through its start-up (the warm-up), and only then goes to
+         * its remembered CPUs, or it could never use more cores later. */
+        if (a->exec_comm[0] && m->sample.timestamp_ns < a->since_ns + MANAGER_WARMUP_NS)
+                return;
         a->key_tried = true;
         r = platform_proc_identity(m->pf, a->pid, a->key.exe, sizeof(a->key.exe),
                                    &a->key.args_hash);

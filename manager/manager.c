@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pctl/appstack.h"
+#include "pctl/freqdomains.h"
 #include "pctl/log.h"
 #include "pctl/util.h"
 
@@ -57,9 +58,12 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
         m->opt = *opt;
         m->pf = opt->platform;
         m->est = estimator_new(&ecfg);
-        if (!m->est) {
-                int r = -errno;
+        m->freq = calloc(m->pf->actuator->n_domains + 1, sizeof(*m->freq));
+        if (!m->est || !m->freq) {
+                int r = m->est ? -ENOMEM : -errno;
 
+                estimator_free(m->est);
+                free(m->freq);
                 free(m);
                 return r ? r : -ENOMEM;
         }
@@ -84,6 +88,7 @@ void manager_free(struct manager *m)
         estimator_free(m->est);
         appstacks_close(m->stacks);
         free(m->cpu_freq_khz);
+        free(m->freq);
         policy_set_free(&m->policies);
         sensor_sample_free(&m->sample);
         free(m->apps);
@@ -171,6 +176,18 @@ const struct estimate *manager_estimate(const struct manager *m, pid_t pid)
         const struct mapp *a = find_app(m, pid, NULL);
 
         return a ? estimator_get(m->est, a->id) : NULL;
+}
+
+int manager_set_progress(struct manager *m, pid_t pid, uint64_t units, uint64_t now_ns)
+{
+        unsigned i;
+
+        if (!find_app(m, pid, &i))
+                return -ESRCH;
+        m->alloc[i].progress_known = true;
+        m->alloc[i].progress_units = units;
+        m->alloc[i].progress_ns = now_ns;
+        return 0;
 }
 
 int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s)

@@ -113,6 +113,7 @@ struct manager {
         uint64_t ticks;
         unsigned *cpu_freq_khz; /* scratch, per CPU of the sample */
         unsigned n_cpu_freq;
+        struct freqdomain *freq; /* per frequency domain of the actuator: what pctld did */
         struct mreport *reports; /* apps that left, oldest first */
         unsigned n_reports;
         struct appstacks *stacks; /* each app's speedup stack; NULL: no thread-state backend */
@@ -131,6 +132,9 @@ const struct model_power *manager_power_model(const struct manager *m, const cha
 struct allocator_ctx decision_ctx(struct manager *m);
 /* A decision now, outside the sample tick (a decision tick, an adoption from history). */
 int tick_decide(struct manager *m);
+/* Sets each domain to the highest frequency an app on it wants and gives back those no app
+ * runs on; with idle_only, only the giving back (an app left between decisions). */
+void tick_apply_freqs(struct manager *m, bool idle_only);
 
 /* registry.c */
 bool policies_have_rules(const struct policy_set *s);

@@ -108,6 +108,8 @@ void release_app(struct manager *m, unsigned i, const char *why)
         log_app_info(a->name, (int)a->pid, a->policy.name, "released %s (pid %d): %s", a->name,
                      (int)a->pid, why);
         remove_app(m, i);
+        /* Its domain, when it was the last app on it, goes back now, not at pctld's stop. */
+        tick_apply_freqs(m, true);
 }
 
 /* 0 when pid may be managed; else why not (procguard.h). The model machine's processes are

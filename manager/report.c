@@ -351,6 +351,11 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
                                jsonfmt_string(objective_to_string(a->policy.objective)));
         json_object_object_add(j, "effective_objective",
                                jsonfmt_string(objective_to_string(m->alloc[i].effective)));
+        /* What its measured scores count as progress: its own markers, or instructions
+         * (which overstate it where the work grows with the threads). */
+        json_object_object_add(
+            j, "progress",
+            jsonfmt_string(m->alloc[i].progress_known ? "markers" : "instructions"));
         json_object_object_add(j, "cores", json_object_new_uint64(cpumask_count(&a->cpus)));
         json_object_object_add(j, "cpus", jsonfmt_string(list));
         json_object_object_add(j, "freq_mhz",
@@ -422,6 +427,31 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         return j;
 }
 
+/* The actuators' state record as the start found it: the lines it could not read (their
+ * number then, their beginning, why), which stay in it until an operator removes them. null
+ * where there is no record (the model machine). */
+static struct json_object *state_record_json(const struct actuator_recovery *rec)
+{
+        struct json_object *j, *skipped;
+
+        if (!rec->record[0])
+                return NULL;
+        j = json_object_new_object();
+        skipped = json_object_new_array();
+        json_object_object_add(j, "file", jsonfmt_string(rec->record));
+        json_object_object_add(j, "skipped_lines", json_object_new_uint64(rec->n_skipped));
+        for (unsigned i = 0; i < rec->n_skipped && i < ACTUATOR_MAX_SKIPPED; i++) {
+                struct json_object *l = json_object_new_object();
+
+                json_object_object_add(l, "line", json_object_new_uint64(rec->skipped[i].line));
+                json_object_object_add(l, "why", jsonfmt_string(rec->skipped[i].why));
+                json_object_object_add(l, "text", jsonfmt_string(rec->skipped[i].text));
+                json_object_array_add(skipped, l);
+        }
+        json_object_object_add(j, "skipped", skipped);
+        return j;
+}
+
 void manager_status(const struct manager *m, struct json_object *j)
 {
         const struct estimator_platform *pl = estimator_platform(m->est);
@@ -447,6 +477,7 @@ void manager_status(const struct manager *m, struct json_object *j)
                                               : m->pf->actuator->can_set_freq
                                                   ? NULL
                                                   : m->pf->actuator->freq_reason));
+        json_object_object_add(j, "state_record", state_record_json(&m->pf->actuator->recovery));
         cpumask_format(&m->managed_cpus, list, sizeof(list));
         json_object_object_add(j, "managed_cpus", jsonfmt_string(list));
         json_object_object_add(j, "uptime_s",

@@ -9,7 +9,11 @@
 #include <string.h>
 
 #include "pctl/appstack.h"
+#include "pctl/freqdomains.h"
 #include "pctl/log.h"
+#define PCTL_PROGRESS_NO_APP_SIDE
+#define PCTL_PROGRESS_READER
+#include "pctl/progress.h"
 #include "pctl/stack.h"
 
 enum tick_kind {
@@ -214,9 +218,56 @@ static void stacks_read(struct manager *m)
         free(views);
 }
 
-/* Sets each domain to the highest frequency an app on it wants: a shared domain never slows
- * an app below what its policy chose. */
-static void apply_freqs(struct manager *m)
+/* Does what freqdomain_next says for domain d and logs what freqdomain_done says is news. */
+static void freq_act(struct manager *m, unsigned d, unsigned want_khz)
+{
+        struct actuator *act = m->pf->actuator;
+        const struct actuator_ops *ops = m->pf->actuator_ops;
+        struct freqdomain *fd = &m->freq[d];
+        uint64_t now_ns = platform_now_ns(m->pf);
+        enum freq_action a = freqdomain_next(fd, want_khz, act->domains[d].cur_khz, now_ns);
+        int r;
+
+        if (a == FREQ_RESTORE && !ops->restore_freq)
+                return; /* given back when pctld stops */
+        if (a == FREQ_NOTHING)
+                return;
+        r = a == FREQ_SET ? ops->set_freq(act, d, want_khz) : ops->restore_freq(act, d);
+        switch (freqdomain_done(fd, a, want_khz, r, now_ns)) {
+        case FREQ_LOG_NONE:
+                break;
+        case FREQ_LOG_SET:
+                log_info("frequency domain %u: %u MHz", d, want_khz / 1000);
+                break;
+        case FREQ_LOG_RESTORED:
+                log_info("frequency domain %u: no app on it any more, given back", d);
+                break;
+        case FREQ_LOG_RECOVERED:
+                if (a == FREQ_SET)
+                        log_notice("frequency domain %u: %u MHz, after %u failed attempts", d,
+                                   want_khz / 1000, fd->failures_before);
+                else
+                        log_notice("frequency domain %u: given back, after %u failed attempts", d,
+                                   fd->failures_before);
+                break;
+        case FREQ_LOG_FAILED:
+                log_warning_errno(r, "Failed to %s frequency domain %u: %s; %s (said once)",
+                                  a == FREQ_SET ? "set" : "give back", d, actuator_strerror(act, r),
+                                  freq_fault_of(r) == FREQ_FAULT_VALUE && a == FREQ_SET
+                                      ? "not asking for that frequency again"
+                                      : "retrying with back-off");
+                break;
+        case FREQ_LOG_GAVE_UP:
+                log_error_errno(r,
+                                "Failed to %s frequency domain %u: %s; leaving it alone until "
+                                "pctld restarts",
+                                a == FREQ_SET ? "set" : "give back", d, actuator_strerror(act, r));
+                break;
+        }
+}
+
+/* A shared domain never slows an app below what its policy chose. */
+void tick_apply_freqs(struct manager *m, bool idle_only)
 {
         struct actuator *act = m->pf->actuator;
 
@@ -224,7 +275,6 @@ static void apply_freqs(struct manager *m)
                 return;
         for (unsigned d = 0; d < act->n_domains; d++) {
                 unsigned want = 0;
-                int r;
 
                 for (unsigned i = 0; i < m->n_apps; i++) {
                         struct cpumask both;
@@ -233,16 +283,8 @@ static void apply_freqs(struct manager *m)
                         if (!cpumask_empty(&both) && m->alloc[i].want_freq_khz > want)
                                 want = m->alloc[i].want_freq_khz;
                 }
-                if (!want || want == act->domains[d].cur_khz)
-                        continue;
-                r = m->pf->actuator_ops->set_freq(act, d, want);
-                if (r < 0)
-                        log_warning_errno(r,
-                                          "Failed to set frequency domain %u to %u MHz, "
-                                          "ignoring: %m",
-                                          d, want / 1000);
-                else
-                        log_info("frequency domain %u: %u MHz", d, want / 1000);
+                if (!idle_only || !want)
+                        freq_act(m, d, want);
         }
         for (unsigned i = 0; i < m->n_apps; i++)
                 m->apps[i].freq_khz = app_freq(m, &m->apps[i].cpus);
@@ -354,6 +396,17 @@ static bool observe(struct manager *m, struct allocator_ctx *ctx)
                 m->alloc[i].policy = &m->apps[i].policy;
                 m->alloc[i].cores = cpumask_count(&m->apps[i].cpus);
                 m->alloc[i].freq_khz = m->apps[i].freq_khz;
+                /* A real app's own progress markers (the model machine's come through
+                 * manager_set_progress). */
+                if (!m->pf->sim) {
+                        uint64_t units;
+
+                        m->alloc[i].progress_known = progress_read(m->apps[i].pid, &units) == 0;
+                        if (m->alloc[i].progress_known) {
+                                m->alloc[i].progress_units = units;
+                                m->alloc[i].progress_ns = platform_now_ns(m->pf);
+                        }
+                }
                 history_recall(m, i);
                 allocator_observe(ctx, &m->alloc[i]);
                 /* A returning app is placed before the first decision tick, too; a new app is
@@ -373,8 +426,10 @@ static int decide(struct manager *m, const struct allocator_ctx *ctx)
         int r;
 
         m->decisions++;
-        if (m->n_apps == 0)
+        if (m->n_apps == 0) {
+                tick_apply_freqs(m, true); /* a give-back that failed is retried */
                 return 0;
+        }
         log_debug("decision %llu at %.1f s", (unsigned long long)m->decisions,
                   (platform_now_ns(m->pf) - m->start_ns) / 1e9);
         /* Only decisions read it, and CPUs change only at decisions: not worth a sample. */
@@ -467,5 +522,5 @@ static void apply(struct manager *m, const struct cpumask *next)
                              a->name, (int)a->pid, list, cpumask_count(&a->cpus),
                              m->alloc[i].reason);
         }
-        apply_freqs(m);
+        tick_apply_freqs(m, false);
 }

@@ -152,6 +152,8 @@ struct estimator *estimator_new(const struct estimator_config *cfg)
         } else if (!(c.delta_i_alpha >= 0)) {
                 c.delta_i_alpha = 0;
         }
+        if (!(c.delta_i_cpu_rate >= 0))
+                c.delta_i_cpu_rate = 0;
         if (c.half_life_s == 0)
                 c.half_life_s = EST_DEFAULT_HALF_LIFE_S;
         if (c.phase_sigmas == 0)
@@ -160,7 +162,8 @@ struct estimator *estimator_new(const struct estimator_config *cfg)
                 c.phase_rel_floor = EST_DEFAULT_PHASE_REL_FLOOR;
         if (c.phase_intervals == 0)
                 c.phase_intervals = EST_DEFAULT_PHASE_INTERVALS;
-        if (!isfinite(c.delta_i_rate) || !isfinite(c.delta_i_alpha) || !(c.ipc1_calibrated >= 0) ||
+        if (!isfinite(c.delta_i_rate) || !isfinite(c.delta_i_alpha) ||
+            !isfinite(c.delta_i_cpu_rate) || !(c.ipc1_calibrated >= 0) ||
             !isfinite(c.ipc1_calibrated) || !(c.half_life_s > 0) || !isfinite(c.half_life_s) ||
             !(c.phase_sigmas > 0) || !(c.phase_rel_floor > 0) ||
             c.phase_intervals > EST_MAX_PENDING) {
@@ -961,7 +964,7 @@ int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cor
 int estimate_run_complete(const struct estimate *e, double unseen_s, double unseen_cpu_s,
                           unsigned cores, double *speedup_run, double *p_run)
 {
-        double w, active_s, wx;
+        double w, missed, active_s, wx;
 
         if (!(e->known & ESTIMATE_P_RUN) || e->run_counters)
                 return -ENODATA;
@@ -970,11 +973,17 @@ int estimate_run_complete(const struct estimate *e, double unseen_s, double unse
                 return -EDOM;
         /* As est_app_run counts an interval in busy time: its work the CPU time, and where no
          * thread ran for part of it, that part waiting (its CPUs idle: the exit's flush, the
-         * start's exec). No more than its CPUs could do: CPU time the intervals missed at
-         * their edges (a thread's schedstat lags a tick) is not the unseen part's. */
+         * start's exec). No more than its CPUs could do in it: CPU time beyond that was done
+         * in the seen intervals and missed there (a child process that exited between two
+         * reads, whose parent exited before the next one could charge it; a thread's
+         * schedstat lagging a tick). It is work all the same, done in time already counted:
+         * it adds to the work and not to the time, up to what the run's cores could do. */
         w = fmin(fmax(unseen_cpu_s, unseen_s), cores * unseen_s);
+        missed = fmax(0.0, unseen_cpu_s - cores * unseen_s);
         active_s = e->run_active_s + unseen_s;
-        wx = e->run_work_x_s + w * (1.0 - 1.0 / cores);
+        missed = fmin(missed, fmax(0.0, cores * active_s - e->run_work_s - w));
+        wx = e->run_work_x_s + (w + missed) * (1.0 - 1.0 / cores);
+        w += missed;
         if (!(active_s > 0) || !(wx > 0))
                 return -ENODATA;
         *speedup_run = (e->run_work_s + w) / active_s;
@@ -1090,7 +1099,8 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
 
                                 d = est->cfg.delta_i_rate * b +
                                     est->cfg.delta_i_alpha * dt_s *
-                                        (busy_rate_sum > 0 ? b / busy_rate_sum : 1.0 / n);
+                                        (busy_rate_sum > 0 ? b / busy_rate_sum : 1.0 / n) +
+                                    est->cfg.delta_i_cpu_rate * dt_s;
                                 d = fmin(d, (double)c->instr);
                                 i0_c = (double)c->instr - d;
                         }

@@ -454,12 +454,15 @@ int extrap_select(const double *n, const double *y, unsigned m, unsigned n_max,
                         *checkpoint_rel = NAN;
                 return 0;
         }
+        /* A fit with as many parameters as points passes through them all: its checkpoint
+         * error says nothing of its shape, and on the PARSEC curves such fits (ExpRat on 3
+         * points) won by luck and bent away beyond. Each fit must leave a residual. */
         for (unsigned i = 3; i <= m - c; i++)
                 for (unsigned k = 0; k < EXTRAP_N_KERNELS; k++) {
                         struct extrap_fit f;
                         double s = 0;
 
-                        if (kernels[k].params > i ||
+                        if (kernels[k].params >= i ||
                             extrap_fit_kernel((enum extrap_kernel)k, n, y, i, &f) < 0 ||
                             !extrap_fit_usable(&f, n_max))
                                 continue;
@@ -476,6 +479,25 @@ int extrap_select(const double *n, const double *y, unsigned m, unsigned n_max,
                 }
         if (!best.known)
                 return -EDOM;
+        /* Where ESTIMA's kernels lose to plain Amdahl (docs/extrapolation.md: 6 of the 11
+         * PARSEC curves, where a kernel fitted to a short prefix matched the checkpoints by
+         * luck and bent away beyond them), the held-out error decides: the winner and Amdahl,
+         * each fitted to every point but the checkpoints, are judged at the checkpoints. */
+        if (best.kernel != EXTRAP_AMDAHL) {
+                struct extrap_fit wk, amd;
+
+                if (extrap_fit_kernel(EXTRAP_AMDAHL, n, y, m - c, &amd) == 0 &&
+                    extrap_fit_usable(&amd, n_max)) {
+                        double e_amd = rel_rms(&amd, n + (m - c), y + (m - c), c);
+                        double e_win = INFINITY;
+
+                        if (extrap_fit_kernel(best.kernel, n, y, m - c, &wk) == 0 &&
+                            extrap_fit_usable(&wk, n_max))
+                                e_win = rel_rms(&wk, n + (m - c), y + (m - c), c);
+                        if (e_amd <= e_win)
+                                best = amd;
+                }
+        }
         if (checkpoint_rel)
                 *checkpoint_rel = rel_rms(&best, n + (m - c), y + (m - c), c);
         {
@@ -768,6 +790,40 @@ unsigned extrap_best_cores(const struct extrap_model *mod, unsigned n_max, doubl
         if (best && speedup_max)
                 *speedup_max = mod->t1_s / best_t;
         return best;
+}
+
+unsigned extrap_knee(double (*score)(const void *ctx, unsigned n), const void *ctx, unsigned lo,
+                     unsigned hi, double tol_rel)
+{
+        double best = NAN;
+
+        if (lo == 0)
+                lo = 1;
+        for (unsigned n = lo; n <= hi; n++) {
+                double s = score(ctx, n);
+
+                if (isfinite(s) && !(s >= best))
+                        best = s;
+        }
+        if (!isfinite(best))
+                return 0;
+        /* Within the tolerance of the best, the fewest cores: past the knee more cores buy
+         * less than the model's own error. */
+        for (unsigned n = lo; n <= hi; n++) {
+                double s = score(ctx, n);
+
+                if (isfinite(s) && s - best <= tol_rel * fabs(best))
+                        return n;
+        }
+        return 0;
+}
+
+double extrap_time_score(const void *mod, unsigned n)
+{
+        struct extrap_prediction pr;
+
+        extrap_predict(mod, n, &pr);
+        return pr.known ? pr.time_s : NAN;
 }
 
 int extrap_runs_parse(const char *text, const char *name, struct extrap_point *pts, unsigned *lines,

@@ -13,6 +13,7 @@ static const char *const component_names[STACK_COMPONENTS] = {
     [STACK_SEQUENTIAL] = "sequential",     [STACK_SYNC] = "sync",         [STACK_YIELD] = "yield",
     [STACK_IMBALANCE] = "imbalance",       [STACK_RUNQUEUE] = "runqueue", [STACK_IO] = "io",
     [STACK_INTERFERENCE] = "interference", [STACK_MEMORY] = "memory",
+    [STACK_UNEXPLAINED] = "unexplained",
 };
 
 const char *stack_component_name(enum stack_component c)
@@ -203,7 +204,7 @@ void stack_compute(const struct threadstate_app *app, double cores, double speed
                    struct stack *out)
 {
         double T, NT, run = 0, rq = 0, sync = 0, yld = 0, io = 0, exited = 0, alive = 0;
-        double lack, imbalance, sequential, avail, sum, comp[STACK_COMPONENTS] = {0};
+        double lack, imbalance, sequential, idle, sum, comp[STACK_COMPONENTS] = {0};
         unsigned working = 0, alive_threads = 0;
         pid_t first_tid = 0;
         struct wait_split w;
@@ -248,7 +249,8 @@ void stack_compute(const struct threadstate_app *app, double cores, double speed
                 speedup = run / T;
         if (speedup > cores)
                 speedup = cores; /* superlinear (or accounting skew): no delimiter left */
-        avail = NT - speedup * T;
+        /* The core time no thread of the app ran: what the thread states can explain. */
+        idle = NT > run ? NT - run : 0;
 
         /* Cores no live thread could use: first those a finished thread left (imbalance, as
          * [SSM]'s Exit_i), the rest had no thread yet or any more (sequential). */
@@ -306,19 +308,23 @@ void stack_compute(const struct threadstate_app *app, double cores, double speed
         for (unsigned c = 0; c < STACK_INTERFERENCE; c++)
                 sum += comp[c];
 
-        /* [SS] and [SSM] close the bar at N: interference is the residual. Where the measured
-         * components exceed the cores the speedup leaves (more threads than cores wait at
-         * once, or an estimated speedup above the run time), they share what is left in
-         * proportion, so that every component stays >= 0 and speedup + sum is N. */
-        if (sum <= avail) {
-                comp[STACK_INTERFERENCE] = avail - sum;
-        } else {
-                double scale = sum > 0 ? avail / sum : 0;
+        /* The waits explain idle cores. Where they claim more than there were (more threads
+         * than cores waiting at once), they share the idle time in proportion, so that each
+         * stays a part of it. */
+        if (sum > idle) {
+                double scale = sum > 0 ? idle / sum : 0;
 
                 for (unsigned c = 0; c < STACK_INTERFERENCE; c++)
                         comp[c] *= scale;
-                comp[STACK_INTERFERENCE] = 0;
+                sum = idle;
         }
+        /* Interference is measured, not a residual ([SS] accounts it per cycle): the run time
+         * that did not make the speedup. With the run time as the speedup (no counters) it is
+         * 0: busy time cannot see it. */
+        comp[STACK_INTERFERENCE] = run > speedup * T ? run - speedup * T : 0;
+        /* What nothing explains is its own entry, so that N - Σ of the others, the papers'
+         * estimated speedup, can be judged against a measured one. */
+        comp[STACK_UNEXPLAINED] = NT - speedup * T - sum - comp[STACK_INTERFERENCE];
 
         out->known = true;
         out->cores = cores;
@@ -329,6 +335,14 @@ void stack_compute(const struct threadstate_app *app, double cores, double speed
         /* Thread states cannot tell memory from the rest: stack_split_memory may. */
         out->component[STACK_MEMORY] = NAN;
         out->memory_known = false;
+}
+
+double stack_speedup_estimated(const struct stack *s)
+{
+        if (!s || !s->known)
+                return NAN;
+        /* speedup + Σ every component = N, so N - Σ all but unexplained is this. */
+        return s->speedup + s->component[STACK_UNEXPLAINED];
 }
 
 bool stack_has(const struct stack *s, enum stack_component c)
@@ -386,7 +400,8 @@ enum stack_component stack_largest(const struct stack *s)
         if (!s || !s->known)
                 return STACK_COMPONENTS;
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)
-                if (c != STACK_INTERFERENCE && stack_has(s, (enum stack_component)c) &&
+                if (c != STACK_INTERFERENCE && c != STACK_UNEXPLAINED &&
+                    stack_has(s, (enum stack_component)c) &&
                     s->component[c] > best_cores) {
                         best_cores = s->component[c];
                         best = (enum stack_component)c;

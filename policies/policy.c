@@ -18,6 +18,7 @@
 #include "pctl/fsio.h"
 #include "pctl/inifile.h"
 #include "pctl/inikey.h"
+#include "pctl/proc_cgroup.h"
 #include "pctl/util.h"
 
 #define TASK_COMM_MAX 15 /* the kernel keeps 15 chars of a command name */
@@ -162,6 +163,12 @@ static const struct inikey policy_keys[] = {
      .max = 1000,
      .def = "1",
      .doc = "share of contended cores, relative to other apps"},
+    {.key = "search",
+     .type = INIKEY_CHOICE,
+     .offset = offsetof(struct policy, search),
+     .choices = "measured|model",
+     .def = "measured",
+     .doc = "measured: verify the model by measurement; model: go where it predicts best"},
 };
 
 enum { KEY_MIN_CORES = 5, KEY_MAX_CORES, KEY_MIN_FREQ, KEY_MAX_FREQ };
@@ -561,22 +568,6 @@ const struct policy *policy_match(const struct policy_set *s, const struct proc_
         return NULL;
 }
 
-static bool cgroup_has_controller(const char *list, size_t len, const char *ctrl)
-{
-        size_t cl = strlen(ctrl);
-
-        for (size_t i = 0; i < len;) {
-                size_t n = 0;
-
-                while (i + n < len && list[i + n] != ',')
-                        n++;
-                if (n == cl && strncmp(list + i, ctrl, cl) == 0)
-                        return true;
-                i += n + 1;
-        }
-        return false;
-}
-
 int proc_identity_cgroup_from(const char *text, char *buf, size_t size)
 {
         /* Preference order: unified (non-root), name=systemd, cpuset, first line. */
@@ -599,9 +590,9 @@ int proc_identity_cgroup_from(const char *text, char *buf, size_t size)
 
                         if (clen == 0 && !(plen == 1 && path[0] == '/'))
                                 rank = 0;
-                        else if (cgroup_has_controller(ctrl, clen, "name=systemd"))
+                        else if (proc_cgroup_lists(ctrl, clen, "name=systemd"))
                                 rank = 1;
-                        else if (cgroup_has_controller(ctrl, clen, "cpuset"))
+                        else if (proc_cgroup_lists(ctrl, clen, "cpuset"))
                                 rank = 2;
                         if (rank < best_rank && plen > 0) {
                                 best = path;

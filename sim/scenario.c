@@ -28,7 +28,8 @@ static const struct sim_machine_spec presets[] = {
         .core_idle_w = 0.5,
         .core_static_w = 4.0,
         .core_dyn_w = 22.0,
-        .os_ips = 6.6e4,
+        .os_ips = 7.4e7,
+        .os_ips_cpu = 1.85e7,
         .mem_bandwidth_gbs = 59.7,
         .seed = 1,
     },
@@ -44,7 +45,8 @@ static const struct sim_machine_spec presets[] = {
         .core_idle_w = 0.3,
         .core_static_w = 2.5,
         .core_dyn_w = 8.0,
-        .os_ips = 6.6e4,
+        .os_ips = 5.2e7,
+        .os_ips_cpu = 1.3e7,
         .mem_bandwidth_gbs = 51.2,
         .seed = 1,
     },
@@ -60,7 +62,8 @@ static const struct sim_machine_spec presets[] = {
         .core_idle_w = 0.2,
         .core_static_w = 1.2,
         .core_dyn_w = 2.7,
-        .os_ips = 6.6e4,
+        .os_ips = 2.48e7,
+        .os_ips_cpu = 6.19e6,
         .mem_bandwidth_gbs = 352.0,
         .seed = 1,
     },
@@ -76,7 +79,8 @@ static const struct sim_machine_spec presets[] = {
         .core_idle_w = 0.1,
         .core_static_w = 1.5,
         .core_dyn_w = 4.0,
-        .os_ips = 6.6e4,
+        .os_ips = 6e7,
+        .os_ips_cpu = 1.5e7,
         .mem_bandwidth_gbs = 204.8,
         .seed = 1,
     },
@@ -108,6 +112,7 @@ enum machine_key {
         M_CORE_STATIC,
         M_CORE_DYN,
         M_OS_IPS,
+        M_OS_IPS_CPU,
         M_MEM_BW,
         M_NOISE,
         M_SEED,
@@ -142,6 +147,8 @@ static const struct inikey machine_keys[] = {
     [M_CORE_DYN] = {.key = "core_dyn_w",
                     SC_NUM(INIKEY_DOUBLE, sim_machine_spec, core_dyn_w, 0, 1000)},
     [M_OS_IPS] = {.key = "os_ips", SC_NUM(INIKEY_DOUBLE, sim_machine_spec, os_ips, 0, 1e12)},
+    [M_OS_IPS_CPU] = {.key = "os_ips_cpu",
+                      SC_NUM(INIKEY_DOUBLE, sim_machine_spec, os_ips_cpu, 0, 1e12)},
     [M_MEM_BW] = {.key = "mem_bandwidth_gbs",
                   SC_NUM(INIKEY_DOUBLE, sim_machine_spec, mem_bandwidth_gbs, 0, 1e6)},
     [M_NOISE] = {.key = "counter_noise",
@@ -163,12 +170,13 @@ enum app_key {
         A_SYNC,
         A_IMBALANCE,
         A_SLEEP,
-        A_EXTRA_WORK
+        A_EXTRA_WORK,
+        A_PROGRESS_UNITS
 };
 #define A_AMDAHL_ONLY                                                                              \
         ((1u << A_P) | (1u << A_IPC) | (1u << A_MEM) | (1u << A_MEM_BYTES) | (1u << A_THREADS) |   \
          (1u << A_SPIN) | (1u << A_PHASES) | (1u << A_SYNC) | (1u << A_IMBALANCE) |                \
-         (1u << A_SLEEP) | (1u << A_EXTRA_WORK))
+         (1u << A_SLEEP) | (1u << A_EXTRA_WORK) | (1u << A_PROGRESS_UNITS))
 
 static const struct inikey app_keys[] = {
     [A_START] = {.key = "start_s", SC_NUM(INIKEY_DOUBLE, sim_app_spec, start_s, 0, 1e9)},
@@ -191,6 +199,9 @@ static const struct inikey app_keys[] = {
     [A_SLEEP] = {.key = "sleep", SC_NUM(INIKEY_DOUBLE, sim_app_spec, sleep, 0, 0.99)},
     /* Extra instructions per added thread, as a share of the useful ones (docs/sim.md). */
     [A_EXTRA_WORK] = {.key = "extra_work", SC_NUM(INIKEY_DOUBLE, sim_app_spec, extra_work, 0, 1)},
+    /* Units of work its progress markers count over the whole run (docs/sim.md). */
+    [A_PROGRESS_UNITS] = {.key = "progress_units",
+                          SC_NUM(INIKEY_DOUBLE, sim_app_spec, progress_units, 0, 1e15)},
 };
 
 /* The parts of list and row values, each checked as a key of its own. */
@@ -726,7 +737,8 @@ static void finish_apps(struct parse_ctx *c, const struct sim_machine_spec *m)
                                 report(c, a->lineno,
                                        "[app %s]: measured rows and Amdahl keys (p, ipc, "
                                        "mem_fraction, mem_bytes_per_instruction, threads, spin, "
-                                       "phases, sync, imbalance, sleep, extra_work) do not mix",
+                                       "phases, sync, imbalance, sleep, extra_work, "
+                                       "progress_units) do not mix",
                                        a->name);
                         for (unsigned r = 0; r < a->n_rows; r++) {
                                 bool ok = false;

@@ -816,9 +816,12 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
                         threads_exited(a, t1_s - fmax(t0_s, a->start_s) - a->active_s);
         }
 
-        /* Counters and per-CPU use. */
-        for (unsigned c = 0; c < m->n_cpus; c++)
+        /* Counters and per-CPU use. System work on every CPU, busy or idle (eq. 14's per-CPU
+         * term: interrupts, kernel threads, daemons). */
+        for (unsigned c = 0; c < m->n_cpus; c++) {
                 m->s_fhz[c] = ms->freqs_mhz[m->pkg_freq[m->cpu_pkg[c]]] * 1e6;
+                m->cpu[c].instr += ms->os_ips_cpu * dt_s;
+        }
         for (unsigned i = 0; i < m->n_apps; i++) {
                 struct sim_app_state *a = &m->apps[i];
                 struct sim_acc *acc = &m->app_cpu[(size_t)i * m->n_cpus];
@@ -836,7 +839,8 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
                                 continue; /* held, idle: more CPUs than threads */
                         double busy_s = j == 0 ? a->b_first_s : a->b_other_s;
                         double i0 = j == 0 ? a->i_first : a->i_other;
-                        double instr = i0 + ms->os_ips * busy_s; /* eq. 5: I = I0 + dI */
+                        /* eq. 5: I = I0 + ΔI on the CPU; the app's own counts are I0. */
+                        double instr = i0 + ms->os_ips * busy_s;
                         double busy_ns = busy_s * 1e9;
                         double cycles = busy_s * m->s_fhz[c];
                         double ref_cycles = busy_s * tsc_hz;
@@ -844,7 +848,7 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
                         if (!rows)
                                 m->s_busy[c] += busy_s;
                         acc[c].busy_ns += busy_ns;
-                        acc[c].instr += instr;
+                        acc[c].instr += i0;
                         acc[c].cycles += cycles;
                         acc[c].ref_cycles += ref_cycles;
                         m->cpu[c].busy_ns += busy_ns;
@@ -939,6 +943,19 @@ static double truth_speedup(const struct sim_machine *m, const struct sim_app_st
         }
         /* In progress: extra instructions are not speedup. */
         return rk / r1 / work_inflation(a->spec, k);
+}
+
+int sim_progress_read(const struct sim_machine *m, unsigned app, uint64_t *units)
+{
+        const struct sim_app_state *a;
+
+        if (app >= m->n_apps)
+                return -ESRCH;
+        a = &m->apps[app];
+        if (!(a->spec->progress_units > 0) || a->spec->n_rows > 0)
+                return -ENODATA;
+        *units = (uint64_t)floor(a->done / a->spec->instructions * a->spec->progress_units);
+        return 0;
 }
 
 int sim_truth_app(const struct sim_machine *m, unsigned app, struct sim_app_truth *out)

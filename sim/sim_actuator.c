@@ -170,6 +170,19 @@ static int sim_actuator_set_freq(struct actuator *a, unsigned domain, unsigned f
         return 0;
 }
 
+static int sim_actuator_restore_freq(struct actuator *a, unsigned domain)
+{
+        struct sim_actuator *p = a->priv;
+        int r;
+
+        if (domain >= a->n_domains)
+                return -ENODEV;
+        r = sim_set_freq(p->m, domain, p->orig_mhz[domain]);
+        if (r == 0)
+                p->domains[domain].cur_khz = p->orig_mhz[domain] * 1000;
+        return r;
+}
+
 static void sim_actuator_close(struct actuator *a)
 {
         struct sim_actuator *p = a ? a->priv : NULL;
@@ -197,5 +210,6 @@ const struct actuator_ops sim_actuator_ops = {
     .refresh = sim_actuator_refresh,
     .release = sim_actuator_release,
     .set_freq = sim_actuator_set_freq,
+    .restore_freq = sim_actuator_restore_freq,
     .close = sim_actuator_close,
 };

@@ -47,6 +47,9 @@ struct sim_app_spec {
         /* Work inflation: on k lanes the app retires (1 + extra_work (k - 1)) instructions per
          * useful one, each taking busy time as a useful one does. */
         double extra_work;
+        /* Units of work the app's progress markers count over its whole run, evenly over its
+         * useful instructions; 0: it has none. */
+        double progress_units;
         unsigned threads; /* 0: as many as the machine has CPUs */
         unsigned n_phases;
         struct sim_phase *phases;
@@ -69,7 +72,12 @@ struct sim_machine_spec {
         double volts[ACTUATOR_MAX_FREQS];
         double uncore_w; /* per package */
         double core_idle_w, core_static_w, core_dyn_w;
+        /* System work (eq. 5's ΔI, eq. 14's form): instructions per busy CPU-second
+         * (scheduler ticks, the kernel on the app's behalf) and per CPU-second on every
+         * online CPU, busy or idle (interrupts, kernel threads, daemons). Counted on the
+         * CPU, never in an app's own (per-target) counts: it is not the app's work. */
         double os_ips;
+        double os_ips_cpu;
         double mem_bandwidth_gbs; /* per package; 0: unlimited */
         double counter_noise;
         uint64_t seed;

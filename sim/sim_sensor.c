@@ -134,11 +134,12 @@ static uint64_t noisy(struct sim_machine *m, uint64_t v)
 
 /* One count's deltas. cpi >= 0: the compute cycles per instruction of the one Amdahl app
  * whose counts these are, so its stalls are the cycles beyond cpi·I0 (I0 = the instructions
- * less the system's ΔI rate over the busy time); NaN: stalls unknown (a rows app, or several
- * apps on the CPU). Counted in the cycles' group, the stalls take the cycles' noise: one draw,
- * as the cycles alone took before, so the noise of everything else stays as it was. */
+ * less, on a CPU's counts, the system's ΔI over the busy time and the interval_s; an app's own
+ * counts have none); NaN: stalls unknown (a rows app, or several apps on the CPU). Counted in
+ * the cycles' group, the stalls take the cycles' noise: one draw, as the cycles alone took
+ * before, so the noise of everything else stays as it was. */
 static void fill_counts(struct sim_machine *m, const struct sim_acc *now, struct sim_cnt *prev,
-                        double cpi, struct sensor_counts *out)
+                        double cpi, bool cpu_counts, double interval_s, struct sensor_counts *out)
 {
         double noise = m->sc->mach.counter_noise, stalls = 0;
         uint64_t dc, di, db;
@@ -164,9 +165,11 @@ static void fill_counts(struct sim_machine *m, const struct sim_acc *now, struct
             .measured = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY,
         };
         if (cpi >= 0 && dc > 0) {
-                stalls =
-                    (double)(int64_t)dc -
-                    ((double)(int64_t)di - m->sc->mach.os_ips * (double)(int64_t)db * 1e-9) * cpi;
+                double sys = cpu_counts ? m->sc->mach.os_ips * (double)(int64_t)db * 1e-9 +
+                                              m->sc->mach.os_ips_cpu * interval_s
+                                        : 0;
+
+                stalls = (double)(int64_t)dc - ((double)(int64_t)di - sys) * cpi;
                 if (!(stalls > 0))
                         stalls = 0;
         }
@@ -222,7 +225,8 @@ static int sim_sensor_read(struct sensor *s, struct sensor_sample *out)
         p->prev_ns = m->now_ns;
         for (unsigned c = 0; c < m->n_cpus; c++) {
                 if (cpumask_test(&p->cpus, c))
-                        fill_counts(m, &m->cpu[c], &p->prev_cpu[c], p->cpi[c], &out->cpu[c]);
+                        fill_counts(m, &m->cpu[c], &p->prev_cpu[c], p->cpi[c], true,
+                                    out->interval_ns * 1e-9, &out->cpu[c]);
                 else
                         out->cpu[c] = (struct sensor_counts){0};
         }
@@ -235,7 +239,7 @@ static int sim_sensor_read(struct sensor *s, struct sensor_sample *out)
                         struct sensor_counts *o = sensor_target_cpu(out, t, c);
 
                         if (cpumask_test(&p->cpus, c))
-                                fill_counts(m, &now[c], &prev[c], cpi, o);
+                                fill_counts(m, &now[c], &prev[c], cpi, false, 0, o);
                         else
                                 *o = (struct sensor_counts){0};
                 }

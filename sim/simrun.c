@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/calibrate.h"
 #include "pctl/history.h"
 #include "pctl/log.h"
 #include "pctl/manager.h"
@@ -231,9 +232,28 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
         mo.have_power = opt->have_power;
         mo.power = opt->power;
         mo.power_source = "calibrated";
+        /* The model-only baseline is PARMA's: a model calibrated beforehand, here by
+         * `pctl calibrate --quick` on the scenario's machine, when none was given. */
+        if (opt->model_only && !opt->have_power) {
+                struct calibrate_config cc = {.quick = true, .sim_scenario = opt->scenario};
+                struct calibrate_result cr;
+                char why[256] = "";
+
+                r = calibrate_run_sim(&cc, &cr, why, sizeof(why));
+                if (r < 0) {
+                        snprintf(err, err_size, "calibrating the model-only baseline: %s",
+                                 why[0] ? why : strerror(-r));
+                        goto out;
+                }
+                if (cr.profile.power.n_points) {
+                        mo.have_power = true;
+                        mo.power = cr.profile.power;
+                }
+                calibrate_result_free(&cr);
+        }
         /* The set is copied by name lookups only; rules never adopt on the model machine
          * here: every app is managed with the one policy asked for. */
-        if (opt->policies) {
+        if (opt->policies || opt->model_only) {
                 const struct policy *p = policy_lookup(opt->policies, opt->policy);
 
                 set.v = calloc(1, sizeof(*set.v));
@@ -243,6 +263,8 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                 }
                 set.v[0] = *p;
                 memset(set.v[0].match, 0, sizeof(set.v[0].match));
+                if (opt->model_only)
+                        set.v[0].search = POLICY_SEARCH_MODEL;
                 set.n = 1;
         }
         r = manager_new(&mo, &set, &m);
@@ -339,6 +361,14 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
                         res.apps[i].from_history |=
                             manager_from_history(m, SIM_PID_BASE + (pid_t)i);
                         managed[i] = true;
+                }
+                /* Apps that mark their progress: the counter pctld would read. */
+                for (unsigned i = 0; i < res.n_apps; i++) {
+                        uint64_t units;
+
+                        if (sim_progress_read(pf->sim, i, &units) == 0)
+                                (void)manager_set_progress(m, SIM_PID_BASE + (pid_t)i, units,
+                                                           sim_now_ns(pf->sim));
                 }
                 r = manager_sample(m);
                 if (r < 0) {

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "pctl/cpumask.h"
+#include "pctl/state.h"
 
 #define ACTUATOR_MAX_FREQS 64
 
@@ -40,6 +41,18 @@ struct actuator_probe {
         char reason[256];
 };
 
+#define ACTUATOR_MAX_SKIPPED 8
+
+/* What the start found in the record a previous instance left. */
+struct actuator_recovery {
+        unsigned restored; /* items put back */
+        unsigned kept;     /* items that could not be undone now: kept for the next start */
+        int kept_err;      /* why the first of them could not */
+        char record[STATE_PATH_MAX + 32]; /* the record's file */
+        unsigned n_skipped;               /* its lines that could not be read, kept */
+        struct state_problem skipped[ACTUATOR_MAX_SKIPPED]; /* the first of them */
+};
+
 struct actuator_app; /* one adopted process, backend-defined */
 struct actuator;
 
@@ -64,6 +77,9 @@ struct actuator_ops {
          * An app that has exited is released without error. */
         int (*release)(struct actuator *a, struct actuator_app *app);
         int (*set_freq)(struct actuator *a, unsigned domain, unsigned freq_khz);
+        /* Gives one domain back the settings it had before the first set_freq (0 when it was
+         * never changed): its last app has left. */
+        int (*restore_freq)(struct actuator *a, unsigned domain);
         /* Releases every app, restores every frequency domain, clears the record. */
         void (*close)(struct actuator *a);
 };
@@ -78,6 +94,7 @@ struct actuator {
         char freq_reason[256]; /* why not, when !can_set_freq */
         void *priv;
         char error[256]; /* why the last failed op failed, in words; "" when it did not say */
+        struct actuator_recovery recovery; /* real backend: what open found in the record */
 };
 
 extern const struct actuator_ops actuator_real_ops; /* cgroups/affinity + cpufreq */
@@ -86,9 +103,11 @@ extern const struct actuator_ops actuator_real_ops; /* cgroups/affinity + cpufre
 int actuator_open(const struct actuator_ops *ops, const struct actuator_config *cfg,
                   struct actuator **out, char *why, size_t why_size);
 void actuator_close(struct actuator *a);
-/* Restores what a previous instance recorded under state_dir, then clears the record.
- * Returns how many items were restored, or -errno. */
-int actuator_recover(const struct actuator_config *cfg);
+/* Restores what a previous instance recorded under state_dir; what cannot be undone now, and
+ * every line of the record that cannot be read, stays in it (out, when not NULL, counts the
+ * first and lists the second). Returns how many items were restored, or -errno when the record
+ * cannot be read or written. */
+int actuator_recover(const struct actuator_config *cfg, struct actuator_recovery *out);
 /* Transient errors are retried next interval; anything else stops managing that app. */
 bool actuator_error_is_transient(int err);
 /* The app is gone: not an error, the app is simply no longer managed. */

@@ -18,6 +18,7 @@
 #include "pctl/topology.h"
 
 #define ALLOCATOR_HISTORY 48
+#define ALLOCATOR_IPU_POINTS 8
 
 /* A configuration the app ran at, and the objective's measured score there (lower is better),
  * averaged over the decisions it was measured in. */
@@ -44,6 +45,13 @@ struct allocator_app {
         struct stack stack;
         unsigned cores;    /* held now */
         unsigned freq_khz; /* its CPUs run at now; 0 without DVFS */
+        /* Progress the app reports itself (include/pctl/progress.h): the units of work it
+         * has marked so far and when they were read. Known, its measured score is per unit of
+         * work instead of per instruction, which overstates progress when the work inflates
+         * with threads (docs/allocator.md, "Progress"). */
+        bool progress_known;
+        uint64_t progress_units;
+        uint64_t progress_ns;
         /* Its CPUs share a frequency domain with another app's: the domain runs at the
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
@@ -113,6 +121,20 @@ struct allocator_app {
          * "Spinning apps"). idle_run_samples 0: unknown, Amdahl's count stands. */
         double idle_run_share;
         unsigned idle_run_samples;
+        /* The last marker reading a score was taken from, and what the points in hist were
+         * measured in (progress_by_markers: units of work; else instructions). */
+        uint64_t progress_prev_units, progress_prev_ns;
+        bool progress_by_markers;
+        /* With markers: instructions per unit of work at each core count measured, and the
+         * work inflation they show, fitted as 1 + work_x (k - 1) (0: none seen). The model's
+         * predicted times are stretched by it (docs/allocator.md, "Progress"). */
+        struct {
+                unsigned cores;
+                double ipu;
+                unsigned samples;
+        } ipu[ALLOCATOR_IPU_POINTS];
+        unsigned n_ipu;
+        double work_x;
         /* Out. */
         unsigned want_cores;
         unsigned want_freq_khz;
@@ -134,6 +156,7 @@ struct allocator_app {
          * frequency can be searched: it wants a lower clock than its neighbours. */
         bool own_domain;
         uint64_t clock_probed; /* the decision it was sent to the lowest clock there; 0: not */
+        uint64_t domain_returned; /* the decision it gave its domain back; 0: never */
         /* The extrapolation's best core count for its objective within its policy's bounds,
          * and the largest speedup over one core there (0 and NaN: unknown). */
         unsigned predicted_best_cores;

@@ -32,6 +32,10 @@ struct estimator_config {
         /* α: ΔI per second on the app's CPUs, instructions/s. Used with a calibrated β; NaN
          * or < 0 there: 0. */
         double delta_i_alpha;
+        /* ΔI per second on each of the app's CPUs, busy or idle (interrupts, kernel threads,
+         * daemons spread over every CPU), instructions/s; 0 (or NaN, < 0): none. Calibration
+         * does not fit it (docs/estimator.md, "ΔI"). */
+        double delta_i_cpu_rate;
         /* Calibrated single-core IPC of I0; 0 for unknown. */
         double ipc1_calibrated;
         /* Package power model for idle/static attribution and for power without RAPL; may be
@@ -296,7 +300,9 @@ int estimate_p_run_range(const struct estimate *e, double unseen_s, unsigned cor
  * (before the first, after the last: the exit's partial interval), from what the command used
  * there: unseen_s of wall time and unseen_cpu_s of CPU time on `cores` CPUs, as the one who
  * waited for it knows them (pctl run's wait4 less run_busy_s). In busy time that part is one
- * more interval, so the result is exact where the intervals are: no range is left. -ENODATA
+ * more interval, so the result is exact where the intervals are: no range is left. CPU time
+ * beyond what `cores` give in unseen_s was missed by the seen intervals: it adds to the work,
+ * not to the time, up to what `cores` give over the whole run. -ENODATA
  * while p_run is unknown or when the run had counters (their work is not CPU time), -EDOM for
  * negative or non-finite times or cores 0. */
 int estimate_run_complete(const struct estimate *e, double unseen_s, double unseen_cpu_s,

@@ -117,6 +117,18 @@ void extrap_predict(const struct extrap_model *mod, double n, struct extrap_pred
  * speedup in that range in *speedup_max when not NULL (NaN when unknown). */
 unsigned extrap_best_cores(const struct extrap_model *mod, unsigned n_max, double *speedup_max);
 
+/* The knee's tolerance: the fewest cores within this share of the best predicted score. */
+#define EXTRAP_KNEE_TOL 0.05
+
+/* The knee of a predicted curve, lower scores better (time, EDP): the fewest cores whose
+ * score is within tol_rel of the least one over [lo, hi] (score - best <= tol_rel |best|),
+ * where the argmin of a curve flat within a few per cent is noise. score(ctx, n) gives the
+ * score at n cores, NaN where unknown. 0 when no score in the range is finite or lo > hi. */
+unsigned extrap_knee(double (*score)(const void *ctx, unsigned n), const void *ctx, unsigned lo,
+                     unsigned hi, double tol_rel);
+/* The model's predicted time at n cores (NaN when unknown): a score for extrap_knee. */
+double extrap_time_score(const void *mod, unsigned n);
+
 /* Amdahl alone, the baseline: T(n) = s + p/n by least squares on all points (0 with known
  * false for fewer than two). */
 int extrap_amdahl(const struct extrap_point *pts, unsigned m, struct extrap_model *out);

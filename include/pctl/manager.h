@@ -60,6 +60,10 @@ uint64_t manager_changes(const struct manager *m);
 /* The speedup stack of a managed pid at its current setting, for the allocator's probe order
  * (docs/allocator.md, "The speedup stack"); -ESRCH if not managed. */
 int manager_set_stack(struct manager *m, pid_t pid, const struct stack *s);
+/* The units of work a managed pid has marked so far (include/pctl/progress.h), read at now_ns:
+ * its measured scores are then per unit of work, not per instruction (docs/allocator.md,
+ * "Progress"). Call before manager_sample at each interval. -ESRCH if not managed. */
+int manager_set_progress(struct manager *m, pid_t pid, uint64_t units, uint64_t now_ns);
 /* Whether a managed pid was started at a past run's best configuration (pctl history). */
 bool manager_from_history(const struct manager *m, pid_t pid);
 /* The estimate of a managed pid (NULL if not managed), for `pctl sim run` reports. */

@@ -30,6 +30,12 @@ struct policy_patterns {
         size_t n;
 };
 
+/* How the allocator chooses once P is known (docs/allocator.md, "The model-only baseline"). */
+enum policy_search {
+        POLICY_SEARCH_MEASURED, /* the model proposes, measurements decide (the default) */
+        POLICY_SEARCH_MODEL,    /* the model's best, never measured against its neighbours */
+};
+
 struct policy {
         char name[CONFIG_NAME_MAX];
         unsigned objective;    /* enum objective_kind */
@@ -39,6 +45,7 @@ struct policy {
         unsigned max_freq_mhz; /* 0: the highest */
         double max_slowdown;   /* INFINITY: no limit; 0.1 = at most 10% slower than alone */
         double weight;         /* > 0; share when apps compete */
+        unsigned search;       /* enum policy_search */
         struct policy_patterns match[POLICY_MATCH_KINDS];
         char file[CONFIG_PATH_MAX]; /* "" for a built-in */
         int lineno;                 /* of the [policy NAME] header */

@@ -65,6 +65,12 @@ struct sim_proc {
 /* Fills up to max entries; returns how many apps there are. */
 unsigned sim_list_procs(const struct sim_machine *m, struct sim_proc *out, unsigned max);
 
+/* What the app's own progress markers have counted (the model of include/pctl/progress.h):
+ * units of work done so far, evenly over its useful instructions, extra work excluded. Not
+ * ground truth: a real app that marks its progress shows pctld the same. -ENODATA when the
+ * app has no markers (no progress_units), -ESRCH for no such app. */
+int sim_progress_read(const struct sim_machine *m, unsigned app, uint64_t *units);
+
 /* Ground truth: for tests and reports only, never for the manager. */
 struct sim_app_truth {
         const char *name;

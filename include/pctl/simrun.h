@@ -20,6 +20,9 @@ struct simrun_options {
         /* The allocator decides without the apps' speedup stacks (a benchmark's baseline);
          * the stacks are still computed and reported. */
         bool no_stack_hints;
+        /* The policy's search is the model-only baseline (search = model), whatever the
+         * policy says: the model's best once P is settled, nothing measured against it. */
+        bool model_only;
         struct model_power power;
         double delta_i_rate;  /* NaN: the estimator's default */
         double ipc1;          /* 0: unknown */

@@ -15,10 +15,17 @@ enum stack_component {
         STACK_IMBALANCE,    /* threads finished or parked at the end while others run */
         STACK_RUNQUEUE,     /* runnable without a CPU: oversubscription, other load */
         STACK_IO,           /* other blocking */
-        STACK_INTERFERENCE, /* what is left: cache, SMT, frequency (and memory, unsplit) */
-        /* The part of the residual that memory explains: the clock-insensitive time the
+        /* Cores that ran without doing the work alone's rate would have: the threads' run
+         * time less the measured speedup (cache, SMT, frequency, extra work; and memory,
+         * unsplit). 0 where the speedup is the run time itself (no counters). */
+        STACK_INTERFERENCE,
+        /* The part of the interference that memory explains: the clock-insensitive time the
          * app's cores spent beyond what its work takes alone (stack_split_memory). */
         STACK_MEMORY,
+        /* What no component explains: N - speedup - every other component. Positive where
+         * cores stood idle with no thread state to say why, negative where the components
+         * claim more than the cores the speedup leaves (a speedup above the run time). */
+        STACK_UNEXPLAINED,
         STACK_COMPONENTS
 };
 
@@ -27,7 +34,8 @@ struct stack {
         double cores; /* N */
         unsigned threads;
         double speedup;
-        /* cores; speedup + Σ component == cores, memory counted only where known */
+        /* cores; speedup + Σ component == cores (unexplained included), memory counted only
+         * where known */
         double component[STACK_COMPONENTS];
         /* Memory is split out of interference (stack_split_memory); false: it is not
          * (component[STACK_MEMORY] NaN, or 0 in a zeroed stack), interference holds it. */
@@ -46,6 +54,11 @@ void stack_compute(const struct threadstate_app *app, double cores, double speed
 /* Whether component c of s is a figure: the stack is known, and for memory, split out. */
 bool stack_has(const struct stack *s, enum stack_component c);
 
+/* The papers' estimated speedup, N - Σ of the measured components (every one but
+ * unexplained): what the components alone say the app achieved ([SS] eq. 4), to be judged
+ * against a speedup measured apart (a run on one core). NaN when the stack is unknown. */
+double stack_speedup_estimated(const struct stack *s);
+
 /* Splits memory out of the interference residual (docs/stack.md, "Memory"). mem_share: the
  * share of the app's run time on its N cores, at the clock of the stack, that does not
  * scale with the clock (its frequency sensitivity there); mem_share_alone: the same for its
@@ -63,6 +76,6 @@ void stack_split_memory(struct stack *s, double mem_share, double mem_share_alon
  * docs/estimator.md). NaN when either is unknown. */
 double stack_mem_share_at(double mem_fraction, unsigned freq_ref_khz, unsigned freq_khz);
 
-/* The largest component but interference (what the app's own structure and its memory
- * cost), or STACK_COMPONENTS when the stack is unknown or every one is 0. */
+/* The largest component but interference and unexplained (what the app's own structure and
+ * its memory cost), or STACK_COMPONENTS when the stack is unknown or every one is 0. */
 enum stack_component stack_largest(const struct stack *s);

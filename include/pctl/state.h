@@ -15,7 +15,13 @@
  *                                         value before ("0-3", or "-" for not set)
  *
  * Paths are absolute and contain no white space. The record is guarded by an flock on
- * STATE_LOCK_FILE: one holder at a time, released by the kernel when the holder dies. */
+ * STATE_LOCK_FILE: one holder at a time, released by the kernel when the holder dies.
+ *
+ * Nothing the file holds is lost before it is restored: opening reads the whole file into the
+ * in-memory record, which every commit writes back. A line that cannot be read is reported
+ * (state_record_problems) and kept, less its surrounding white space, in every later commit until
+ * an operator removes it; a file whose first line is not the format's is renamed aside, whole, not
+ * rewritten. */
 #pragma once
 
 #include <stdbool.h>
@@ -41,19 +47,41 @@ struct state_entry {
         unsigned min_khz, max_khz;
 };
 
+#define STATE_PROBLEM_MAX 200
+#define STATE_PROBLEMS_LISTED 32
+
+#define STATE_PROBLEM_TEXT 64
+
+/* A line of the file that could not be read, and why, in words. */
+struct state_problem {
+        unsigned line; /* in the file as open read it */
+        char why[STATE_PROBLEM_MAX];
+        char text[STATE_PROBLEM_TEXT]; /* its beginning, control bytes as '?'; "" for a file
+                                        * set aside */
+};
+
 struct state_record;
 
-/* Creates dir if needed and takes the lock: -EBUSY when another live process holds it. */
+/* Creates dir if needed, takes the lock (-EBUSY when another live process holds it) and reads
+ * the file: its entries are the in-memory record from then on. Fails only when the file
+ * cannot be read at all (-errno of the read), never for what is in it. */
 int state_record_open(const char *dir, struct state_record **out);
-/* The entries the file holds now (what a previous holder left), in the order they were made.
- * *entries is malloc'd (NULL when there are none). -EBADMSG names a bad line via *bad_line. */
-int state_record_load(struct state_record *r, struct state_entry **entries, size_t *n,
-                      unsigned *bad_line);
+/* The lines open could not read (line numbers of the file as it was): the first
+ * STATE_PROBLEMS_LISTED of them (*n_listed), and how many there were (*n_all, may be NULL). */
+const struct state_problem *state_record_problems(const struct state_record *r, size_t *n_listed,
+                                                  size_t *n_all);
+/* How many of those lines the record keeps (a file set aside keeps none of its lines). */
+size_t state_record_kept(const struct state_record *r);
+/* Hands over the in-memory entries (after open: what a previous holder left), in the order
+ * they were made, and empties the in-memory record: whoever takes them adds back what they
+ * could not undo before the next commit. *entries is malloc'd (NULL when there are none). */
+int state_record_take(struct state_record *r, struct state_entry **entries, size_t *n);
 /* Adds to / removes from the in-memory record; state_record_commit writes it. */
 int state_record_add(struct state_record *r, const struct state_entry *e);
 /* Removes the entry with the same identity (dir/freq: path; task: pid and tid). */
 void state_record_remove(struct state_record *r, const struct state_entry *e);
-/* Atomically replaces the file with the in-memory record; removes it when empty. */
+/* Atomically replaces the file with the in-memory record and the kept lines; removes it when
+ * both are empty. */
 int state_record_commit(struct state_record *r);
 size_t state_record_count(const struct state_record *r);
 /* Releases the lock and frees r. The file stays as committed. NULL is fine. */
@@ -61,4 +89,5 @@ void state_record_close(struct state_record *r);
 
 /* One line of the file, without the newline. Exposed for tests. */
 int state_entry_format(const struct state_entry *e, char *buf, size_t size);
-int state_entry_parse(const char *line, struct state_entry *out);
+/* why (may be NULL) says what is wrong with a refused line; *out is written only on success. */
+int state_entry_parse(const char *line, struct state_entry *out, char *why, size_t why_size);

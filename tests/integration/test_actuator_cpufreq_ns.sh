@@ -8,6 +8,8 @@
 # SIGKILLed, and `recover` puts schedutil and the limits back. The machine's own tree is
 # never touched: outside the namespace nothing changes.
 set -uo pipefail
+# shellcheck source=lib.sh
+. "${TEST_LIB:?TEST_LIB is not set}"
 act=${BUILD_DIR:?BUILD_DIR is not set}/tools/pctl_actuate
 
 [ "$(id -u)" = 0 ] || { echo "SKIP: a mount namespace and bind mounts need root"; exit 77; }
@@ -28,22 +30,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The values that are written have the width of the ones they replace: libcpupower writes
-# without O_TRUNC, which a kernel attribute ignores and a plain file does not.
 pol=$tmp/cpu/cpufreq/policy0
-mkdir -p "$pol" "$tmp/cpu/cpu0" "$tmp/cpu/cpu1"
+mkdir -p "$tmp/cpu/cpu0" "$tmp/cpu/cpu1"
 echo 0-1 >"$tmp/cpu/online"
-echo "0 1" >"$pol/related_cpus"
-echo "0 1" >"$pol/affected_cpus"
-echo 1000000 >"$pol/cpuinfo_min_freq"
-echo 3000000 >"$pol/cpuinfo_max_freq"
-echo "3000000 2000000 1400000 1000000 " >"$pol/scaling_available_frequencies"
-echo "performance powersave userspace schedutil" >"$pol/scaling_available_governors"
-echo schedutil >"$pol/scaling_governor"
-echo 1000000 >"$pol/scaling_min_freq"
-echo 3000000 >"$pol/scaling_max_freq"
-echo 2000000 >"$pol/scaling_cur_freq"
-echo "<unsupported>" >"$pol/scaling_setspeed"
+fake_cpufreq_policy "$pol" "0 1"
 ln -s ../cpufreq/policy0 "$tmp/cpu/cpu0/cpufreq"
 ln -s ../cpufreq/policy0 "$tmp/cpu/cpu1/cpufreq"
 mount --bind "$tmp/cpu" /sys/devices/system/cpu || { echo "FAIL: cannot bind-mount the fake tree"; exit 1; }

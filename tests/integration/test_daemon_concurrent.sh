@@ -41,7 +41,7 @@ check() {
             len(d['apps']),
             sum(a['reason'].startswith('learning') for a in d['apps'])])"
 }
-near() { [ "$1" != None ] && python3 -c "import sys; sys.exit(abs($1-$2)>0.05)"; }
+near() { [ "$1" != None ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a - b <= 0.05 && b - a <= 0.05) }'; }
 
 ok_low=0 ok_high=0 shared_seen=0 seen_both=0 low_cores=None others_learning=
 deadline=$((SECONDS + 60))

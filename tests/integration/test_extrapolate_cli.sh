@@ -12,7 +12,8 @@ printf '# cores time_s\n1 10\n2 6\n3 4.6666667\n4 4\n6 3.3333333\n8 3\n' >"$T/am
 python3 - "$T/a.json" <<'PY' || fail "JSON of the Amdahl runs"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert set(d) == {"kernel", "checkpoint_error", "predictions", "best_cores_time", "best_cores_edp"}, d.keys()
+assert set(d) == {"kernel", "checkpoint_error", "predictions", "best_cores_time", "best_cores_edp",
+                  "knee_cores_time", "knee_cores_edp"}, d.keys()
 assert d["kernel"] in ("Amdahl", "Rat22", "Rat23", "Rat33", "CubicLn", "ExpRat", "Poly25"), d["kernel"]
 p = d["predictions"]
 assert [r["cores"] for r in p] == list(range(1, 65))
@@ -23,6 +24,9 @@ assert all(r["low"] <= r["time_s"] <= r["high"] for r in p)
 assert d["checkpoint_error"] < 0.01, d["checkpoint_error"]
 assert d["best_cores_time"] == 64, d["best_cores_time"]
 assert d["best_cores_edp"] is None  # no power in a runs file
+# T = 2 + 8/n: at 64 cores 2.125 s; within 5 % of it (2.231 s) from 8/n <= 0.231, n = 35.
+assert d["knee_cores_time"] == 35, d["knee_cores_time"]
+assert d["knee_cores_edp"] is None
 PY
 # The same through the global --json, and the text table.
 "$PCTL" --json extrapolate "$T/amdahl.txt" --to 8 | python3 -c 'import json,sys; assert len(json.load(sys.stdin)["predictions"]) == 8' ||
@@ -37,6 +41,27 @@ python3 -c '
 for n in range(1, 9): print(n, (10 + n + 0.02 * n ** 2.5) / n)' >"$T/slow.txt"
 best=$("$PCTL" extrapolate "$T/slow.txt" --to 32 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["best_cores_time"])')
 [ "$best" = 10 ] || fail "slowdown: best cores $best, not 10"
+
+# SP-like runs (NPB SP's shape on a Xeon: speedup flattening as memory traffic fills the
+# package; synthetic, T = 0.08 + 0.92/n + 0.004 n, real SP data is not in the tree), measured on
+# 1-8 cores and predicted to 20: the predicted curve is within 5 % of its least from 11 cores
+# on, so the argmin (15) is noise and the knee is what to run at.
+python3 -c '
+for n in range(1, 9): print(n, "%.6f" % (0.08 + 0.92 / n + 0.004 * n))' >"$T/sp.txt"
+"$PCTL" extrapolate "$T/sp.txt" --to 20 --json >"$T/sp.json" || fail "extrapolate SP-like"
+python3 - "$T/sp.json" <<'PY' || fail "SP-like knee: $(cat "$T/sp.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {r["cores"]: r["time_s"] for r in d["predictions"]}
+best = min(p.values())
+knee = d["knee_cores_time"]
+assert knee is not None and knee < d["best_cores_time"], (knee, d["best_cores_time"])
+assert p[knee] <= 1.05 * best and all(p[n] > 1.05 * best for n in range(1, knee)), (knee, p)
+assert 9 <= knee <= 12, knee
+PY
+out=$("$PCTL" extrapolate "$T/sp.txt" --to 20) || fail "SP-like text"
+echo "$out" | grep -Eq "^knee for time: (9|1[0-2]) cores " || fail "no knee line: $out"
+echo "ok: SP-like runs name the knee: $(echo "$out" | grep '^knee for time')"
 
 # Stalls per core as a third column on every row.
 printf '1 100 60\n2 52 33\n3 36 25.667\n4 29 23\n' >"$T/stalls.txt"
@@ -56,6 +81,7 @@ p = d["predictions"]
 assert p[0]["speedup"] == 1 or abs(p[0]["speedup"] - 1) < 1e-6, p[0]
 assert p[3]["speedup"] > 2.5, p[3]  # P = 0.9 on 4 cores: 3.08
 assert d["best_cores_edp"] is not None and 1 <= d["best_cores_edp"] <= 8, d
+assert d["knee_cores_edp"] is not None and 1 <= d["knee_cores_edp"] <= d["best_cores_edp"], d
 PY
 
 # Traces with stalled cycles (the model machine counts them for a memory-bound app): the
@@ -98,15 +124,22 @@ assert d["best_cores_edp"] is not None
 PY
 
 # Online: on the 64-core model machine, P = 0.9 under edp, once 64, 32 and 16 cores are
-# measured the allocator jumps to the extrapolation's optimum (the oracle's is 43 cores)
-# instead of walking there, and the run still ends within 5 % of the oracle's EDP.
+# measured the extrapolation's optimum is 43 cores (the oracle's too), on a curve so flat that
+# 25 cores are within 5 % of it: the allocator takes the knee, not the argmin, so it does not
+# jump past it (until 27 November it jumped to 43), and its measured search still ends near
+# the oracle's count.
 "$PCTL" sim run "$SRC_DIR/tests/scenarios/suite-s64-p09.ini" --policy edp --log >"$T/online.txt" 2>&1 ||
         fail "sim run suite-s64-p09"
 jump=$(grep -oE "CPUs 0-[0-9]+ \(([0-9]+)\), extrapolated \([A-Za-z0-9]+, [0-9]+ points\): edp best at [0-9]+ cores" "$T/online.txt" | head -1)
-[ -n "$jump" ] || fail "no jump to the extrapolated optimum: $(grep -E 'exploring|extrapolated' "$T/online.txt" | head -5)"
-n=$(echo "$jump" | sed -E 's/.*best at ([0-9]+) cores/\1/')
-[ "$n" -ge 38 ] && [ "$n" -le 48 ] || fail "jumped to $n cores, the optimum is 43: $jump"
-echo "ok: $jump"
+if [ -n "$jump" ]; then
+        n=$(echo "$jump" | sed -E 's/.*best at ([0-9]+) cores/\1/')
+        [ "$n" -le 30 ] || fail "jumped to $n cores, past the knee (about 25): $jump"
+fi
+"$PCTL" sim run "$SRC_DIR/tests/scenarios/suite-s64-p09.ini" --policy edp --json >"$T/online.json" ||
+        fail "sim run suite-s64-p09 --json"
+end=$(json_get "$T/online.json" 'd["apps"][0]["cores"]')
+[ "$end" -ge 35 ] && [ "$end" -le 48 ] || fail "ended at $end cores, the oracle's is 43"
+echo "ok: no jump past the knee (${jump:-none}); the search ended at $end cores"
 
 # Bad input: exit 2, file:line and the reason, nothing on stdout.
 refused() {

@@ -40,6 +40,19 @@ python3 -c "import sys; sys.exit(0 if $managed < $default else 1)" || fail "edp 
 grep -Eq "decision 1 at [0-9]+\.[0-9] s" "$T/log" || fail "--log printed no decision line: $(head -3 "$T/log")"
 grep -q "CPUs .*, \(exploring\|model\|measured\)" "$T/log" || fail "--log printed no change with its reason: $(cat "$T/log")"
 
+# --search model: the model-only baseline; it goes where the model says and probes nothing.
+"$PCTL" sim run "$S/i7-p01.ini" --policy edp --search model --json >"$T/model.json" ||
+        fail "sim run --search model"
+python3 - "$T/model.json" <<'PY' || fail "--search model: $(cat "$T/model.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["search"] == "model", j["search"]
+PY
+"$PCTL" sim run "$S/i7-p01.ini" --policy edp --search model --log >/dev/null 2>"$T/model.log" ||
+        fail "sim run --search model --log"
+grep -q "model only: " "$T/model.log" || fail "--search model: no model-only decision: $(cat "$T/model.log")"
+if grep -q "exploring" "$T/model.log"; then fail "--search model probed: $(grep exploring "$T/model.log")"; fi
+
 # Scenario defaults: freqs_mhz without volts takes the preset's V/f curve, which is what
 # the same machine with those voltages written out runs; a rows app needs no instructions.
 sed 's/^freqs_mhz = .*/&\nvolts = 0.825 1.0 1.2/' "$S/defaults-i7.ini" >"$T/volts.ini"
@@ -103,6 +116,8 @@ check_refused "either --static" sim run "$S/i7-p09.ini"
 check_refused "either --static" sim run "$S/i7-p09.ini" --static cores=2,freq=max --policy edp
 check_refused "--log goes with --policy" sim run "$S/i7-p09.ini" --static cores=2,freq=max --log
 check_refused "no policy named 'fastest'" sim run "$S/i7-p09.ini" --policy fastest
+check_refused "is not measured or model" sim run "$S/i7-p09.ini" --policy edp --search oracle
+check_refused "--search goes with --policy" sim run "$S/i7-p09.ini" --static cores=2,freq=max --search model
 check_refused "cores=9 but the machine has 4 CPUs" sim run "$S/i7-p09.ini" --static cores=9,freq=max
 check_refused "is not one of the machine's P-states" sim run "$S/i7-p09.ini" --static cores=2,freq=1234
 check_refused "is not one of edp, ppw, energy, perf" sim oracle "$S/i7-p09.ini" --objective fastest

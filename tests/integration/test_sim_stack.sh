@@ -19,12 +19,13 @@ for key in ("stack", "stack_true"):
     s = a[key]
     assert s is not None, (key, a)
     assert set(s) == {"cores", "threads", "speedup", "components"}, s
-    assert set(s["components"]) == set(names) | {"memory"}, s
+    assert set(s["components"]) == set(names) | {"memory", "unexplained"}, s
     # Memory: null where the estimator has no frequency sensitivity; the truth has it.
     mem = s["components"]["memory"]
     assert mem is not None or key == "stack", (key, s)
     assert all(s["components"][n] >= 0 for n in names) and (mem is None or mem >= 0), s
-    total = s["speedup"] + sum(s["components"][n] for n in names) + (mem or 0)
+    total = (s["speedup"] + sum(s["components"][n] for n in names) + (mem or 0)
+             + s["components"]["unexplained"])
     assert abs(total - s["cores"]) <= 1e-6 * s["cores"], (key, total, s)
 # Over its last setting (the oracle's 10 cores), what the stack measures is the truth
 # within 0.05 N: the lock at exactly its limit, 9 cores idle through the sequential part.

@@ -71,8 +71,9 @@ import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 if len(lines) != 4:
     sys.exit(f"FAIL: {len(lines)} JSON lines, wanted 3 intervals and the total")
-want = ["pid", "cores", "threads", "speedup", "source", "components"]
-comps = ["sequential", "sync", "yield", "imbalance", "runqueue", "io", "interference", "memory"]
+want = ["pid", "cores", "threads", "speedup", "speedup_estimated", "source", "components"]
+comps = ["sequential", "sync", "yield", "imbalance", "runqueue", "io", "interference", "memory",
+         "unexplained"]
 for line in lines:
     d = json.loads(line)
     if list(d) != want or list(d["components"]) != comps:

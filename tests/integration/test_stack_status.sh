@@ -36,12 +36,12 @@ assert st, "no stack for pbench"
 assert list(st) == ["cores", "threads", "speedup", "source", "components"], list(st)
 c = st["components"]
 assert list(c) == ["sequential", "sync", "yield", "imbalance", "runqueue", "io",
-                   "interference", "memory"], list(c)
+                   "interference", "memory", "unexplained"], list(c)
 # Memory where the estimator has pbench's frequency sensitivity, null where not.
 if c["memory"] is None:
     del c["memory"]
 assert abs(st["speedup"] + sum(c.values()) - st["cores"]) < 0.05, st
-mine = {k: v for k, v in c.items() if k not in ("runqueue", "interference")}
+mine = {k: v for k, v in c.items() if k not in ("runqueue", "interference", "unexplained")}
 assert max(mine, key=mine.get) == "sync", st
 print(f"ok: status --json stack from {st['source']}: speedup {st['speedup']:.2f}, "
       + ", ".join(f"{k} {v:.2f}" for k, v in c.items()))

@@ -230,11 +230,16 @@ int main(int argc, char **argv)
         if (!strcmp(cmd, "probe"))
                 return do_probe(&cfg);
         if (!strcmp(cmd, "recover")) {
-                r = actuator_recover(&cfg);
+                struct actuator_recovery rec;
+
+                r = actuator_recover(&cfg, &rec);
                 if (r < 0) {
                         fprintf(stderr, "pctl_actuate: recover: %s\n", strerror(-r));
                         return 1;
                 }
+                for (unsigned i = 0; i < rec.n_skipped && i < ACTUATOR_MAX_SKIPPED; i++)
+                        printf("skipped %s:%u: %s\n", rec.record, rec.skipped[i].line,
+                               rec.skipped[i].why);
                 printf("recovered %d\n", r);
                 return 0;
         }

@@ -4,68 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "pctl_test.h"
-#include "test_estimator_synth.h"
-#include "pctl/allocator.h"
-#include "pctl/power_decl.h"
+#include "allocator_fixture.h"
 #include "pctl/util.h"
-
-#define N_CPUS 8
-#define INTERVAL_NS 100000000ULL
-
-struct fixture {
-        struct estimator *est;
-        struct synth_machine m;
-        struct sensor_sample s;
-        struct model_power pm;
-};
-
-static void fixture_init(struct fixture *f)
-{
-        struct power_decl d = {0};
-        struct estimator_config cfg = {.delta_i_rate = NAN};
-
-        memset(f, 0, sizeof(*f));
-        f->m = (struct synth_machine){.os_ips = 6.6e4,
-                                      .static_w = 20,
-                                      .core_w = 10,
-                                      .idle_w = 10,
-                                      .metrics = SENSOR_BUSY,
-                                      .rng = 42};
-        assert_int_equal(synth_sample_alloc(&f->s, N_CPUS, 0), 0);
-        power_decl_key(&d, "static_w", "20");
-        power_decl_key(&d, "core_w", "10");
-        assert_int_equal(power_decl_to_model(&d, 1, &f->pm), 0);
-        f->est = estimator_new(&cfg);
-        assert_non_null(f->est);
-}
-
-static void fixture_free(struct fixture *f)
-{
-        estimator_free(f->est);
-        synth_sample_free(&f->s);
-}
-
-/* Feeds `intervals` intervals of app id at P on cores [first, first + n). */
-static void feed(struct fixture *f, uint64_t id, double p, unsigned first, unsigned n,
-                 unsigned intervals)
-{
-        struct synth_app a = {.p = p,
-                              .ipc_ref = 1,
-                              .freq_ref_khz = 1,
-                              .first_cpu = first,
-                              .n_cores = n,
-                              .freq_khz = 1};
-
-        for (unsigned i = 0; i < intervals; i++) {
-                struct estimator_app_view v = synth_view(id, &a, -1);
-
-                synth_begin(&f->m, &f->s, INTERVAL_NS);
-                synth_run(&f->m, &f->s, &a, -1);
-                synth_end(&f->m, &f->s, false);
-                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
-        }
-}
 
 static unsigned hist_samples(const struct allocator_app *a, unsigned cores)
 {
@@ -73,17 +13,6 @@ static unsigned hist_samples(const struct allocator_app *a, unsigned cores)
                 if (a->hist[i].cores == cores)
                         return a->hist[i].samples;
         return 0;
-}
-
-/* Appends a point measured over 3 samples at decision `decision`. */
-static void add_point(struct allocator_app *a, unsigned cores, unsigned freq_khz, double score,
-                      uint64_t decision)
-{
-        a->hist[a->n_hist++] = (struct allocator_point){.cores = cores,
-                                                        .freq_khz = freq_khz,
-                                                        .score = score,
-                                                        .samples = 3,
-                                                        .decision = decision};
 }
 
 static struct allocator_ctx ctx_for(struct fixture *f, unsigned n_cpus)
@@ -122,7 +51,6 @@ static void feed_ipc(struct fixture *f, struct allocator_ctx *ctx, struct alloca
 static void contention_then_decide(struct fixture *f, struct allocator_ctx *ctx,
                                    struct allocator_app *a, double ipc8)
 {
-        fixture_init(f);
         f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY;
         assert_int_equal(estimator_app_add(f->est, 1), 0);
         *ctx = ctx_for(f, N_CPUS);
@@ -138,74 +66,67 @@ static void contention_then_decide(struct fixture *f, struct allocator_ctx *ctx,
  * shows the contention. */
 static void one_core_probe_when_contention_shows(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP)};
         struct allocator_ctx ctx;
         const struct estimate *e;
 
-        (void)state;
-        contention_then_decide(&f, &ctx, &a, 0.8);
-        e = estimator_get(f.est, 1);
+        contention_then_decide(f, &ctx, &a, 0.8);
+        e = estimator_get(f->est, 1);
         assert_int_equal(e->ipc1_source, ESTIMATE_IPC1_BUSIEST_CORE);
         assert_near(e->ipc_core_drop, 0.2, 0.01);
         assert_int_equal(a.want_cores, 1);
         assert_non_null(strstr(a.reason, "one-core probe"));
         assert_false(allocator_wants_decision(&ctx, &a));
         a.cores = 1;
-        feed_ipc(&f, &ctx, &a, 1.0, 1);
+        feed_ipc(f, &ctx, &a, 1.0, 1);
         assert_true(allocator_wants_decision(&ctx, &a));
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, N_CPUS);
         assert_non_null(strstr(a.reason, "probe done"));
         a.cores = N_CPUS;
-        feed_ipc(&f, &ctx, &a, 0.8, 1);
-        e = estimator_get(f.est, 1);
+        feed_ipc(f, &ctx, &a, 0.8, 1);
+        e = estimator_get(f->est, 1);
         assert_int_equal(e->ipc1_source, ESTIMATE_IPC1_ONE_CORE);
         /* Amdahl's 4.71 at P 0.9, times the 0.8 that contention leaves. */
         assert_near(e->speedup, 0.8 / (0.1 + 0.9 / N_CPUS), 0.01);
         /* Once is enough: no probe at the next decision. */
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_not_equal(a.want_cores, 1);
-        fixture_free(&f);
 }
 
 /* No probe when the busiest core's IPC holds (nothing hidden), nor when the policy keeps the
  * app on 2 cores or more. */
 static void no_one_core_probe_without_contention_or_leave(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct policy two = *policy_builtin(OBJECTIVE_EDP);
         struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP)};
         struct allocator_ctx ctx;
 
-        (void)state;
-        contention_then_decide(&f, &ctx, &a, 0.99);
+        contention_then_decide(f, &ctx, &a, 0.99);
         assert_int_not_equal(a.want_cores, 1);
         assert_null(strstr(a.reason, "one-core probe"));
-        fixture_free(&f);
+        fixture_reset(f);
         two.min_cores = 2;
         a = (struct allocator_app){.id = 1, .policy = &two};
-        contention_then_decide(&f, &ctx, &a, 0.8);
+        contention_then_decide(f, &ctx, &a, 0.8);
         assert_int_not_equal(a.want_cores, 1);
         assert_null(strstr(a.reason, "one-core probe"));
-        fixture_free(&f);
 }
 
 static void learning_runs_at_baseline(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2};
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        assert_int_equal(estimator_app_add(f.est, 1), 0);
-        ctx = ctx_for(&f, N_CPUS);
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        ctx = ctx_for(f, N_CPUS);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, N_CPUS); /* no estimate: every allowed core */
         assert_non_null(strstr(a.reason, "learning"));
         assert_true(a.changed);
-        fixture_free(&f);
 }
 
 /* Declared 20 W + 10 W/core: EDP picks 1 core for P = 0.2 and every core for P = 0.95. */
@@ -216,36 +137,32 @@ static void edp_follows_p(void **state)
                 unsigned want;
         } cases[] = {{0.2, 1}, {0.95, N_CPUS}};
 
-        (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-                struct fixture f;
+                struct fixture *f = *state;
                 struct allocator_app a = {
                     .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
                 struct allocator_ctx ctx;
 
-                fixture_init(&f);
-                estimator_app_add(f.est, 1);
-                feed(&f, 1, cases[i].p, 0, N_CPUS, 30);
-                ctx = ctx_for(&f, N_CPUS);
+                fixture_reset(f);
+                estimator_app_add(f->est, 1);
+                feed(f, 1, cases[i].p, 0, N_CPUS, 30);
+                ctx = ctx_for(f, N_CPUS);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 if (a.want_cores != cases[i].want)
                         fail_msg("P=%.2f: want %u cores, expected %u (%s)", cases[i].p,
                                  a.want_cores, cases[i].want, a.reason);
-                fixture_free(&f);
         }
 }
 
 static void monitor_changes_nothing(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_MONITOR), .cores = 3};
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.2, 0, 3, 30);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.2, 0, 3, 30);
+        ctx = ctx_for(f, N_CPUS);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 3);
         assert_false(a.changed);
@@ -268,43 +185,38 @@ static void monitor_changes_nothing(void **state)
                 assert_int_equal(cpumask_count(&out[3]), 2);
                 topology_free(&t);
         }
-        fixture_free(&f);
 }
 
 /* max_cores and max_slowdown bound the choice: P = 0.95 wants all 8, a cap of 4 holds it, and
  * with max_slowdown 0 an EDP app at P = 0.2 must stay as fast as its baseline. */
 static void bounds_are_honoured(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct policy capped = *policy_builtin(OBJECTIVE_EDP), strict = capped;
         struct allocator_app a = {.id = 1, .policy = &capped, .cores = 4};
         struct allocator_ctx ctx;
 
-        (void)state;
         capped.max_cores = 4;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.95, 0, 4, 30);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.95, 0, 4, 30);
+        ctx = ctx_for(f, N_CPUS);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 4);
-        fixture_free(&f);
 
         strict.max_slowdown = 0;
         a = (struct allocator_app){.id = 1, .policy = &strict, .cores = N_CPUS};
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.2, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
+        fixture_reset(f);
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.2, 0, N_CPUS, 30);
+        ctx = ctx_for(f, N_CPUS);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, N_CPUS);
-        fixture_free(&f);
 }
 
 /* Two apps that each want every CPU share them by weight, never below their minimum. */
 static void competing_apps_share_by_weight(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct policy heavy = *policy_builtin(OBJECTIVE_PERFORMANCE), light = heavy;
         struct allocator_app a[2] = {
             {.id = 1, .policy = &heavy, .cores = 4},
@@ -312,14 +224,12 @@ static void competing_apps_share_by_weight(void **state)
         };
         struct allocator_ctx ctx;
 
-        (void)state;
         heavy.weight = 3;
         light.weight = 1;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        estimator_app_add(f.est, 2);
-        feed(&f, 1, 0.99, 0, 4, 30);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2);
+        feed(f, 1, 0.99, 0, 4, 30);
+        ctx = ctx_for(f, N_CPUS);
         ctx.n_apps = 2;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
         assert_int_equal(a[0].want_cores + a[1].want_cores, N_CPUS);
@@ -329,21 +239,18 @@ static void competing_apps_share_by_weight(void **state)
         heavy.min_cores = 6;
         light.min_cores = 6;
         assert_int_equal(allocator_decide(&ctx, a, 2), -ENOSPC);
-        fixture_free(&f);
 }
 
 /* A fresh measurement that beats the current setting overrules the model. */
 static void measurement_overrules_the_model(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 1};
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.2, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.2, 0, N_CPUS, 30);
+        ctx = ctx_for(f, N_CPUS);
         /* The model prefers 1 core for P = 0.2; measurements say 4 cores were far better. */
         a.hist[0] = (struct allocator_point){
             .cores = 1, .freq_khz = 0, .score = 10, .samples = 4, .decision = 99};
@@ -358,7 +265,42 @@ static void measurement_overrules_the_model(void **state)
         ctx.decision = 1000;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 1);
-        fixture_free(&f);
+}
+
+/* search = model (the model-only baseline): once P is settled the model's best, whatever was
+ * measured; the measured search (the default) lets the same measurement overrule the model. */
+static void model_only_goes_to_the_models_best(void **state)
+{
+        struct fixture *f = *state;
+        struct policy pol = *policy_builtin(OBJECTIVE_EDP);
+        struct allocator_app a = {.id = 1, .policy = &pol, .cores = 1};
+        struct allocator_ctx ctx;
+
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.2, 0, N_CPUS, 30);
+        ctx = ctx_for(f, N_CPUS);
+        a.hist[0] = (struct allocator_point){
+            .cores = 1, .freq_khz = 0, .score = 10, .samples = 4, .decision = 99};
+        a.hist[1] = (struct allocator_point){
+            .cores = 4, .freq_khz = 0, .score = 5, .samples = 4, .decision = 98};
+        a.n_hist = 2;
+        pol.search = POLICY_SEARCH_MODEL;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_non_null(strstr(a.reason, "model only"));
+        /* From 8 cores it goes to the model's best, 1 core, and probes nothing after. */
+        a.cores = N_CPUS;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_false(a.exploring);
+        a.cores = 1;
+        ctx.decision++;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 1);
+        assert_false(a.exploring);
+        pol.search = POLICY_SEARCH_MEASURED;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.want_cores, 4);
 }
 
 static void placement_keeps_cpus_and_packages(void **state)
@@ -368,7 +310,6 @@ static void placement_keeps_cpus_and_packages(void **state)
         struct allocator_app apps[2] = {{.want_cores = 3}, {.want_cores = 4}};
         char list[64];
 
-        (void)state;
         assert_int_equal(topology_synthetic(&t, 2, 4, 1), 0); /* CPUs 0-3 and 4-7 */
         cpumask_parse("0-7", &allowed);
         cpumask_parse("4-7", &cur[0]); /* app 0 shrinks on its own package */
@@ -387,18 +328,16 @@ static void placement_keeps_cpus_and_packages(void **state)
  * the partition); without them the old partition by weight holds (1 CPU each). */
 static void learners_share_when_counted_apart(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a[2] = {
             {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2},
             {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2},
         };
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        estimator_app_add(f.est, 2);
-        ctx = ctx_for(&f, 2);
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2);
+        ctx = ctx_for(f, 2);
         ctx.n_apps = 2;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
         assert_int_equal(a[0].want_cores + a[1].want_cores, 2); /* partitioned */
@@ -411,14 +350,13 @@ static void learners_share_when_counted_apart(void **state)
                 assert_true(a[i].shares_cpus);
                 assert_non_null(strstr(a[i].reason, "learning"));
         }
-        fixture_free(&f);
 }
 
 /* Once learned, an app joins the partition while the other still learns and shares every
  * CPU. */
 static void learned_app_is_partitioned_learner_shares(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct topology t;
         struct cpumask allowed, cur[2], out[2];
         struct allocator_app a[2] = {
@@ -428,12 +366,10 @@ static void learned_app_is_partitioned_learner_shares(void **state)
         struct allocator_ctx ctx;
         char list[32];
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        estimator_app_add(f.est, 2);
-        feed(&f, 1, 0.2, 0, 2, 30); /* app 1 learned: P = 0.2 wants 1 core */
-        ctx = ctx_for(&f, 2);
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2);
+        feed(f, 1, 0.2, 0, 2, 30); /* app 1 learned: P = 0.2 wants 1 core */
+        ctx = ctx_for(f, 2);
         ctx.n_apps = 2;
         ctx.learners_share = true;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
@@ -458,8 +394,6 @@ static void learned_app_is_partitioned_learner_shares(void **state)
         a[1].want_cores = 3;
         assert_int_equal(allocator_place(&t, &allowed, a, cur, out, 2), -ENOSPC);
         topology_free(&t);
-
-        fixture_free(&f);
 }
 
 /* Like feed(), with measured package energy (RAPL) and the allocator observing each interval,
@@ -485,24 +419,50 @@ static void feed_observed(struct fixture *f, struct allocator_ctx *ctx, struct a
         }
 }
 
+/* One rule for static power: sharing the machine, an app's measured score charges it its share
+ * of the static power, as its predictions do; the estimator charges it all (20 W here, 2 apps:
+ * 10 W off). */
+static void measured_score_charges_a_share_of_static_power(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 4};
+        struct allocator_ctx ctx;
+        const struct estimate *e;
+        double want;
+
+        /* The estimator with the declared model: it charges each app's power by it. */
+        estimator_free(f->est);
+        f->est = estimator_new(&(struct estimator_config){.delta_i_rate = NAN, .power = &f->pm});
+        assert_non_null(f->est);
+        estimator_app_add(f->est, 1);
+        ctx = ctx_for(f, N_CPUS);
+        ctx.n_apps = 2;
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+        feed_observed(f, &ctx, &a, 0.5, 2); /* one skipped, one counted */
+        e = estimator_get(f->est, 1);
+        assert_non_null(e);
+        assert_true(e->known & ESTIMATE_POWER);
+        assert_int_equal(a.n_hist, 1);
+        assert_int_equal(objective_score_rate(OBJECTIVE_EDP, e->power_w - 10, e->ips, &want), 0);
+        assert_near(a.hist[0].score, want, fabs(want) * 1e-9);
+}
+
 /* Without a power model but with RAPL, the first sample after a change is skipped, the next
  * ones make a point, and then (not before) the allocator asks for a decision. */
 static void observe_skips_the_change_and_asks_to_decide(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {
             .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        ctx = ctx_for(f, N_CPUS);
         ctx.pm = NULL;
         ctx.power_measured = true;
         ctx.probe_samples = 3;
-        f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY; /* IPS needs instructions */
-        feed_observed(&f, &ctx, &a, 0.5, 30);                     /* P settles at the baseline */
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY; /* IPS needs instructions */
+        feed_observed(f, &ctx, &a, 0.5, 30);                       /* P settles at the baseline */
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_false(a.learning);
         assert_int_equal(a.n_hist, 1);
@@ -512,13 +472,12 @@ static void observe_skips_the_change_and_asks_to_decide(void **state)
         assert_true(a.want_cores < N_CPUS);
         assert_non_null(strstr(a.reason, "exploring"));
         a.cores = a.want_cores;
-        feed_observed(&f, &ctx, &a, 0.5, 3); /* one skipped, two counted */
+        feed_observed(f, &ctx, &a, 0.5, 3); /* one skipped, two counted */
         assert_false(allocator_wants_decision(&ctx, &a));
         assert_int_equal(hist_samples(&a, a.cores), 2);
-        feed_observed(&f, &ctx, &a, 0.5, 1);
+        feed_observed(f, &ctx, &a, 0.5, 1);
         assert_int_equal(hist_samples(&a, a.cores), 3);
         assert_true(allocator_wants_decision(&ctx, &a));
-        fixture_free(&f);
 }
 
 /* A fixture whose app (id 1, P 0.5) has 30 intervals on every CPU, and the context of a
@@ -527,7 +486,6 @@ static struct allocator_ctx measured_ctx(struct fixture *f, unsigned n_cpus)
 {
         struct allocator_ctx ctx;
 
-        fixture_init(f);
         estimator_app_add(f->est, 1);
         feed(f, 1, 0.5, 0, N_CPUS, 30);
         ctx = ctx_for(f, n_cpus);
@@ -543,14 +501,13 @@ static void search_settles_on_the_measured_best(void **state)
 {
         /* A measured EDP rate with its minimum at 5 cores. */
         static const double score[N_CPUS + 1] = {0, 9, 7, 5, 4, 3, 3.5, 4.5, 6};
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {
             .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
         struct allocator_ctx ctx;
         unsigned visited = 0;
 
-        (void)state;
-        ctx = measured_ctx(&f, N_CPUS);
+        ctx = measured_ctx(f, N_CPUS);
         for (unsigned step = 0; step < 20; step++) {
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 if (a.converged && !a.changed)
@@ -567,7 +524,6 @@ static void search_settles_on_the_measured_best(void **state)
         if (a.cores != 5 || !a.converged)
                 fail_msg("ended at %u cores (%s), expected 5 and settled", a.cores, a.reason);
         assert_true(visited < N_CPUS); /* fewer probes than trying every count */
-        fixture_free(&f);
 }
 
 /* Noise-free counters give an exact P after a few intervals: the app leaves the baseline then,
@@ -579,35 +535,32 @@ static void p_settles_early_when_precise(void **state)
                 bool learning;
         } cases[] = {{0, false}, {0.2, true}};
 
-        (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-                struct fixture f;
+                struct fixture *f = *state;
                 struct allocator_app a = {
                     .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
                 struct allocator_ctx ctx;
 
-                fixture_init(&f);
-                f.m.counter_noise = cases[i].noise;
-                f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
-                estimator_app_add(f.est, 1);
-                feed(&f, 1, 0.5, 0, N_CPUS, 4);
-                ctx = ctx_for(&f, N_CPUS);
+                fixture_reset(f);
+                f->m.counter_noise = cases[i].noise;
+                f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+                estimator_app_add(f->est, 1);
+                feed(f, 1, 0.5, 0, N_CPUS, 4);
+                ctx = ctx_for(f, N_CPUS);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 if (a.learning != cases[i].learning)
                         fail_msg("noise %.2f: learning %d, expected %d (%s)", cases[i].noise,
                                  a.learning, cases[i].learning, a.reason);
-                fixture_free(&f);
         }
 }
 
 /* The measured search of a on 64 CPUs, from the count it starts on, over a measured EDP rate
  * 100 + 10 (n - best)^2 (minimum at best cores) given to each count when first visited: it
  * visits first[0..2] first, settles on best, and visits at most max_visited new counts. */
-static void search_on_quadratic(struct allocator_app *a, unsigned best, const unsigned first[3],
-                                unsigned max_visited)
+static void search_on_quadratic(struct fixture *f, struct allocator_app *a, unsigned best,
+                                const unsigned first[3], unsigned max_visited)
 {
-        struct fixture f;
-        struct allocator_ctx ctx = measured_ctx(&f, 64);
+        struct allocator_ctx ctx = measured_ctx(f, 64);
         unsigned visited[32], n_visited = 0;
         double d = (double)a->cores - best;
 
@@ -631,7 +584,6 @@ static void search_on_quadratic(struct allocator_app *a, unsigned best, const un
                 fail_msg("ended at %u cores (%s), expected %u and settled", a->cores, a->reason,
                          best);
         assert_true(n_visited <= max_visited);
-        fixture_free(&f);
 }
 
 /* From the full count of a wide range the search halves the cores while the measured score
@@ -640,8 +592,7 @@ static void search_halves_from_the_full_count(void **state)
 {
         struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 64};
 
-        (void)state;
-        search_on_quadratic(&a, 12, (const unsigned[]){32, 16, 8}, 10);
+        search_on_quadratic(*state, &a, 12, (const unsigned[]){32, 16, 8}, 10);
 }
 
 /* Alone on 64 cores, an app whose speedup there is small (P = 0.5: 2.0 of 64 cores) warms up
@@ -654,25 +605,24 @@ static void small_speedup_starts_on_a_quarter(void **state)
                 unsigned want;
         } cases[] = {{0.5, INFINITY, 16}, {0.99, INFINITY, 64}, {0.5, 0.1, 64}};
 
-        (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-                struct fixture f;
+                struct fixture *f = *state;
                 struct policy pol = *policy_builtin(OBJECTIVE_EDP);
                 struct allocator_app a = {.id = 1, .policy = &pol, .cores = 64};
                 struct allocator_ctx ctx;
 
                 pol.max_slowdown = cases[i].max_slowdown;
-                fixture_init(&f);
-                synth_sample_free(&f.s);
-                assert_int_equal(synth_sample_alloc(&f.s, 64, 0), 0);
-                f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
-                estimator_app_add(f.est, 1);
-                ctx = ctx_for(&f, 64);
+                fixture_reset(f);
+                synth_sample_free(&f->s);
+                assert_int_equal(synth_sample_alloc(&f->s, 64, 0), 0);
+                f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+                estimator_app_add(f->est, 1);
+                ctx = ctx_for(f, 64);
                 /* Nothing measured yet: it waits on every core. */
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 assert_int_equal(a.want_cores, 64);
                 assert_false(a.start_decided);
-                feed(&f, 1, cases[i].p, 0, 64, 1);
+                feed(f, 1, cases[i].p, 0, 64, 1);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 if (a.want_cores != cases[i].want || !a.learning)
                         fail_msg("P %.2f, max_slowdown %g: want %u (learning %d), expected %u: %s",
@@ -682,10 +632,9 @@ static void small_speedup_starts_on_a_quarter(void **state)
                         assert_non_null(strstr(a.reason, "warming up there"));
                 /* Decided once: the speedup on 16 cores does not move it again. */
                 a.cores = a.want_cores;
-                feed(&f, 1, cases[i].p, 0, a.cores, 2);
+                feed(f, 1, cases[i].p, 0, a.cores, 2);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 assert_int_equal(a.want_cores, cases[i].want);
-                fixture_free(&f);
         }
 }
 
@@ -699,8 +648,7 @@ static void ladder_climbs_from_a_quarter(void **state)
                                   .start_decided = true,
                                   .start_at = 16};
 
-        (void)state;
-        search_on_quadratic(&a, 40, (const unsigned[]){8, 32, 64}, 12);
+        search_on_quadratic(*state, &a, 40, (const unsigned[]){8, 32, 64}, 12);
 }
 
 /* ESTIMA extrapolates upwards: an app measured on 8-16 cores whose time does not fall with
@@ -710,7 +658,7 @@ static void ladder_climbs_from_a_quarter(void **state)
 static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
 {
         static const unsigned counts[] = {8, 12, 14, 16};
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 8,
@@ -719,8 +667,7 @@ static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
                                   .step_freqs = 1};
         struct allocator_ctx ctx;
 
-        (void)state;
-        ctx = measured_ctx(&f, 64);
+        ctx = measured_ctx(f, 64);
         for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
                 double ips = 1e9, w = 50 + 5.0 * counts[i];
 
@@ -732,7 +679,6 @@ static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
         if (a.want_cores < 7 || strstr(a.reason, "extrapolated"))
                 fail_msg("want %u cores: %s", a.want_cores, a.reason);
         assert_int_equal(a.want_cores, 7);
-        fixture_free(&f);
 }
 
 /* Alone, a probe whose first counted sample measures far worse than the best point (over
@@ -740,27 +686,25 @@ static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
  * observe_skips_the_change_and_asks_to_decide takes its three samples. */
 static void far_worse_probe_is_complete_after_one_sample(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {
             .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        ctx = ctx_for(f, N_CPUS);
         ctx.pm = NULL;
         ctx.power_measured = true;
         ctx.probe_samples = 3;
-        f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
-        feed_observed(&f, &ctx, &a, 0.9, 30);
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+        feed_observed(f, &ctx, &a, 0.9, 30);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_true(a.want_cores < N_CPUS);
         a.cores = a.want_cores;
         /* At the probe the app runs nearly serially: its rate falls by half. */
-        feed_observed(&f, &ctx, &a, 0.05, 1); /* skipped: it may straddle the move */
+        feed_observed(f, &ctx, &a, 0.05, 1); /* skipped: it may straddle the move */
         assert_false(allocator_wants_decision(&ctx, &a));
-        feed_observed(&f, &ctx, &a, 0.05, 1);
+        feed_observed(f, &ctx, &a, 0.05, 1);
         assert_int_equal(a.early_rejects, 1);
         assert_int_equal(hist_samples(&a, a.cores), 3);
         assert_true(allocator_wants_decision(&ctx, &a));
@@ -769,10 +713,9 @@ static void far_worse_probe_is_complete_after_one_sample(void **state)
         /* Sharing the machine, the others move its score: the probe takes its samples. */
         a.cores = N_CPUS - 2;
         ctx.n_apps = 2;
-        feed_observed(&f, &ctx, &a, 0.05, 2);
+        feed_observed(f, &ctx, &a, 0.05, 2);
         assert_int_equal(a.early_rejects, 1);
         assert_false(allocator_wants_decision(&ctx, &a));
-        fixture_free(&f);
 }
 
 /* Nor above twice the largest measured count, where ESTIMA is not validated: an app that
@@ -780,7 +723,7 @@ static void far_worse_probe_is_complete_after_one_sample(void **state)
 static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **state)
 {
         static const unsigned counts[] = {4, 6, 8};
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 8,
@@ -789,8 +732,7 @@ static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **stat
                                   .step_freqs = 1};
         struct allocator_ctx ctx;
 
-        (void)state;
-        ctx = measured_ctx(&f, 64);
+        ctx = measured_ctx(f, 64);
         for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
                 double ips = 1e8 * counts[i], w = 50 + 5.0 * counts[i];
 
@@ -802,23 +744,50 @@ static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **stat
         if (a.want_cores != 16 || !strstr(a.reason, "extrapolated"))
                 fail_msg("want %u cores: %s", a.want_cores, a.reason);
         assert_int_equal(a.step_cores, 1);
-        fixture_free(&f);
+}
+
+/* An SP-like app whose predicted time flattens (Amdahl P 0.7 measured at 4-8 cores: speedup
+ * 2.91 at 16 cores, 2.86 at 14, 2.58 at 8), at a constant 50 W, is sent to the knee of its
+ * predicted EDP, the fewest cores within 5 % of the best (14), not to the argmin of the flat
+ * curve (16, 3.7 % better). */
+static void extrapolation_jumps_to_the_knee_not_the_argmin(void **state)
+{
+        static const unsigned counts[] = {4, 6, 8};
+        struct fixture *f = *state;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 8,
+                                  .searching = true,
+                                  .step_cores = 1,
+                                  .step_freqs = 1};
+        struct allocator_ctx ctx;
+
+        ctx = measured_ctx(f, 64);
+        for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+                double ips = 1e9 / (0.3 + 0.7 / counts[i]), w = 50;
+
+                add_point(&a, counts[i], 0, w / (ips * ips), ctx.decision);
+                for (unsigned k = 0; k < 8; k++)
+                        scaling_add(&a.scaling, counts[i], 0, ips, w, 8);
+        }
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        if (a.want_cores != 14 || !strstr(a.reason, "extrapolated"))
+                fail_msg("want %u cores: %s", a.want_cores, a.reason);
+        assert_int_equal(a.predicted_best_cores, 14);
 }
 
 /* A model jump that measured worse than a measured point shows the model is wrong for this
  * app: the allocator does not follow it to the next unmeasured point it prefers. */
 static void refuted_model_is_not_followed(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {
             .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.2, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.2, 0, N_CPUS, 30);
+        ctx = ctx_for(f, N_CPUS);
         /* The model (P = 0.2) prefers 1 core; it sent the app to 2 before, which measured
          * worse than N_CPUS. */
         add_point(&a, N_CPUS, 0, 5, ctx.decision);
@@ -836,23 +805,20 @@ static void refuted_model_is_not_followed(void **state)
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 1);
         assert_non_null(strstr(a.reason, "model"));
-        fixture_free(&f);
 }
 
 /* A model that ranks two measured points against their measurements is wrong for this app
  * before it has sent the app anywhere: it makes no jump. */
 static void contradicted_model_is_not_followed(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {
             .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.2, 0, N_CPUS, 30);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.2, 0, N_CPUS, 30);
+        ctx = ctx_for(f, N_CPUS);
         /* The model (P = 0.2, 10 W a core) prefers 4 cores to 8; measured, 8 is better. */
         add_point(&a, N_CPUS, 0, 5, ctx.decision);
         add_point(&a, 4, 0, 9, ctx.decision);
@@ -860,7 +826,6 @@ static void contradicted_model_is_not_followed(void **state)
         assert_true(a.model_refuted);
         assert_null(strstr(a.reason, "model"));
         assert_int_not_equal(a.want_cores, 1);
-        fixture_free(&f);
 }
 
 /* A direction that measured worse from a nearby point is not probed again from the new best
@@ -869,11 +834,10 @@ static void contradicted_model_is_not_followed(void **state)
 static void failed_direction_is_not_probed_again(void **state)
 {
         static const unsigned freqs[] = {1000000, 2000000, 3000000};
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_ctx ctx;
 
-        (void)state;
-        ctx = measured_ctx(&f, N_CPUS);
+        ctx = measured_ctx(f, N_CPUS);
         ctx.freqs_khz = freqs;
         ctx.n_freqs = ARRAY_SIZE(freqs);
         for (int with_failure = 1; with_failure >= 0; with_failure--) {
@@ -898,7 +862,6 @@ static void failed_direction_is_not_probed_again(void **state)
                         fail_msg("probed %u cores %u kHz, expected fewer cores first", a.want_cores,
                                  a.want_freq_khz);
         }
-        fixture_free(&f);
 }
 
 /* A move that measured far worse (20%, over ALLOCATOR_FAR_WORSE) holds at any frequency, not
@@ -908,11 +871,10 @@ static void far_worse_move_is_not_probed_again_anywhere(void **state)
 {
         static const unsigned freqs[] = {1000000, 1100000, 1200000, 1300000, 1400000,
                                          1500000, 1600000, 1700000, 1800000, 1900000};
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_ctx ctx;
 
-        (void)state;
-        ctx = measured_ctx(&f, N_CPUS);
+        ctx = measured_ctx(f, N_CPUS);
         ctx.freqs_khz = freqs;
         ctx.n_freqs = ARRAY_SIZE(freqs);
         for (int far_worse = 1; far_worse >= 0; far_worse--) {
@@ -936,7 +898,6 @@ static void far_worse_move_is_not_probed_again_anywhere(void **state)
                         fail_msg("probed %u cores %u kHz, expected fewer cores (%s)", a.want_cores,
                                  a.want_freq_khz, a.reason);
         }
-        fixture_free(&f);
 }
 
 /* Back at a point measured before, the app measures differently: it has changed (a phase the
@@ -945,26 +906,25 @@ static void far_worse_move_is_not_probed_again_anywhere(void **state)
 static void revisit_that_measures_differently_restarts_the_search(void **state)
 {
         for (int changed = 0; changed <= 1; changed++) {
-                struct fixture f;
+                struct fixture *f = *state;
                 struct allocator_app a = {
                     .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS};
                 struct allocator_ctx ctx;
 
-                (void)state;
-                fixture_init(&f);
-                f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
-                estimator_app_add(f.est, 1);
-                ctx = ctx_for(&f, N_CPUS);
+                fixture_reset(f);
+                f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+                estimator_app_add(f->est, 1);
+                ctx = ctx_for(f, N_CPUS);
                 ctx.pm = NULL;
                 ctx.power_measured = true;
                 a.searching = true;
-                feed_observed(&f, &ctx, &a, 0.9, 4);
+                feed_observed(f, &ctx, &a, 0.9, 4);
                 a.cores = 4;
-                feed_observed(&f, &ctx, &a, 0.9, 4);
+                feed_observed(f, &ctx, &a, 0.9, 4);
                 assert_int_equal(a.n_hist, 2);
                 a.cores = N_CPUS;
                 /* P = 0.2 on 8 cores: a far worse EDP rate than P = 0.9 had there. */
-                feed_observed(&f, &ctx, &a, changed ? 0.2 : 0.9, 4);
+                feed_observed(f, &ctx, &a, changed ? 0.2 : 0.9, 4);
                 if (changed) {
                         assert_int_equal(a.drifts, 1);
                         assert_int_equal(a.n_hist, 1);
@@ -973,7 +933,6 @@ static void revisit_that_measures_differently_restarts_the_search(void **state)
                         assert_int_equal(a.drifts, 0);
                         assert_int_equal(a.n_hist, 2);
                 }
-                fixture_free(&f);
         }
 }
 
@@ -982,11 +941,10 @@ static void revisit_that_measures_differently_restarts_the_search(void **state)
 static void shared_domain_app_searches_cores_only(void **state)
 {
         static const unsigned freqs[] = {1000000, 2000000, 3000000};
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_ctx ctx;
 
-        (void)state;
-        ctx = measured_ctx(&f, N_CPUS);
+        ctx = measured_ctx(f, N_CPUS);
         ctx.freqs_khz = freqs;
         ctx.n_freqs = ARRAY_SIZE(freqs);
         for (int shared = 0; shared <= 1; shared++) {
@@ -1009,14 +967,13 @@ static void shared_domain_app_searches_cores_only(void **state)
                         fail_msg("own domain: asked for %u kHz, expected a lower frequency probe",
                                  a.want_freq_khz);
         }
-        fixture_free(&f);
 }
 
 /* A probe for more cores than sharing leaves the app is trimmed to its reserve and remembered
  * as denied: the next decision does not ask for it again. */
 static void probe_denied_by_sharing_is_not_asked_again(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app apps[2] = {
             {.id = 1,
              .policy = policy_builtin(OBJECTIVE_EDP),
@@ -1027,12 +984,10 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
         };
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        estimator_app_add(f.est, 2); /* learning: wants every CPU */
-        feed(&f, 1, 0.5, 0, 4, 30);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2); /* learning: wants every CPU */
+        feed(f, 1, 0.5, 0, 4, 30);
+        ctx = ctx_for(f, N_CPUS);
         ctx.pm = NULL;
         ctx.power_measured = true;
         ctx.n_apps = 2;
@@ -1049,7 +1004,6 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
         if (apps[0].want_cores > 4 || !apps[0].converged)
                 fail_msg("asked again for more cores: wants %u (%s)", apps[0].want_cores,
                          apps[0].reason);
-        fixture_free(&f);
 }
 
 /* Cores that do not fit go where the model says they gain most: of two settled apps wanting
@@ -1057,7 +1011,7 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
  * halved). */
 static void shared_cores_go_where_the_model_gains_most(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         /* Holding 2 each: the cores beyond are not taken from anyone. */
         struct allocator_app a[2] = {
             {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 2},
@@ -1065,37 +1019,32 @@ static void shared_cores_go_where_the_model_gains_most(void **state)
         };
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        estimator_app_add(f.est, 2);
-        feed(&f, 1, 0.99, 0, 4, 30);
-        feed(&f, 2, 0.9, 4, 4, 30);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2);
+        feed(f, 1, 0.99, 0, 4, 30);
+        feed(f, 2, 0.9, 4, 4, 30);
+        ctx = ctx_for(f, N_CPUS);
         ctx.n_apps = 2;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
         assert_int_equal(a[0].want_cores + a[1].want_cores, N_CPUS);
         if (!(a[0].want_cores > a[1].want_cores))
                 fail_msg("P 0.99 gets %u cores, P 0.9 %u (%s)", a[0].want_cores, a[1].want_cores,
                          a[1].reason);
-        fixture_free(&f);
 }
 
 /* Learners get CPUs of their own when the others leave two each; time-share when not. */
 static void learners_get_cpus_of_their_own_when_there_is_room(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a[2] = {
             {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 8},
             {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 8},
         };
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        estimator_app_add(f.est, 2);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2);
+        ctx = ctx_for(f, N_CPUS);
         ctx.n_apps = 2;
         ctx.learners_share = true;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
@@ -1106,7 +1055,6 @@ static void learners_get_cpus_of_their_own_when_there_is_room(void **state)
         ctx.n_cpus = 3; /* 1 + 2: one of them would learn on one CPU */
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
         assert_true(a[0].shares_cpus && a[1].shares_cpus);
-        fixture_free(&f);
 }
 
 /* A learner arriving when a settled app holds every CPU: the settled app wants them all, but
@@ -1114,7 +1062,7 @@ static void learners_get_cpus_of_their_own_when_there_is_room(void **state)
  * instead of letting it time-share the settled app's CPUs. */
 static void learner_gets_room_when_every_app_can_have_two(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a[2] = {
             {.id = 1,
              .policy = policy_builtin(OBJECTIVE_EDP),
@@ -1125,12 +1073,10 @@ static void learner_gets_room_when_every_app_can_have_two(void **state)
         };
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        estimator_app_add(f.est, 2);
-        feed(&f, 1, 0.99, 0, N_CPUS, 30); /* the model wants every CPU for it */
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2);
+        feed(f, 1, 0.99, 0, N_CPUS, 30); /* the model wants every CPU for it */
+        ctx = ctx_for(f, N_CPUS);
         ctx.n_apps = 2;
         ctx.learners_share = true;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
@@ -1142,14 +1088,13 @@ static void learner_gets_room_when_every_app_can_have_two(void **state)
         a[0].cores = 3;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
         assert_true(a[1].shares_cpus);
-        fixture_free(&f);
 }
 
 /* A returning app starts at its remembered configuration, before any estimate, and stays when
  * it measures as remembered; measured far off, it searches from there. */
 static void returning_app_starts_at_its_remembered_best(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = N_CPUS,
@@ -1158,10 +1103,8 @@ static void returning_app_starts_at_its_remembered_best(void **state)
         struct allocator_app b;
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        ctx = ctx_for(f, N_CPUS);
         ctx.pm = NULL;
         ctx.power_measured = true;
         assert_true(allocator_wants_decision(&ctx, &a)); /* at once, no estimate needed */
@@ -1197,20 +1140,17 @@ static void returning_app_starts_at_its_remembered_best(void **state)
                                    .hint_score = 5};
         assert_int_equal(allocator_decide(&ctx, &b, 1), 0);
         assert_true(b.learning && !b.from_history);
-        fixture_free(&f);
 }
 
 /* What a run teaches the history: its best fresh point, or its first phase's best. */
 static void best_is_the_first_phases_when_it_changed(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP)};
         struct allocator_point p;
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        ctx = ctx_for(&f, N_CPUS);
+        ctx = ctx_for(f, N_CPUS);
         assert_false(allocator_best(&ctx, &a, &p));
         add_point(&a, 4, 0, 5, ctx.decision);
         add_point(&a, 2, 0, 3, ctx.decision);
@@ -1221,14 +1161,13 @@ static void best_is_the_first_phases_when_it_changed(void **state)
         a.start_saved = true;
         assert_true(allocator_best(&ctx, &a, &p));
         assert_int_equal(p.cores, 4);
-        fixture_free(&f);
 }
 
 /* Sharing the machine, an app at a probe not measured yet waits for the measurement rather
  * than follow the model elsewhere (which sharing trimmed back, probe after probe). */
 static void probe_is_measured_before_the_model_moves_it(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 1,
@@ -1238,16 +1177,14 @@ static void probe_is_measured_before_the_model_moves_it(void **state)
         struct allocator_ctx ctx;
         struct estimator_config cfg = {.delta_i_rate = NAN};
 
-        (void)state;
-        fixture_init(&f);
         /* The estimator attributes power by the model: the probe's score can be measured. */
-        estimator_free(f.est);
-        cfg.power = &f.pm;
-        f.est = estimator_new(&cfg);
-        assert_non_null(f.est);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.95, 0, 4, 30); /* the model wants every core */
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_free(f->est);
+        cfg.power = &f->pm;
+        f->est = estimator_new(&cfg);
+        assert_non_null(f->est);
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.95, 0, 4, 30); /* the model wants every core */
+        ctx = ctx_for(f, N_CPUS);
         ctx.n_apps = 2;
         add_point(&a, 4, 0, 5, ctx.decision);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
@@ -1257,7 +1194,6 @@ static void probe_is_measured_before_the_model_moves_it(void **state)
         a.probe_cores = 0;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_true(a.want_cores > 1);
-        fixture_free(&f);
 }
 
 /* Sharing the machine, a probe begun alone whose score can no longer be measured (no power
@@ -1265,7 +1201,7 @@ static void probe_is_measured_before_the_model_moves_it(void **state)
  * not asked for again while that is fresh. */
 static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 1,
@@ -1274,11 +1210,9 @@ static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
                                   .probe_cores = 1};
         struct allocator_ctx ctx;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        feed(&f, 1, 0.95, 0, 1, 30);
-        ctx = ctx_for(&f, N_CPUS);
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.95, 0, 1, 30);
+        ctx = ctx_for(f, N_CPUS);
         ctx.n_apps = 2;
         add_point(&a, 4, 0, 5, ctx.decision);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
@@ -1296,7 +1230,6 @@ static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
         ctx.n_apps = 1;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_null(strstr(a.reason, "abandoned"));
-        fixture_free(&f);
 }
 
 /* An app whose threads spin while they wait: its CPUs are busy beyond its speedup. The
@@ -1304,33 +1237,32 @@ static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
  * speedup), and not from a CPU another app time-shares. */
 static void spinning_share_is_measured_from_busy_beyond_the_speedup(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a = {.id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 8};
         struct synth_app s = {
             .p = 0.5, .ipc_ref = 1, .freq_ref_khz = 2000000, .n_cores = 8, .freq_khz = 2000000};
         struct allocator_ctx ctx;
         double speedup = 1 / (0.5 + 0.5 / 8);
 
-        (void)state;
         for (int spin = 0; spin < 2; spin++) {
-                fixture_init(&f);
-                f.m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY;
-                estimator_app_add(f.est, 1);
-                ctx = ctx_for(&f, N_CPUS);
+                fixture_reset(f);
+                f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY;
+                estimator_app_add(f->est, 1);
+                ctx = ctx_for(f, N_CPUS);
                 a = (struct allocator_app){
                     .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 8};
                 for (unsigned i = 0; i < 6; i++) {
                         struct estimator_app_view v = synth_view(1, &s, -1);
 
-                        synth_begin(&f.m, &f.s, INTERVAL_NS);
-                        synth_run(&f.m, &f.s, &s, -1);
+                        synth_begin(&f->m, &f->s, INTERVAL_NS);
+                        synth_run(&f->m, &f->s, &s, -1);
                         /* Spinning: the waiting threads' CPUs run for 60% of what Amdahl
                          * leaves idle, retiring nothing that counts. */
                         for (unsigned c = 1; spin && c < 8; c++)
-                                f.s.cpu[c].busy_ns +=
-                                    (uint64_t)(0.6 * (INTERVAL_NS - f.s.cpu[c].busy_ns));
-                        synth_end(&f.m, &f.s, false);
-                        assert_int_equal(estimator_update(f.est, &f.s, &v, 1), 0);
+                                f->s.cpu[c].busy_ns +=
+                                    (uint64_t)(0.6 * (INTERVAL_NS - f->s.cpu[c].busy_ns));
+                        synth_end(&f->m, &f->s, false);
+                        assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
                         allocator_observe(&ctx, &a);
                 }
                 assert_true(a.idle_run_samples > 0);
@@ -1339,7 +1271,6 @@ static void spinning_share_is_measured_from_busy_beyond_the_speedup(void **state
                                          0.6 * (7 - (speedup - 1)) / (8 - speedup)) < 0.03);
                 else
                         assert_true(a.idle_run_share < 0.02);
-                fixture_free(&f);
         }
 }
 
@@ -1349,20 +1280,18 @@ static void spinning_share_is_measured_from_busy_beyond_the_speedup(void **state
  * share measured they are split evenly. */
 static void spinning_app_gives_up_cores_first(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         struct allocator_app a[2];
         struct allocator_ctx ctx;
         struct power_decl d = {0};
         struct model_power pm;
 
-        (void)state;
-        fixture_init(&f);
-        estimator_app_add(f.est, 1);
-        estimator_app_add(f.est, 2);
-        feed(&f, 1, 0.9, 0, 4, 30);
-        feed(&f, 2, 0.9, 4, 4, 30);
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2);
+        feed(f, 1, 0.9, 0, 4, 30);
+        feed(f, 2, 0.9, 4, 4, 30);
         /* 12 CPUs to share (the counters came from 8). */
-        ctx = ctx_for(&f, 12);
+        ctx = ctx_for(f, 12);
         ctx.n_apps = 2;
         /* A held idle core draws a tenth of a busy one's power. */
         power_decl_key(&d, "static_w", "20");
@@ -1390,7 +1319,6 @@ static void spinning_app_gives_up_cores_first(void **state)
                                  a[1].want_cores, a[0].reason);
                 assert_non_null(strstr(a[0].reason, "spinning"));
         }
-        fixture_free(&f);
 }
 
 /* Counters of app id at P 0.9 on cores [first, first + 4) at 2000 MHz, a share `stalled` of
@@ -1427,25 +1355,24 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
 {
         static const unsigned freqs[] = {1000000, 1500000, 2000000};
 
-        (void)state;
         for (int stalls = 0; stalls < 2; stalls++)
                 for (unsigned dom = 0; dom <= 4; dom += 4) {
-                        struct fixture f;
+                        struct fixture *f = *state;
                         struct allocator_app a[2];
                         struct allocator_ctx ctx;
                         struct model_power pm = {.static_w = 20};
                         struct policy pol = *policy_builtin(OBJECTIVE_EDP);
 
                         pol.max_cores = 4; /* each wants no more than a domain */
-                        fixture_init(&f);
-                        estimator_app_add(f.est, 1);
-                        estimator_app_add(f.est, 2);
+                        fixture_reset(f);
+                        estimator_app_add(f->est, 1);
+                        estimator_app_add(f->est, 2);
                         for (int k = 0; k < 30; k++) {
-                                feed_stalled(&f, 1, 0, stalls ? 0.8 : 0, 1);
-                                feed_stalled(&f, 2, 4, 0, 1);
+                                feed_stalled(f, 1, 0, stalls ? 0.8 : 0, 1);
+                                feed_stalled(f, 2, 4, 0, 1);
                         }
                         assert_int_equal(model_power_set_point(&pm, 2000000, 10, 1), 0);
-                        ctx = ctx_for(&f, 8);
+                        ctx = ctx_for(f, 8);
                         ctx.n_apps = 2;
                         ctx.pm = &pm;
                         ctx.freqs_khz = freqs;
@@ -1463,7 +1390,6 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                         assert_false(a[1].own_domain);
                         if (!stalls || !dom) {
                                 assert_false(a[0].own_domain);
-                                fixture_free(&f);
                                 continue;
                         }
                         if (!a[0].own_domain)
@@ -1472,7 +1398,6 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                         assert_true(a[0].want_cores <= 4 && a[1].want_cores <= 4);
                         assert_non_null(strstr(a[0].reason, "a frequency domain of its own"));
                         assert_non_null(strstr(a[0].reason, "stall"));
-                        fixture_free(&f);
                 }
 }
 
@@ -1485,7 +1410,6 @@ static void domain_of_its_own_is_placed_alone(void **state)
         struct allocator_app apps[2] = {{.want_cores = 3, .own_domain = true}, {.want_cores = 4}};
         char list[64];
 
-        (void)state;
         assert_int_equal(topology_synthetic(&t, 2, 4, 1), 0); /* CPUs 0-3 and 4-7 */
         cpumask_parse("0-7", &allowed);
         cpumask_parse("2-4", &cur[0]); /* straddles both packages */
@@ -1504,43 +1428,46 @@ static void domain_of_its_own_is_placed_alone(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(learning_runs_at_baseline),
-    cmocka_unit_test(one_core_probe_when_contention_shows),
-    cmocka_unit_test(no_one_core_probe_without_contention_or_leave),
-    cmocka_unit_test(edp_follows_p),
-    cmocka_unit_test(monitor_changes_nothing),
-    cmocka_unit_test(bounds_are_honoured),
-    cmocka_unit_test(competing_apps_share_by_weight),
-    cmocka_unit_test(measurement_overrules_the_model),
+    fixture_case(learning_runs_at_baseline),
+    fixture_case(one_core_probe_when_contention_shows),
+    fixture_case(no_one_core_probe_without_contention_or_leave),
+    fixture_case(edp_follows_p),
+    fixture_case(monitor_changes_nothing),
+    fixture_case(bounds_are_honoured),
+    fixture_case(competing_apps_share_by_weight),
+    fixture_case(measurement_overrules_the_model),
+    fixture_case(model_only_goes_to_the_models_best),
+    fixture_case(measured_score_charges_a_share_of_static_power),
     cmocka_unit_test(placement_keeps_cpus_and_packages),
-    cmocka_unit_test(observe_skips_the_change_and_asks_to_decide),
-    cmocka_unit_test(far_worse_probe_is_complete_after_one_sample),
-    cmocka_unit_test(search_settles_on_the_measured_best),
-    cmocka_unit_test(p_settles_early_when_precise),
-    cmocka_unit_test(search_halves_from_the_full_count),
-    cmocka_unit_test(small_speedup_starts_on_a_quarter),
-    cmocka_unit_test(ladder_climbs_from_a_quarter),
-    cmocka_unit_test(extrapolation_does_not_jump_below_the_measured_counts),
-    cmocka_unit_test(extrapolation_jumps_at_most_to_twice_the_measured_counts),
-    cmocka_unit_test(refuted_model_is_not_followed),
-    cmocka_unit_test(contradicted_model_is_not_followed),
-    cmocka_unit_test(failed_direction_is_not_probed_again),
-    cmocka_unit_test(far_worse_move_is_not_probed_again_anywhere),
-    cmocka_unit_test(revisit_that_measures_differently_restarts_the_search),
-    cmocka_unit_test(shared_domain_app_searches_cores_only),
-    cmocka_unit_test(probe_denied_by_sharing_is_not_asked_again),
-    cmocka_unit_test(learners_share_when_counted_apart),
-    cmocka_unit_test(learned_app_is_partitioned_learner_shares),
-    cmocka_unit_test(shared_cores_go_where_the_model_gains_most),
-    cmocka_unit_test(learners_get_cpus_of_their_own_when_there_is_room),
-    cmocka_unit_test(returning_app_starts_at_its_remembered_best),
-    cmocka_unit_test(best_is_the_first_phases_when_it_changed),
-    cmocka_unit_test(probe_is_measured_before_the_model_moves_it),
-    cmocka_unit_test(unmeasurable_probe_is_abandoned_while_sharing),
-    cmocka_unit_test(spinning_share_is_measured_from_busy_beyond_the_speedup),
-    cmocka_unit_test(spinning_app_gives_up_cores_first),
-    cmocka_unit_test(learner_gets_room_when_every_app_can_have_two),
-    cmocka_unit_test(memory_bound_app_gets_a_frequency_domain_of_its_own),
+    fixture_case(observe_skips_the_change_and_asks_to_decide),
+    fixture_case(far_worse_probe_is_complete_after_one_sample),
+    fixture_case(search_settles_on_the_measured_best),
+    fixture_case(p_settles_early_when_precise),
+    fixture_case(search_halves_from_the_full_count),
+    fixture_case(small_speedup_starts_on_a_quarter),
+    fixture_case(ladder_climbs_from_a_quarter),
+    fixture_case(extrapolation_does_not_jump_below_the_measured_counts),
+    fixture_case(extrapolation_jumps_at_most_to_twice_the_measured_counts),
+    fixture_case(extrapolation_jumps_to_the_knee_not_the_argmin),
+    fixture_case(refuted_model_is_not_followed),
+    fixture_case(contradicted_model_is_not_followed),
+    fixture_case(failed_direction_is_not_probed_again),
+    fixture_case(far_worse_move_is_not_probed_again_anywhere),
+    fixture_case(revisit_that_measures_differently_restarts_the_search),
+    fixture_case(shared_domain_app_searches_cores_only),
+    fixture_case(probe_denied_by_sharing_is_not_asked_again),
+    fixture_case(learners_share_when_counted_apart),
+    fixture_case(learned_app_is_partitioned_learner_shares),
+    fixture_case(shared_cores_go_where_the_model_gains_most),
+    fixture_case(learners_get_cpus_of_their_own_when_there_is_room),
+    fixture_case(returning_app_starts_at_its_remembered_best),
+    fixture_case(best_is_the_first_phases_when_it_changed),
+    fixture_case(probe_is_measured_before_the_model_moves_it),
+    fixture_case(unmeasurable_probe_is_abandoned_while_sharing),
+    fixture_case(spinning_share_is_measured_from_busy_beyond_the_speedup),
+    fixture_case(spinning_app_gives_up_cores_first),
+    fixture_case(learner_gets_room_when_every_app_can_have_two),
+    fixture_case(memory_bound_app_gets_a_frequency_domain_of_its_own),
     cmocka_unit_test(domain_of_its_own_is_placed_alone),
 };
 PCTL_TEST_MAIN(tests)

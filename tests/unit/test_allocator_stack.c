@@ -5,72 +5,18 @@
 #include <math.h>
 #include <string.h>
 
-#include "pctl_test.h"
-#include "test_estimator_synth.h"
-#include "pctl/allocator.h"
-#include "pctl/power_decl.h"
+#include "allocator_fixture.h"
 #include "pctl/util.h"
 
-#define N_CPUS 8
-#define INTERVAL_NS 100000000ULL
-
-struct fixture {
-        struct estimator *est;
-        struct synth_machine m;
-        struct sensor_sample s;
-        struct model_power pm;
-};
-
-static void fixture_init(struct fixture *f, double p)
+/* The fixture with app 1 settled at P 0.5 or 0.95 (allocator_fixture.h). */
+static int settled_half(void **state)
 {
-        struct power_decl d = {0};
-        struct estimator_config cfg = {.delta_i_rate = NAN};
-        struct synth_app a = {.p = p,
-                              .ipc_ref = 1,
-                              .freq_ref_khz = 1,
-                              .first_cpu = 0,
-                              .n_cores = N_CPUS,
-                              .freq_khz = 1};
-
-        memset(f, 0, sizeof(*f));
-        f->m = (struct synth_machine){.os_ips = 6.6e4,
-                                      .static_w = 20,
-                                      .core_w = 10,
-                                      .idle_w = 10,
-                                      .metrics = SENSOR_BUSY,
-                                      .rng = 42};
-        assert_int_equal(synth_sample_alloc(&f->s, N_CPUS, 0), 0);
-        power_decl_key(&d, "static_w", "20");
-        power_decl_key(&d, "core_w", "10");
-        assert_int_equal(power_decl_to_model(&d, 1, &f->pm), 0);
-        f->est = estimator_new(&cfg);
-        assert_non_null(f->est);
-        assert_int_equal(estimator_app_add(f->est, 1), 0);
-        /* A settled P: the allocator is past learning. */
-        for (unsigned i = 0; i < 30; i++) {
-                struct estimator_app_view v = synth_view(1, &a, -1);
-
-                synth_begin(&f->m, &f->s, INTERVAL_NS);
-                synth_run(&f->m, &f->s, &a, -1);
-                synth_end(&f->m, &f->s, false);
-                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
-        }
+        return fixture_setup_settled(state, 0.5);
 }
 
-static void fixture_free(struct fixture *f)
+static int settled_high(void **state)
 {
-        estimator_free(f->est);
-        synth_sample_free(&f->s);
-}
-
-static void add_point(struct allocator_app *a, unsigned cores, unsigned freq_khz, double score,
-                      uint64_t decision)
-{
-        a->hist[a->n_hist++] = (struct allocator_point){.cores = cores,
-                                                        .freq_khz = freq_khz,
-                                                        .score = score,
-                                                        .samples = 3,
-                                                        .decision = decision};
+        return fixture_setup_settled(state, 0.95);
 }
 
 static bool measured(const struct allocator_app *a, unsigned cores)
@@ -133,31 +79,26 @@ static unsigned search_lock_bound(struct fixture *f, bool with_stack, unsigned *
 
 static void lock_bound_app_probes_its_busy_cores_first(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
         unsigned first_with, first_without, with, without;
         char why_with[200], why_without[200];
 
-        (void)state;
-        fixture_init(&f, 0.5);
-        without = search_lock_bound(&f, false, &first_without, why_without, sizeof(why_without));
-        with = search_lock_bound(&f, true, &first_with, why_with, sizeof(why_with));
+        without = search_lock_bound(f, false, &first_without, why_without, sizeof(why_without));
+        with = search_lock_bound(f, true, &first_with, why_with, sizeof(why_with));
         assert_int_equal(first_without, 32); /* halving */
         assert_int_equal(first_with, 10);    /* the cores it keeps busy */
         if (!strstr(why_with, "stack: sync 54.0 of 64 cores"))
                 fail_msg("reason: %s", why_with);
         if (with >= without)
                 fail_msg("%u probes with the stack, %u without", with, without);
-        fixture_free(&f);
 }
 
 /* The model (P = 0.95) ranks more cores first; refuted, it no longer ranks above the stack,
  * which puts fewer cores first for a sequential part that grows with them. */
 static void growing_delimiter_puts_fewer_cores_first(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
 
-        (void)state;
-        fixture_init(&f, 0.95);
         for (int with_stack = 0; with_stack < 2; with_stack++) {
                 struct allocator_app a = {.id = 1,
                                           .policy = policy_builtin(OBJECTIVE_EDP),
@@ -166,8 +107,8 @@ static void growing_delimiter_puts_fewer_cores_first(void **state)
                                           .step_cores = 1,
                                           .step_freqs = 1,
                                           .model_refuted = true};
-                struct allocator_ctx ctx = {.est = f.est,
-                                            .pm = &f.pm,
+                struct allocator_ctx ctx = {.est = f->est,
+                                            .pm = &f->pm,
                                             .n_cpus = N_CPUS,
                                             .hysteresis = 0.05,
                                             .decision = 100,
@@ -197,7 +138,6 @@ static void growing_delimiter_puts_fewer_cores_first(void **state)
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 assert_int_equal(a.want_cores, 5);
         }
-        fixture_free(&f);
 }
 
 /* One decision of an app searching from every core at the top of three clocks, where it
@@ -230,17 +170,15 @@ static void decide_at_the_top_clock(struct fixture *f, struct stack st, struct a
  * puts the lower clock first. */
 static void interference_puts_a_lower_clock_first(void **state)
 {
-        struct fixture f;
+        struct fixture *f = *state;
 
-        (void)state;
-        fixture_init(&f, 0.95);
         for (int with_stack = 0; with_stack < 2; with_stack++) {
                 struct stack st = {0};
                 struct allocator_app a;
 
                 if (with_stack)
                         st = stack_of(N_CPUS, STACK_INTERFERENCE, 3.5);
-                decide_at_the_top_clock(&f, st, &a);
+                decide_at_the_top_clock(f, st, &a);
                 if (with_stack && (a.want_cores != N_CPUS || a.want_freq_khz != 2000000 ||
                                    !strstr(a.reason, "stack: interference 3.5 of 8 cores, a "
                                                      "lower clock first")))
@@ -250,7 +188,6 @@ static void interference_puts_a_lower_clock_first(void **state)
                         fail_msg("without the stack: %u cores %u kHz (%s)", a.want_cores,
                                  a.want_freq_khz, a.reason);
         }
-        fixture_free(&f);
 }
 
 /* With memory split out of interference, memory is what a lower clock relieves: memory as the
@@ -262,10 +199,8 @@ static void memory_puts_a_lower_clock_first(void **state)
                 double memory, interference;
                 bool lower; /* a lower clock first */
         } cases[] = {{3.5, 0, true}, {3.0, 0.5, true}, {0, 3.5, false}, {0.5, 3.0, false}};
-        struct fixture f;
+        struct fixture *f = *state;
 
-        (void)state;
-        fixture_init(&f, 0.95);
         for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
                 struct stack st = stack_of(N_CPUS, STACK_MEMORY, cases[i].memory);
                 struct allocator_app a;
@@ -274,7 +209,7 @@ static void memory_puts_a_lower_clock_first(void **state)
                 st.component[STACK_INTERFERENCE] = cases[i].interference;
                 st.speedup -= cases[i].interference;
                 st.memory_known = true;
-                decide_at_the_top_clock(&f, st, &a);
+                decide_at_the_top_clock(f, st, &a);
                 snprintf(want, sizeof(want), "stack: memory %.1f of 8 cores, a lower clock first",
                          cases[i].memory);
                 if (cases[i].lower && (a.want_cores != N_CPUS || a.want_freq_khz != 2000000 ||
@@ -286,13 +221,16 @@ static void memory_puts_a_lower_clock_first(void **state)
                         fail_msg("case %u: %u cores %u kHz (%s)", i, a.want_cores, a.want_freq_khz,
                                  a.reason);
         }
-        fixture_free(&f);
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(lock_bound_app_probes_its_busy_cores_first),
-    cmocka_unit_test(growing_delimiter_puts_fewer_cores_first),
-    cmocka_unit_test(interference_puts_a_lower_clock_first),
-    cmocka_unit_test(memory_puts_a_lower_clock_first),
+    cmocka_unit_test_setup_teardown(lock_bound_app_probes_its_busy_cores_first, settled_half,
+                                    fixture_teardown),
+    cmocka_unit_test_setup_teardown(growing_delimiter_puts_fewer_cores_first, settled_high,
+                                    fixture_teardown),
+    cmocka_unit_test_setup_teardown(interference_puts_a_lower_clock_first, settled_high,
+                                    fixture_teardown),
+    cmocka_unit_test_setup_teardown(memory_puts_a_lower_clock_first, settled_high,
+                                    fixture_teardown),
 };
 PCTL_TEST_MAIN(tests)

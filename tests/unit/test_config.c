@@ -39,7 +39,6 @@ static void defaults(void **state)
         struct config c, d;
         struct config_key_info k;
 
-        (void)state;
         config_init(&c);
         assert_int_equal(c.interval_ms, 100);
         assert_int_equal(c.decision_ms, 1000);
@@ -118,7 +117,6 @@ static void key_bounds(void **state)
             {"reserved_cpus", "0", true},
             {"reserved_cpus", "4096", false},
         };
-        (void)state;
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
                 struct config_problems p = {};
                 struct config c;
@@ -145,7 +143,6 @@ static void values_land_in_fields(void **state)
         struct config_problems p = {};
         struct config c;
 
-        (void)state;
         assert_int_equal(load("[daemon]\ninterval_ms = 250\ndecision_ms = 2000\n"
                               "platform = sim:/tmp/s.ini\ndvfs = on\n"
                               "default_policy = monitor\nreserved_cpus = 0,2\n",
@@ -177,7 +174,6 @@ static void several_bad_lines_each_reported(void **state)
         struct config_problems p = {};
         struct config c;
 
-        (void)state;
         assert_int_equal(load(text, &c, &p), -EINVAL);
         config_problems_print(&p, stdout);
         assert_int_equal(p.n, sizeof(lines) / sizeof(lines[0]));
@@ -193,7 +189,6 @@ static void several_bad_lines_each_reported(void **state)
 
 static void unknown_keys_and_sections(void **state)
 {
-        (void)state;
         expect_one_problem("[daemon]\nintervl_ms = 100\n", 2, "[daemon] intervl_ms: unknown key");
         expect_one_problem("[deamon]\ninterval_ms = 100\n", 1, "[deamon]: unknown section");
         /* A section without keys is still seen. */
@@ -220,7 +215,6 @@ static void reserved_cpus(void **state)
         struct config_problems p = {};
         struct config c;
 
-        (void)state;
         assert_int_equal(load("[daemon]\nreserved_cpus = 0-3, 8\n", &c, &p), 0);
         assert_int_equal(cpumask_count(&c.reserved_cpus), 5);
         assert_true(cpumask_test(&c.reserved_cpus, 8));
@@ -239,7 +233,6 @@ static void power_through_power_decl(void **state)
         struct config c;
         double w;
 
-        (void)state;
         assert_int_equal(load("[power]\nstatic_w = 20\ncore_w = 10\n", &c, &p), 0);
         assert_true(c.has_power);
         assert_int_equal(power_decl_to_model(&c.power, 2000000, &pm), 0);
@@ -261,7 +254,6 @@ static void power_through_power_decl(void **state)
 
 static void decision_below_interval_names_both_lines(void **state)
 {
-        (void)state;
         expect_one_problem("[daemon]\ninterval_ms = 500\n\ndecision_ms = 200\n", 4,
                            "decision_ms: 200 is less than interval_ms (500, line 2)");
         expect_one_problem("[daemon]\ninterval_ms = 5000\n", 2,
@@ -276,7 +268,6 @@ static void load_file(void **state)
         bool is_config = false;
         FILE *f;
 
-        (void)state;
         assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/pctl.conf", dir);
         f = fopen(path, "w");

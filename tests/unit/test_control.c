@@ -46,7 +46,6 @@ static void request_parse_accepts_a_request(void **state)
         char err[256] = "";
         int64_t pid = 0;
 
-        (void)state;
         /* Only len bytes count: what follows in the buffer is not read. */
         assert_int_equal(
             control_request_parse(line, strlen(line) - strlen("garbage"), &req, err, sizeof(err)),
@@ -96,7 +95,6 @@ static void request_parse_names_what_is_wrong(void **state)
         struct control_request req = {0};
         char err[256];
 
-        (void)state;
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 err[0] = '\0';
                 if (control_request_parse(bad[i].line, strlen(bad[i].line), &req, err,
@@ -114,7 +112,6 @@ static void request_parse_bounds_the_size(void **state)
         char *big = malloc(n), err[128];
         struct control_request req = {0};
 
-        (void)state;
         assert_non_null(big);
         memset(big, ' ', n);
         memcpy(big, "{\"cmd\":\"status\"}", 16);
@@ -131,7 +128,6 @@ static void request_parse_refuses_an_empty_line(void **state)
         struct control_request req = {0};
         char err[256];
 
-        (void)state;
         assert_int_equal(control_request_parse("", 0, &req, err, sizeof(err)), -EINVAL);
         assert_string_equal(err, "empty request: expected a JSON object on one line, such as "
                                  "{\"cmd\":\"status\"}");
@@ -150,7 +146,6 @@ static void request_members_are_typed(void **state)
         char err[256];
         int64_t v = 0;
 
-        (void)state;
         assert_int_equal(control_request_parse(line, strlen(line), &req, err, sizeof(err)), 0);
         assert_int_equal(control_request_int(&req, "pid", 1, 4194304, &v, err, sizeof(err)),
                          -EINVAL);
@@ -176,7 +171,6 @@ static void escape_writes_no_raw_bytes(void **state)
 {
         char out[64];
 
-        (void)state;
         control_escape("re\x01"
                        "boot\x7f\xff\\\n",
                        11, out, sizeof(out));
@@ -271,7 +265,6 @@ static void good_and_malformed_requests(void **state)
 {
         int calls = 0;
 
-        (void)state;
         assert_int_equal(serve_while(client_good_and_bad, &calls), 0);
         assert_int_equal(calls, 3);
 }
@@ -299,7 +292,6 @@ static void oversized_request_is_refused(void **state)
 {
         int calls = 0;
 
-        (void)state;
         assert_int_equal(serve_while(client_oversized, &calls), 0);
         assert_int_equal(calls, 1);
 }
@@ -321,7 +313,6 @@ static void changes_need_root(void **state)
 {
         int calls = 0;
 
-        (void)state;
         if (geteuid() != 0)
                 skip(); /* needs to drop from root to see the refusal */
         assert_int_equal(serve_while(client_unprivileged, &calls), 0);
@@ -342,7 +333,6 @@ static void empty_line_gets_an_error_reply(void **state)
 {
         int calls = 0;
 
-        (void)state;
         assert_int_equal(serve_while(client_empty_line, &calls), 0);
         assert_int_equal(calls, 0);
 }
@@ -363,7 +353,6 @@ static void unprintable_bytes_are_escaped_in_replies(void **state)
 {
         int calls = 0;
 
-        (void)state;
         assert_int_equal(serve_while(client_unprintable_command, &calls), 0);
 }
 
@@ -448,7 +437,6 @@ static void connections_are_limited_per_uid(void **state)
 {
         int calls = 0;
 
-        (void)state;
         assert_int_equal(serve_while(client_flood_one_uid, &calls), 0);
         assert_int_equal(calls, 1);
 }
@@ -503,7 +491,6 @@ static void connections_are_limited_in_all(void **state)
 {
         int calls = 0;
 
-        (void)state;
         if (geteuid() != 0)
                 skip(); /* needs several users */
         assert_int_equal(serve_while(client_flood_all, &calls), 0);
@@ -514,7 +501,6 @@ static void no_daemon_is_a_clear_error(void **state)
 {
         char *reply = NULL;
 
-        (void)state;
         assert_int_equal(control_call("/tmp/pctl-no-such-socket", "{}", &reply), -ENOENT);
         assert_null(reply);
 }

@@ -96,7 +96,6 @@ static void an_answer_comes_back_whole(void **state)
         char path[108], *reply = NULL;
         pid_t pid = serve_once(path, sizeof(path), "{\"ok\":true}\n", SERVE_ANSWER);
 
-        (void)state;
         /* The timeout only bounds a daemon that never answers: generous for a loaded
          * machine, where the server child may wait seconds for a CPU. */
         assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 30000, &reply), 0);
@@ -111,7 +110,6 @@ static void a_silent_daemon_times_out(void **state)
         pid_t pid = serve_once(path, sizeof(path), NULL, SERVE_SILENT);
         double start_s = monotonic_s(), took_s;
 
-        (void)state;
         assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 300, &reply),
                          -ETIMEDOUT);
         took_s = monotonic_s() - start_s;
@@ -126,7 +124,6 @@ static void a_hang_up_is_a_reset(void **state)
         char path[108], *reply = NULL;
         pid_t pid = serve_once(path, sizeof(path), NULL, SERVE_HANG_UP);
 
-        (void)state;
         assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 30000, &reply),
                          -ECONNRESET);
         assert_null(reply);
@@ -141,7 +138,6 @@ static void an_answer_before_a_reset_stands(void **state)
         char path[108], *reply = NULL;
         pid_t pid = serve_once(path, sizeof(path), refusal, SERVE_ANSWER_RST);
 
-        (void)state;
         assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 30000, &reply), 0);
         assert_string_equal(reply, refusal);
         free(reply);
@@ -152,7 +148,6 @@ static void no_daemon_is_enoent(void **state)
 {
         char *reply = NULL;
 
-        (void)state;
         assert_int_equal(control_call_timeout("/tmp/pctl-no-such-socket", "{}", 100, &reply),
                          -ENOENT);
         assert_null(reply);

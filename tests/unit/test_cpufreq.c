@@ -66,7 +66,6 @@ static void domains_from_related_cpus(void **state)
         char why[256];
         const struct freq_domain *d;
 
-        (void)state;
         tree(true, true);
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
         assert_int_equal(cpufreq_n_domains(cf), 2);
@@ -94,7 +93,6 @@ static void userspace_path_and_restore(void **state)
         struct cpufreq *cf;
         char why[256], dir[512];
 
-        (void)state;
         tree(true, true);
         snprintf(dir, sizeof(dir), "%s/state", fake_root);
         assert_int_equal(state_record_open(dir, &rec), 0);
@@ -119,7 +117,6 @@ static void max_freq_cap_without_userspace(void **state)
         struct cpufreq *cf;
         char why[256];
 
-        (void)state;
         tree(false, false); /* intel_pstate active: no list, no userspace governor */
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
         assert_false(cpufreq_domain_uses_userspace(cf, 0));
@@ -140,7 +137,6 @@ static void bad_requests_change_nothing(void **state)
         struct cpufreq *cf;
         char why[256];
 
-        (void)state;
         tree(true, true);
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
         assert_int_equal(cpufreq_set(cf, 2, 1400000), -EINVAL);
@@ -159,7 +155,6 @@ static void no_cpufreq_says_why(void **state)
         char why[256];
         struct cpufreq *cf;
 
-        (void)state;
         fake_tree_new("cpufreq");
         fake_put("/sys/devices/system/cpu/online", "0-1\n");
         fake_tree_mount("/sys/devices/system/cpu");
@@ -180,7 +175,6 @@ static void recover_restores_governor_and_limits(void **state)
         int status;
         pid_t pid;
 
-        (void)state;
         tree(true, true);
         snprintf(dir, sizeof(dir), "%s/state", fake_root);
         /* The holder is a child that dies without restoring anything: a real crash, and
@@ -197,7 +191,7 @@ static void recover_restores_governor_and_limits(void **state)
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         fake_put("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "2000000\n");
         cfg.state_dir = dir;
-        assert_int_equal(actuator_recover(&cfg), 1);
+        assert_int_equal(actuator_recover(&cfg, NULL), 1);
         fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
         fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
         snprintf(dir, sizeof(dir), "%s/state/" STATE_RECORD_FILE, fake_root);
@@ -212,7 +206,6 @@ static void cap_below_floor_lowers_it_then_restores(void **state)
         struct cpufreq *cf;
         char why[256];
 
-        (void)state;
         tree(false, false);
         fake_put("/sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "2000000\n");
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
@@ -232,7 +225,6 @@ static void refused_write_says_which_file_and_why(void **state)
         struct cpufreq *cf;
         char why[256];
 
-        (void)state;
         tree(false, false);
         fake_make_readonly("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq");
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), 0);
@@ -256,13 +248,53 @@ static void refused_write_says_which_file_and_why(void **state)
         fake_tree_free();
 }
 
+/* The real actuator gives one domain back while it stays open (its last app left): the
+ * original governor and limits are written back and the record forgets the domain; the other
+ * domain, still in use, keeps its frequency. */
+static void actuator_gives_one_domain_back(void **state)
+{
+        struct actuator_config cfg = {.mode = CPUSET_AFFINITY, .dvfs = true};
+        struct actuator *a;
+        char why[256], dir[512], path[600];
+
+        tree(true, true);
+        snprintf(dir, sizeof(dir), "%s/state", fake_root);
+        cfg.state_dir = dir;
+        snprintf(path, sizeof(path), "%s/" STATE_RECORD_FILE, dir);
+        if (actuator_open(&actuator_real_ops, &cfg, &a, why, sizeof(why)) != 0)
+                fail_msg("actuator_open: %s", why);
+        assert_true(a->can_set_freq);
+        assert_int_equal(a->ops->restore_freq(a, 1), 0); /* never changed: nothing to do */
+        assert_int_equal(a->ops->set_freq(a, 0, 1000000), 0);
+        assert_int_equal(a->ops->set_freq(a, 1, 1400000), 0);
+        fake_assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "userspace");
+        assert_int_equal(a->ops->restore_freq(a, 1), 0);
+        fake_assert_reads("/sys/devices/system/cpu/cpu2/cpufreq/scaling_governor", "schedutil");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "userspace");
+        assert_int_equal(a->domains[1].cur_khz, 0); /* unknown until set again */
+        assert_int_equal(a->domains[0].cur_khz, 1000000);
+        {
+                FILE *f = fopen(path, "r");
+                char text[1024] = "";
+
+                assert_non_null(f);
+                assert_true(fread(text, 1, sizeof(text) - 1, f) > 0);
+                fclose(f);
+                assert_non_null(strstr(text, "/cpu0/cpufreq"));
+                assert_null(strstr(text, "/cpu2/cpufreq"));
+        }
+        actuator_close(a);
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
+        assert_int_equal(access(path, F_OK), -1);
+        fake_tree_free();
+}
+
 /* A policy whose hardware limits cannot be read is named, with the file. */
 static void unreadable_limits_say_which_file(void **state)
 {
         struct cpufreq *cf;
         char why[256];
 
-        (void)state;
         tree(true, true);
         assert_int_equal(unlink("/sys/devices/system/cpu/cpu2/cpufreq/cpuinfo_max_freq"), 0);
         assert_int_equal(cpufreq_open(NULL, &cf, why, sizeof(why)), -ENOENT);
@@ -281,6 +313,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(cap_below_floor_lowers_it_then_restores),
     cmocka_unit_test(refused_write_says_which_file_and_why),
     cmocka_unit_test(unreadable_limits_say_which_file),
+    cmocka_unit_test(actuator_gives_one_domain_back),
 };
 
 int main(int argc, char **argv)

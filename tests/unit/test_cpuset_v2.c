@@ -72,7 +72,6 @@ static void v2_delegated_subtree(void **state)
         FILE *f;
         size_t n;
 
-        (void)state;
         fake_v2_tree(pid);
         snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
 
@@ -150,7 +149,6 @@ static void v2_without_cpuset_controller_says_why(void **state)
         struct actuator_probe probe;
         enum cpuset_mode mode;
 
-        (void)state;
         fake_v2_tree(getpid());
         fake_put(SVC "/cgroup.controllers", "cpu memory\n");
         assert_int_equal(cpuset_probe(&cfg, &mode, &probe), -ENODEV);

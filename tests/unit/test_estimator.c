@@ -61,7 +61,6 @@ static void amdahl_exact_on_12_and_61_cores(void **state)
                 unsigned cores, n1, n2;
         } presets[] = {{12, 4, 12}, {61, 8, 61}};
 
-        (void)state;
         for (size_t k = 0; k < 2; k++)
                 for (size_t i = 0; i < sizeof(p_values) / sizeof(p_values[0]); i++) {
                         struct synth_machine m = {
@@ -82,7 +81,6 @@ static void amdahl_exact_on_12_and_61_cores(void **state)
 
 static void amdahl_with_noise_within_003(void **state)
 {
-        (void)state;
         for (unsigned cores = 12; cores <= 61; cores += 49)
                 for (size_t i = 0; i < sizeof(p_values) / sizeof(p_values[0]); i++) {
                         /* ΔI 30% noisy and 100x the paper's rate, counters 2% noisy. */
@@ -112,7 +110,6 @@ static void phase_change_detected_and_reconverges(void **state)
             .p = 0.9, .ipc_ref = 1.0, .freq_ref_khz = 2000000, .freq_khz = 2000000, .n_cores = 4};
         const struct estimate *e;
 
-        (void)state;
         assert_non_null(est);
         assert_int_equal(synth_sample_alloc(&s, 8, 0), 0);
         assert_int_equal(estimator_app_add(est, 1), 0);
@@ -145,7 +142,6 @@ static void busy_time_only_gives_speedup_and_p(void **state)
             .p = 0.5, .ipc_ref = 1.0, .freq_ref_khz = 1000000, .freq_khz = 1000000, .n_cores = 2};
         const struct estimate *e;
 
-        (void)state;
         assert_int_equal(synth_sample_alloc(&s, 2, 0), 0);
         assert_int_equal(estimator_app_add(est, 9), 0);
         struct estimator_app_view v = synth_view(9, &a, -1);
@@ -179,7 +175,6 @@ static void per_target_counts_split_i0_and_delta_i(void **state)
         const struct estimate *e;
         double wall = (1 - a.p) + a.p / 4, busy_s = 0.1 * (1 + 3 * (a.p / 4) / wall);
 
-        (void)state;
         assert_int_equal(synth_sample_alloc(&s, 4, 1), 0);
         assert_int_equal(estimator_app_add(est, 2), 0);
         struct estimator_app_view v = synth_view(2, &a, 0);
@@ -206,7 +201,6 @@ static void ipc1_prefers_one_core_observation(void **state)
             .p = 0.8, .ipc_ref = 1.25, .freq_ref_khz = 2000000, .freq_khz = 2000000, .n_cores = 4};
         const struct estimate *e;
 
-        (void)state;
         assert_int_equal(synth_sample_alloc(&s, 4, 0), 0);
         assert_int_equal(estimator_app_add(est, 1), 0);
         run_alone(est, &m, &s, &a, 1);
@@ -245,7 +239,6 @@ static void mem_fraction_predicts_half_frequency(void **state)
         struct model_prediction hi, lo;
         const struct estimate *e;
 
-        (void)state;
         assert_int_equal(synth_sample_alloc(&s, 4, 0), 0);
         assert_int_equal(estimator_app_add(est, 1), 0);
         run_alone(est, &m, &s, &a, 5);
@@ -304,7 +297,6 @@ static void power_split_between_two_apps(void **state)
         const struct estimate *ea, *eb;
         const struct estimator_platform *pf;
 
-        (void)state;
         assert_int_equal(model_power_set_point(&pm, 2000000, 8, 1.5), 0);
         est = estimator_new(&(struct estimator_config){.delta_i_rate = 6.58e4, .power = &pm});
         assert_non_null(est);
@@ -360,7 +352,6 @@ static void power_from_model_without_energy(void **state)
         struct estimator_app_view v;
         const struct estimate *e;
 
-        (void)state;
         assert_int_equal(model_power_set_point(&pm, 3000000, 5, 1), 0);
         est = estimator_new(&(struct estimator_config){.power = &pm});
         assert_int_equal(synth_sample_alloc(&s, 2, 0), 0);
@@ -392,7 +383,6 @@ static void bad_input_changes_nothing(void **state)
         struct estimator_app_view v[2];
         struct estimate before;
 
-        (void)state;
         assert_int_equal(synth_sample_alloc(&s, 4, 1), 0);
         assert_int_equal(estimator_app_add(est, 1), 0);
         assert_int_equal(estimator_app_add(est, 2), 0);
@@ -443,7 +433,6 @@ static void unmeasured_cpus_leave_everything_unknown(void **state)
         struct model_prediction pr;
         const struct estimate *e;
 
-        (void)state;
         assert_int_equal(synth_sample_alloc(&s, 2, 0), 0);
         assert_int_equal(estimator_app_add(est, 1), 0);
         run_alone(est, &m, &s, &a, 1);
@@ -468,7 +457,6 @@ static void predictions_follow_the_model(void **state)
             .p = 0.7, .ipc_ref = 1.0, .freq_ref_khz = 2000000, .freq_khz = 2000000, .n_cores = 4};
         struct model_prediction p1, p8;
 
-        (void)state;
         assert_int_equal(model_power_set_point(&pm, 2000000, 8, 1.5), 0);
         assert_int_equal(synth_sample_alloc(&s, 8, 0), 0);
         assert_int_equal(estimator_app_add(est, 1), 0);
@@ -490,7 +478,6 @@ static void predictions_follow_the_model(void **state)
 
 static void config_out_of_range_is_refused(void **state)
 {
-        (void)state;
         errno = 0;
         assert_null(estimator_new(&(struct estimator_config){.half_life_s = -1}));
         assert_int_equal(errno, EINVAL);

@@ -58,7 +58,6 @@ static void p_run_divides_each_core_counts_work_by_its_inflation(void **state)
         const struct estimate *e;
         double w4 = 5.0 / 1.3;
 
-        (void)state;
         assert_int_equal(synth_run_init(&r, &one_ipc, N_CPUS), 0);
         run_feed(&r, 10, 1, 0, true);
         run_feed(&r, 20, 4, 0.5, true);
@@ -108,7 +107,6 @@ static void work_run_counts_the_unseen_tail_and_needs_counters(void **state)
         struct estimate_work_run w;
         const struct estimate *e;
 
-        (void)state;
         assert_int_equal(synth_run_init(&r, &one_ipc, N_CPUS), 0);
         run_feed(&r, 10, 4, 0.5, true);
         e = estimator_get(r.est, 1);
@@ -136,7 +134,6 @@ static void a_counters_run_is_not_completed_by_cpu_time(void **state)
         const struct estimate *e;
         double sp, p;
 
-        (void)state;
         assert_int_equal(synth_run_init(&r, &one_ipc, N_CPUS), 0);
         run_feed(&r, 10, 4, 0.5, true);
         e = estimator_get(r.est, 1);
@@ -158,7 +155,6 @@ static void inflation_from_two_runs(void **state)
         double x, err;
         unsigned ia = 9, ib = 9;
 
-        (void)state;
         assert_int_equal(estimate_work_inflation(runs, 2, &x, &err, &ia, &ib), 0);
         assert_near(x, x_true, 1e-12);
         assert_near(err, 0, 1e-12);
@@ -202,7 +198,6 @@ static void pair_choice_and_refusals(void **state)
         double x, err;
         unsigned ia, ib;
 
-        (void)state;
         assert_int_equal(estimate_work_inflation(runs, 5, &x, &err, &ia, &ib), 0);
         assert_int_equal(ia, 4);
         assert_int_equal(ib, 1);
@@ -250,7 +245,6 @@ static void inflation_from_runs_at_several_core_counts(void **state)
         struct estimate_work_run a = {.n_bins = 2}, b = {.n_bins = 2}, runs[2];
         double x, err;
 
-        (void)state;
         a.bins[0].cores = b.bins[0].cores = 12;
         a.bins[0].instructions = b.bins[0].instructions = u12 * (1 + 11 * x_true);
         a.bins[1].cores = 1;

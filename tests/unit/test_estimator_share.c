@@ -57,7 +57,6 @@ static void overlap_needs_targets_on_every_holder(void **state)
         struct sensor_sample s;
         struct estimator_app_view v[2] = {view(1, "0-1", 0), view(2, "1-2", 1)};
 
-        (void)state;
         assert_non_null(est);
         assert_int_equal(synth_sample_alloc(&s, 4, 2), 0);
         assert_int_equal(estimator_app_add(est, 1), 0);
@@ -93,7 +92,6 @@ static void time_shared_apps_each_learn_p(void **state)
         struct sensor_sample s;
         struct estimator_app_view v[2] = {view(1, "0-1", 0), view(2, "0-1", 1)};
 
-        (void)state;
         assert_non_null(est);
         assert_int_equal(synth_sample_alloc(&s, 2, 2), 0);
         assert_int_equal(estimator_app_add(est, 1), 0);
@@ -131,7 +129,6 @@ static void shared_cpu_power_split_by_target_activity(void **state)
         /* Busy seconds of app 1 and app 2 on CPUs 0 and 1; CPU 2 is app 2's alone. */
         static const double busy[2][3] = {{0.06, 0.02, 0}, {0.03, 0.02, 0.05}};
 
-        (void)state;
         for (unsigned k = 0; k < 2; k++) {
                 struct model_power pm = {.static_w = static_w};
                 struct estimator *est;

@@ -14,7 +14,6 @@ static void kernel_values_at_four(void **state)
         const double r22[] = {1, 2, 3, 0.5, 0.25}, r23[] = {1, 2, 3, 0.5, 0.25, 0.125};
         const double r33[] = {1, 2, 3, 4, 0.5, 0.25, 0.125}, four[] = {1, 2, 3, 4};
 
-        (void)state;
         assert_near(extrap_kernel_eval(EXTRAP_RAT22, r22, 4), 8.142857, 1e-6);
         assert_near(extrap_kernel_eval(EXTRAP_RAT23, r23, 4), 3.8, 1e-9);
         assert_near(extrap_kernel_eval(EXTRAP_RAT33, r33, 4), 20.866667, 1e-6);
@@ -73,7 +72,6 @@ static void families_recovered(void **state)
         const double exprat[] = {1, 0.5, 0.1};
         const double poly25[] = {10, 2, 0.05, 0.01};
 
-        (void)state;
         recover(EXTRAP_AMDAHL, amdahl, 4, 1e-9);
         recover(EXTRAP_CUBICLN, cubicln, 4, 1e-6);
         recover(EXTRAP_CUBICLN, cubicln, 6, 1e-6);
@@ -94,7 +92,6 @@ static void fewer_points_than_parameters(void **state)
         const double n[] = {1, 2, 3, 4}, y[] = {1, 2, 3, 4};
         struct extrap_fit f;
 
-        (void)state;
         assert_int_equal(extrap_fit_kernel(EXTRAP_RAT22, n, y, 4, &f), -EDOM);
         assert_int_equal(extrap_fit_kernel(EXTRAP_POLY25, n, y, 4, &f), 0);
 }
@@ -108,7 +105,6 @@ static void selection_finds_turning_point(void **state)
         struct extrap_prediction pr;
         double smax;
 
-        (void)state;
         /* T(n) = 10/n + 1 + 0.02·n^1.5: least at n^2.5 = 1000/3, n = 10.2 */
         for (unsigned i = 0; i < 8; i++) {
                 double n = i + 1;
@@ -138,7 +134,6 @@ static void amdahl_baseline(void **state)
         struct extrap_model a, e;
         struct extrap_prediction pa, pe;
 
-        (void)state;
         for (unsigned i = 0; i < 4; i++)
                 pts[i] = (struct extrap_point){1u << i, 2 + 8.0 / (1u << i), NAN};
         assert_int_equal(extrap_amdahl(pts, 4, &a), 0);
@@ -162,7 +157,6 @@ static void stalls_to_time_factor(void **state)
         struct extrap_point pts[4];
         struct extrap_model mod;
 
-        (void)state;
         for (unsigned i = 0; i < 4; i++)
                 pts[i] = (struct extrap_point){i + 1, t[i], (a[i] + b[i]) / (i + 1)};
         assert_near(pts[2].stalls_per_core, 25.667, 1e-3);
@@ -194,7 +188,6 @@ static void stalls_predict_slowdown(void **state)
         struct extrap_model mod;
         struct extrap_prediction pr;
 
-        (void)state;
         /* S(n) = 200 + 10 n + n²: SPC = 200/n + 10 + n, least at n = 14.1; F = 0.01 (1 + n/50),
          * so T is least at 11 */
         for (unsigned i = 0; i < 8; i++) {
@@ -223,7 +216,6 @@ static void band_from_residuals(void **state)
         struct extrap_model mod;
         struct extrap_prediction in, out;
 
-        (void)state;
         for (unsigned i = 0; i < 8; i++) {
                 double n = i + 1;
 
@@ -249,7 +241,6 @@ static void unknown_and_bad_input(void **state)
         struct extrap_prediction pr;
         double smax = 0;
 
-        (void)state;
         assert_int_equal(extrap_build(two, 2, 8, &mod), 0);
         assert_false(mod.known);
         extrap_predict(&mod, 4, &pr);
@@ -272,7 +263,6 @@ static void pearson(void **state)
         const double x[] = {1, 2, 3, 4}, y[] = {2, 4, 6, 8}, z[] = {8, 6, 4, 2};
         const double c[] = {1, 1, 1, 1};
 
-        (void)state;
         assert_near(extrap_pearson(x, y, 4), 1, 1e-12);
         assert_near(extrap_pearson(x, z, 4), -1, 1e-12);
         assert_true(isnan(extrap_pearson(x, c, 4)));

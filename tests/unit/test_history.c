@@ -69,7 +69,6 @@ static void store_then_lookup_round_trips(void **state)
         struct history_entry e = sample_entry("/usr/bin/pbench", 3), got;
         char err[512];
 
-        (void)state;
         tmpdb_make(&t);
         assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
         assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), -ENOENT);
@@ -112,7 +111,6 @@ static void forget_by_name_path_or_all(void **state)
         char err[512];
         unsigned n = 0, removed;
 
-        (void)state;
         tmpdb_make(&t);
         assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
         for (unsigned i = 0; i < 2; i++) {
@@ -154,7 +152,6 @@ static void corrupt_file_is_refused_and_left_alone(void **state)
         char err[512], buf[64];
         FILE *f;
 
-        (void)state;
         tmpdb_make(&t);
         f = fopen(t.path, "w");
         assert_non_null(f);
@@ -178,7 +175,6 @@ static void newer_schema_is_refused(void **state)
         struct history *h = NULL;
         char err[512];
 
-        (void)state;
         tmpdb_make(&t);
         raw_exec(t.path, "CREATE TABLE apps (x); PRAGMA user_version = 99");
         assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), -EPROTONOSUPPORT);
@@ -196,7 +192,6 @@ static void old_schema_is_migrated(void **state)
         struct history_entry e = sample_entry("/usr/bin/pbench", 4);
         char err[512];
 
-        (void)state;
         tmpdb_make(&t);
         /* An existing database at version 0 (a file made empty by hand, or by sqlite3)
          * walks up to this schema on open. */
@@ -228,7 +223,6 @@ static void read_only_file_reads_but_does_not_write(void **state)
         char err[512];
         unsigned removed;
 
-        (void)state;
         tmpdb_make(&t);
         assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
         assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
@@ -258,7 +252,6 @@ static void locked_by_another_writer_is_busy_then_recovers(void **state)
         char err[512];
         sqlite3 *other;
 
-        (void)state;
         tmpdb_make(&t);
         assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
         /* Another pctld on the same file, in the middle of its own write. */
@@ -282,7 +275,6 @@ static void unopenable_path_is_reported(void **state)
         struct history *h = NULL;
         char err[512];
 
-        (void)state;
         assert_int_equal(history_open("relative.db", false, &h, err, sizeof(err)), -EINVAL);
         assert_true(history_open("/nonexistent-dir-pctl/history.db", false, &h, err, sizeof(err)) <
                     0);
@@ -301,7 +293,6 @@ static void schema_1_file_gains_runs_and_keeps_its_entries(void **state)
         unsigned n = 9;
         char err[640], sql[1024];
 
-        (void)state;
         tmpdb_make(&t);
         /* Schema 1 exactly as pctl wrote it, with one entry. */
         raw_exec(t.path, "CREATE TABLE apps (exe TEXT NOT NULL, policy TEXT NOT NULL, args_hash "
@@ -351,7 +342,6 @@ static void runs_keep_the_newest_and_go_with_forget(void **state)
         unsigned n, removed;
         char err[640];
 
-        (void)state;
         tmpdb_make(&t);
         assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
         assert_int_equal(history_store(h, &a, err, sizeof(err)), 0);

@@ -74,7 +74,6 @@ static void defaults_and_values(void **state)
         struct row x = {0};
         char why[160];
 
-        (void)state;
         assert_int_equal(inikey_defaults(keys, 7, &x), 0);
         assert_int_equal(x.u, 15);
         assert_near(x.d, 0.5, 0);
@@ -92,7 +91,6 @@ static void defaults_and_values(void **state)
 
 static void refusals_keep_their_wording(void **state)
 {
-        (void)state;
         expect_refused("u", "x", -EINVAL, "'x' is not a whole number or none");
         expect_refused("u", "9", -ERANGE, "9 is out of bounds [10, 20]");
         expect_refused("u", "99999999999", -ERANGE, "99999999999 is out of bounds [10, 20]");

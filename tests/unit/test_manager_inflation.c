@@ -132,7 +132,6 @@ static void whole_runs_measure_inflation_and_correct_p_run(void **state)
         struct json_object *r;
         int fd;
 
-        (void)state;
         pctl_test_temp_file(f.scen, sizeof(f.scen), scenario);
         snprintf(f.spec, sizeof(f.spec), "sim:%s", f.scen);
         snprintf(f.db, sizeof(f.db), "/tmp/pctl-test-db-XXXXXX");

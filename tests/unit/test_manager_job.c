@@ -15,7 +15,6 @@ static void tags_are_bounded_and_printable(void **state)
 {
         char long_tag[MANAGER_JOB_MAX + 2];
 
-        (void)state;
         assert_true(manager_job_valid("1"));
         assert_true(manager_job_valid("4242.0"));
         assert_true(manager_job_valid("77_3"));
@@ -48,7 +47,6 @@ static void a_tag_shows_in_status_and_report(void **state)
         struct json_object *j, *apps;
         const pid_t a = SIM_PID_BASE, b = SIM_PID_BASE + 1;
 
-        (void)state;
         sim_manager_open(&f, SCENARIO, "monitor", 2);
         m = f.m;
 

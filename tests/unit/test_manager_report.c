@@ -39,7 +39,6 @@ static void report_of_a_finished_app(void **state)
         const pid_t pid = SIM_PID_BASE;
         unsigned step;
 
-        (void)state;
         sim_manager_open(&f, SCENARIO, "monitor", 1);
         m = f.m;
 
@@ -98,7 +97,6 @@ static void status_shows_the_method_sources(void **state)
         struct sim_manager f;
         struct json_object *j, *apps, *app, *v;
 
-        (void)state;
         sim_manager_open(&f, SCENARIO, "monitor", 1);
         /* 1.4 s: past the 1 s start-up, before the app ends (about 1.6 s). Samples only: no
          * decision moves it. */
@@ -135,7 +133,6 @@ static void measured_energy_is_not_labelled_declared(void **state)
         struct json_object *j, *apps, *app;
         char err[256];
 
-        (void)state;
         assert_int_equal(model_power_set_point(&pm, 3700000, 10, 1), 0);
         sim_manager_open_power(&f, SCENARIO, "monitor", 1, &pm);
         for (unsigned step = 0; step < 14; step++)

@@ -92,7 +92,6 @@ static void families_have_help_and_type(void **state)
         char type_line[128], help[128];
         const char *family_of_last_type = NULL;
 
-        (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(families); i++) {
                 snprintf(type_line, sizeof(type_line), "# TYPE %s %s", families[i][0],
                          families[i][1]);
@@ -143,7 +142,6 @@ static void labels_are_escaped(void **state)
         char *text;
         char out[64];
 
-        (void)state;
         text = render(s);
         /* we"ird\na<LF>me: the quote, the backslash and the line feed escaped. */
         assert_line(text,
@@ -188,7 +186,6 @@ static void unknown_figures_are_left_out(void **state)
         struct metrics_snapshot *s = two_apps();
         char *text;
 
-        (void)state;
         text = render(s);
         /* App 7 has only its cores: no series of any other family, and no made-up 0. */
         assert_line(text,
@@ -213,7 +210,6 @@ static void an_app_that_leaves_loses_its_series(void **state)
         struct metrics_snapshot *before = two_apps(), *after = metrics_snapshot_new(1);
         char *text;
 
-        (void)state;
         assert_non_null(after);
         after->apps[0] = before->apps[1];
         text = render(before);
@@ -232,7 +228,6 @@ static void histogram_is_cumulative(void **state)
         struct metrics_snapshot *s = metrics_snapshot_new(0);
         char *text;
 
-        (void)state;
         assert_non_null(s);
         metrics_histogram_observe(&s->sample_duration, 0.00005);
         metrics_histogram_observe(&s->sample_duration, 0.0001); /* on a bound: in it */
@@ -279,7 +274,6 @@ static void listen_parse(void **state)
         socklen_t len = 0;
         char why[200];
 
-        (void)state;
         assert_int_equal(metrics_listen_parse("127.0.0.1:9464", 1, &sa, &len, why, sizeof(why)), 0);
         assert_int_equal(sa.ss_family, AF_INET);
         assert_int_equal(len, sizeof(struct sockaddr_in));
@@ -301,7 +295,6 @@ static void config_key(void **state)
         struct config_problems p = {0};
         struct config c, before;
 
-        (void)state;
         config_init(&c);
         assert_string_equal(c.metrics_listen, ""); /* off by default */
         assert_int_equal(
@@ -365,7 +358,6 @@ static void server_answers_get_metrics_only(void **state)
         unsigned port;
         int code;
 
-        (void)state;
         assert_int_equal(metrics_server_new("127.0.0.1:0", 0, &srv, err, sizeof(err)), 0);
         port = metrics_server_port(srv);
         assert_true(port > 0);
@@ -424,7 +416,6 @@ static void server_refuses_a_taken_port(void **state)
         struct metrics_server *a = NULL, *b = NULL;
         char err[256], listen[64], want[200];
 
-        (void)state;
         assert_int_equal(metrics_server_new("127.0.0.1:0", 0, &a, err, sizeof(err)), 0);
         snprintf(listen, sizeof(listen), "127.0.0.1:%u", metrics_server_port(a));
         assert_int_equal(metrics_server_new(listen, 1, &b, err, sizeof(err)), -EADDRINUSE);
@@ -452,7 +443,6 @@ static void server_answers_over_ipv6(void **state)
         ssize_t n;
         int fd, r;
 
-        (void)state;
         r = metrics_server_new("[::1]:0", 0, &srv, err, sizeof(err));
         if (r == -EADDRNOTAVAIL || r == -EAFNOSUPPORT)
                 skip(); /* no IPv6 loopback here */
@@ -493,7 +483,6 @@ static void server_bounds_connections_per_address(void **state)
         unsigned refused = 0;
         char err[256];
 
-        (void)state;
         assert_int_equal(metrics_server_new("127.0.0.1:0", 0, &srv, err, sizeof(err)), 0);
         metrics_server_publish(srv, metrics_snapshot_new(0));
         sa.sin_port = htons((uint16_t)metrics_server_port(srv));

@@ -17,7 +17,6 @@ static void table_iv_speedups(void **state)
             {0.1, 2, 1.052}, {0.1, 3, 1.071},  {0.1, 4, 1.081}, {0.9, 3, 2.500},
             {0.9, 4, 3.077}, {0.1, 12, 1.100}, {0.9, 2, 1.818}, {0.9, 32, 7.805},
         };
-        (void)state;
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
                 double sp;
 
@@ -30,7 +29,6 @@ static void p_from_measured_speedup(void **state)
 {
         double p;
 
-        (void)state;
         /* Table IV, Xeon, P = 0.9, N = 12, measured speedup 5.484. */
         assert_int_equal(model_p_from_speedup(12, 5.484, &p), 0);
         assert_near(p, 0.8920, 0.00005);
@@ -48,7 +46,6 @@ static void p_domain_errors(void **state)
 {
         double p = 42;
 
-        (void)state;
         assert_int_equal(model_p_from_speedup(1, 1.0, &p), -EDOM);
         assert_int_equal(model_p_from_speedup(0, 1.0, &p), -EDOM);
         assert_int_equal(model_p_from_speedup(4, 0.0, &p), -EDOM);
@@ -61,7 +58,6 @@ static void superlinear_is_flagged_not_clamped(void **state)
 {
         double p;
 
-        (void)state;
         assert_int_equal(model_p_from_speedup(4, 4.5, &p), MODEL_SUPERLINEAR);
         assert_true(p > 1.0);
         assert_near(p, 4.0 * (1 - 4.5) / (4.5 * (1 - 4.0)), 1e-12);
@@ -71,7 +67,6 @@ static void times_and_rates(void **state)
 {
         double t1, tn, ipc, sp, ppw, epi, edp;
 
-        (void)state;
         assert_int_equal(model_time_1(5.6e9, 2.8e9, &t1), 0); /* eq. 1 */
         assert_near(t1, 2.0, 1e-12);
         assert_int_equal(model_time_n(0.9, 4, t1, &tn), 0); /* eq. 2 */
@@ -104,7 +99,6 @@ static void least_squares_recovers_p(void **state)
         struct model_obs obs[60];
         struct model_fit fit;
 
-        (void)state;
         srand(7);
         for (size_t t = 0; t < sizeof(truth) / sizeof(truth[0]); t++) {
                 size_t n = 0;
@@ -129,7 +123,6 @@ static void least_squares_exact_and_weighted(void **state)
         struct model_fit fit;
         double sp4, sp8;
 
-        (void)state;
         model_speedup(0.8, 4, &sp4);
         model_speedup(0.8, 8, &sp8);
         obs[0] = (struct model_obs){1, 1.0, 1.0}; /* one core: no information, skipped */
@@ -153,7 +146,6 @@ static void power_model_interpolates_never_extrapolates(void **state)
         struct model_power pm = {.static_w = 10};
         double w;
 
-        (void)state;
         assert_int_equal(model_power_set_point(&pm, 2000000, 5, 1), 0);
         assert_int_equal(model_power_set_point(&pm, 1000000, 2, 0.5), 0);
         assert_int_equal(pm.points[0].freq_khz, 1000000);
@@ -178,7 +170,6 @@ static void prediction_edp_and_frequency(void **state)
                                 .freq_ref_khz = 2000000};
         struct model_prediction pr, half;
 
-        (void)state;
         model_power_set_point(&pm, 2000000, 10, 0);
         model_power_set_point(&pm, 1000000, 3, 0);
         assert_int_equal(model_predict(&app, &pm, 2, 2000000, &pr), 0);
@@ -216,7 +207,6 @@ static void edp_choice_on_declared_model(void **state)
         struct model_app app = {.t1_s = 1, .freq_ref_khz = 1000};
         struct model_prediction one, two;
 
-        (void)state;
         assert_int_equal(power_decl_key(&d, "static_w", "20"), 0);
         assert_int_equal(power_decl_key(&d, "core_w", "10"), 0);
         assert_int_equal(power_decl_key(&d, "core_w", "-1"), -ERANGE);

@@ -11,7 +11,6 @@ static void names_round_trip(void **state)
 {
         enum objective_kind o = OBJECTIVE_MONITOR;
 
-        (void)state;
         for (unsigned i = 0; i < OBJECTIVE_COUNT; i++) {
                 assert_int_equal(objective_from_string(objective_to_string(i), &o), 0);
                 assert_int_equal(o, i);
@@ -57,7 +56,6 @@ static void edp_prefers_one_core_at_p02_two_at_p095(void **state)
 {
         struct model_power pm;
 
-        (void)state;
         declared_model(&pm);
         /* P = 0.2: 1 core 30 W * 10^2 = 3000; 2 cores 40 W * 9^2 = 3240. */
         assert_int_equal(best_cores(OBJECTIVE_EDP, 0.2, &pm, 2), 1);
@@ -78,7 +76,6 @@ static void rate_and_prediction_scores_agree(void **state)
         struct model_app app = {.p = 0.7, .t1_s = 4, .instructions = 1e10, .freq_ref_khz = 3000000};
         struct model_power pm;
 
-        (void)state;
         declared_model(&pm);
         for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
                 for (unsigned a = 1; a <= 8; a++) {
@@ -111,7 +108,6 @@ static void rate_scores(void **state)
 {
         double s;
 
-        (void)state;
         assert_int_equal(objective_score_rate(OBJECTIVE_EDP, 40, 2e9, &s), 0);
         assert_near(s, 40 / 4e18, 1e-30); /* W / IPS^2 */
         assert_int_equal(objective_score_rate(OBJECTIVE_ENERGY, 40, 2e9, &s), 0);
@@ -137,7 +133,6 @@ static void rate_scores(void **state)
 
 static void hysteresis(void **state)
 {
-        (void)state;
         assert_false(objective_better(100, 96, 0.05));
         assert_true(objective_better(100, 94, 0.05));
         assert_false(objective_better(100, 100, 0));
@@ -156,7 +151,6 @@ static void max_slowdown(void **state)
 {
         double s = 42;
 
-        (void)state;
         assert_int_equal(objective_slowdown(10, 12, &s), 0);
         assert_near(s, 0.2, 1e-12);
         assert_true(objective_slowdown_ok(10, 10.9, 0.1));
@@ -181,7 +175,6 @@ static void unknown_power_falls_back_to_performance(void **state)
         const char *reason = "x";
         double s;
 
-        (void)state;
         for (size_t i = 0; i < 3; i++) {
                 reason = NULL;
                 assert_int_equal(objective_effective(power_kinds[i], false, &reason),

@@ -65,7 +65,6 @@ static void dp_equals_exhaustive_one_package_without_pool(void **state)
             I7_3F NO_POOL APPS_3,
             I7_3F NO_POOL APPS_3_SPIN,
         };
-        (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 assert_near(dp_over_exhaustive(cases[i], SIM_OBJ_EDP, NULL), 1, 1e-9);
                 assert_near(dp_over_exhaustive(cases[i], SIM_OBJ_ENERGY, NULL), 1, 1e-9);
@@ -81,7 +80,6 @@ static void dp_equals_exhaustive_with_pool_on_cases_tried(void **state)
             I7_3F APPS_2,  I7_3F APPS_3,       I7_3F APPS_3_SPIN,
             X22_3F APPS_2, X22_3F APPS_3_SPIN, X22_3F NO_POOL APPS_3_SPIN,
         };
-        (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
                 assert_near(dp_over_exhaustive(cases[i], SIM_OBJ_EDP, NULL), 1, 1e-6);
 }
@@ -99,7 +97,6 @@ static void dp_loses_only_by_spanning_packages_at_two_frequencies(void **state)
         double ratio = 0;
         bool spans = false;
 
-        (void)state;
         ratio = dp_over_exhaustive(text, SIM_OBJ_EDP, &e);
         for (unsigned i = 0; i < e.best.n_apps; i++)
                 spans |= e.best.cores[i * 2] > 0 && e.best.cores[i * 2 + 1] > 0 &&
@@ -129,7 +126,6 @@ static void dp_sees_memory_contention(void **state)
             "mem_fraction = 0.84\nstart_s = 0.05\nphases = 0.93:0.65\n"
             "[app a1]\ninstructions = 2.28e9\np = 0.32\nmem_bytes_per_instruction = 2.92\n",
         };
-        (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
                 assert_near(dp_over_exhaustive(cases[i], SIM_OBJ_EDP, NULL), 1, 1e-6);
 }
@@ -147,7 +143,6 @@ static void together_one_app_equals_single_oracle(void **state)
                                                   SIM_OBJ_PERF};
         struct sim_machine *m = sim_load_ok(one_app);
 
-        (void)state;
         for (size_t oi = 0; oi < 4; oi++) {
                 struct sim_result best;
 
@@ -176,7 +171,6 @@ static void together_one_app_on_server64_equals_single_oracle(void **state)
         struct sim_result best;
         struct sim_together t;
 
-        (void)state;
         assert_true(sim_together_count(m, 2000) > 2000);
         assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_EDP, STEP_100MS, &best, NULL, NULL), 0);
         assert_int_equal(sim_oracle_together(m, SIM_OBJ_EDP, SIM_TOGETHER_AUTO, STEP_100MS, &t), 0);
@@ -197,7 +191,6 @@ static void i7_two_apps_tries_every_split(void **state)
         struct sim_result apps[2];
         double t_s, e_j;
 
-        (void)state;
         assert_int_equal(sim_together_count(m, 100000), 54);
         assert_int_equal(sim_oracle_together(m, SIM_OBJ_EDP, SIM_TOGETHER_AUTO, STEP_100MS, &t), 0);
         assert_int_equal(t.method, SIM_TOGETHER_EXHAUSTIVE);
@@ -226,7 +219,6 @@ static void partition_run_is_disjoint(void **state)
         struct sim_result apps[2], alone;
         double t_s, e_j;
 
-        (void)state;
         assert_int_equal(sim_partition_alloc(&p, 2, 2), 0);
         p.cores[0 * 2 + 0] = 2; /* wide: package 0 */
         p.cores[1 * 2 + 1] = 1; /* narrow: package 1 */
@@ -257,7 +249,6 @@ static void more_apps_than_cpus_is_refused(void **state)
                    "[app e]\np = 0.5\ninstructions = 1e9\n");
         struct sim_together t;
 
-        (void)state;
         assert_int_equal(sim_oracle_together(m, SIM_OBJ_EDP, SIM_TOGETHER_AUTO, STEP_100MS, &t),
                          -ENOSPC);
         sim_free(m);

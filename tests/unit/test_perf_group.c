@@ -77,7 +77,6 @@ static void clock_group_per_task(void **state)
         uint64_t enabled_ns;
         int r;
 
-        (void)state;
         r = perf_group_open(&g, a, 2, 0, -1, 0);
         if (r == -EACCES || r == -EPERM)
                 skip();
@@ -113,7 +112,6 @@ static void software_group_reads_together(void **state)
         uint64_t faults, minor;
         int r;
 
-        (void)state;
         r = perf_group_open(&g, a, 3, 0, -1, 0);
         if (r == -EACCES || r == -EPERM)
                 skip();
@@ -144,7 +142,6 @@ static void per_cpu_software_group(void **state)
         cpu_set_t one, old;
         int r;
 
-        (void)state;
         r = perf_group_open(&g, a, 2, -1, 0, 0);
         if (r == -EACCES || r == -EPERM) {
                 print_message("SKIP: counting CPU-wide needs root or CAP_PERFMON\n");
@@ -179,7 +176,6 @@ static void refused_member_left_out_refused_leader_fails(void **state)
         struct perf_group g;
         struct perf_group_reading r0, r1;
 
-        (void)state;
         assert_int_equal(perf_group_open(&g, a, 3, 0, -1, 0), 0);
         assert_int_equal(g.n, 2);
         assert_int_equal(g.opened, 5u); /* slots 0 and 2 */
@@ -206,7 +202,6 @@ static void delta_scales_by_the_groups_time(void **state)
             .enabled_ns = 3000, .running_ns = 2000, .value = {1100, 2300}};
         struct perf_group_reading r2 = r1;
 
-        (void)state;
         /* On the PMU for half the interval: counts doubled. */
         assert_int_equal(perf_group_delta(&r0, &r1, 0), 2000);
         assert_int_equal(perf_group_delta(&r0, &r1, 1), 4000);
@@ -217,7 +212,6 @@ static void delta_scales_by_the_groups_time(void **state)
 
 static void frequency_from_cycles_and_ref_cycles(void **state)
 {
-        (void)state;
         /* 3e9 cycles while the TSC-rate clock counted 2e9 at 2 GHz: 3 GHz. */
         assert_int_equal(perf_freq_khz(3000000000u, 2000000000u, 2000000), 3000000);
         assert_int_equal(perf_freq_khz(800000000u, 1000000000u, 2600000), 2080000);
@@ -235,7 +229,6 @@ static void counts_get_a_frequency_from_both_counters(void **state)
                                   .ref_cycles = 2000000000u,
                                   .measured = SENSOR_CYCLES | SENSOR_REF_CYCLES};
 
-        (void)state;
         perf_counts_freq(&c, 2000000);
         assert_int_equal(c.freq_khz, 3000000);
         assert_true(c.measured & SENSOR_FREQ);
@@ -261,7 +254,6 @@ static void tsc_rate_is_measured(void **state)
         FILE *f;
         int r;
 
-        (void)state;
         r = perf_tsc_khz(50, &khz);
         if (r == -EOPNOTSUPP)
                 skip();
@@ -289,7 +281,6 @@ static void hardware_group_refused_with_reason(void **state)
         struct sensor_probe p;
         char want[128];
 
-        (void)state;
         assert_non_null(perf);
         assert_int_equal(perf->probe(NULL, &p), 0);
         if (p.available) {

@@ -23,7 +23,6 @@ static void finds_managers_by_name(void **state)
         const struct platform_proc tuned[] = {{1, "systemd"}, {77, "tuned"}};
         char which[64] = "";
 
-        (void)state;
         assert_false(platform_freq_manager_in(none, ARRAY_SIZE(none), which, sizeof(which)));
         assert_true(platform_freq_manager_in(ppd, ARRAY_SIZE(ppd), which, sizeof(which)));
         assert_string_equal(which, "power-profiles- (pid 812)");
@@ -40,7 +39,6 @@ static void finds_a_running_manager_in_proc(void **state)
         int n, found = -1;
         pid_t child;
 
-        (void)state;
         assert_int_equal(fs_set_root(NULL), 0);
         child = fork();
         assert_true(child >= 0);
@@ -82,7 +80,6 @@ static void dvfs_choice_follows_config_actuator_and_others(void **state)
         const char *conf = "/etc/pctl/pctl.conf";
         char why[512];
 
-        (void)state;
         assert_true(platform_dvfs_choice(CONFIG_DVFS_AUTO, true, "", NULL, conf, why, sizeof(why)));
         assert_string_equal(why, "");
         assert_false(platform_dvfs_choice(CONFIG_DVFS_AUTO, true, "", "tuned (pid 77)", conf, why,

@@ -36,7 +36,6 @@ static void round_trip(void **state)
         char dir[] = "/tmp/pctl-pf-XXXXXX", path[256], err[256] = "";
         struct platform_profile in, out;
 
-        (void)state;
         assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/platform.ini", dir);
         make_profile(&in);
@@ -71,7 +70,6 @@ static void unmeasured_figures_stay_absent(void **state)
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
 
-        (void)state;
         platform_profile_init(&in);
         strcpy(in.backend, "software");
         in.max_p_error = 0.02;
@@ -97,7 +95,6 @@ static void blank_strings_stay_absent(void **state)
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
 
-        (void)state;
         platform_profile_init(&in);
         strcpy(in.backend, "software");
         strcpy(in.hostname, "; \r\n;");
@@ -122,7 +119,6 @@ static void long_strings_fit_a_line(void **state)
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
 
-        (void)state;
         platform_profile_init(&in);
         strcpy(in.backend, "software");
         memset(in.hostname, 'h', sizeof(in.hostname) - 1);
@@ -141,7 +137,6 @@ static void missing_file_is_enoent(void **state)
         struct platform_profile out;
         char err[256] = "";
 
-        (void)state;
         out.n_cpus = 99;
         assert_int_equal(platform_file_load("/nonexistent/platform.ini", &out, err, sizeof(err)),
                          -ENOENT);
@@ -168,7 +163,6 @@ static void corrupt_file_names_the_line(void **state)
         struct platform_profile out;
         char err[256];
 
-        (void)state;
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 err[0] = '\0';
                 assert_int_equal(
@@ -237,7 +231,6 @@ static void estimator_uses_calibrated_ipc1(void **state)
         struct platform_profile in, pf;
         double ipc1;
 
-        (void)state;
         assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/platform.ini", dir);
         make_profile(&in);
@@ -255,7 +248,6 @@ static void missing_or_corrupt_file_gives_defaults(void **state)
         char err[256];
         double ipc1;
 
-        (void)state;
         /* What pctld does: a file that does not load is reported and not used. */
         platform_profile_init(&pf);
         assert_int_equal(platform_file_load("/nonexistent/platform.ini", &pf, err, sizeof(err)),

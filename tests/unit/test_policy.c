@@ -14,7 +14,6 @@ static char tmpdir[64];
 
 static int setup(void **state)
 {
-        (void)state;
         snprintf(tmpdir, sizeof(tmpdir), "/tmp/pctl-test-policy-XXXXXX");
         return mkdtemp(tmpdir) ? 0 : -1;
 }
@@ -23,7 +22,6 @@ static int teardown(void **state)
 {
         char cmd[128];
 
-        (void)state;
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
         return system(cmd) == 0 ? 0 : -1;
 }
@@ -76,7 +74,6 @@ static void defaults(void **state)
         struct config_key_info k;
         const struct policy *p;
 
-        (void)state;
         load_one("[policy plain]\n", &set);
         assert_int_equal(set.n, 1);
         p = &set.v[0];
@@ -88,6 +85,7 @@ static void defaults(void **state)
         assert_int_equal(p->max_freq_mhz, 0);
         assert_true(isinf(p->max_slowdown));
         assert_near(p->weight, 1, 0);
+        assert_int_equal(p->search, POLICY_SEARCH_MEASURED);
         assert_int_equal(p->lineno, 1);
         for (unsigned m = 0; m < POLICY_MATCH_KINDS; m++)
                 assert_int_equal(p->match[m].n, 0);
@@ -145,6 +143,9 @@ static void key_bounds(void **state)
             {"weight", "1000", true},
             {"weight", "1001", false},
             {"weight", "none", false},
+            {"search", "model", true},
+            {"search", "measured", true},
+            {"search", "oracle", false},
             {"match_comm", "pbench", true},
             {"match_comm", "a_very_long_command", false},
             {"match_comm", "a_very_long_com*", true},
@@ -156,7 +157,6 @@ static void key_bounds(void **state)
             {"match_user", "alice", true},
             {"match_user", "1000", true},
         };
-        (void)state;
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
                 struct config_problems p = {};
                 struct policy_set set = {};
@@ -185,7 +185,6 @@ static void values_land_in_fields(void **state)
         struct policy_set set;
         const struct policy *p;
 
-        (void)state;
         load_one("# batch jobs\n"
                  "[policy batch]\n"
                  "objective = ppw\n"
@@ -195,6 +194,7 @@ static void values_land_in_fields(void **state)
                  "max_freq = 3000\n"
                  "max_slowdown = 0.25\n"
                  "weight = 2.5\n"
+                 "search = model\n"
                  "match_comm = pbench\n"
                  "match_comm = stress*\n"
                  "\n"
@@ -210,17 +210,17 @@ static void values_land_in_fields(void **state)
         assert_int_equal(p->max_freq_mhz, 3000);
         assert_near(p->max_slowdown, 0.25, 0);
         assert_near(p->weight, 2.5, 0);
+        assert_int_equal(p->search, POLICY_SEARCH_MODEL);
         assert_int_equal(p->match[POLICY_MATCH_COMM].n, 2);
         assert_string_equal(p->match[POLICY_MATCH_COMM].v[1], "stress*");
         assert_int_equal(p->lineno, 2);
         assert_int_equal(set.v[1].objective, OBJECTIVE_MONITOR);
-        assert_int_equal(set.v[1].lineno, 13);
+        assert_int_equal(set.v[1].lineno, 14);
         policy_set_free(&set);
 }
 
 static void min_greater_than_max_names_both_lines(void **state)
 {
-        (void)state;
         expect_problem("[policy m]\nmax_cores = 2\nmin_cores = 4\n", 3,
                        "[policy m] min_cores: 4 is more than max_cores (2, line 2)");
         expect_problem("[policy m]\nmin_freq = 3000\nweight = 1\nmax_freq = 1200\n", 2,
@@ -253,7 +253,6 @@ static void several_problems_each_reported(void **state)
         struct config_problems p = {};
         struct policy_set set = {};
 
-        (void)state;
         assert_int_equal(policy_set_load_file(write_file("many.conf", text), &set, &p), -EINVAL);
         config_problems_print(&p, stdout);
         assert_int_equal(p.n, sizeof(lines) / sizeof(lines[0]));
@@ -267,7 +266,6 @@ static void several_problems_each_reported(void **state)
 
 static void unknown_keys_and_sections(void **state)
 {
-        (void)state;
         expect_problem("[policy a]\nmax_core = 4\n", 2, "[policy a] max_core: unknown key");
         expect_problem("[polcy a]\n", 1, "[polcy a]: unknown section");
         expect_problem("[policy]\n", 1, "unknown section");
@@ -282,7 +280,6 @@ static void duplicates_across_files_and_whole_set_refused(void **state)
         struct config_problems p = {};
         struct policy_set set = {.n = 4242};
 
-        (void)state;
         snprintf(dir, sizeof(dir), "%s/d", tmpdir);
         assert_int_equal(mkdir(dir, 0755), 0);
         write_file("d/10-a.conf", "[policy shared]\nobjective = edp\n");
@@ -318,7 +315,6 @@ static void empty_dir_is_no_policies(void **state)
         struct config_problems p = {};
         struct policy_set set = {.n = 4242};
 
-        (void)state;
         snprintf(dir, sizeof(dir), "%s/empty", tmpdir);
         assert_int_equal(mkdir(dir, 0755), 0);
         assert_int_equal(policy_set_load_dir(dir, &set, &p), 0);
@@ -352,7 +348,6 @@ static void matching(void **state)
         struct config_problems p = {};
         struct policy_set set;
 
-        (void)state;
         snprintf(dir, sizeof(dir), "%s/m", tmpdir);
         assert_int_equal(mkdir(dir, 0755), 0);
         /* Files in name order: 10- before 20-; sections in file order. */
@@ -403,7 +398,6 @@ static void bare_objective_names(void **state)
         struct policy_set set;
         const struct policy *p;
 
-        (void)state;
         for (unsigned o = 0; o < OBJECTIVE_COUNT; o++) {
                 p = policy_lookup(NULL, objective_to_string(o));
                 assert_non_null(p);
@@ -444,7 +438,6 @@ static void identity_from_fake_proc(void **state)
         struct proc_identity id;
         char path[256];
 
-        (void)state;
         snprintf(path, sizeof(path), "%s/proc", tmpdir);
         assert_int_equal(mkdir(path, 0755), 0);
         snprintf(path, sizeof(path), "%s/proc/4242", tmpdir);
@@ -479,7 +472,6 @@ static void cgroup_path_choice(void **state)
 {
         char buf[128];
 
-        (void)state;
         assert_int_equal(
             proc_identity_cgroup_from("0::/system.slice/pctld.service\n", buf, sizeof(buf)), 0);
         assert_string_equal(buf, "/system.slice/pctld.service");

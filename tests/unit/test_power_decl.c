@@ -26,7 +26,6 @@ static void per_frequency_points_in_pctl_conf(void **state)
         struct config c;
         double w;
 
-        (void)state;
         assert_int_equal(load_conf("[power]\nstatic_w = 10\ncore_w_1200 = 3\nidle_w_1200 = 1\n"
                                    "core_w_2400 = 8\nidle_w_2400 = 2\n",
                                    &c, &p),
@@ -44,7 +43,6 @@ static void forms_do_not_mix_and_points_pair(void **state)
         struct config_problems p = {};
         struct config c;
 
-        (void)state;
         assert_int_equal(load_conf("[power]\nstatic_w = 1\ncore_w = 2\ncore_w_1200 = 3\n"
                                    "idle_w_1200 = 1\n",
                                    &c, &p),
@@ -73,7 +71,6 @@ static void power_file_reads_platform_ini_with_the_same_rules(void **state)
         FILE *f;
         double w;
 
-        (void)state;
         platform_profile_init(&prof);
         strcpy(prof.backend, "sim");
         prof.power.static_w = 12;
@@ -110,7 +107,6 @@ static void platform_ini_takes_the_one_point_form(void **state)
         char err[256] = "";
         double w;
 
-        (void)state;
         assert_int_equal(platform_file_load_string("[platform]\nbackend = perf\n[power]\n"
                                                    "static_w = 5\ncore_w = 2\nfreq_mhz = 2000\n",
                                                    "p.ini", &prof, err, sizeof(err)),

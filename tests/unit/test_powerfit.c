@@ -51,7 +51,6 @@ static void recovers_the_model_and_invents_nothing(void **state)
         struct model_power pm;
         double w;
 
-        (void)state;
         assert_non_null(pf);
         assert_int_equal(synth_sample_alloc(&s, N_CPUS, 0), 0);
         assert_int_equal(powerfit_model(pf, &pm), -ENODATA);
@@ -89,7 +88,6 @@ static void unusable_intervals_change_nothing(void **state)
         unsigned freqs[N_CPUS] = {0};
         struct cpumask held;
 
-        (void)state;
         assert_non_null(pf);
         assert_null(powerfit_new(-1));
         assert_int_equal(synth_sample_alloc(&s, N_CPUS, 0), 0);
@@ -130,7 +128,6 @@ static void estimator_learns_the_model_between_apps(void **state)
         bool fitted = false;
         double w;
 
-        (void)state;
         assert_non_null(est);
         assert_int_equal(synth_sample_alloc(&s, N_CPUS, 0), 0);
         for (unsigned c = 0; c < N_CPUS; c++)
@@ -172,7 +169,6 @@ static void estimator_models_the_machine_without_rapl(void **state)
         const struct estimator_platform *pf;
         bool fitted = true;
 
-        (void)state;
         model_power_set_point(&model, 2400000, 12, 1.5);
         est = estimator_new(&cfg);
         assert_non_null(est);

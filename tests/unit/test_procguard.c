@@ -26,7 +26,6 @@ static void judge_refuses_what_must_not_be_managed(void **state)
         struct proc_facts f;
         char why[256];
 
-        (void)state;
         f = plain(4321);
         assert_int_equal(procguard_judge(&f, 999, why, sizeof(why)), 0);
 
@@ -71,7 +70,6 @@ static void judge_refuses_what_must_not_be_managed(void **state)
 
 static void systemd_cgroups_are_only_its_own(void **state)
 {
-        (void)state;
         assert_true(procguard_systemd_cgroup("/init.scope"));
         assert_true(procguard_systemd_cgroup("/user.slice/user-0.slice/user@0.service/init.scope"));
         assert_true(procguard_systemd_cgroup("/system.slice/systemd-udevd.service"));
@@ -99,7 +97,6 @@ static void facts_from_proc(void **state)
         pthread_t th;
         char why[256];
 
-        (void)state;
         assert_int_equal(proc_facts_read(getpid(), NULL, &f), 0);
         assert_int_equal(f.tgid, getpid());
         assert_false(f.kthread);
@@ -136,7 +133,6 @@ static void another_pctld_by_its_executable(void **state)
         pid_t child;
         ssize_t n;
 
-        (void)state;
         assert_non_null(mkdtemp(dir));
         snprintf(exe, sizeof(exe), "%s/pctld", dir);
         snprintf(cmd, sizeof(cmd), "cp /bin/sleep %s", exe);
@@ -180,7 +176,6 @@ static void strescape_makes_bytes_printable(void **state)
 {
         char out[64];
 
-        (void)state;
         assert_int_equal(strescape(out, sizeof(out), "ok name", 7), 7);
         assert_string_equal(out, "ok name");
         assert_int_equal(strescape(out, sizeof(out), "a\0b\n\x1b[2J\\\xff", 10), 23);

@@ -19,7 +19,6 @@ static void normal_line(void **state)
         long long v = 0;
         uint64_t u = 0;
 
-        (void)state;
         assert_int_equal(procstat_comm(line, comm, sizeof(comm)), 0);
         assert_string_equal(comm, "bash");
         assert_int_equal(procstat_state(line, &st), 0);
@@ -59,7 +58,6 @@ static void comm_with_spaces_and_parentheses(void **state)
         char comm[32] = "", small[4] = "", st = '?';
         long long v = 0;
 
-        (void)state;
         assert_int_equal(procstat_comm(text, comm, sizeof(comm)), 0);
         assert_string_equal(comm, "a) R (b) ((c)");
         assert_int_equal(procstat_state(text, &st), 0);
@@ -98,7 +96,6 @@ static void missing_close_paren(void **state)
         char st = '?';
         long long v = 5;
 
-        (void)state;
         assert_no_stat_line("7 (worker S 1 2");
         /* A ')' before the '(' is not a name either. */
         assert_no_stat_line("7 )x( S 1 2");
@@ -115,7 +112,6 @@ static void truncated_line(void **state)
         long long v = 5;
         uint64_t u = 5;
 
-        (void)state;
         /* A short read, or a fake /proc with only the first fields. */
         assert_int_equal(procstat_field("7 (x) S 1 7 7", 6, &v), 0);
         assert_int_equal(v, 7);
@@ -140,7 +136,6 @@ static void fields_that_are_no_numbers(void **state)
         long long v = 5;
         uint64_t u = 5;
 
-        (void)state;
         /* The caller's mistake, told apart from a bad line. */
         assert_int_equal(procstat_field(line, 0, &v), -EINVAL);
         assert_int_equal(procstat_field(line, -1, &v), -EINVAL);
@@ -172,7 +167,6 @@ static void non_numeric_field(void **state)
         long long v = 5;
         uint64_t u = 5;
 
-        (void)state;
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 assert_int_equal(procstat_field(bad[i], 4, &v), -EBADMSG);
                 assert_int_equal(procstat_field(bad[i], 5, &v), 0); /* its neighbour is fine */
@@ -193,7 +187,6 @@ static void empty_buffer(void **state)
 {
         char comm[16] = "keep";
 
-        (void)state;
         assert_no_stat_line("");
         assert_no_stat_line("\n");
         /* Nowhere to write even the terminator. */

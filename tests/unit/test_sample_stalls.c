@@ -17,7 +17,6 @@ static void csv_round_trip_with_stalls(void **state)
         size_t len = 0;
         FILE *f = open_memstream(&text, &len);
 
-        (void)state;
         assert_non_null(f);
         assert_int_equal(sensor_sample_alloc(&s, 2, 0), 0);
         s.timestamp_ns = 100000000;
@@ -51,7 +50,6 @@ static void csv_without_stalls_column(void **state)
 {
         struct sample_io_reader *r = NULL;
 
-        (void)state;
         assert_int_equal(sample_io_open_text("# pctl-sample v1 backend=x\n"
                                              "time_s,interval_s,kind,id,cpu,instr,cycles,"
                                              "ref_cycles,busy_ns,energy_j\n"
@@ -100,7 +98,6 @@ static void perf_stat_per_cpu(void **state)
         struct sample_io_reader *r = NULL;
         struct sensor_sample s;
 
-        (void)state;
         assert_int_equal(sample_io_open_text(perf_per_cpu, &r, NULL), 0);
         assert_int_equal(sample_io_source(r), SAMPLE_IO_SRC_PERF);
         assert_int_equal(sample_io_n_intervals(r), 2);
@@ -132,7 +129,6 @@ static void perf_stat_one_target(void **state)
         struct sample_io_reader *r = NULL;
         struct sensor_sample s;
 
-        (void)state;
         assert_int_equal(sample_io_open_text("1.000100000,1999.50,msec,task-clock,1999500000,"
                                              "100.00,2.000,CPUs utilized\n"
                                              "1.000100000,5000000,,stalled-cycles-backend,"
@@ -157,7 +153,6 @@ static void perf_stat_bad_lines(void **state)
         struct sample_io_reader *r = NULL;
         unsigned line = 0;
 
-        (void)state;
         assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"
                                              "0.1,CPU0,oops\n"
                                              "0.2,CPU0,5,,cycles,1,100.00,,\n",
@@ -201,7 +196,6 @@ static void likwid_timeline_stalls(void **state)
         struct sample_io_reader *r = NULL;
         struct sensor_sample s;
 
-        (void)state;
         assert_int_equal(sample_io_open_text("# HWThreads: 0|1\n"
                                              "# GID|MetricsCount|CpuCount|Total runtime [s]|"
                                              "CPU_CLK_UNHALTED_CORE|CYCLE_ACTIVITY_STALLS_TOTAL\n"
@@ -223,7 +217,6 @@ static void perf_stall_events_in_order(void **state)
 {
         struct perf_event_attr a;
 
-        (void)state;
         assert_true(perf_stall_attr(0, false, &a));
         assert_int_equal(a.type, PERF_TYPE_HARDWARE);
         assert_int_equal(a.config, PERF_COUNT_HW_STALLED_CYCLES_BACKEND);

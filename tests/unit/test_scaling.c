@@ -24,7 +24,6 @@ static void running_means_and_reset(void **state)
         struct scaling s = {0};
         unsigned v;
 
-        (void)state;
         scaling_add(&s, 4, 3000000, 100, 10, 8);
         scaling_add(&s, 4, 3000000, 200, NAN, 8);
         scaling_add(&s, 8, 3000000, 300, 30, 8);
@@ -50,7 +49,6 @@ static void stalls_running_means(void **state)
 {
         struct scaling s = {0};
 
-        (void)state;
         scaling_add_stalls(&s, 4, 3000000, 100, 10, 2.0, 8);
         scaling_add_stalls(&s, 4, 3000000, 100, 10, 4.0, 8);
         assert_near(s.pt[0].stalls_per_core, (0.5 + 1.0) / 2, 1e-12);
@@ -76,7 +74,6 @@ static void predicts_the_edp_optimum(void **state)
         unsigned want = 0;
         double best = INFINITY;
 
-        (void)state;
         add_amdahl(&s, 64, 3);
         add_amdahl(&s, 32, 3);
         add_amdahl(&s, 16, 3);
@@ -114,7 +111,6 @@ static void falloff_is_not_believed(void **state)
         struct scaling s = {0};
         struct scaling_model m;
 
-        (void)state;
         for (unsigned i = 0; i < 4; i++) {
                 for (unsigned k = 0; k < 3; k++)
                         scaling_add(&s, n[i], 3000000, 1e10 / t[i], w[i], 8);
@@ -132,7 +128,6 @@ static void two_counts_are_unknown(void **state)
         struct scaling s = {0};
         struct scaling_model m;
 
-        (void)state;
         add_amdahl(&s, 64, 3);
         add_amdahl(&s, 32, 3);
         assert_int_equal(scaling_model_build(&s, 3000000, 2, 64, &m), 0);
@@ -148,7 +143,6 @@ static void refresh_only_on_change(void **state)
         struct scaling s = {0};
         struct scaling_model m = {0};
 
-        (void)state;
         add_amdahl(&s, 64, 3);
         add_amdahl(&s, 32, 3);
         add_amdahl(&s, 16, 3);

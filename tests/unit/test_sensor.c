@@ -56,7 +56,6 @@ static void tree_remove(void)
 
 static void counter_delta_wraps_32bit(void **state)
 {
-        (void)state;
         /* A 32-bit RAPL status register wrapping once between reads. */
         assert_int_equal(sensor_counter_delta(0xFFFFFF00u, 0x00000100u, 32), 0x200);
         assert_int_equal(sensor_counter_delta(100, 350, 32), 250);
@@ -71,7 +70,6 @@ static void wrap_delta_uses_max_energy_range(void **state)
 {
         const uint64_t max_uj = 262143328850ull; /* a real max_energy_range_uj, not 2^32 */
 
-        (void)state;
         assert_true(sensor_wrap_delta(1000, 5000, max_uj) == 4000);
         assert_true(sensor_wrap_delta(max_uj - 1000, 500, max_uj) == 1500);
         assert_true(sensor_wrap_delta(max_uj, 0, max_uj) == 0);
@@ -82,7 +80,6 @@ static void wrap_delta_uses_max_energy_range(void **state)
 
 static void multiplex_scaling(void **state)
 {
-        (void)state;
         assert_true(sensor_scale_multiplexed(1000, 200, 100) == 2000);
         assert_true(sensor_scale_multiplexed(1000, 300, 100) == 3000);
         assert_true(sensor_scale_multiplexed(1000, 100, 100) == 1000);
@@ -95,7 +92,6 @@ static void backend_table_and_find(void **state)
 {
         const char *want[] = {"likwid", "perf", "software", "replay"};
 
-        (void)state;
         for (unsigned i = 0; i < 4; i++) {
                 assert_non_null(sensor_backends[i]);
                 assert_string_equal(sensor_backends[i]->name, want[i]);
@@ -110,7 +106,6 @@ static void proc_stat_parsing(void **state)
 {
         uint64_t busy[3];
 
-        (void)state;
         tree_make();
         put("/proc/stat", "cpu  300 10 200 9000 50 5 5 7 0 0\n"
                           "cpu0 100 10 100 4000 20 2 3 7 0 0\n"
@@ -132,7 +127,6 @@ static void percpu_parsing(void **state)
 {
         uint64_t ns[4];
 
-        (void)state;
         assert_int_equal(sensor_parse_percpu("18030116401 25263833048 \n", ns, 4), 0);
         assert_true(ns[0] == 18030116401ull && ns[1] == 25263833048ull && ns[2] == 0);
         assert_int_equal(sensor_parse_percpu("12 x", ns, 4), -EBADMSG);
@@ -145,7 +139,6 @@ static void powercap_rapl_with_wrap(void **state)
         double j[SENSOR_MAX_PACKAGES];
         char why[200];
 
-        (void)state;
         tree_make();
         assert_int_equal(sensor_energy_open(&e, why, sizeof(why)), -ENOENT);
         put("/sys/class/powercap/intel-rapl:0/name", "package-0\n");
@@ -203,7 +196,6 @@ static void software_backend_on_fake_proc(void **state)
         long hz = sysconf(_SC_CLK_TCK);
         uint64_t tick_ns = 1000000000ull / (uint64_t)hz;
 
-        (void)state;
         tree_make();
         fake_machine();
         assert_int_equal(sensor_open(sw, &cfg, &sn), 0);
@@ -253,7 +245,6 @@ static void cgroup_v1_cpuacct_target(void **state)
         struct sensor_sample s = {0};
         struct sensor *sn;
 
-        (void)state;
         tree_make();
         fake_machine();
         put("/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu", "1000 2000\n");
@@ -320,7 +311,6 @@ static void software_backend_charges_exited_threads(void **state)
         double seen[2] = {0, 0};
         pid_t child;
 
-        (void)state;
         if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
                 print_message("skip: needs 2 CPUs\n");
                 skip();
@@ -407,7 +397,6 @@ static void software_backend_follows_children(void **state)
         double seen = 0;
         pid_t launcher;
 
-        (void)state;
         assert_int_equal(pipe(go), 0);
         launcher = fork();
         assert_true(launcher >= 0);
@@ -494,7 +483,6 @@ static void software_backend_zombie_is_gone(void **state)
         pid_t child;
         char c;
 
-        (void)state;
         assert_int_equal(pipe(go), 0);
         child = fork();
         assert_true(child >= 0);
@@ -558,7 +546,6 @@ static void software_backend_keeps_a_target_across_set_targets(void **state)
         pid_t a = spinner(), b = getppid();
         double charged = 0, c0, c1;
 
-        (void)state;
         assert_true(a > 0);
         struct sensor_target one[1] = {{.kind = SENSOR_TARGET_PID, .pid = a}};
         struct sensor_target two[2] = {{.kind = SENSOR_TARGET_PID, .pid = b},
@@ -605,7 +592,6 @@ static void likwid_probe_without_msr_forks_nothing(void **state)
         struct sensor_probe p;
         struct sigaction sa = {.sa_handler = count_child}, old;
 
-        (void)state;
         if (geteuid() != 0 || access("/dev/cpu/0/msr", F_OK) == 0 ||
             access("/dev/msr0", F_OK) == 0) {
                 print_message("skip: needs root on a machine without MSR devices\n");

@@ -33,7 +33,6 @@ static void likwid_timeline_with_noise(void **state)
         struct sensor_sample s;
         unsigned line = 0;
 
-        (void)state;
         assert_int_equal(sample_io_open_text(likwid_text, &r, &line), 0);
         assert_int_equal(sample_io_source(r), SAMPLE_IO_SRC_LIKWID);
         assert_int_equal(sample_io_n_cpus(r), 4);
@@ -78,7 +77,6 @@ static void rejects_unknown_text(void **state)
         struct sample_io_reader *r = NULL;
         unsigned line = 0;
 
-        (void)state;
         assert_int_equal(sample_io_open_text("hello\nworld\n", &r, &line), -EBADMSG);
         assert_int_equal(
             sample_io_open_text("# pctl-sample v1 backend=x\ntime_s,oops\n", &r, &line), -EBADMSG);
@@ -101,7 +99,6 @@ static void late_times_read_exactly(void **state)
         struct sample_io_reader *r = NULL;
         struct sensor_sample s;
 
-        (void)state;
         assert_int_equal(sample_io_open_text("# pctl-sample v1 backend=x\n"
                                              "time_s,interval_s,kind,id,cpu,instr,cycles,"
                                              "ref_cycles,busy_ns,energy_j\n"
@@ -137,7 +134,6 @@ static void own_csv_round_trip(void **state)
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
 
-        (void)state;
         assert_non_null(f);
         assert_int_equal(sensor_sample_alloc(&s, 3, 1), 0);
         s.n_packages = 2;
@@ -207,7 +203,6 @@ static void replay_backend_plays_a_file(void **state)
         int fd = mkstemp(path);
         const struct sensor_ops *ops = sensor_find("replay");
 
-        (void)state;
         assert_true(fd >= 0);
         assert_int_equal(write(fd, likwid_text, strlen(likwid_text)), (ssize_t)strlen(likwid_text));
         close(fd);
@@ -258,7 +253,6 @@ static void freq_khz_column(void **state)
         char text[512];
         unsigned line = 0;
 
-        (void)state;
         assert_int_equal(sensor_sample_alloc(&s, 1, 0), 0);
         snprintf(text, sizeof(text), "%s0.1,0.1,cpu,,0,,,,5,\n", v1);
         assert_int_equal(sample_io_open_text(text, &r, NULL), 0);

@@ -50,7 +50,6 @@ static void extra_work_inflates_instructions_not_progress(void **state)
         static const double xs[] = {0, 0.05};
         const double d = 0.1 + 0.9 / 4;
 
-        (void)state;
         for (unsigned i = 0; i < 2; i++) {
                 char text[256];
                 double infl = 1 + xs[i] * 3, instr, cmax, busy_s;
@@ -61,7 +60,7 @@ static void extra_work_inflates_instructions_not_progress(void **state)
                 struct sim_machine *m;
 
                 snprintf(text, sizeof(text),
-                         "[machine]\npreset = i7-4820k\nos_ips = 0\n"
+                         "[machine]\npreset = i7-4820k\nos_ips = 0\nos_ips_cpu = 0\n"
                          "[app a]\ninstructions = 3.7e9\np = 0.9\nipc = 1\nextra_work = %g\n",
                          xs[i]);
                 m = sim_load_ok(text);
@@ -100,7 +99,6 @@ static void one_cpu_runs_without_extra_work(void **state)
                         "[app b]\ninstructions = 3.7e9\np = 0.5\n");
         struct sim_result ra, rb;
 
-        (void)state;
         assert_int_equal(sim_run_alone(m, 0, 1, 3700, STEP_100MS, &ra), 0);
         assert_int_equal(sim_run_alone(m, 1, 1, 3700, STEP_100MS, &rb), 0);
         assert_near(ra.time_s, rb.time_s, 1e-9);
@@ -112,7 +110,6 @@ static void one_cpu_runs_without_extra_work(void **state)
 
 static void extra_work_key_is_checked(void **state)
 {
-        (void)state;
         sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 1e9\np = 0.5\n"
                        "extra_work = 1.5\n",
                        6, "outside");
@@ -124,7 +121,7 @@ static void extra_work_key_is_checked(void **state)
                        6, "not a number");
         sim_expect_bad("[machine]\npreset = i7-4820k\n[app a]\nextra_work = 0.1\n"
                        "measured = 1 3700 10 100\n",
-                       4, "extra_work) do not mix");
+                       4, "extra_work, progress_units) do not mix");
 }
 
 static const struct CMUnitTest tests[] = {

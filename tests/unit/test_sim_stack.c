@@ -19,7 +19,6 @@
 
 static void bad_delimiter_keys_are_named(void **state)
 {
-        (void)state;
         sim_expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nsync = 1.5\n", 8, "outside");
         sim_expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nimbalance = 0.5\n", 8, "outside");
         sim_expect_bad(S16 "[app a]\ninstructions = 1e9\np = 0.9\nsleep = 1\n", 8, "outside");
@@ -48,7 +47,6 @@ static double run_time(const char *app_keys)
 
 static void delimiters_shape_progress(void **state)
 {
-        (void)state;
         /* Eq. 2 unchanged without delimiters. */
         assert_near(run_time("p = 0.95\n"), 0.05 + 0.95 / 16, 1e-3);
         /* The lock: its critical sections one after another (0.5 * 0.95) outlast the
@@ -137,7 +135,6 @@ static void sync_app_waits_in_futex(void **state)
         struct stack truth;
         double d = 0.05 + 0.5 * 0.95;
 
-        (void)state;
         reader_open(&r, m, SIM_PID_BASE);
         measure(m, &r, 2, &truth);
         assert_int_equal(r.app.n_threads, 16);
@@ -170,7 +167,6 @@ static void imbalance_and_sleep_have_their_states(void **state)
         pid_t pid_b = SIM_PID_BASE + 1;
         double d = 0.05 + 0.95 * 6 / 64;
 
-        (void)state;
         /* Both on all 16 CPUs: they time-share, each runnable half the time it would run. */
         reader_open(&r, m, SIM_PID_BASE);
         measure(m, &r, 1, &truth);
@@ -206,7 +202,6 @@ static void memory_bandwidth_is_memory(void **state)
         struct reader r;
         struct stack truth;
 
-        (void)state;
         reader_open(&r, m, SIM_PID_BASE);
         measure(m, &r, 1, &truth);
         check_invariants(&r.app, &truth);
@@ -233,7 +228,6 @@ static void finished_app_threads_have_exited(void **state)
         pid_t pids[2] = {SIM_PID_BASE, SIM_PID_BASE + 1};
         struct threadstate_app apps[2] = {{0}};
 
-        (void)state;
         reader_open(&r, m, SIM_PID_BASE);
         assert_int_equal(threadstate_sim_ops.set_pids(&r.ts, pids, 2), 0);
         for (int i = 0; i < 3; i++)
@@ -263,7 +257,6 @@ static void probe_needs_the_machine(void **state)
         struct threadstate_probe p;
         struct threadstate ts = {.ops = &threadstate_sim_ops};
 
-        (void)state;
         assert_int_equal(threadstate_sim_ops.probe(NULL, &p), 0);
         assert_false(p.available);
         assert_non_null(strstr(p.reason, "machine"));
@@ -308,7 +301,6 @@ static void pctld_splits_memory_with_the_sensitivity(void **state)
         struct stack st, truth;
         double sum;
 
-        (void)state;
         /* Saturated: none of its time scales with the clock, all the residual is memory. */
         appstack_window(16 / 1.875, 1, &st, &truth);
         assert_true(st.known && st.memory_known);

@@ -56,7 +56,6 @@ static void compute_bound_does_not_stall(void **state)
 {
         struct sums x;
 
-        (void)state;
         run("[machine]\npreset = i7-4820k\n[app a]\ninstructions = 4e9\np = 1\nipc = 1.5\n", &x);
         assert_true(x.all_measured);
         for (unsigned c = 0; c < 4; c++) {
@@ -71,7 +70,6 @@ static void memory_share_stalls(void **state)
 {
         struct sums x;
 
-        (void)state;
         run("[machine]\npreset = i7-4820k\n"
             "[app a]\ninstructions = 4e9\np = 1\nipc = 1\nmem_fraction = 0.4\n",
             &x);
@@ -86,7 +84,6 @@ static void spinning_stalls(void **state)
 {
         struct sums x;
 
-        (void)state;
         run("[machine]\npreset = i7-4820k\n"
             "[app a]\ninstructions = 4e9\np = 0.5\nipc = 1\nspin = 1\nthreads = 4\n",
             &x);
@@ -100,7 +97,6 @@ static void noise_keeps_the_share(void **state)
 {
         struct sums x;
 
-        (void)state;
         run("[machine]\npreset = i7-4820k\ncounter_noise = 0.05\nseed = 7\n"
             "[app a]\ninstructions = 4e9\np = 1\nipc = 1\nmem_fraction = 0.25\n",
             &x);
@@ -114,7 +110,6 @@ static void bandwidth_adds_stalls(void **state)
 {
         struct sums free_bw, limited;
 
-        (void)state;
         run("[machine]\npreset = server-64\n"
             "[app a]\ninstructions = 2e10\np = 1\nipc = 1\nmem_fraction = 0.2\n",
             &free_bw);
@@ -130,7 +125,6 @@ static void rows_app_stalls_unknown(void **state)
 {
         struct sums x;
 
-        (void)state;
         run("[machine]\npreset = i7-4820k\n"
             "[app rows]\ninstructions = 1e10\nmeasured = 1 3700 2 100\nmeasured = 4 3700 1 80\n",
             &x);

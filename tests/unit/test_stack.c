@@ -51,7 +51,7 @@ static void assert_closed(const struct stack *s)
         for (unsigned c = 0; c < STACK_COMPONENTS; c++) {
                 if (!stack_has(s, c))
                         continue;
-                if (!(s->component[c] >= -1e-12))
+                if (c != STACK_UNEXPLAINED && !(s->component[c] >= -1e-12))
                         fail_msg("%s = %g < 0", stack_component_name(c), s->component[c]);
                 sum += s->component[c];
         }
@@ -69,8 +69,8 @@ static void assert_only(const struct stack *s, enum stack_component except, doub
 static void component_names(void **state)
 {
         static const char *const want[] = {"sequential", "sync", "yield",        "imbalance",
-                                           "runqueue",   "io",   "interference", "memory"};
-        (void)state;
+                                           "runqueue",   "io",   "interference", "memory",
+                                           "unexplained"};
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)
                 assert_string_equal(stack_component_name(c), want[c]);
         assert_null(stack_component_name(STACK_COMPONENTS));
@@ -81,7 +81,6 @@ static void perfect_scaling(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 100 * MS, 2);
         thread_set(&iv, 0, 100 * MS, 0, 0, 0, 0, 0, 0);
         thread_set(&iv, 1, 100 * MS, 0, 0, 0, 0, 0, 0);
@@ -100,7 +99,6 @@ static void sequential_from_serial_code(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 37500000, 3);
         thread_set(&iv, 0, 0, 0, 37500000, 0, 0, 0, 0); /* main, in pthread_join */
         thread_set(&iv, 1, 37500000, 0, 0, 0, 0, 0, 25 * MS);
@@ -118,7 +116,6 @@ static void sequential_from_missing_threads(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1000 * MS, 1);
         thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
         stack_compute(&iv.app, 4, NAN, &s);
@@ -134,7 +131,6 @@ static void sequential_from_late_thread(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1000 * MS, 2);
         thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
         thread_set(&iv, 1, 500 * MS, 0, 0, 0, 0, 0, 0);
@@ -151,7 +147,6 @@ static void sync_from_lock_handoffs(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1600 * MS, 2);
         thread_set(&iv, 0, 1000 * MS, 0, 600 * MS, 0, 0, 0, 600 * MS);
         thread_set(&iv, 1, 1000 * MS, 0, 600 * MS, 0, 0, 0, 600 * MS);
@@ -173,7 +168,6 @@ static void imbalance_from_laggard(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 762500000, 2);
         thread_set(&iv, 0, 287500000, 0, 475 * MS, 0, 0, 0, 50 * MS);
         thread_set(&iv, 1, 712500000, 0, 50 * MS, 0, 0, 0, 475 * MS);
@@ -195,7 +189,6 @@ static void imbalance_from_staircase(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 450 * MS, 4);
         thread_set(&iv, 0, 150 * MS, 0, 300 * MS, 0, 0, 0, 50 * MS);
         thread_set(&iv, 1, 200 * MS, 0, 250 * MS, 0, 0, 0, 0);
@@ -218,7 +211,6 @@ static void sync_with_nearly_equal_work(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1600 * MS, 2);
         thread_set(&iv, 0, 980 * MS, 0, 620 * MS, 0, 0, 0, 580 * MS);
         thread_set(&iv, 1, 1000 * MS, 0, 600 * MS, 0, 0, 0, 600 * MS);
@@ -237,7 +229,6 @@ static void sync_with_sampled_solo(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 3006 * MS, 2);
         thread_set(&iv, 0, 1215100000, 882300000, 908600000, 0, 0, 0, 1438800000);
         thread_set(&iv, 1, 1128000000, 692400000, 1185600000, 0, 0, 0, 772700000);
@@ -254,7 +245,6 @@ static void imbalance_from_exited_thread(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1000 * MS, 2);
         thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 500 * MS);
         thread_set(&iv, 1, 500 * MS, 0, 0, 0, 0, 500 * MS, 0);
@@ -271,7 +261,6 @@ static void exited_thread_with_enough_others(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1000 * MS, 4);
         for (unsigned i = 0; i < 3; i++)
                 thread_set(&iv, i, 666666667, 333333333, 0, 0, 0, 0, 0);
@@ -290,7 +279,6 @@ static void runqueue_from_other_load(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1000 * MS, 2);
         thread_set(&iv, 0, 700 * MS, 300 * MS, 0, 0, 0, 0, 0);
         thread_set(&iv, 1, 700 * MS, 300 * MS, 0, 0, 0, 0, 0);
@@ -308,7 +296,6 @@ static void runqueue_own_oversubscription(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1000 * MS, 4);
         for (unsigned i = 0; i < 4; i++)
                 thread_set(&iv, i, 500 * MS, 500 * MS, 0, 0, 0, 0, 0);
@@ -331,7 +318,6 @@ static void io_and_yield(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1000 * MS, 2);
         thread_set(&iv, 0, 800 * MS, 0, 0, 0, 200 * MS, 0, 0);
         thread_set(&iv, 1, 900 * MS, 0, 0, 100 * MS, 0, 0, 0);
@@ -360,7 +346,6 @@ static void interference_by_difference(void **state)
 {
         struct stack s;
 
-        (void)state;
         stack_of_sync_pair(1.5, &s);
         assert_closed(&s);
         assert_near(s.speedup, 1.5, 1e-12);
@@ -379,7 +364,6 @@ static void ssm_synthetic_case(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 600 * MS, 4);
         for (unsigned i = 0; i < 4; i++) {
                 uint64_t sync = (uint64_t)llround(sync_s[i] * 1e9);
@@ -394,22 +378,54 @@ static void ssm_synthetic_case(void **state)
         assert_near(s.component[STACK_INTERFERENCE], 0.1 / 0.6 + 0.16 / 0.6 + 0.4 / 0.6, 1e-6);
 }
 
-/* An estimated speedup above what the threads ran leaves less than the measured waits: they
- * share it in proportion, interference is 0, nothing goes negative. */
-static void normalised_when_waits_exceed(void **state)
+/* A measured speedup above what the threads ran: the waits stay as measured, interference is
+ * 0 (nothing ran without doing alone's work), and the cores the speedup claims beyond the
+ * run time are unexplained, negative. N - Σ of the others is the run time's speedup. */
+static void unexplained_when_speedup_exceeds_run(void **state)
 {
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1000 * MS, 2);
         thread_set(&iv, 0, 600 * MS, 0, 400 * MS, 0, 0, 0, 0);
         thread_set(&iv, 1, 800 * MS, 0, 0, 0, 200 * MS, 0, 0);
         stack_compute(&iv.app, 2, 1.7, &s);
         assert_closed(&s);
         assert_near(s.component[STACK_INTERFERENCE], 0, 1e-12);
-        assert_near(s.component[STACK_SYNC], 0.3 * 4.0 / 6.0, 1e-9);
-        assert_near(s.component[STACK_IO], 0.3 * 2.0 / 6.0, 1e-9);
+        assert_near(s.component[STACK_SYNC], 0.4, 1e-9);
+        assert_near(s.component[STACK_IO], 0.2, 1e-9);
+        assert_near(s.component[STACK_UNEXPLAINED], -0.3, 1e-9);
+        assert_near(stack_speedup_estimated(&s), 1.4, 1e-9);
+}
+
+/* [SS] eq. 4: the estimated speedup is N less every measured component. With a speedup
+ * below the run time the components explain every core: unexplained 0, and N - Σ is the
+ * measured speedup; the interference is what the running threads did not achieve. More waits
+ * than idle cores (three threads on two) share the idle time; nothing is unexplained. */
+static void estimated_speedup_from_components(void **state)
+{
+        struct interval iv;
+        struct stack s, unknown;
+
+        stack_of_sync_pair(1.5, &s);
+        assert_near(s.component[STACK_UNEXPLAINED], 0, 1e-9);
+        assert_near(2.0 - s.component[STACK_SYNC] - s.component[STACK_INTERFERENCE],
+                    stack_speedup_estimated(&s), 1e-9);
+        assert_near(stack_speedup_estimated(&s), 1.5, 1e-9);
+
+        interval_init(&iv, 1000 * MS, 3);
+        thread_set(&iv, 0, 800 * MS, 0, 200 * MS, 0, 0, 0, 0);
+        thread_set(&iv, 1, 600 * MS, 0, 400 * MS, 0, 0, 0, 0);
+        thread_set(&iv, 2, 400 * MS, 0, 600 * MS, 0, 0, 0, 0);
+        stack_compute(&iv.app, 2, NAN, &s);
+        assert_closed(&s);
+        assert_near(s.speedup, 1.8, 1e-9);
+        assert_near(s.component[STACK_SYNC], 0.2, 1e-9);
+        assert_near(s.component[STACK_UNEXPLAINED], 0, 1e-9);
+
+        unknown = (struct stack){.known = false};
+        assert_true(isnan(stack_speedup_estimated(&unknown)));
+        assert_true(isnan(stack_speedup_estimated(NULL)));
 }
 
 static void superlinear_is_capped(void **state)
@@ -417,7 +433,6 @@ static void superlinear_is_capped(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 1000 * MS, 2);
         thread_set(&iv, 0, 1000 * MS, 0, 0, 0, 0, 0, 0);
         thread_set(&iv, 1, 1000 * MS, 0, 0, 0, 0, 0, 0);
@@ -434,7 +449,6 @@ static void mixtures_close_at_n(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         for (unsigned round = 0; round < 2000; round++) {
                 unsigned n = 1 + round % 8, cores = 1 + (round / 8) % 8;
                 double speedup = NAN;
@@ -478,7 +492,6 @@ static void unknown_when_too_little_data(void **state)
         struct interval iv;
         struct stack s;
 
-        (void)state;
         interval_init(&iv, 0, 1); /* no time */
         thread_set(&iv, 0, 0, 0, 0, 0, 0, 0, 0);
         stack_compute(&iv.app, 2, NAN, &s);
@@ -538,7 +551,6 @@ static void memory_split_known_sensitivity(void **state)
         };
         struct stack s;
 
-        (void)state;
         for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
                 stack_with_residual(&s);
                 stack_split_memory(&s, cases[i].share, cases[i].alone);
@@ -561,7 +573,6 @@ static void memory_unknown_without_sensitivity(void **state)
         static const double bad[] = {NAN, -0.1, 1.5, INFINITY, -INFINITY};
         struct stack s;
 
-        (void)state;
         for (unsigned i = 0; i < ARRAY_SIZE(bad); i++) {
                 stack_with_residual(&s);
                 stack_split_memory(&s, bad[i], 0.3);
@@ -588,7 +599,6 @@ static void memory_split_again(void **state)
 {
         struct stack s, once;
 
-        (void)state;
         stack_with_residual(&s);
         stack_split_memory(&s, 0.5, NAN);
         once = s;
@@ -606,7 +616,6 @@ static void memory_zero_without_residual(void **state)
 {
         struct stack s;
 
-        (void)state;
         stack_of_sync_pair(NAN, &s);
         stack_split_memory(&s, 0.8, NAN);
         assert_true(s.memory_known);
@@ -619,7 +628,6 @@ static void memory_zero_without_residual(void **state)
  * m = 0.5 at 2 GHz is 1 unit of compute and 0.5 of memory at 1 GHz, a third of the time. */
 static void memory_share_at_a_clock(void **state)
 {
-        (void)state;
         assert_near(stack_mem_share_at(0.5, 2000000, 2000000), 0.5, 1e-12);
         assert_near(stack_mem_share_at(0.5, 2000000, 1000000), 1.0 / 3, 1e-12);
         assert_near(stack_mem_share_at(0.5, 1000000, 2000000), 2.0 / 3, 1e-12);
@@ -635,7 +643,6 @@ static void largest_delimiter(void **state)
 {
         struct stack s = {.known = true, .cores = 2, .speedup = 1.0};
 
-        (void)state;
         assert_int_equal(stack_largest(&s), STACK_COMPONENTS); /* none */
         s.component[STACK_SYNC] = 0.3;
         s.component[STACK_IO] = 0.2;
@@ -674,7 +681,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(io_and_yield),
     cmocka_unit_test(interference_by_difference),
     cmocka_unit_test(ssm_synthetic_case),
-    cmocka_unit_test(normalised_when_waits_exceed),
+    cmocka_unit_test(unexplained_when_speedup_exceeds_run),
+    cmocka_unit_test(estimated_speedup_from_components),
     cmocka_unit_test(superlinear_is_capped),
     cmocka_unit_test(mixtures_close_at_n),
     cmocka_unit_test(unknown_when_too_little_data),

@@ -38,7 +38,6 @@ static void one_task_with_every_figure(void **state)
             "{\"cores\":1,\"freq_mhz\":2400,\"s\":4.0}]}"};
         char line[512];
 
-        (void)state;
         line_of(rep, 1, line, sizeof(line));
         assert_string_equal(line, "energy 60.2 J (declared), EDP 301.2 J·s, P̂ 0.213±0.020, "
                                   "ended at 1 core at 2400 MHz (policy edp, 1 task, 5.0 s "
@@ -52,7 +51,6 @@ static void unknown_figures_are_said_unknown(void **state)
                              "\"configs\":[]}"};
         char line[512];
 
-        (void)state;
         line_of(rep, 1, line, sizeof(line));
         assert_string_equal(line, "energy unknown (no RAPL and no power model), EDP unknown, "
                                   "P̂ unknown, ended at unknown cores, clock unknown (policy "
@@ -65,7 +63,6 @@ static void the_phase_p_when_no_run_p(void **state)
                              "\"configs\":[{\"cores\":4,\"freq_mhz\":null,\"s\":2}]}"};
         char line[512];
 
-        (void)state;
         line_of(rep, 1, line, sizeof(line));
         assert_non_null(strstr(line, ", P̂ 0.500, ended at 4 cores, clock unknown"));
 }
@@ -79,7 +76,6 @@ static void tasks_on_a_node_are_summed(void **state)
             "\"energy_source\":\"measured\",\"configs\":[{\"cores\":2,\"freq_mhz\":2400}]}"};
         char line[512];
 
-        (void)state;
         line_of(rep, 2, line, sizeof(line));
         /* EDP of the node's step: its energy times the longest task's time. */
         assert_string_equal(line, "energy 30.0 J (measured), EDP 120 J·s, P̂ 0.300 (mean of 2 "
@@ -93,7 +89,6 @@ static void energy_of_some_tasks_only_is_unknown(void **state)
                              "{\"managed_s\":3,\"energy_j\":null}"};
         char line[512];
 
-        (void)state;
         line_of(rep, 2, line, sizeof(line));
         assert_non_null(strstr(line, "energy unknown"));
         assert_non_null(strstr(line, "policy unknown, 2 tasks"));
@@ -107,7 +102,6 @@ static void text_from_pctld_is_escaped_and_bounded(void **state)
         char line[512], small[24];
         struct json_object *j;
 
-        (void)state;
         line_of(rep, 1, line, sizeof(line));
         assert_null(strchr(line, '\x1b'));
         assert_null(strchr(line, '\n'));

@@ -16,7 +16,6 @@ static void parse_stat_state(void **state)
 {
         char st = '?';
 
-        (void)state;
         assert_int_equal(threadstate_proc_parse_stat("1234 (pbench) S 1 1234 1234 0", &st), 0);
         assert_int_equal(st, 'S');
         /* A command name with spaces and parentheses: the last ")" ends it. */
@@ -32,7 +31,6 @@ static void parse_schedstat_fields(void **state)
 {
         uint64_t run = 1, rq = 1;
 
-        (void)state;
         assert_int_equal(threadstate_proc_parse_schedstat("123456789 5000 42", &run, &rq), 0);
         assert_true(run == 123456789 && rq == 5000);
         assert_int_equal(threadstate_proc_parse_schedstat("1 2", &run, &rq), -EINVAL);
@@ -45,7 +43,6 @@ static void parse_syscall_line(void **state)
 {
         long nr = 0;
 
-        (void)state;
         assert_int_equal(threadstate_proc_parse_syscall("202 0x7f 0x80 0x0 0x0 0x0 0x0 0x7ffd "
                                                         "0x7f12",
                                                         &nr),
@@ -104,7 +101,6 @@ static void watch_samples_and_reports(void **state)
         const struct threadstate_thread *t;
         uint64_t now = 1000 * MS;
 
-        (void)state;
         fake_tree_new("threadstate");
         fake_put("/proc/100/syscall", "7 0x0 0x0 0x0 0x0 0x0 0x0 0x7ffd 0x7f12\n");
         fake_thread(100, 'R', 500 * MS, 10 * MS, -2);
@@ -195,7 +191,6 @@ static void watch_new_thread(void **state)
         const struct threadstate_thread *t;
         uint64_t now = 0;
 
-        (void)state;
         fake_tree_new("threadstate");
         fake_put("/proc/100/syscall", "running\n");
         fake_thread(100, 'S', 0, 0, SYS_futex);
@@ -221,7 +216,6 @@ static void watch_refuses_missing_process(void **state)
 {
         struct threadstate_proc_watch w = {.pid = 42};
 
-        (void)state;
         fake_tree_new("threadstate");
         fake_tree_use();
         assert_int_equal(threadstate_proc_watch_init(&w, 100, 0), -ESRCH);
@@ -236,7 +230,6 @@ static void backend_table(void **state)
         char why[1024] = "";
         bool proc = false;
 
-        (void)state;
         for (unsigned i = 0; threadstate_backends[i]; i++) {
                 assert_string_not_equal(threadstate_backends[i]->name, "sim");
                 proc |= threadstate_backends[i] == &threadstate_proc_ops;
@@ -274,7 +267,6 @@ static void proc_backend_on_self(void **state)
         clockid_t spin_clock;
         struct timespec spun;
 
-        (void)state;
         assert_int_equal(threadstate_open(&threadstate_proc_ops, NULL, &ts), 0);
         assert_int_equal(threadstate_set_pids(ts, two, 2), -EINVAL); /* twice the same */
         assert_int_equal(threadstate_read(ts, &app, 1), -EINVAL);    /* nothing set */
@@ -322,7 +314,6 @@ static void app_add_keeps_exited(void **state)
             .pid = 9, .interval_ns = 10, .n_threads = 2, .threads = a2, .has_active = false};
         struct threadstate_app sum = {0};
 
-        (void)state;
         i1.active_ns[2] = 6;
         i1.active_ns[1] = 4;
         assert_int_equal(threadstate_app_add(&sum, &i1), 0);

@@ -317,7 +317,6 @@ static void require_bpf(void)
 
 static int setup(void **state)
 {
-        (void)state;
         shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         return shm == MAP_FAILED ? -1 : 0;
 }
@@ -498,7 +497,6 @@ static void test_spin(void **state)
         pid_t pid;
         const struct threadstate_thread *w, *main_t;
 
-        (void)state;
         ts_open();
         pid = workload_start(WL_SPIN);
         schedstat(&s0, pid, shm->tid[0]);
@@ -546,7 +544,6 @@ static void test_missed_in_wait(void **state)
 {
         const __u64 M = 1000000;
 
-        (void)state;
         /* No wait ended since the mark: nothing was missed, all of it waiting. */
         assert_int_equal(ts_missed_in_wait(10 * M, 50 * M, 50 * M), 0);
         /* A wait of 3 ms ended: 3 of the 10 waited, the rest ran. */
@@ -566,7 +563,6 @@ static void test_sleep(void **state)
         double sleeps;
         pid_t pid;
 
-        (void)state;
         ts_open();
         pid = workload_start(WL_SLEEP);
         watch(pid);
@@ -608,7 +604,6 @@ static void test_mutex(void **state)
         double interval, tol, waited, rounds;
         pid_t pid;
 
-        (void)state;
         ts_open();
         pid = workload_start(WL_MUTEX);
         watch(pid);
@@ -667,7 +662,6 @@ static void test_yield(void **state)
         const struct threadstate_thread *w;
         pid_t pid;
 
-        (void)state;
         ts_open();
         pid = workload_start(WL_YIELD);
         watch(pid);
@@ -688,7 +682,6 @@ static void test_runqueue(void **state)
         double run_total = 0;
         pid_t pid;
 
-        (void)state;
         ts_open();
         pid = workload_start(WL_RUNQUEUE);
         watch(pid);
@@ -726,7 +719,6 @@ static void test_thread_exit(void **state)
         pid_t pid, gone_tid;
         uint64_t before, after;
 
-        (void)state;
         ts_open();
         pid = workload_start(WL_EXITING);
         watch(pid);
@@ -759,7 +751,6 @@ static void test_process_exit(void **state)
         struct threadstate_app app = {0};
         pid_t pid;
 
-        (void)state;
         ts_open();
         pid = workload_start(WL_SHORT);
         watch(pid);
@@ -786,7 +777,6 @@ static void test_set_pids(void **state)
         pid_t a, b, set[2];
         uint64_t t_a;
 
-        (void)state;
         ts_open();
         a = workload_start(WL_SPIN);
         b = workload_start(WL_SLEEP);
@@ -840,7 +830,6 @@ static void test_probe_missing_tracepoint(void **state)
         const char *const names[] = {"sched_switch", "sched_no_such_event", NULL};
         char reason[256] = "";
 
-        (void)state;
         require_bpf();
         assert_int_equal(
             threadstate_bpf_check_tracepoints(threadstate_bpf_tracepoints, reason, sizeof(reason)),
@@ -871,7 +860,6 @@ static void test_probe_verifier_reason(void **state)
 {
         char reason[256];
 
-        (void)state;
         threadstate_bpf_load_reason(verifier_log, -EACCES, reason, sizeof(reason));
         print_message("reason: %s\n", reason);
         assert_string_equal(reason, "the BPF verifier refused program ts_sched_switch: R0 "
@@ -892,7 +880,6 @@ static void test_probe_no_caps(void **state)
         ssize_t n;
         int status;
 
-        (void)state;
         require_bpf();
         assert_int_equal(pipe(fds), 0);
         pid = fork();
@@ -934,7 +921,6 @@ static void test_probe_answers_once(void **state)
         char reason[256];
         uint64_t t0, probe_ns = UINT64_MAX, btf_ns;
 
-        (void)state;
         require_bpf();
         /* The fastest of five: one preemption of this test must not pass for a parse. */
         for (int i = 0; i < 5; i++) {
@@ -957,7 +943,6 @@ static void test_probe_answers_once(void **state)
 #define NOT_BUILT(name)                                                                            \
         static void name(void **state)                                                             \
         {                                                                                          \
-                (void)state;                                                                       \
                 print_message("skip: built without the eBPF backend (cmake/PctlBpf.cmake)\n");     \
                 skip();                                                                            \
         }
@@ -977,7 +962,6 @@ NOT_BUILT(test_probe_answers_once)
 
 static int setup(void **state)
 {
-        (void)state;
         return 0;
 }
 #endif

@@ -202,20 +202,22 @@ static void record_unit_lines(void **state)
         static const char *const bad[] = {"unit demo.service", "unit a/b.service 0",
                                           "unit demo.service x", "unit demo.service 0 1"};
         struct state_entry e;
-        char buf[512];
+        char buf[512], why[256];
 
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
-                assert_int_equal(state_entry_parse(good[i], &e), 0);
+                assert_int_equal(state_entry_parse(good[i], &e, why, sizeof(why)), 0);
                 assert_int_equal(e.kind, STATE_UNIT);
                 assert_int_equal(state_entry_format(&e, buf, sizeof(buf)), 0);
                 assert_string_equal(buf, good[i]);
         }
-        assert_int_equal(state_entry_parse("unit pctl-run-42.scope -", &e), 0);
+        assert_int_equal(state_entry_parse("unit pctl-run-42.scope -", &e, why, sizeof(why)), 0);
         assert_true(cpumask_empty(&e.mask));
         for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
-                if (state_entry_parse(bad[i], &e) == 0)
+                if (state_entry_parse(bad[i], &e, why, sizeof(why)) == 0)
                         fail_msg("'%s' was accepted", bad[i]);
+                else if (!why[0])
+                        fail_msg("'%s' was refused without a reason", bad[i]);
 }
 
 static const struct CMUnitTest tests[] = {

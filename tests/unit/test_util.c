@@ -13,7 +13,6 @@ static void cpumask_parse_and_format(void **state)
         struct cpumask m;
         char buf[64];
 
-        (void)state;
         assert_int_equal(cpumask_parse("0-3,8,10-11\n", &m), 0);
         assert_int_equal(cpumask_count(&m), 7);
         assert_true(cpumask_test(&m, 8) && !cpumask_test(&m, 9));
@@ -32,7 +31,6 @@ static void cpumask_rejects_bad_lists(void **state)
 {
         struct cpumask m;
 
-        (void)state;
         cpumask_zero(&m);
         cpumask_set(&m, 5);
         assert_int_equal(cpumask_parse("3-1", &m), -EINVAL);
@@ -48,7 +46,6 @@ static void cpumask_set_ops(void **state)
 {
         struct cpumask a, b, c;
 
-        (void)state;
         cpumask_parse("0-7", &a);
         cpumask_parse("4-11", &b);
         cpumask_and(&c, &a, &b);
@@ -72,7 +69,6 @@ static void strict_number_parsing(void **state)
         int i = 1;
         bool b;
 
-        (void)state;
         assert_int_equal(parse_double("0.5", &d), 0);
         assert_near(d, 0.5, 0);
         assert_int_equal(parse_double("0.5x", &d), -EINVAL);
@@ -109,7 +105,6 @@ static void json_numbers_nulls_and_plain_layout(void **state)
         struct json_object *o = json_object_new_object(), *list = json_object_new_array();
         char *text;
 
-        (void)state;
         json_object_object_add(o, "name", jsonfmt_string("a\"b\\c\n/d"));
         json_object_object_add(o, "power_w", jsonfmt_double(NAN));
         json_object_object_add(o, "energy_j", jsonfmt_double(-INFINITY));
@@ -139,7 +134,6 @@ static void json_pretty_layout(void **state)
         struct json_object *o = json_object_new_object(), *list = json_object_new_array();
         char *text;
 
-        (void)state;
         json_object_array_add(list, jsonfmt_double(1.5));
         json_object_object_add(o, "rows", list);
         json_object_object_add(o, "none", json_object_new_array());

@@ -13,7 +13,6 @@ static void recovers_exact_coefficients(void **state)
         static const double rows[][3] = {{1, 0, 0}, {1, 1, 0}, {1, 0, 1}, {1, 2, 3}, {1, 5, -1}};
         double ata[9] = {0}, atb[3] = {0}, x[3];
 
-        (void)state;
         for (unsigned i = 0; i < 5; i++)
                 wls_add(ata, atb, 3, rows[i], 2 + 3 * rows[i][1] - rows[i][2]);
         assert_int_equal(wls_solve(ata, atb, 3, 3, 0, 1e-12, x), 0);
@@ -32,7 +31,6 @@ static void scale_weights_old_rows(void **state)
 {
         double ata[1] = {0}, atb[1] = {0}, x[1], one = 1;
 
-        (void)state;
         wls_add(ata, atb, 1, &one, 1);
         wls_scale(ata, atb, 1, 0.25);
         wls_add(ata, atb, 1, &one, 3);
@@ -45,7 +43,6 @@ static void singular_needs_a_ridge(void **state)
 {
         double ata[4] = {0}, atb[2] = {0}, x[2] = {-7, -7}, row[2] = {1, 1};
 
-        (void)state;
         wls_add(ata, atb, 2, row, 4);
         wls_add(ata, atb, 2, row, 4);
         assert_int_equal(wls_solve(ata, atb, 2, 2, 0, 1e-12, x), -EDOM);
@@ -64,7 +61,6 @@ static void solves_the_leading_block(void **state)
         double ata[9] = {0}, atb[3] = {0}, x[2];
         double r1[3] = {1, 1, 0}, r2[3] = {1, 2, 0}, r3[3] = {1, 4, 0};
 
-        (void)state;
         wls_add(ata, atb, 3, r1, 1 + 0.5 * 1);
         wls_add(ata, atb, 3, r2, 1 + 0.5 * 2);
         wls_add(ata, atb, 3, r3, 1 + 0.5 * 4);

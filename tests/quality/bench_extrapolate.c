@@ -4,8 +4,9 @@
  * to twice that (the paper's "2 CPUs" columns) and up to the largest (4×). The figure is the
  * paper's: the maximum relative time error over the predicted counts, per app, then averaged;
  * Amdahl alone (T = s + p/n on the same points) is printed beside it. Measured: every
- * figure; nothing is extrapolated by the benchmark itself. Target: the 2× average at or below
- * ESTIMA's published 17.7 % (Table 4, Xeon20 2 CPUs: one socket to two). */
+ * figure; nothing is extrapolated by the benchmark itself. Targets: the 2× average at or below
+ * ESTIMA's published 17.7 % (Table 4, Xeon20 2 CPUs: one socket to two), and at or below
+ * Amdahl's on the same curves (the tool chooses by held-out error where the kernels lose). */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -152,6 +153,14 @@ int main(void)
         printf("bench: extrapolate band: %u of %u predicted measurements inside it (%.0f %%); "
                "measured\n",
                within_band, predicted, 100.0 * within_band / predicted);
+        /* Where ESTIMA's kernels lose to Amdahl, the tool chooses by held-out error and
+         * requires a residual of every fit (docs/extrapolation.md): it must do no worse. */
+        if (sum_e2 > sum_a2 + 1e-9) {
+                fprintf(stderr,
+                        "bench_extrapolate: average 2x error %.1f %% above Amdahl's %.1f %%\n",
+                        100 * sum_e2 / n_apps, 100 * sum_a2 / n_apps);
+                return 1;
+        }
         if (sum_e2 / n_apps > ESTIMA_PUBLISHED_AVG_2X) {
                 fprintf(stderr,
                         "bench_extrapolate: average 2x error %.1f %% above ESTIMA's %.1f %%\n",

@@ -10,7 +10,9 @@
  *    below, alone, on its N CPUs and on one: stack_split_memory). Figure: the worst error
  *    over the speedup and the eight components, in cores and as a share of N; target <=
  *    0.05 N (Eyerman et al. report 5.1% average at 16 threads for the hardware stack, on
- *    the speedup); and the worst error of memory over the memory-bound apps.
+ *    the speedup); the worst error of memory over the memory-bound apps; and [SS]'s own
+ *    accuracy check, the estimated speedup N - Σ(components but unexplained) against the
+ *    speedup the machine measured over the same time, target <= 0.05 N on every delimiter.
  * 2. The allocator: a lock-bound app on the 64-core machine under edp, with and without the
  *    stack's hints: configuration changes until it ends, the setting it ends at, EDP achieved
  *    over the oracle's (its best static setting alone), for the full run and the start-up run
@@ -211,7 +213,7 @@ static double worst_error(const struct stack *st, const struct stack *truth, con
 }
 
 static int run_stack_case(unsigned cores, const struct stack_case *c, double *share_out,
-                          double *mem_out)
+                          double *mem_out, double *est_out)
 {
         char text[2048], apps[512], path[64], err[512];
         /* server-64's packages give 204.8 GB/s each; 3 GIPS per core. Bytes per instruction
@@ -278,6 +280,20 @@ static int run_stack_case(unsigned cores, const struct stack_case *c, double *sh
                        a->stack.component[c->main], a->stack_true.component[c->main],
                        a->stack.component[STACK_MEMORY], a->stack_true.component[STACK_MEMORY],
                        i < 2 ? share_n[i] : NAN, i < 2 ? share_1[i] : NAN, sum, a->stack_intervals);
+                /* [SS]'s accuracy check (eq. 6): the speedup the components give, N - Σ of
+                 * all but unexplained, against the speedup the machine measured over the same
+                 * time (its own progress; one core's work per second is 1). */
+                {
+                        double est = stack_speedup_estimated(&a->stack);
+                        double est_err = fabs(est - a->stack_true.speedup) / n;
+
+                        printf("bench: stack sim %u cores %s/%s: estimated speedup N - components "
+                               "%.3f against measured %.3f: %.2f%% of N (target <= %.0f%%), "
+                               "unexplained %.3f\n",
+                               cores, c->name, a->name, est, a->stack_true.speedup, 100 * est_err,
+                               100 * TARGET_SHARE, a->stack.component[STACK_UNEXPLAINED]);
+                        *est_out = fmax(*est_out, isfinite(est_err) ? est_err : INFINITY);
+                }
                 if (c->main == STACK_MEMORY && mem_out)
                         *mem_out = fmax(*mem_out, fabs(a->stack.component[STACK_MEMORY] -
                                                        a->stack_true.component[STACK_MEMORY]) /
@@ -369,13 +385,13 @@ int main(void)
         unsigned missed = 0, broken = 0;
 
         for (unsigned mi = 0; mi < 2; mi++) {
-                double worst = 0, sum = 0, mem = 0;
+                double worst = 0, sum = 0, mem = 0, est = 0;
                 unsigned n = 0;
 
                 for (unsigned ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
                         double share;
 
-                        if (run_stack_case(machines[mi], &cases[ci], &share, &mem) < 0) {
+                        if (run_stack_case(machines[mi], &cases[ci], &share, &mem, &est) < 0) {
                                 broken++;
                                 continue;
                         }
@@ -397,6 +413,14 @@ int main(void)
                        machines[mi], 100 * mem, 100 * TARGET_SHARE);
                 if (!(mem <= TARGET_SHARE)) {
                         printf("bench: stack sim %u cores: memory MISSED\n", machines[mi]);
+                        missed++;
+                }
+                printf("bench: stack sim %u cores: estimated speedup (N - components) against the "
+                       "measured one, worst over every delimiter %.2f%% of N (target <= %.0f%%)\n",
+                       machines[mi], 100 * est, 100 * TARGET_SHARE);
+                if (!(est <= TARGET_SHARE)) {
+                        printf("bench: stack sim %u cores: estimated speedup MISSED\n",
+                               machines[mi]);
                         missed++;
                 }
         }

@@ -1,0 +1,435 @@
+/* The allocator on scenarios drawn at random (issue 27): sim_random_scenario (sim/random.c,
+ * docs/sim.md "Random scenarios") over the four presets, single apps and several, seeds fixed
+ * here. For each scenario, the sum over apps of each app's EDP under pctl (`sim run --policy
+ * edp`, in process) and under the default (every app on every CPU at the top frequency), over
+ * the partition oracle's (`sim oracle --together`: the best static partition, measured).
+ * Beside it the model-only baseline (`sim run --policy edp --search model`: the model's best
+ * once P is settled, nothing measured against it), which the measured search must beat.
+ *
+ * Targets, on the distribution of pctl / oracle: mean <= 1.04, p90 <= 1.10, worst <= 1.25, and
+ * no scenario more than 1.05 x the default. The seeds are not chosen: a second set drawn with
+ * other seeds (`bench_random --seed-base N`) is judged the same way, so nothing in the
+ * allocator may be tuned to one of these scenarios.
+ *
+ * JUDGED says whether a missed target fails the test; until the allocator meets the targets
+ * the suite reports them (docs/allocator.md, "Random scenarios").
+ *
+ * Options: --seed-base N (default SEED_BASE), --per-preset N (scenarios per preset, default
+ * PER_PRESET), --jobs N (processes, default: online CPUs), --preset NAME (only that one),
+ * --keep DIR (write each scenario there as seed-N.ini, to replay with `pctl sim run`),
+ * --calibrated (pctl gets the baseline's calibrated power model too: what a calibration buys
+ * the measured search). */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pctl/calibrate.h"
+#include "pctl/sim.h"
+#include "pctl/sim_random.h"
+#include "pctl/simrun.h"
+
+#define STEP_NS (100 * 1000 * 1000ULL) /* the oracle's step, as in `pctl sim oracle` */
+#define SEED_BASE 2711u
+#define PER_PRESET 16u
+/* Of each preset's scenarios, the first SINGLE_PER_PRESET have one app; the others draw their
+ * count (one a third of the time, else 2 to 6). */
+#define SINGLE_PER_PRESET 5u
+
+#define TARGET_MEAN 1.04
+#define TARGET_P90 1.10
+#define TARGET_WORST 1.25
+#define TARGET_OVER_DEFAULT 1.05
+/* The allocator does not meet the targets yet: figures are reported, not judged. */
+#define JUDGED false
+/* The measured search and the baseline count as tied within this share. */
+#define TIE 0.01
+
+struct row {
+        unsigned idx;
+        unsigned long long seed;
+        char preset[24];
+        unsigned n_apps;
+        char method[16];
+        double pctl, oracle, def;
+        double base; /* the model-only baseline (search = model) */
+        double cpu_s;
+        int err;
+        char what[160];
+};
+
+static double cpu_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double wall_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Every app on every CPU (the machine's boot state) at the top frequency. */
+static int default_edp_sum(struct sim_machine *m, unsigned n_apps, double *out)
+{
+        double sum = 0;
+        int r = 0;
+
+        while (r == 0 && !sim_done(m))
+                r = sim_step(m, STEP_NS);
+        for (unsigned i = 0; r == 0 && i < n_apps; i++) {
+                struct sim_app_truth t;
+
+                r = sim_truth_app(m, i, &t);
+                sum += t.energy_j * t.time_s; /* eq. 13, per app */
+        }
+        if (r == 0)
+                *out = sum;
+        return r;
+}
+
+/* --calibrated: pctl gets the baseline's calibrated power model too. */
+static bool calibrated;
+
+static int policy_edp_sum(const char *path, bool model_only, double *out, char *err,
+                          size_t err_size)
+{
+        struct simrun_options o = {
+            .scenario = path, .policy = "edp", .delta_i_rate = NAN, .model_only = model_only};
+
+        if (calibrated && !model_only) {
+                struct calibrate_config cc = {.quick = true, .sim_scenario = path};
+                struct calibrate_result cr;
+                int r = calibrate_run_sim(&cc, &cr, err, err_size);
+
+                if (r < 0)
+                        return r;
+                if (cr.profile.power.n_points) {
+                        o.have_power = true;
+                        o.power = cr.profile.power;
+                }
+                calibrate_result_free(&cr);
+        }
+        struct simrun_result res;
+        double sum = 0;
+        int r = simrun_policy(&o, &res, err, err_size);
+
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i < res.n_apps; i++)
+                sum += res.apps[i].energy_j * res.apps[i].time_s;
+        simrun_result_free(&res);
+        *out = sum;
+        return 0;
+}
+
+/* Why a scenario failed, cut to fit its row. */
+static void set_what(struct row *w, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void)vsnprintf(w->what, sizeof(w->what), fmt, ap);
+        va_end(ap);
+}
+
+static void run_one(struct row *w, const char *dir)
+{
+        char text[8192], path[512], err[512];
+        struct sim_machine *m = NULL;
+        struct sim_error serr;
+        struct sim_machine_info info;
+        struct sim_together t;
+        FILE *f;
+        double c0 = cpu_s();
+        int r;
+
+        r = sim_random_scenario(w->seed, w->preset, w->n_apps, text, sizeof(text));
+        if (r < 0) {
+                set_what(w, "generator: %s", strerror(-r));
+                goto out;
+        }
+        snprintf(path, sizeof(path), "%s/seed-%llu.ini", dir, w->seed);
+        f = fopen(path, "we");
+        if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+                r = -errno;
+                set_what(w, "%s: %s", path, strerror(errno));
+                goto out;
+        }
+        r = sim_load_string(text, path, &m, &serr);
+        if (r < 0) {
+                set_what(w, "%s", serr.all);
+                goto out;
+        }
+        sim_machine_info(m, &info);
+        w->n_apps = info.n_apps;
+        r = sim_oracle_together(m, SIM_OBJ_EDP, SIM_TOGETHER_AUTO, STEP_NS, &t);
+        if (r < 0) {
+                set_what(w, "oracle: %s", strerror(-r));
+                goto out;
+        }
+        w->oracle = t.score;
+        snprintf(w->method, sizeof(w->method), "%s", sim_together_method_name(t.method));
+        sim_together_free(&t);
+        r = default_edp_sum(m, info.n_apps, &w->def);
+        if (r < 0) {
+                set_what(w, "default: %s", strerror(-r));
+                goto out;
+        }
+        r = policy_edp_sum(path, false, &w->pctl, err, sizeof(err));
+        if (r < 0) {
+                set_what(w, "pctl: %s", err);
+                goto out;
+        }
+        r = policy_edp_sum(path, true, &w->base, err, sizeof(err));
+        if (r < 0)
+                set_what(w, "model-only baseline: %s", err);
+out:
+        if (m)
+                sim_free(m);
+        w->err = r;
+        w->cpu_s = cpu_s() - c0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+static void usage(void)
+{
+        fprintf(stderr, "usage: bench_random [--seed-base N] [--per-preset N] [--jobs N] "
+                        "[--preset NAME] [--keep DIR] [--calibrated]\n");
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option opts[] = {
+            {"seed-base", required_argument, NULL, 's'}, {"per-preset", required_argument, NULL, 'n'},
+            {"jobs", required_argument, NULL, 'j'},      {"preset", required_argument, NULL, 'p'},
+            {"keep", required_argument, NULL, 'k'},      {"calibrated", no_argument, NULL, 'c'},
+            {NULL, 0, NULL, 0},
+        };
+        unsigned long long seed_base = SEED_BASE;
+        unsigned per_preset = PER_PRESET, jobs = 0, n = 0, failed = 0, over_default = 0, n_ok = 0;
+        const char *only = NULL, *keep = NULL;
+        char tmpdir[] = "/tmp/bench_random.XXXXXX";
+        const char *dir;
+        struct row *rows;
+        bool *received;
+        double *ratios, *base_ratios, base_sum = 0, best_gain = 1, worst_loss = 1;
+        unsigned base_over_default = 0, search_wins = 0, base_wins = 0;
+        double sum = 0, mean, p90, worst, w0 = wall_s(), cpu_total = 0;
+        int c, fds[2];
+        bool met;
+
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                char *end;
+                unsigned long long v;
+
+                if (c == 'p') {
+                        only = optarg;
+                        continue;
+                }
+                if (c == 'k') {
+                        keep = optarg;
+                        continue;
+                }
+                if (c == 'c') {
+                        calibrated = true;
+                        continue;
+                }
+                if (c != 's' && c != 'n' && c != 'j') {
+                        usage();
+                        return 2;
+                }
+                errno = 0;
+                v = strtoull(optarg, &end, 10);
+                if (errno || end == optarg || *end || (c != 's' && (v == 0 || v > 10000))) {
+                        fprintf(stderr, "bench_random: --%s: '%s' is not a count\n",
+                                c == 's' ? "seed-base" : c == 'n' ? "per-preset" : "jobs", optarg);
+                        return 2;
+                }
+                if (c == 's')
+                        seed_base = v;
+                else if (c == 'n')
+                        per_preset = (unsigned)v;
+                else
+                        jobs = (unsigned)v;
+        }
+        if (optind < argc) {
+                usage();
+                return 2;
+        }
+        if (!jobs) {
+                long on = sysconf(_SC_NPROCESSORS_ONLN);
+
+                jobs = on > 0 ? (unsigned)on : 1;
+        }
+        rows = calloc(SIM_RANDOM_N_PRESETS * per_preset, sizeof(*rows));
+        received = calloc(SIM_RANDOM_N_PRESETS * per_preset, sizeof(*received));
+        ratios = calloc(SIM_RANDOM_N_PRESETS * per_preset, sizeof(*ratios));
+        base_ratios = calloc(SIM_RANDOM_N_PRESETS * per_preset, sizeof(*base_ratios));
+        if (!rows || !received || !ratios || !base_ratios)
+                return 1;
+        for (unsigned p = 0; p < SIM_RANDOM_N_PRESETS; p++) {
+                if (only && strcmp(only, sim_random_presets[p]) != 0)
+                        continue;
+                for (unsigned j = 0; j < per_preset; j++, n++) {
+                        rows[n].idx = n;
+                        rows[n].seed = seed_base + 1000ULL * p + j;
+                        snprintf(rows[n].preset, sizeof(rows[n].preset), "%s",
+                                 sim_random_presets[p]);
+                        rows[n].n_apps = j < SINGLE_PER_PRESET ? 1 : 0;
+                }
+        }
+        if (!n) {
+                fprintf(stderr, "bench_random: no preset named '%s'\n", only);
+                return 2;
+        }
+        if (keep) {
+                if (mkdir(keep, 0755) < 0 && errno != EEXIST) {
+                        fprintf(stderr, "bench_random: %s: %s\n", keep, strerror(errno));
+                        return 1;
+                }
+                dir = keep;
+        }
+        else if (!(dir = mkdtemp(tmpdir))) {
+                perror("bench_random: mkdtemp");
+                return 1;
+        }
+        /* Each worker runs every jobs-th scenario and sends its rows back through the pipe (a
+         * row is shorter than PIPE_BUF, so writes do not interleave). */
+        if (pipe(fds) < 0) {
+                perror("bench_random: pipe");
+                return 1;
+        }
+        for (unsigned wk = 0; wk < jobs; wk++) {
+                pid_t pid = fork();
+
+                if (pid < 0) {
+                        perror("bench_random: fork");
+                        return 1;
+                }
+                if (pid == 0) {
+                        close(fds[0]);
+                        for (unsigned i = wk; i < n; i += jobs) {
+                                run_one(&rows[i], dir);
+                                if (write(fds[1], &rows[i], sizeof(rows[i])) != sizeof(rows[i]))
+                                        _exit(1);
+                        }
+                        _exit(0);
+                }
+        }
+        close(fds[1]);
+        for (unsigned got = 0; got < n;) {
+                struct row r;
+                ssize_t k = read(fds[0], &r, sizeof(r));
+
+                if (k != sizeof(r))
+                        break;
+                if (r.idx >= n || received[r.idx])
+                        break;
+                rows[r.idx] = r;
+                received[r.idx] = true;
+                got++;
+        }
+        close(fds[0]);
+        while (wait(NULL) > 0)
+                ;
+        if (!keep) {
+                for (unsigned i = 0; i < n; i++) {
+                        char path[600];
+
+                        snprintf(path, sizeof(path), "%s/seed-%llu.ini", dir, rows[i].seed);
+                        (void)unlink(path);
+                }
+                (void)rmdir(dir);
+        }
+
+        printf("bench: random: %u scenarios (seeds from %llu, %u per preset), %u processes; "
+               "sum of the apps' EDP over the partition oracle's\n",
+               n, seed_base, per_preset, jobs);
+        printf("bench: random %4s %-8s %-17s %4s %11s %11s %9s %12s %10s %6s\n", "#", "seed",
+               "preset", "apps", "pctl/oracle", "base/oracle", "pctl/base", "pctl/default",
+               "oracle by", "cpu_s");
+        for (unsigned i = 0; i < n; i++) {
+                struct row *r = &rows[i];
+
+                if (!received[i]) {
+                        printf("bench: random %4u %-8llu %-17s: no result (its worker died)\n", i,
+                               r->seed, r->preset);
+                        failed++;
+                        continue;
+                }
+                cpu_total += r->cpu_s;
+                if (r->err < 0) {
+                        printf("bench: random %4u %-8llu %-17s: FAILED: %s\n", i, r->seed,
+                               r->preset, r->what);
+                        failed++;
+                        continue;
+                }
+                ratios[n_ok] = r->pctl / r->oracle;
+                base_ratios[n_ok++] = r->base / r->oracle;
+                sum += r->pctl / r->oracle;
+                base_sum += r->base / r->oracle;
+                over_default += !(r->pctl <= TARGET_OVER_DEFAULT * r->def);
+                base_over_default += !(r->base <= TARGET_OVER_DEFAULT * r->def);
+                search_wins += r->pctl < r->base * (1 - TIE);
+                base_wins += r->base < r->pctl * (1 - TIE);
+                if (r->base / r->pctl > best_gain)
+                        best_gain = r->base / r->pctl;
+                if (r->pctl / r->base > worst_loss)
+                        worst_loss = r->pctl / r->base;
+                printf("bench: random %4u %-8llu %-17s %4u %11.3f %11.3f %9.3f %12.3f %10s %6.1f%s\n",
+                       i, r->seed, r->preset, r->n_apps, r->pctl / r->oracle, r->base / r->oracle,
+                       r->pctl / r->base, r->pctl / r->def, r->method, r->cpu_s,
+                       r->pctl > TARGET_OVER_DEFAULT * r->def ? "  over the default" : "");
+        }
+        if (!n_ok) {
+                printf("bench: random: no scenario ran\n");
+                return 1;
+        }
+        qsort(ratios, n_ok, sizeof(*ratios), cmp_double);
+        qsort(base_ratios, n_ok, sizeof(*base_ratios), cmp_double);
+        mean = sum / n_ok;
+        p90 = ratios[(unsigned)ceil(0.9 * n_ok) - 1]; /* nearest rank */
+        worst = ratios[n_ok - 1];
+        met = mean <= TARGET_MEAN && p90 <= TARGET_P90 && worst <= TARGET_WORST &&
+              over_default == 0;
+        printf("bench: random: model-only baseline/oracle mean %.3f, p90 %.3f, worst %.3f; %u of "
+               "%u over %.2f x the default\n",
+               base_sum / n_ok, base_ratios[(unsigned)ceil(0.9 * n_ok) - 1],
+               base_ratios[n_ok - 1], base_over_default, n_ok, TARGET_OVER_DEFAULT);
+        printf("bench: random: the measured search beats the baseline by more than %.0f%% on %u "
+               "scenarios (by up to %.1f%%), loses by more than %.0f%% on %u (by up to %.1f%%)\n",
+               100 * TIE, search_wins, 100 * (1 - 1 / best_gain), 100 * TIE, base_wins,
+               100 * (worst_loss - 1));
+        printf("bench: random: pctl/oracle mean %.3f (target <= %.2f), p90 %.3f (<= %.2f), worst "
+               "%.3f (<= %.2f); %u of %u over %.2f x the default (target 0); %.0f s CPU in "
+               "%.0f s wall\n",
+               mean, TARGET_MEAN, p90, TARGET_P90, worst, TARGET_WORST, over_default, n_ok,
+               TARGET_OVER_DEFAULT, cpu_total, wall_s() - w0);
+        printf("bench: random: targets %s%s; %u scenarios failed to run\n", met ? "met" : "MISSED",
+               JUDGED ? "" : " (reported, not judged yet: docs/allocator.md)", failed);
+        free(base_ratios);
+        free(rows);
+        free(received);
+        free(ratios);
+        return failed || (JUDGED && !met) ? 1 : 0;
+}

@@ -1,0 +1,123 @@
+/* The allocator tests' fixture (test_allocator.c, test_allocator_stack.c): an estimator fed by
+ * the synthetic Amdahl machine of test_estimator_synth.h on N_CPUS CPUs (busy time only, a
+ * fixed seed), and a declared power model of 20 W + 10 W per core. cmocka sets it up before
+ * each case and tears it down after: a case takes it from *state. */
+#pragma once
+
+#include <math.h>
+#include <string.h>
+
+#include "pctl_test.h"
+#include "test_estimator_synth.h"
+#include "pctl/allocator.h"
+#include "pctl/power_decl.h"
+
+#define N_CPUS 8
+#define INTERVAL_NS 100000000ULL
+
+struct fixture {
+        struct estimator *est;
+        struct synth_machine m;
+        struct sensor_sample s;
+        struct model_power pm;
+};
+
+static inline void fixture_init(struct fixture *f)
+{
+        struct power_decl d = {0};
+        struct estimator_config cfg = {.delta_i_rate = NAN};
+
+        memset(f, 0, sizeof(*f));
+        f->m = (struct synth_machine){.os_ips = 6.6e4,
+                                      .static_w = 20,
+                                      .core_w = 10,
+                                      .idle_w = 10,
+                                      .metrics = SENSOR_BUSY,
+                                      .rng = 42};
+        assert_int_equal(synth_sample_alloc(&f->s, N_CPUS, 0), 0);
+        power_decl_key(&d, "static_w", "20");
+        power_decl_key(&d, "core_w", "10");
+        assert_int_equal(power_decl_to_model(&d, 1, &f->pm), 0);
+        f->est = estimator_new(&cfg);
+        assert_non_null(f->est);
+}
+
+static inline void fixture_free(struct fixture *f)
+{
+        estimator_free(f->est);
+        synth_sample_free(&f->s);
+}
+
+/* A fresh fixture in place of a used one, for a case that runs the same thing twice. */
+static inline void fixture_reset(struct fixture *f)
+{
+        fixture_free(f);
+        fixture_init(f);
+}
+
+/* Feeds `intervals` intervals of app id at P on cores [first, first + n). */
+static inline void feed(struct fixture *f, uint64_t id, double p, unsigned first, unsigned n,
+                        unsigned intervals)
+{
+        struct synth_app a = {.p = p,
+                              .ipc_ref = 1,
+                              .freq_ref_khz = 1,
+                              .first_cpu = first,
+                              .n_cores = n,
+                              .freq_khz = 1};
+
+        for (unsigned i = 0; i < intervals; i++) {
+                struct estimator_app_view v = synth_view(id, &a, -1);
+
+                synth_begin(&f->m, &f->s, INTERVAL_NS);
+                synth_run(&f->m, &f->s, &a, -1);
+                synth_end(&f->m, &f->s, false);
+                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
+        }
+}
+
+/* Appends a point measured over 3 samples at decision `decision`. */
+static inline void add_point(struct allocator_app *a, unsigned cores, unsigned freq_khz,
+                             double score, uint64_t decision)
+{
+        a->hist[a->n_hist++] = (struct allocator_point){.cores = cores,
+                                                        .freq_khz = freq_khz,
+                                                        .score = score,
+                                                        .samples = 3,
+                                                        .decision = decision};
+}
+
+static inline int fixture_setup(void **state)
+{
+        struct fixture *f = calloc(1, sizeof(*f));
+
+        if (!f)
+                return -1;
+        fixture_init(f);
+        *state = f;
+        return 0;
+}
+
+static inline int fixture_teardown(void **state)
+{
+        fixture_free(*state);
+        free(*state);
+        return 0;
+}
+
+/* The fixture with app 1 settled at P (30 intervals on every CPU): the allocator is past
+ * learning. */
+static inline int fixture_setup_settled(void **state, double p)
+{
+        struct fixture *f;
+
+        if (fixture_setup(state) < 0)
+                return -1;
+        f = *state;
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        feed(f, 1, p, 0, N_CPUS, 30);
+        return 0;
+}
+
+/* A case that uses the fixture (cmake/PctlTests.cmake finds cases listed so, too). */
+#define fixture_case(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)

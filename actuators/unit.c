@@ -100,8 +100,17 @@ const char *unit_app_cgroup(const struct unit_app *app)
 
 /* A D-Bus failure in words, and the errno it stands for: no answer is -ETIMEDOUT, no bus
  * -ENOTCONN, systemd's refusal -EPERM (access) or -EINVAL (anything else). */
+static bool bus_broken(int r)
+{
+        return r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE || r == -ESHUTDOWN;
+}
+
 static int bus_errno(int r, const sd_bus_error *e, char *why, size_t why_size)
 {
+        if (bus_broken(r)) {
+                snprintf(why, why_size, "the D-Bus connection broke: %s", strerror(-r));
+                return r;
+        }
         if (r == -ETIMEDOUT) {
                 snprintf(why, why_size, "systemd did not answer on D-Bus within %llu s",
                          UNIT_BUS_TIMEOUT_USEC / 1000000);
@@ -474,6 +483,12 @@ static int apply(struct unit_bus *ub, struct unit_app *app, const struct cpumask
         struct cpumask now;
         int r = set_allowed(bus_get(ub), app->unit, cpus, why, sizeof(why));
 
+        if (bus_broken(r)) {
+                ub->bus = sd_bus_flush_close_unref(ub->bus);
+                why[0] = '\0';
+                r = set_allowed(bus_get(ub), app->unit, cpus, why, sizeof(why));
+        }
+
         cpumask_format(cpus, want, sizeof(want));
         if (r < 0)
                 return fail(ub, r, "systemd refused AllowedCPUs=%s on %s: %s", want, app->unit,
@@ -616,6 +631,16 @@ int unit_adopt(struct unit_bus *ub, pid_t pid, const char *name, struct unit_app
         }
         r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnitByPID", &e, &reply, "u",
                                (uint32_t)pid);
+        if (bus_broken(r)) {
+                /* The connection died while idle (seen in the VM after pctld's restarts): once
+                 * more on a new one. */
+                sd_bus_error_free(&e);
+                ub->bus = sd_bus_flush_close_unref(ub->bus);
+                bus = bus_get(ub);
+                r = bus ? sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnitByPID", &e,
+                                             &reply, "u", (uint32_t)pid)
+                        : -ENOTCONN;
+        }
         if (r >= 0)
                 r = sd_bus_message_read(reply, "o", &path);
         if (r < 0) {

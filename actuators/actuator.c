@@ -6,17 +6,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pctl/cpufreq.h"
 #include "pctl/cpuset.h"
 #include "pctl/state.h"
+#include "pctl/unit.h"
 #include "pctl/util.h"
 
 struct actuator_real {
         struct state_record *rec;
-        struct cpuset *cs;
+        struct cpuset *cs;     /* cgroups or affinity; in systemd mode: affinity, for shared apps */
+        struct unit_bus *ub;   /* systemd mode: apps that are their unit's whole content */
         struct cpufreq *cf;
+};
+
+/* One adopted app: through its unit, or through the cpuset side. */
+struct real_app {
+        struct unit_app *unit;
+        struct cpuset_app *cs;
 };
 
 static const struct {
@@ -27,6 +36,7 @@ static const struct {
     {CPUSET_V2, "v2"},
     {CPUSET_V1, "v1"},
     {CPUSET_AFFINITY, "affinity"},
+    {CPUSET_SYSTEMD, "systemd"},
 };
 
 const char *actuator_mode_name(enum cpuset_mode mode)
@@ -142,6 +152,15 @@ static int recover_entries(struct state_record *rec, struct state_entry *e, size
                         KEEP(&e[i], r);
         }
         for (size_t i = 0; i < n; i++) {
+                if (e[i].kind != STATE_UNIT)
+                        continue;
+                r = unit_restore_entry(&e[i]);
+                if (r == 0)
+                        restored++;
+                else if (r != -ENOENT)
+                        KEEP(&e[i], r); /* systemd not answering now: for the next start */
+        }
+        for (size_t i = 0; i < n; i++) {
                 if (e[i].kind != STATE_FREQ)
                         continue;
                 r = cpufreq_restore_policy(&e[i]);
@@ -196,6 +215,62 @@ int actuator_recover(const struct actuator_config *cfg_in, struct actuator_recov
         return r;
 }
 
+/* Which mode and why. auto: systemd's way where PID 1 is systemd, the cpuset controller is on
+ * cgroup v2 and the system bus answers; under systemd otherwise v1 or affinity, never a
+ * subtree of our own unit; without systemd what cpuset_probe picks. */
+static int resolve_mode(const struct actuator_config *cfg, enum cpuset_mode *mode,
+                        struct actuator_probe *out)
+{
+        struct actuator_config c = *cfg;
+        struct actuator_probe p = {0};
+        struct unit_facts f;
+        char why_sd[200], buf[sizeof(p.reason) + 512];
+        int r;
+
+        if (cfg->mode != CPUSET_AUTO && cfg->mode != CPUSET_SYSTEMD)
+                return cpuset_probe(cfg, mode, out);
+        unit_facts_read(cfg->cgroup_root, &f);
+        if (f.systemd && f.v2_cpuset)
+                unit_facts_ask_bus(&f);
+        if (unit_facts_usable(&f, why_sd, sizeof(why_sd))) {
+                *mode = CPUSET_SYSTEMD;
+                *out = (struct actuator_probe){.available = true};
+                snprintf(out->reason, sizeof(out->reason),
+                         "systemd: AllowedCPUs= on each app's own unit, affinity for a process "
+                         "that shares its unit (PID 1 is systemd, cpuset on cgroup v2, the "
+                         "system bus answers)");
+                return 0;
+        }
+        if (cfg->mode == CPUSET_SYSTEMD) {
+                *mode = CPUSET_SYSTEMD;
+                *out = (struct actuator_probe){.err = -ENODEV};
+                snprintf(out->reason, sizeof(out->reason), "systemd: %s", why_sd);
+                return -ENODEV;
+        }
+        if (!f.systemd) {
+                r = cpuset_probe(cfg, mode, &p);
+                snprintf(buf, sizeof(buf), "%s; not systemd: %s", p.reason, why_sd);
+                strscpy(p.reason, buf, sizeof(p.reason));
+                *out = p;
+                return r;
+        }
+        /* Under systemd a subtree of pctld's own unit would take apps out of theirs. */
+        c.mode = CPUSET_V1;
+        r = cpuset_probe(&c, mode, &p);
+        if (r == 0) {
+                snprintf(buf, sizeof(buf), "cgroup v1 cpuset (not systemd: %s)", why_sd);
+        } else {
+                snprintf(buf, sizeof(buf),
+                         "affinity (not systemd: %s; not v1: %s; not v2: under systemd it would "
+                         "take apps out of their units)",
+                         why_sd, p.reason);
+                *mode = CPUSET_AFFINITY;
+        }
+        *out = (struct actuator_probe){.available = true};
+        strscpy(out->reason, buf, sizeof(out->reason));
+        return 0;
+}
+
 static int real_probe(const struct actuator_config *cfg_in, struct actuator_probe *cpuset,
                       struct actuator_probe *freq)
 {
@@ -203,7 +278,7 @@ static int real_probe(const struct actuator_config *cfg_in, struct actuator_prob
         enum cpuset_mode mode;
         int r;
 
-        r = cpuset_probe(&cfg, &mode, cpuset);
+        r = resolve_mode(&cfg, &mode, cpuset);
         memset(freq, 0, sizeof(*freq));
         if (!cfg.dvfs) {
                 freq->err = -EPERM;
@@ -248,10 +323,33 @@ static int real_open(struct actuator *a, const struct actuator_config *cfg_in)
                          cfg.state_dir, strerror(-r));
                 goto fail;
         }
-        r = cpuset_open(&cfg, p->rec, &p->cs, a->error, sizeof(a->error));
-        if (r < 0)
-                goto fail;
-        a->mode = cpuset_mode(p->cs);
+        {
+                struct actuator_probe pr;
+                enum cpuset_mode mode;
+                struct actuator_config c = cfg;
+
+                r = resolve_mode(&cfg, &mode, &pr);
+                if (r < 0) {
+                        strscpy(a->error, pr.reason, sizeof(a->error));
+                        goto fail;
+                }
+                strscpy(a->mode_reason, pr.reason, sizeof(a->mode_reason));
+                /* auto resolved here: the cpuset side opens exactly that (systemd: affinity,
+                 * for the apps that share their unit). */
+                if (cfg.mode == CPUSET_AUTO || cfg.mode == CPUSET_SYSTEMD)
+                        c.mode = mode == CPUSET_SYSTEMD ? CPUSET_AFFINITY : mode;
+                r = cpuset_open(&c, p->rec, &p->cs, a->error, sizeof(a->error));
+                if (r < 0)
+                        goto fail;
+                a->mode = cpuset_mode(p->cs);
+                if (mode == CPUSET_SYSTEMD) {
+                        r = unit_bus_open(cfg.cgroup_root, p->rec, cpuset_allowed(p->cs), &p->ub,
+                                          a->error, sizeof(a->error));
+                        if (r < 0)
+                                goto fail;
+                        a->mode = CPUSET_SYSTEMD;
+                }
+        }
         if (!cfg.dvfs) {
                 snprintf(a->freq_reason, sizeof(a->freq_reason),
                          "cpufreq: disabled in the configuration; running without DVFS");
@@ -266,23 +364,115 @@ fail:
         return r;
 }
 
-static int real_adopt(struct actuator *a, pid_t pid, const char *name, struct actuator_app **out)
+static int real_wrap(struct actuator *a, struct unit_app *u, struct cpuset_app *c,
+                     struct actuator_app **out)
+{
+        struct real_app *ra = calloc(1, sizeof(*ra));
+
+        if (!ra) {
+                struct actuator_real *p = a->priv;
+
+                if (u)
+                        unit_release(p->ub, u);
+                if (c)
+                        cpuset_release(p->cs, c);
+                snprintf(a->error, sizeof(a->error), "out of memory");
+                return -ENOMEM;
+        }
+        ra->unit = u;
+        ra->cs = c;
+        *out = (struct actuator_app *)ra;
+        return 0;
+}
+
+static int real_adopt_cs(struct actuator *a, pid_t pid, const char *name,
+                         struct actuator_app **out)
 {
         struct actuator_real *p = a->priv;
         struct cpuset_app *app;
         int r = cpuset_adopt(p->cs, pid, name, &app);
 
         strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
-        if (r == 0)
-                *out = (struct actuator_app *)app;
-        return r;
+        return r < 0 ? r : real_wrap(a, NULL, app, out);
+}
+
+/* A process in another cgroup namespace belongs to a container and its own manager. */
+static int check_cgroup_ns(struct actuator *a, pid_t pid)
+{
+        char path[64];
+        struct stat mine, theirs;
+
+        snprintf(path, sizeof(path), "/proc/%d/ns/cgroup", (int)pid);
+        if (stat("/proc/self/ns/cgroup", &mine) < 0 || stat(path, &theirs) < 0)
+                return 0; /* no cgroup namespaces, or gone: adopt says which */
+        if (mine.st_ino == theirs.st_ino && mine.st_dev == theirs.st_dev)
+                return 0;
+        snprintf(a->error, sizeof(a->error),
+                 "process %d is in another cgroup namespace (a container's): it is its "
+                 "container's to manage, not pctld's",
+                 (int)pid);
+        return -EPERM;
+}
+
+static int real_adopt(struct actuator *a, pid_t pid, const char *name, struct actuator_app **out)
+{
+        struct actuator_real *p = a->priv;
+        struct unit_app *u;
+        int r;
+
+        a->error[0] = '\0';
+        r = check_cgroup_ns(a, pid);
+        if (r < 0)
+                return r;
+        if (!p->ub)
+                return real_adopt_cs(a, pid, name, out);
+        r = unit_adopt(p->ub, pid, name, &u);
+        if (r == -EXDEV)
+                /* It shares its unit: its threads and later children, by affinity. */
+                return real_adopt_cs(a, pid, name, out);
+        strscpy(a->error, unit_bus_error(p->ub), sizeof(a->error));
+        return r < 0 ? r : real_wrap(a, u, NULL, out);
+}
+
+static int real_adopt_new(struct actuator *a, pid_t pid, const char *name,
+                          struct actuator_app **out)
+{
+        struct actuator_real *p = a->priv;
+        struct unit_app *u;
+        int r;
+
+        a->error[0] = '\0';
+        if (!p->ub)
+                return real_adopt(a, pid, name, out);
+        r = check_cgroup_ns(a, pid);
+        if (r < 0)
+                return r;
+        r = unit_adopt_scope(p->ub, pid, name, &u);
+        strscpy(a->error, unit_bus_error(p->ub), sizeof(a->error));
+        return r < 0 ? r : real_wrap(a, u, NULL, out);
+}
+
+const char *actuator_real_app_where(const struct actuator_app *app)
+{
+        const struct real_app *ra = (const struct real_app *)app;
+
+        if (!ra)
+                return "";
+        return ra->unit ? unit_app_name(ra->unit) : cpuset_app_dir(ra->cs);
 }
 
 static int real_set_cpus(struct actuator *a, struct actuator_app *app, const struct cpumask *cpus)
 {
         struct actuator_real *p = a->priv;
-        int r = cpuset_set_cpus(p->cs, (struct cpuset_app *)app, cpus);
+        struct real_app *ra = (struct real_app *)app;
+        int r;
 
+        if (ra->unit) {
+                r = unit_set_cpus(p->ub, ra->unit, cpus);
+                strscpy(a->error, unit_bus_error(p->ub), sizeof(a->error));
+                return r;
+        }
+        r = cpuset_set_cpus(p->cs, ra->cs, cpus);
         strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
         return r;
 }
@@ -290,8 +480,15 @@ static int real_set_cpus(struct actuator *a, struct actuator_app *app, const str
 static int real_get_cpus(struct actuator *a, struct actuator_app *app, struct cpumask *out)
 {
         struct actuator_real *p = a->priv;
-        int r = cpuset_get_cpus(p->cs, (struct cpuset_app *)app, out);
+        struct real_app *ra = (struct real_app *)app;
+        int r;
 
+        if (ra->unit) {
+                r = unit_get_cpus(p->ub, ra->unit, out);
+                strscpy(a->error, unit_bus_error(p->ub), sizeof(a->error));
+                return r;
+        }
+        r = cpuset_get_cpus(p->cs, ra->cs, out);
         strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
         return r;
 }
@@ -299,8 +496,15 @@ static int real_get_cpus(struct actuator *a, struct actuator_app *app, struct cp
 static int real_refresh(struct actuator *a, struct actuator_app *app)
 {
         struct actuator_real *p = a->priv;
-        int r = cpuset_refresh(p->cs, (struct cpuset_app *)app);
+        struct real_app *ra = (struct real_app *)app;
+        int r;
 
+        if (ra->unit) {
+                r = unit_refresh(p->ub, ra->unit);
+                strscpy(a->error, unit_bus_error(p->ub), sizeof(a->error));
+                return r;
+        }
+        r = cpuset_refresh(p->cs, ra->cs);
         strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
         return r;
 }
@@ -308,9 +512,19 @@ static int real_refresh(struct actuator *a, struct actuator_app *app)
 static int real_release(struct actuator *a, struct actuator_app *app)
 {
         struct actuator_real *p = a->priv;
-        int r = cpuset_release(p->cs, (struct cpuset_app *)app);
+        struct real_app *ra = (struct real_app *)app;
+        int r;
 
-        strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
+        if (!ra)
+                return 0;
+        if (ra->unit) {
+                r = unit_release(p->ub, ra->unit);
+                strscpy(a->error, unit_bus_error(p->ub), sizeof(a->error));
+        } else {
+                r = cpuset_release(p->cs, ra->cs);
+                strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
+        }
+        free(ra);
         return r;
 }
 
@@ -346,6 +560,7 @@ static void real_close(struct actuator *a)
 
         if (!p)
                 return;
+        unit_bus_close(p->ub);
         cpuset_close(p->cs);
         cpufreq_close(p->cf);
         /* Whatever could not be undone stays in the record for the next start. */
@@ -364,6 +579,7 @@ const struct actuator_ops actuator_real_ops = {
     .probe = real_probe,
     .open = real_open,
     .adopt = real_adopt,
+    .adopt_new = real_adopt_new,
     .set_cpus = real_set_cpus,
     .get_cpus = real_get_cpus,
     .refresh = real_refresh,

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,15 +24,24 @@
 #define CG_PATH_MAX STATE_PATH_MAX
 
 struct cpuset_thread {
+        pid_t pid; /* its process: the app's, or (affinity) a child it forked since adopt */
         pid_t tid;
         unsigned long long start_ticks;
         struct cpumask mask;      /* its own affinity when we found it */
         char origin[CG_PATH_MAX]; /* file to write the TID into to move it back, or "-" */
 };
 
+/* A process by PID and start time: a PID alone may name another process later. */
+struct proc_id {
+        pid_t pid;
+        unsigned long long start_ticks;
+};
+
 struct cpuset_app {
         struct cpuset_app *next;
         pid_t pid;
+        unsigned long long start_ticks; /* of pid: every write checks it is still that one */
+        int pidfd;                      /* of pid, -1 when the kernel has none */
         char name[64];
         char dir[CG_PATH_MAX]; /* our cgroup for it; "" in affinity mode */
         bool dir_recorded;
@@ -39,6 +49,10 @@ struct cpuset_app {
         bool has_cpus;
         size_t n_threads, cap;
         struct cpuset_thread *threads;
+        /* Affinity: children the app had when adopted are not the app's; those it forks
+         * later inherit its mask and are. */
+        size_t n_before;
+        struct proc_id *before;
 };
 
 struct cpuset {
@@ -85,6 +99,10 @@ const char *cpuset_error(const struct cpuset *cs)
 enum cpuset_mode cpuset_mode(const struct cpuset *cs)
 {
         return cs->mode;
+}
+const struct cpumask *cpuset_allowed(const struct cpuset *cs)
+{
+        return &cs->allowed;
 }
 pid_t cpuset_app_pid(const struct cpuset_app *app)
 {
@@ -237,7 +255,8 @@ static struct cpuset_thread *app_find_thread(struct cpuset_app *app, pid_t tid)
 
 static struct state_entry task_entry(const struct cpuset_app *app, const struct cpuset_thread *t)
 {
-        struct state_entry e = {.kind = STATE_TASK, .pid = app->pid, .tid = t->tid};
+        struct state_entry e = {.kind = STATE_TASK, .pid = t->pid ? t->pid : app->pid,
+                                .tid = t->tid};
 
         e.start_ticks = t->start_ticks;
         e.mask = t->mask;
@@ -258,32 +277,57 @@ static int get_affinity(pid_t tid, struct cpumask *out)
         return 0;
 }
 
-/* Notes threads we have not seen yet (origin cgroup, own mask, start time) and records them.
- * Returns how many were added. Threads that exit meanwhile are skipped. */
-static int app_scan_threads(struct cpuset *cs, struct cpuset_app *app)
+/* The mask a thread that inherited ours gives back: that of its process's first thread (the
+ * creator is not known), so a thread or child born while the app was narrowed is widened to
+ * where the app ran before, not left narrowed. */
+static const struct cpumask *app_own_mask(const struct cpuset_app *app)
+{
+        for (size_t i = 0; i < app->n_threads; i++)
+                if (app->threads[i].tid == app->pid)
+                        return &app->threads[i].mask;
+        return app->n_threads ? &app->threads[0].mask : NULL;
+}
+
+/* True while (pid, tid) is still the thread we noted: a TID, like a PID, is reused. */
+static bool thread_is_current(const struct cpuset_thread *t)
+{
+        unsigned long long start;
+
+        return proc_thread_start(t->pid, t->tid, &start) == 0 && start == t->start_ticks;
+}
+
+/* Notes the threads of process `pid` we have not seen yet (origin cgroup, own mask, start
+ * time) and records them. Returns how many were added. Threads that exit meanwhile are
+ * skipped. */
+static int app_scan_process(struct cpuset *cs, struct cpuset_app *app, pid_t pid)
 {
         char path[CG_PATH_MAX];
         struct dirent *de;
         int added = 0, err = 0;
         DIR *d;
 
-        if (fs_path(path, sizeof(path), "/proc/%d/task", (int)app->pid) < 0)
+        if (fs_path(path, sizeof(path), "/proc/%d/task", (int)pid) < 0)
                 return -ENAMETOOLONG;
         d = opendir(path);
         if (!d)
                 return errno == ENOENT ? -ESRCH : -errno;
         while ((de = readdir(d))) {
-                struct cpuset_thread t = {0};
+                struct cpuset_thread t = {.pid = pid};
+                const struct cpuset_thread *known;
+                const struct cpumask *own;
                 struct state_entry e;
                 int tid;
 
                 if (parse_int(de->d_name, &tid) < 0 || tid <= 0)
                         continue;
-                if (app_find_thread(app, tid))
-                        continue;
                 t.tid = tid;
-                if (proc_thread_start(app->pid, tid, &t.start_ticks) < 0)
+                if (proc_thread_start(pid, tid, &t.start_ticks) < 0)
                         continue;
+                known = app_find_thread(app, tid);
+                if (known && known->start_ticks == t.start_ticks)
+                        continue;
+                if (known)
+                        continue; /* a reused TID: app_prune drops the old one first */
                 err = get_affinity(tid, &t.mask);
                 if (err == -ESRCH) {
                         err = 0;
@@ -291,13 +335,17 @@ static int app_scan_threads(struct cpuset *cs, struct cpuset_app *app)
                 }
                 if (err < 0)
                         break;
+                /* Born after we narrowed the app: it carries our mask, not its own. */
+                own = app_own_mask(app);
+                if (app->has_cpus && own && cpumask_equal(&t.mask, &app->cpus))
+                        t.mask = *own;
                 if (cs->mode == CPUSET_AFFINITY) {
                         strcpy(t.origin, "-");
                 } else {
                         char cg[CG_PATH_MAX];
                         int n;
 
-                        err = proc_thread_cgroup(cs->mode, app->pid, tid, cg, sizeof(cg));
+                        err = proc_thread_cgroup(cs->mode, pid, tid, cg, sizeof(cg));
                         if (err == -ESRCH) {
                                 err = 0;
                                 continue;
@@ -331,6 +379,152 @@ static int app_scan_threads(struct cpuset *cs, struct cpuset_app *app)
         }
         closedir(d);
         return err < 0 ? err : added;
+}
+
+static bool app_has_process(const struct cpuset_app *app, const struct proc_id *p)
+{
+        for (size_t i = 0; i < app->n_threads; i++)
+                if (app->threads[i].tid == p->pid && app->threads[i].pid == p->pid)
+                        return app->threads[i].start_ticks == p->start_ticks;
+        return false;
+}
+
+static bool app_had_before(const struct cpuset_app *app, const struct proc_id *p)
+{
+        for (size_t i = 0; i < app->n_before; i++)
+                if (app->before[i].pid == p->pid && app->before[i].start_ticks == p->start_ticks)
+                        return true;
+        return false;
+}
+
+/* Calls f for every child of every thread listed so far, a child's own children included
+ * (the list grows as the loop runs). /proc/PID/task/TID/children: CONFIG_PROC_CHILDREN. */
+static int app_foreach_child(struct cpuset *cs, struct cpuset_app *app,
+                             int (*f)(struct cpuset *cs, struct cpuset_app *app,
+                                      const struct proc_id *child))
+{
+        int added = 0;
+
+        for (size_t i = 0; i < app->n_threads; i++) {
+                char path[96], buf[4096];
+                const char *p;
+
+                if (fs_path(path, sizeof(path), "/proc/%d/task/%d/children",
+                            (int)app->threads[i].pid, (int)app->threads[i].tid) < 0 ||
+                    fs_read(path, buf, sizeof(buf)) < 0)
+                        continue; /* that thread is gone */
+                for (p = buf; *p;) {
+                        struct proc_id c = {0};
+                        char word[16];
+                        size_t len = strcspn(p, " \n");
+                        int v, r;
+
+                        if (len > 0 && len < sizeof(word)) {
+                                memcpy(word, p, len);
+                                word[len] = '\0';
+                                if (parse_int(word, &v) == 0 && v > 0 &&
+                                    proc_thread_start(v, v, &c.start_ticks) == 0) {
+                                        c.pid = v;
+                                        r = f(cs, app, &c);
+                                        if (r < 0)
+                                                return r;
+                                        added += r;
+                                }
+                        }
+                        p += len;
+                        p += strspn(p, " \n");
+                }
+        }
+        return added;
+}
+
+static int note_before(struct cpuset *cs, struct cpuset_app *app, const struct proc_id *child)
+{
+        struct proc_id *nb;
+
+        (void)cs;
+        if (app_had_before(app, child))
+                return 0;
+        nb = realloc(app->before, (app->n_before + 1) * sizeof(*nb));
+        if (!nb)
+                return -ENOMEM;
+        app->before = nb;
+        app->before[app->n_before++] = *child;
+        return 0;
+}
+
+static int take_child(struct cpuset *cs, struct cpuset_app *app, const struct proc_id *child)
+{
+        int r;
+
+        if (app_has_process(app, child) || app_had_before(app, child))
+                return 0;
+        r = app_scan_process(cs, app, child->pid);
+        return r == -ESRCH ? 0 : r;
+}
+
+/* Notes threads we have not seen yet, and in affinity mode the children forked since adopt
+ * (in a cgroup they join the app's group by themselves). Returns how many were added. */
+static int app_scan_threads(struct cpuset *cs, struct cpuset_app *app)
+{
+        int added = app_scan_process(cs, app, app->pid), r;
+
+        if (added < 0 || cs->mode != CPUSET_AFFINITY)
+                return added;
+        r = app_foreach_child(cs, app, take_child);
+        return r < 0 ? r : added + r;
+}
+
+/* Affinity: forgets the threads that are gone (a TID may come back as another thread), so
+ * that nothing is written to a reused TID and the list does not grow with thread churn. */
+static void app_prune(struct cpuset *cs, struct cpuset_app *app)
+{
+        bool pruned = false;
+
+        for (size_t i = app->n_threads; i-- > 0;) {
+                struct state_entry e;
+
+                if (thread_is_current(&app->threads[i]))
+                        continue;
+                e = task_entry(app, &app->threads[i]);
+                state_record_remove(cs->rec, &e);
+                memmove(&app->threads[i], &app->threads[i + 1],
+                        (app->n_threads - i - 1) * sizeof(*app->threads));
+                app->n_threads--;
+                pruned = true;
+        }
+        if (pruned)
+                (void)state_record_commit(cs->rec); /* a stale line restores nothing anyway */
+}
+
+/* The start time has a resolution of one clock tick: a PID reused within the same tick looks
+ * the same. A pidfd names the very process: once it was reaped, signal 0 says ESRCH. */
+static bool app_pidfd_gone(const struct cpuset_app *app)
+{
+        return app->pidfd >= 0 && syscall(SYS_pidfd_send_signal, app->pidfd, 0, NULL, 0) < 0 &&
+               errno == ESRCH;
+}
+
+static bool app_is_current(const struct cpuset_app *app)
+{
+        unsigned long long start;
+
+        return !proc_gone(app->pid) && !app_pidfd_gone(app) &&
+               proc_thread_start(app->pid, app->pid, &start) == 0 && start == app->start_ticks;
+}
+
+/* -ESRCH unless app->pid still names the process we adopted. */
+static int app_check(struct cpuset *cs, struct cpuset_app *app)
+{
+        unsigned long long start;
+
+        if (proc_gone(app->pid))
+                return fail(cs, -ESRCH, "%s has exited", app->name);
+        if (app_pidfd_gone(app) || proc_thread_start(app->pid, app->pid, &start) < 0 ||
+            start != app->start_ticks)
+                return fail(cs, -ESRCH, "%s has exited (its PID now names another process)",
+                            app->name);
+        return 0;
 }
 
 static int mask_to_set(const struct cpumask *m, cpu_set_t *set)
@@ -409,17 +603,20 @@ int cpuset_restore_task(const struct state_entry *e)
  * we never saw (born after the last scan) go where the main thread came from. */
 static int app_restore(struct cpuset *cs, struct cpuset_app *app)
 {
+        bool leader_ours = app_is_current(app) || proc_gone(app->pid);
         int err = 0, r;
 
         for (size_t i = 0; i < app->n_threads; i++) {
                 struct state_entry e = task_entry(app, &app->threads[i]);
 
+                if (e.pid == app->pid && !leader_ours)
+                        continue; /* its PID names another process now */
                 r = cpuset_restore_task(&e);
                 if (r < 0 && r != -ESRCH && err == 0)
                         err = fail(cs, r, "cannot give thread %d of %s back to %s: %s", (int)e.tid,
                                    app->name, e.path, strerror(-r));
         }
-        if (cs->mode == CPUSET_AFFINITY && app->n_threads > 0 && !proc_gone(app->pid)) {
+        if (cs->mode == CPUSET_AFFINITY && app->n_threads > 0 && app_is_current(app)) {
                 char path[CG_PATH_MAX];
                 struct dirent *de;
                 DIR *d;
@@ -430,7 +627,7 @@ static int app_restore(struct cpuset *cs, struct cpuset_app *app)
                                 int tid;
 
                                 if (parse_int(de->d_name, &tid) == 0 && !app_find_thread(app, tid))
-                                        set_affinity(tid, &app->threads[0].mask);
+                                        set_affinity(tid, app_own_mask(app));
                         }
                         closedir(d);
                 }
@@ -469,6 +666,9 @@ static void app_free(struct cpuset_app *app)
         if (!app)
                 return;
         free(app->threads);
+        free(app->before);
+        if (app->pidfd >= 0)
+                close(app->pidfd);
         free(app);
 }
 
@@ -677,10 +877,22 @@ int cpuset_adopt(struct cpuset *cs, pid_t pid, const char *name, struct cpuset_a
         app = calloc(1, sizeof(*app));
         if (!app)
                 return fail(cs, -ENOMEM, "out of memory");
+        app->pidfd = -1;
         app->pid = pid;
         snprintf(app->name, sizeof(app->name), "%s[%d]", name && *name ? name : "pid", (int)pid);
+        app->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (proc_thread_start(pid, pid, &app->start_ticks) < 0) {
+                err = fail(cs, -ESRCH, "process %d exited before it could be adopted", (int)pid);
+                goto rollback;
+        }
+        err = app_scan_process(cs, app, pid);
+        /* Children it has now stay as they are; those it forks from now on are the app's. */
+        if (err > 0 && cs->mode == CPUSET_AFFINITY) {
+                int r = app_foreach_child(cs, app, note_before);
 
-        err = app_scan_threads(cs, app);
+                if (r < 0)
+                        err = r;
+        }
         if (err == 0 || err == -ESRCH) {
                 err = fail(cs, -ESRCH, "process %d exited before it could be adopted", (int)pid);
                 goto rollback;
@@ -811,6 +1023,8 @@ int cpuset_set_cpus(struct cpuset *cs, struct cpuset_app *app, const struct cpum
 
         cs->err[0] = '\0';
         err = check_cpus(cs, cpus);
+        if (err == 0)
+                err = app_check(cs, app);
         if (err < 0)
                 return err;
         cpumask_format(cpus, want, sizeof(want));
@@ -829,34 +1043,39 @@ int cpuset_set_cpus(struct cpuset *cs, struct cpuset_app *app, const struct cpum
                                     cg_files(cs->mode)->effective, got, want);
                 }
         } else {
-                /* Record the threads born since adopt before their masks change. */
+                /* Record the threads and children born since adopt before their masks
+                 * change; forget those that are gone, whose TIDs may name others now. */
+                app_prune(cs, app);
                 err = app_scan_threads(cs, app);
                 if (err > 0)
                         err = state_record_commit(cs->rec);
                 if (err < 0 && err != -ESRCH)
                         return fail(cs, err, "cannot record the threads of %s: %s", app->name,
                                     strerror(-err));
-                for (size_t i = 0; i < app->n_threads && err != -ESRCH; i++) {
-                        pid_t tid = app->threads[i].tid;
+                for (size_t i = 0; i < app->n_threads; i++) {
+                        const struct cpuset_thread *t = &app->threads[i];
 
-                        err = set_affinity(tid, cpus);
-                        if (err == -ESRCH) {
-                                err = 0; /* that thread exited */
+                        /* Checked right before the write: never pin a thread that is not ours. */
+                        if (!thread_is_current(t))
                                 continue;
-                        }
+                        err = set_affinity(t->tid, cpus);
+                        if (err == -ESRCH)
+                                continue; /* that thread exited */
                         if (err < 0)
                                 return fail(cs, err, "cannot pin thread %d of %s to %s: %s",
-                                            (int)tid, app->name, want, strerror(-err));
-                        if (get_affinity(tid, &now) == 0 && !cpumask_equal(&now, cpus)) {
+                                            (int)t->tid, app->name, want, strerror(-err));
+                        if (get_affinity(t->tid, &now) == 0 && !cpumask_equal(&now, cpus) &&
+                            thread_is_current(t)) {
                                 cpumask_format(&now, got, sizeof(got));
                                 return fail(cs, -EIO,
                                             "thread %d of %s may run on %s after setting %s",
-                                            (int)tid, app->name, got, want);
+                                            (int)t->tid, app->name, got, want);
                         }
                 }
         }
-        if (proc_gone(app->pid))
-                return fail(cs, -ESRCH, "%s has exited", app->name);
+        err = app_check(cs, app);
+        if (err < 0)
+                return err;
         app->cpus = *cpus;
         app->has_cpus = true;
         return 0;
@@ -868,6 +1087,9 @@ int cpuset_get_cpus(struct cpuset *cs, struct cpuset_app *app, struct cpumask *o
         int err;
 
         cs->err[0] = '\0';
+        err = app_check(cs, app);
+        if (err < 0)
+                return err;
         if (cs->mode == CPUSET_AFFINITY)
                 err = get_affinity(app->pid, &m);
         else
@@ -880,15 +1102,18 @@ int cpuset_get_cpus(struct cpuset *cs, struct cpuset_app *app, struct cpumask *o
 
 int cpuset_refresh(struct cpuset *cs, struct cpuset_app *app)
 {
-        size_t before = app->n_threads;
+        size_t before;
         int err;
 
         cs->err[0] = '\0';
-        if (proc_gone(app->pid))
-                return fail(cs, -ESRCH, "%s has exited", app->name);
-        /* In a cgroup new threads join their creator's group: nothing to do. */
+        err = app_check(cs, app);
+        if (err < 0)
+                return err;
+        /* In a cgroup new threads and children join their creator's group: nothing to do. */
         if (cs->mode != CPUSET_AFFINITY || !app->has_cpus)
                 return 0;
+        app_prune(cs, app);
+        before = app->n_threads;
         err = app_scan_threads(cs, app);
         if (err > 0)
                 err = state_record_commit(cs->rec);
@@ -896,10 +1121,14 @@ int cpuset_refresh(struct cpuset *cs, struct cpuset_app *app)
                 return fail(cs, err, "cannot record the new threads of %s: %s", app->name,
                             strerror(-err));
         for (size_t i = before; i < app->n_threads; i++) {
-                err = set_affinity(app->threads[i].tid, &app->cpus);
+                const struct cpuset_thread *t = &app->threads[i];
+
+                if (!thread_is_current(t))
+                        continue;
+                err = set_affinity(t->tid, &app->cpus);
                 if (err < 0 && err != -ESRCH)
-                        return fail(cs, err, "cannot pin thread %d of %s: %s",
-                                    (int)app->threads[i].tid, app->name, strerror(-err));
+                        return fail(cs, err, "cannot pin thread %d of %s: %s", (int)t->tid,
+                                    app->name, strerror(-err));
         }
         return 0;
 }
@@ -912,6 +1141,12 @@ int cpuset_release(struct cpuset *cs, struct cpuset_app *app)
                 return 0;
         cs->err[0] = '\0';
         cs_unlink_app(cs, app);
+        /* Children forked since the last look carry our mask too: note them to give back. */
+        if (cs->mode == CPUSET_AFFINITY && app->has_cpus && app_is_current(app)) {
+                app_prune(cs, app);
+                if (app_scan_threads(cs, app) > 0)
+                        (void)state_record_commit(cs->rec);
+        }
         err = app_restore(cs, app);
         app_free(app);
         return err;
@@ -963,7 +1198,7 @@ static int probe_v2(const struct actuator_config *cfg, char *mount, size_t mount
         if (!has_cpuset) {
                 snprintf(
                     why, why_size,
-                    "cgroup v2 at %s%s offers no cpuset controller (a unit needs Delegate=cpuset)",
+                    "cgroup v2 at %s%s offers no cpuset controller",
                     mount, own);
                 return -ENODEV;
         }
@@ -1003,6 +1238,7 @@ static const char *mode_name(enum cpuset_mode m)
             [CPUSET_V2] = "cgroup v2",
             [CPUSET_V1] = "cgroup v1",
             [CPUSET_AFFINITY] = "affinity",
+            [CPUSET_SYSTEMD] = "systemd",
         };
         return names[m];
 }
@@ -1053,6 +1289,7 @@ int cpuset_probe(const struct actuator_config *cfg, enum cpuset_mode *mode,
                 break;
         }
         case CPUSET_AFFINITY:
+        case CPUSET_SYSTEMD: /* the unit side is actuator.c's: its shared apps go by affinity */
                 *mode = CPUSET_AFFINITY;
                 snprintf(p.reason, sizeof(p.reason), "affinity (as configured)");
                 break;

@@ -138,6 +138,13 @@ int state_entry_format(const struct state_entry *e, char *buf, size_t size)
                 n = snprintf(buf, size, "task %d %d %llu %s %s", (int)e->pid, (int)e->tid,
                              e->start_ticks, e->path, mask);
                 break;
+        case STATE_UNIT:
+                if (cpumask_empty(&e->mask))
+                        strcpy(mask, "-");
+                else if (cpumask_format(&e->mask, mask, sizeof(mask)) < 0)
+                        return -EINVAL;
+                n = snprintf(buf, size, "unit %s %s", e->path, mask);
+                break;
         case STATE_FREQ:
                 if (!path_is_clean(e->governor))
                         return -EINVAL;
@@ -198,6 +205,7 @@ static const struct {
     {"dir", STATE_DIR, 2, "PATH"},
     {"task", STATE_TASK, 6, "PID TID START ORIGIN MASK"},
     {"freq", STATE_FREQ, 5, "POLICY GOVERNOR MIN_KHZ MAX_KHZ"},
+    {"unit", STATE_UNIT, 3, "NAME ALLOWED"},
 };
 
 int state_entry_parse(const char *line, struct state_entry *out, char *why, size_t why_size)
@@ -218,7 +226,7 @@ int state_entry_parse(const char *line, struct state_entry *out, char *why, size
         for (k = 0; k < ARRAY_SIZE(kinds) && strcmp(w[0], kinds[k].word); k++)
                 ;
         if (k == ARRAY_SIZE(kinds))
-                return bad(why, why_size, "unknown kind '%.32s' (dir, task or freq)", w[0]);
+                return bad(why, why_size, "unknown kind '%.32s' (dir, task, freq or unit)", w[0]);
         if (n != kinds[k].n_words)
                 return bad(why, why_size, "'%s' takes %u fields (%s), not %s%u", w[0],
                            kinds[k].n_words - 1, kinds[k].fields,
@@ -253,6 +261,14 @@ int state_entry_parse(const char *line, struct state_entry *out, char *why, size
                                    w[4]);
                 if (cpumask_parse(w[5], &e.mask) < 0 || cpumask_empty(&e.mask))
                         return bad(why, why_size, "'%.64s' is not a CPU list like 0-3,8", w[5]);
+                break;
+        case STATE_UNIT:
+                /* A unit name, not a path: no '/' in it. */
+                if (strscpy(e.path, w[1], sizeof(e.path)) < 0 || strchr(e.path, '/'))
+                        return bad(why, why_size, "'%.64s' is not a unit name", w[1]);
+                if (strcmp(w[2], "-") &&
+                    (cpumask_parse(w[2], &e.mask) < 0 || cpumask_empty(&e.mask)))
+                        return bad(why, why_size, "'%.64s' is not '-' or a CPU list", w[2]);
                 break;
         }
         *out = e;

@@ -1,4 +1,4 @@
-/* pctl sensors: every sensor backend, available or not, and why. */
+/* pctl sensors: every sensor backend, available or not, and why; how apps get their CPUs. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "pctl/actuator.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/sensor.h"
 #include "pctl/threadstate.h"
@@ -29,6 +30,30 @@ static void backend_row(struct json_object *list, const char *name, const char *
         json_object_object_add(b, "errno", json_object_new_int64(err < 0 ? -err : 0));
         json_object_object_add(b, "reason", jsonfmt_string(reason));
         json_object_array_add(list, b);
+}
+
+/* How pctld's auto mode would give CPUs to apps here (the defaults: cgroups under
+ * /sys/fs/cgroup), and why: a line after the tables, or a "cpusets" object. */
+static void sensors_cpusets(struct json_object *j)
+{
+        struct actuator_config cfg = {.mode = CPUSET_AUTO, .dvfs = false};
+        struct actuator_probe cs = {0}, fq = {0};
+        const char *mode;
+
+        actuator_real_ops.probe(&cfg, &cs, &fq);
+        mode = strncmp(cs.reason, "systemd", 7) == 0     ? "systemd"
+               : strncmp(cs.reason, "cgroup v2", 9) == 0 ? "v2"
+               : strncmp(cs.reason, "cgroup v1", 9) == 0 ? "v1"
+                                                         : "affinity";
+        if (!j) {
+                printf("\ncpusets (auto): %s\n", cs.reason);
+                return;
+        }
+        struct json_object *o = json_object_new_object();
+
+        json_object_object_add(o, "mode", jsonfmt_string(mode));
+        json_object_object_add(o, "reason", jsonfmt_string(cs.reason));
+        json_object_object_add(j, "cpusets", o);
 }
 
 /* The thread-state backends (pctl stack, the speedup stack): a table after the counters' or a
@@ -159,6 +184,7 @@ int cmd_sensors(int argc, char **argv)
                 json_object_object_add(j, "auto_why", jsonfmt_string(why));
                 sensors_threadstates(j);
                 sensors_topology(j);
+                sensors_cpusets(j);
                 r = jsonfmt_print(stdout, j, true);
                 json_object_put(j);
                 return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
@@ -166,5 +192,6 @@ int cmd_sensors(int argc, char **argv)
         printf("\nauto: %s\n", why);
         sensors_threadstates(NULL);
         sensors_topology(NULL);
+        sensors_cpusets(NULL);
         return EXIT_OK;
 }

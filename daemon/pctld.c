@@ -275,7 +275,7 @@ static const struct restart_key {
         }
     KEY(platform, true),     KEY(socket, true),         KEY(cgroup_root, true),
     KEY(cgroup_group, true), KEY(state_dir, true),      KEY(platform_file, true),
-    KEY(dvfs, false),        KEY(metrics_listen, true),
+    KEY(dvfs, false),        KEY(metrics_listen, true), KEY(cpuset_mode, false),
 #undef KEY
 };
 
@@ -749,6 +749,7 @@ int main(int argc, char **argv)
 
         po.spec = d.conf.platform;
         po.actuator = (struct actuator_config){
+            .mode = (enum cpuset_mode)d.conf.cpuset_mode,
             .cgroup_root = d.conf.cgroup_root,
             .group = d.conf.cgroup_group,
             .state_dir = d.conf.state_dir,
@@ -765,10 +766,12 @@ int main(int argc, char **argv)
                 log_error("cannot start: %s", why);
                 return 1;
         }
-        log_info(
-            "platform %s: sensor %s (%s), cpusets by %s", d.pf->name, d.pf->sensor_ops->name,
-            d.pf->sensor_why,
-            (const char *[]){"auto", "cgroup v2", "cgroup v1", "affinity"}[d.pf->actuator->mode]);
+        log_info("platform %s: sensor %s (%s), cpusets by %s", d.pf->name,
+                 d.pf->sensor_ops->name, d.pf->sensor_why,
+                 (const char *[]){"auto", "cgroup v2", "cgroup v1", "affinity",
+                                  "systemd units"}[d.pf->actuator->mode]);
+        if (d.pf->actuator->mode_reason[0])
+                log_info("cpusets: %s", d.pf->actuator->mode_reason);
 
         mo.conf = d.conf;
         mo.platform = d.pf;

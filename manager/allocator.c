@@ -1189,6 +1189,9 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         if (a->effective == OBJECTIVE_MONITOR) {
                 a->learning = false;
                 a->converged = true;
+                /* Only watched where it runs: it takes no place in the partition, or a few
+                 * watched services would leave no CPU to the managed apps (ENOSPC). */
+                a->shares_cpus = true;
                 stay(a, "%s", "monitor: estimates only, nothing changed");
                 return;
         }
@@ -1771,6 +1774,8 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 decide_one(ctx, &apps[i]);
                 if (apps[i].reserve_cores < apps[i].want_cores)
                         apps[i].reserve_cores = apps[i].want_cores;
+                if (apps[i].effective == OBJECTIVE_MONITOR)
+                        continue; /* only watched: outside the partition */
                 if (apps[i].shares_cpus)
                         learners++;
                 else
@@ -1785,7 +1790,7 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
          * that app for the whole of its learning (together-s64-8apps: 4 of 8 apps arrive
          * when the settled ones hold every CPU). */
         for (unsigned i = 0; i < n; i++) {
-                if (apps[i].shares_cpus &&
+                if (apps[i].shares_cpus && apps[i].effective != OBJECTIVE_MONITOR &&
                     (settled + 2 * learners <= ctx->n_cpus || 2 * n <= ctx->n_cpus)) {
                         apps[i].shares_cpus = false;
                         snprintf(apps[i].reason + strlen(apps[i].reason),

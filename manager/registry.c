@@ -1,10 +1,12 @@
 /* The app registry (include/pctl/registry.h): apps come by `pctl run`/`adopt` or by a policy's
  * match rules and leave when they exit or are released; the sensor and the thread-state backend
  * follow the list. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_SET */
 #include "manager_internal.h"
 
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +99,7 @@ void release_app(struct manager *m, unsigned i, const char *why)
         int r;
 
         history_record(m, i, strcmp(why, MANAGER_WHY_EXITED) == 0);
-        r = m->pf->actuator_ops->release(m->pf->actuator, a->handle);
+        r = a->handle ? m->pf->actuator_ops->release(m->pf->actuator, a->handle) : 0;
 
         report_keep(m, i, why);
 
@@ -116,6 +118,53 @@ void release_app(struct manager *m, unsigned i, const char *why)
 static int may_manage(const struct manager *m, pid_t pid, char *err, size_t err_size)
 {
         return m->pf->sim ? 0 : procguard_check(pid, err, err_size);
+}
+
+/* The monitor objective changes nothing: on a real machine such an app is only observed, never
+ * handed to the actuator (no move, no pin, no unit property). */
+static bool observe_only(const struct manager *m, const struct policy *pol)
+{
+        return !m->pf->sim && pol->objective == OBJECTIVE_MONITOR;
+}
+
+/* Where an observed app may run, as the kernel says; all-zero when unknown. */
+static void observed_cpus(pid_t pid, struct cpumask *out)
+{
+        cpu_set_t set;
+
+        cpumask_zero(out);
+        if (sched_getaffinity(pid, sizeof(set), &set) < 0)
+                return;
+        for (int c = 0; c < CPU_SETSIZE && c < CPUMASK_MAX; c++)
+                if (CPU_ISSET(c, &set))
+                        cpumask_set(out, (unsigned)c);
+}
+
+/* After a reload changed an app's policy: an app that is no longer monitored is handed to the
+ * actuator, one that now is monitored is given back. */
+static void sync_actuation(struct manager *m, struct mapp *a)
+{
+        bool observe = observe_only(m, &a->policy);
+        int r;
+
+        if (observe && a->handle) {
+                r = m->pf->actuator_ops->release(m->pf->actuator, a->handle);
+                if (r < 0)
+                        log_warning("%s (pid %d): cannot give it back as it was: %s", a->name,
+                                    (int)a->pid, actuator_strerror(m->pf->actuator, r));
+                a->handle = NULL;
+                observed_cpus(a->pid, &a->cpus);
+        } else if (!observe && !a->handle) {
+                r = m->pf->actuator_ops->adopt(m->pf->actuator, a->pid, a->name, &a->handle);
+                if (r < 0) {
+                        a->handle = NULL;
+                        log_warning("%s (pid %d): policy %s, but it cannot be taken over: %s",
+                                    a->name, (int)a->pid, a->policy.name,
+                                    actuator_strerror(m->pf->actuator, r));
+                } else {
+                        m->pf->actuator_ops->get_cpus(m->pf->actuator, a->handle, &a->cpus);
+                }
+        }
 }
 
 static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, const char *exec_name,
@@ -152,7 +201,13 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         /* `pctl run` hands its child over before exec and says what it will run. */
         strescape(name, sizeof(name), exec_name ? exec_name : comm,
                   strlen(exec_name ? exec_name : comm));
-        r = m->pf->actuator_ops->adopt(m->pf->actuator, pid, name, &handle);
+        /* A command pctl run starts gets a unit of its own where there are units. */
+        if (observe_only(m, pol))
+                r = 0;
+        else
+                r = (exec_name && m->pf->actuator_ops->adopt_new ? m->pf->actuator_ops->adopt_new
+                                                                 : m->pf->actuator_ops->adopt)(
+                    m->pf->actuator, pid, name, &handle);
         if (r < 0) {
                 snprintf(err, err_size, "cannot take over pid %d: %s", (int)pid,
                          actuator_strerror(m->pf->actuator, r));
@@ -167,12 +222,16 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         if (exec_name)
                 (void)strscpy(a->exec_comm, comm, sizeof(a->exec_comm));
         a->whole_run = exec_name || m->pf->sim;
-        m->pf->actuator_ops->get_cpus(m->pf->actuator, handle, &a->cpus);
+        if (handle)
+                m->pf->actuator_ops->get_cpus(m->pf->actuator, handle, &a->cpus);
+        else
+                observed_cpus(pid, &a->cpus);
         a->freq_khz = app_freq(m, &a->cpus);
         m->alloc[m->n_apps] = (struct allocator_app){.id = a->id};
         r = estimator_app_add(m->est, a->id);
         if (r < 0) {
-                m->pf->actuator_ops->release(m->pf->actuator, handle);
+                if (handle)
+                        m->pf->actuator_ops->release(m->pf->actuator, handle);
                 snprintf(err, err_size, "cannot track pid %d: %s", (int)pid, strerror(-r));
                 return r;
         }
@@ -205,6 +264,15 @@ int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const 
         r = may_manage(m, pid, err, err_size);
         if (r < 0 && r != -ESRCH)
                 return r;
+        /* A monitor rule only watches: asking for the app to be managed takes it over (else
+         * a `pctl run` inside a watched service lost the race to the rule's scan). */
+        {
+                unsigned i;
+                struct mapp *a = find_app(m, pid, &i);
+
+                if (a && !a->handle && observe_only(m, &a->policy) && !observe_only(m, pol))
+                        release_app(m, i, "taken over on request");
+        }
         return adopt_as(m, pid, pol, exec_name, "on request", err, err_size);
 }
 
@@ -287,8 +355,10 @@ void manager_set_policies(struct manager *m, struct policy_set *policies)
                                     m->opt.conf.default_policy);
                         pol = resolve_policy(m, NULL);
                 }
-                if (pol)
+                if (pol) {
                         copy_policy(&m->apps[i].policy, pol);
+                        sync_actuation(m, &m->apps[i]);
+                }
         }
 }
 
@@ -300,11 +370,22 @@ void refresh_apps(struct manager *m)
         for (unsigned i = m->n_apps; i-- > 0;) {
                 struct mapp *a = &m->apps[i];
                 char comm[sizeof(a->comm)], name[sizeof(a->name)];
+                int r;
 
                 if (!platform_proc_state(m->pf, a->pid, comm, sizeof(comm))) {
                         release_app(m, i, MANAGER_WHY_EXITED);
                         continue;
                 }
+                /* Affinity: threads and children born since take the app's CPUs; a PID that
+                 * now names another process is the app gone. */
+                r = a->handle ? m->pf->actuator_ops->refresh(m->pf->actuator, a->handle) : 0;
+                if (actuator_error_is_gone(r)) {
+                        release_app(m, i, MANAGER_WHY_EXITED);
+                        continue;
+                }
+                if (r < 0)
+                        log_debug("%s (pid %d): %s", a->name, (int)a->pid,
+                                  actuator_strerror(m->pf->actuator, r));
                 if (strcmp(comm, "?") == 0 || strcmp(comm, a->comm) == 0)
                         continue;
                 (void)strscpy(a->comm, comm, sizeof(a->comm));

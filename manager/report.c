@@ -468,7 +468,8 @@ void manager_status(const struct manager *m, struct json_object *j)
                                jsonfmt_string(m->opt.calibration[0] ? m->opt.calibration : NULL));
         json_object_object_add(j, "cpuset_mode",
                                jsonfmt_string((const char *[]){"auto", "cgroup-v2", "cgroup-v1",
-                                                               "affinity"}[m->pf->actuator->mode]));
+                                                               "affinity",
+                                                               "systemd"}[m->pf->actuator->mode]));
         json_object_object_add(
             j, "dvfs", json_object_new_boolean(m->opt.dvfs && m->pf->actuator->can_set_freq));
         json_object_object_add(j, "dvfs_why",

@@ -495,6 +495,8 @@ static void apply(struct manager *m, const struct cpumask *next)
                                          m->alloc[i].want_freq_khz / 1000, m->alloc[i].reason);
                         continue;
                 }
+                if (!a->handle)
+                        continue; /* only observed: its CPUs are not ours to change */
                 r = m->pf->actuator_ops->set_cpus(m->pf->actuator, a->handle, &next[i]);
                 if (r < 0) {
                         if (actuator_error_is_gone(r)) {

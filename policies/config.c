@@ -126,6 +126,13 @@ static const struct inikey daemon_keys[] = {
      STR(cgroup_group),
      .def = "pctl",
      .doc = "name of pctld's own subtree under the cgroup root"},
+    {.key = "cpuset_mode",
+     .type = INIKEY_CHOICE,
+     .offset = offsetof(struct config, cpuset_mode),
+     .choices = "auto|v2|v1|affinity|systemd",
+     .def = "auto",
+     .doc = "how CPUs are given: auto, systemd (each app's own unit), v2 (pctld's own "
+            "delegated cgroup), v1 (cpuset hierarchy), affinity"},
     {.key = "state_dir",
      .type = INIKEY_PATH,
      STR(state_dir),

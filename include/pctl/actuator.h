@@ -20,7 +20,11 @@ struct freq_domain {
         unsigned cur_khz;                       /* what we set, or what it was */
 };
 
-enum cpuset_mode { CPUSET_AUTO, CPUSET_V2, CPUSET_V1, CPUSET_AFFINITY };
+/* SYSTEMD: an app's own unit through systemd (AllowedCPUs=), or affinity for a process that
+ * shares its unit; V2: a child of pctld's own delegated cgroup (never picked by auto under
+ * systemd: it would take the app out of its unit). The values are pctl.conf's cpuset_mode
+ * choices in order. */
+enum cpuset_mode { CPUSET_AUTO, CPUSET_V2, CPUSET_V1, CPUSET_AFFINITY, CPUSET_SYSTEMD };
 
 struct actuator_config {
         enum cpuset_mode mode;
@@ -60,6 +64,10 @@ struct actuator_ops {
         int (*open)(struct actuator *a, const struct actuator_config *cfg);
         /* Takes over pid and all its threads, remembering where they came from. */
         int (*adopt)(struct actuator *a, pid_t pid, const char *name, struct actuator_app **out);
+        /* A command pctl itself starts (pctl run): where the machine has units, it gets one of
+         * its own (a transient scope under pctl.slice). NULL: adopt. */
+        int (*adopt_new)(struct actuator *a, pid_t pid, const char *name,
+                         struct actuator_app **out);
         int (*set_cpus)(struct actuator *a, struct actuator_app *app, const struct cpumask *cpus);
         /* What the kernel says the app may run on now (cpuset.cpus.effective / affinity). */
         int (*get_cpus)(struct actuator *a, struct actuator_app *app, struct cpumask *out);
@@ -79,6 +87,7 @@ struct actuator_ops {
 struct actuator {
         const struct actuator_ops *ops;
         enum cpuset_mode mode; /* the one in use after open */
+        char mode_reason[256]; /* why that one, in words (the probe's reason) */
         unsigned n_domains;
         struct freq_domain *domains;
         bool can_set_freq;
@@ -108,6 +117,9 @@ static inline bool actuator_error_is_gone(int err)
 }
 /* The words for a failed op: a->error when the backend gave them, else strerror(-err). */
 const char *actuator_strerror(const struct actuator *a, int err);
-/* "auto", "v2", "v1", "affinity"; and back (-EINVAL for anything else). */
+/* Where the real backend keeps the app, in words: its unit ("demo.service"), its cgroup
+ * directory, or "" (affinity). */
+const char *actuator_real_app_where(const struct actuator_app *app);
+/* "auto", "v2", "v1", "affinity", "systemd"; and back (-EINVAL for anything else). */
 const char *actuator_mode_name(enum cpuset_mode mode);
 int actuator_mode_parse(const char *s, enum cpuset_mode *out);

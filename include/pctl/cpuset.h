@@ -28,6 +28,8 @@ int cpuset_open(const struct actuator_config *cfg, struct state_record *rec, str
 /* Releases every app, removes the directories we created. NULL is fine. */
 void cpuset_close(struct cpuset *cs);
 enum cpuset_mode cpuset_mode(const struct cpuset *cs);
+/* The CPUs an app may be given (the base cpuset's, or the online ones). */
+const struct cpumask *cpuset_allowed(const struct cpuset *cs);
 /* Words for the last failure of the calls below. */
 const char *cpuset_error(const struct cpuset *cs);
 

@@ -11,6 +11,8 @@
  *                                         mode), MASK its own affinity ("0-3,8"), START its
  *                                         start time in clock ticks (guards against PID reuse)
  *   freq POLICY GOVERNOR MIN_KHZ MAX_KHZ  a cpufreq policy directory and its original settings
+ *   unit NAME ALLOWED                     a systemd unit whose AllowedCPUs= we change, and its
+ *                                         value before ("0-3", or "-" for not set)
  *
  * Paths are absolute and contain no white space. The record is guarded by an flock on
  * STATE_LOCK_FILE: one holder at a time, released by the kernel when the holder dies.
@@ -32,14 +34,15 @@
 #define STATE_LOCK_FILE "actuators.lock"
 #define STATE_PATH_MAX 512
 
-enum state_kind { STATE_DIR, STATE_TASK, STATE_FREQ };
+enum state_kind { STATE_DIR, STATE_TASK, STATE_FREQ, STATE_UNIT };
 
 struct state_entry {
         enum state_kind kind;
-        char path[STATE_PATH_MAX]; /* dir: the directory; task: origin file or "-"; freq: policy */
+        char path[STATE_PATH_MAX]; /* dir: the directory; task: origin file or "-"; freq: policy;
+                                      unit: the unit's name */
         pid_t pid, tid;
         unsigned long long start_ticks;
-        struct cpumask mask;
+        struct cpumask mask; /* task: its own affinity; unit: AllowedCPUs= (empty: not set) */
         char governor[32];
         unsigned min_khz, max_khz;
 };

@@ -16,8 +16,12 @@ cat "$tmp/out"
 [ "$elapsed_ms" -lt 15000 ] || fail "pctl sensors took $elapsed_ms ms"
 [ ! -s "$tmp/err" ] || fail "pctl sensors wrote to stderr (LIKWID noise?): $(cat "$tmp/err")"
 # Only our tables: a title, one row per backend, a blank line and the auto line; the same for
-# the thread-state backends (pctl stack).
-bad=$(grep -Ev '^(BACKEND +AVAILABLE +REASON|(likwid|perf|software|replay) +(yes|no) +.+|auto: .+|THREADS +AVAILABLE +REASON|(ebpf|proc) +(yes|no) +.+|threads auto: .+|topology: .+|)$' "$tmp/out")
+# the thread-state backends (pctl stack); then how apps would get their CPUs.
+bad=$(grep -Ev '^(BACKEND +AVAILABLE +REASON|(likwid|perf|software|replay) +(yes|no) +.+|auto: .+|THREADS +AVAILABLE +REASON|(ebpf|proc) +(yes|no) +.+|threads auto: .+|topology: .+|cpusets \(auto\): .+|)$' "$tmp/out")
+grep -Eq '^cpusets \(auto\): (systemd|cgroup v2|cgroup v1|affinity)' "$tmp/out" || fail "no cpusets line saying the mode"
+if [ ! -d /run/systemd/system ]; then
+        grep -q '^cpusets (auto): .*not systemd: PID 1 is not systemd' "$tmp/out" || fail "the cpusets line does not say why not systemd"
+fi
 [ -z "$bad" ] || fail "unexpected output lines: $bad"
 for b in likwid perf software replay; do
         grep -Eq "^$b +(yes|no) +$b: " "$tmp/out" || fail "no row with a reason for $b"
@@ -56,6 +60,7 @@ assert d["auto"] in ("likwid", "perf", "software"), d["auto"]
 ts = [b["name"] for b in d["thread_states"]]
 assert ts[0] == "ebpf" and "proc" in ts and "sim" not in ts, ts
 assert d["thread_states_auto"] in ts and d["thread_states_auto_why"], d
+assert d["cpusets"]["mode"] in ("systemd", "v2", "v1", "affinity") and d["cpusets"]["reason"], d
 PY
 grep -Eq '^ebpf +(yes|no) +.+' "$tmp/out" || fail "no row for the ebpf thread-state backend"
 

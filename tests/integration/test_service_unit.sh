@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # etc/pctld.service passes systemd-analyze verify, is Type=notify with a watchdog, delegates
-# cpuset, and keeps off the hardening that would block pctld's writes.
+# nothing (no app is ever placed in pctld's own unit, whose cgroup a stop kills), and keeps off
+# the hardening that would block pctld's writes.
 set -u
 . "$TEST_LIB"
 command -v systemd-analyze >/dev/null || skip "systemd-analyze is not installed"
@@ -11,9 +12,10 @@ trap 'rm -rf "$T"' EXIT
 sed "s|/usr/sbin/pctld|$PCTLD|" "$unit" >"$T/pctld.service"
 out=$(systemd-analyze verify --man=no "$T/pctld.service" 2>&1) || fail "systemd-analyze verify: $out"
 [ -z "$out" ] || fail "systemd-analyze verify warns: $out"
-for want in "Type=notify" "WatchdogSec=" "Delegate=cpuset" "RuntimeDirectoryPreserve=yes" "ExecReload="; do
+for want in "Type=notify" "WatchdogSec=" "RuntimeDirectoryPreserve=yes" "ExecReload="; do
         grep -q "^$want" "$unit" || fail "the unit lacks $want"
 done
+! grep -q "^Delegate=" "$unit" || fail "Delegate=: pctld's own unit must never hold a managed app"
 for bad in "ProtectKernelTunables=yes" "ProtectControlGroups=yes" "ProtectSystem=strict"; do
         ! grep -q "^$bad" "$unit" || fail "$bad would block pctld's cgroup and cpufreq writes"
 done

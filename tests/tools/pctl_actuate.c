@@ -136,7 +136,7 @@ static int session(struct actuator *a, struct actuator_app *app)
                         if (r == 0)
                                 printf("ok\n");
                 } else if (!strcmp(cmd, "dir")) {
-                        printf("ok %s\n", app ? cpuset_app_dir((struct cpuset_app *)app) : "");
+                        printf("ok %s\n", app ? actuator_real_app_where(app) : "");
                 } else if (!strcmp(cmd, "release")) {
                         r = app ? a->ops->release(a, app) : 0;
                         app = NULL;
@@ -184,7 +184,7 @@ int main(int argc, char **argv)
                 case 'm':
                         if (actuator_mode_parse(optarg, &cfg.mode) < 0) {
                                 fprintf(stderr,
-                                        "pctl_actuate: --mode must be auto, v2, v1 or affinity "
+                                        "pctl_actuate: --mode must be auto, systemd, v2, v1 or affinity "
                                         "(got '%s')\n",
                                         optarg);
                                 return 2;

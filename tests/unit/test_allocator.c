@@ -166,6 +166,25 @@ static void monitor_changes_nothing(void **state)
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 3);
         assert_false(a.changed);
+        /* It takes no place in the partition: watched apps on every CPU leave the managed
+         * one its cores (before: -ENOSPC, and no plan for anyone). */
+        assert_true(a.shares_cpus);
+        {
+                struct topology t;
+                struct cpumask allowed, cur[4], out[4];
+                struct allocator_app apps[4] = {a, a, a, {.want_cores = 2}};
+
+                assert_int_equal(topology_synthetic(&t, 1, 4, 1), 0);
+                cpumask_parse("0-3", &allowed);
+                for (unsigned i = 0; i < 3; i++) {
+                        apps[i].want_cores = 4;
+                        cur[i] = allowed;
+                }
+                cpumask_zero(&cur[3]);
+                assert_int_equal(allocator_place(&t, &allowed, apps, cur, out, 4), 0);
+                assert_int_equal(cpumask_count(&out[3]), 2);
+                topology_free(&t);
+        }
 }
 
 /* max_cores and max_slowdown bound the choice: P = 0.95 wants all 8, a cap of 4 holds it, and

@@ -17,8 +17,8 @@
 
 struct actuator_real {
         struct state_record *rec;
-        struct cpuset *cs;     /* cgroups or affinity; in systemd mode: affinity, for shared apps */
-        struct unit_bus *ub;   /* systemd mode: apps that are their unit's whole content */
+        struct cpuset *cs;   /* cgroups or affinity; in systemd mode: affinity, for shared apps */
+        struct unit_bus *ub; /* systemd mode: apps that are their unit's whole content */
         struct cpufreq *cf;
 };
 
@@ -32,11 +32,8 @@ static const struct {
         enum cpuset_mode mode;
         const char *name;
 } mode_names[] = {
-    {CPUSET_AUTO, "auto"},
-    {CPUSET_V2, "v2"},
-    {CPUSET_V1, "v1"},
-    {CPUSET_AFFINITY, "affinity"},
-    {CPUSET_SYSTEMD, "systemd"},
+    {CPUSET_AUTO, "auto"},         {CPUSET_V2, "v2"},           {CPUSET_V1, "v1"},
+    {CPUSET_AFFINITY, "affinity"}, {CPUSET_SYSTEMD, "systemd"},
 };
 
 const char *actuator_mode_name(enum cpuset_mode mode)
@@ -385,8 +382,7 @@ static int real_wrap(struct actuator *a, struct unit_app *u, struct cpuset_app *
         return 0;
 }
 
-static int real_adopt_cs(struct actuator *a, pid_t pid, const char *name,
-                         struct actuator_app **out)
+static int real_adopt_cs(struct actuator *a, pid_t pid, const char *name, struct actuator_app **out)
 {
         struct actuator_real *p = a->priv;
         struct cpuset_app *app;

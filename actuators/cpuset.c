@@ -255,8 +255,8 @@ static struct cpuset_thread *app_find_thread(struct cpuset_app *app, pid_t tid)
 
 static struct state_entry task_entry(const struct cpuset_app *app, const struct cpuset_thread *t)
 {
-        struct state_entry e = {.kind = STATE_TASK, .pid = t->pid ? t->pid : app->pid,
-                                .tid = t->tid};
+        struct state_entry e = {
+            .kind = STATE_TASK, .pid = t->pid ? t->pid : app->pid, .tid = t->tid};
 
         e.start_ticks = t->start_ticks;
         e.mask = t->mask;
@@ -1196,10 +1196,8 @@ static int probe_v2(const struct actuator_config *cfg, char *mount, size_t mount
                 if (!strcmp(c, "cpuset"))
                         has_cpuset = true;
         if (!has_cpuset) {
-                snprintf(
-                    why, why_size,
-                    "cgroup v2 at %s%s offers no cpuset controller",
-                    mount, own);
+                snprintf(why, why_size, "cgroup v2 at %s%s offers no cpuset controller", mount,
+                         own);
                 return -ENODEV;
         }
         snprintf(ctl, sizeof(ctl), "%s%s/cgroup.subtree_control", mount, own);
@@ -1234,11 +1232,8 @@ static int probe_v1(const struct actuator_config *cfg, char *mount, size_t mount
 static const char *mode_name(enum cpuset_mode m)
 {
         static const char *const names[] = {
-            [CPUSET_AUTO] = "auto",
-            [CPUSET_V2] = "cgroup v2",
-            [CPUSET_V1] = "cgroup v1",
-            [CPUSET_AFFINITY] = "affinity",
-            [CPUSET_SYSTEMD] = "systemd",
+            [CPUSET_AUTO] = "auto",         [CPUSET_V2] = "cgroup v2",    [CPUSET_V1] = "cgroup v1",
+            [CPUSET_AFFINITY] = "affinity", [CPUSET_SYSTEMD] = "systemd",
         };
         return names[m];
 }

@@ -33,11 +33,11 @@ struct unit_app {
         struct unit_app *next;
         pid_t pid;
         unsigned long long start_ticks;
-        int pidfd;                  /* -1 when the kernel has none */
-        char name[64];              /* "comm[pid]" for messages */
-        char unit[UNIT_NAME_MAX];   /* its unit's Id */
-        char cgroup[UNIT_CG_MAX];   /* the unit's cgroup directory, with the mount */
-        struct cpumask old;         /* AllowedCPUs= before us; empty: not set */
+        int pidfd;                /* -1 when the kernel has none */
+        char name[64];            /* "comm[pid]" for messages */
+        char unit[UNIT_NAME_MAX]; /* its unit's Id */
+        char cgroup[UNIT_CG_MAX]; /* the unit's cgroup directory, with the mount */
+        struct cpumask old;       /* AllowedCPUs= before us; empty: not set */
         bool recorded;
 };
 
@@ -55,9 +55,12 @@ static const struct {
         const char *suffix;
         const char *iface;
 } unit_ifaces[] = {
-    {".service", "org.freedesktop.systemd1.Service"}, {".scope", "org.freedesktop.systemd1.Scope"},
-    {".slice", "org.freedesktop.systemd1.Slice"},     {".socket", "org.freedesktop.systemd1.Socket"},
-    {".mount", "org.freedesktop.systemd1.Mount"},     {".swap", "org.freedesktop.systemd1.Swap"},
+    {".service", "org.freedesktop.systemd1.Service"},
+    {".scope", "org.freedesktop.systemd1.Scope"},
+    {".slice", "org.freedesktop.systemd1.Slice"},
+    {".socket", "org.freedesktop.systemd1.Socket"},
+    {".mount", "org.freedesktop.systemd1.Mount"},
+    {".swap", "org.freedesktop.systemd1.Swap"},
 };
 
 static const char *unit_iface(const char *unit)
@@ -400,8 +403,8 @@ static int unit_path(sd_bus *bus, const char *unit, char *path, size_t size, cha
         sd_bus_error e = SD_BUS_ERROR_NULL;
         sd_bus_message *reply = NULL;
         const char *p;
-        int r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s",
-                                   unit);
+        int r =
+            sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnit", &e, &reply, "s", unit);
 
         if (r >= 0)
                 r = sd_bus_message_read(reply, "o", &p);

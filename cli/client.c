@@ -184,7 +184,7 @@ bool reply_number(struct json_object *o, const char *key, double *out)
 
 /* Sends the request; on success *reply holds the parsed {"ok":true,...} object. */
 int client_call(const struct client_args *a, const char *cmd, const char *request,
-                       struct json_object **reply, char **text)
+                struct json_object **reply, char **text)
 {
         char path[CONFIG_PATH_MAX];
         struct json_object *ok;
@@ -254,7 +254,7 @@ int pid_request(struct client_args *a, const char *cmd, int argc, char **argv, p
 /* who: the command the user typed, which the messages name (`pctl run` sends an adopt);
  * exec_name: what the process is about to run (pctl run), or NULL. */
 int send_pid(struct client_args *a, const char *who, const char *cmd, pid_t pid,
-                    const char *exec_name)
+             const char *exec_name)
 {
         struct json_object *request = json_object_new_object(), *reply = NULL;
         const char *slash = exec_name ? strrchr(exec_name, '/') : NULL;

@@ -38,7 +38,7 @@ struct stack_args {
 static const char bar_chars[STACK_COMPONENTS] = {
     [STACK_SEQUENTIAL] = 'S',   [STACK_SYNC] = 'L',     [STACK_YIELD] = 'Y',
     [STACK_IMBALANCE] = 'I',    [STACK_RUNQUEUE] = 'R', [STACK_IO] = 'O',
-    [STACK_INTERFERENCE] = 'X', [STACK_MEMORY] = 'M',    [STACK_UNEXPLAINED] = '?',
+    [STACK_INTERFERENCE] = 'X', [STACK_MEMORY] = 'M',   [STACK_UNEXPLAINED] = '?',
 };
 
 static void stack_usage(FILE *f)

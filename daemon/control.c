@@ -437,8 +437,8 @@ static void conn_handle(struct control_conn *c)
                 if (ratelimit_pass(&s->gone_rl, now_ns(), &missed))
                         log_notice("control: dropped a \"%.32s\" request of uid %u: its client "
                                    "went away before it was answered (%u more before)",
-                                   find_command(s, req.cmd) ? req.cmd : "unknown",
-                                   (unsigned)c->uid, missed);
+                                   find_command(s, req.cmd) ? req.cmd : "unknown", (unsigned)c->uid,
+                                   missed);
                 control_request_free(&req);
                 conn_free(c);
                 return;
@@ -606,8 +606,8 @@ static bool server_refuse(struct control_server *s, int fd, uid_t uid)
 {
         char what[200];
 
-        if (!control_refusal(s->n_conns, s->n_root, uid == 0 ? 0 : conns_of_uid(s, uid), uid,
-                             what, sizeof(what)))
+        if (!control_refusal(s->n_conns, s->n_root, uid == 0 ? 0 : conns_of_uid(s, uid), uid, what,
+                             sizeof(what)))
                 return false;
         if (s->refused++ == 0)
                 log_warning("control: refusing connections: %s", what);
@@ -709,13 +709,12 @@ static int server_on_accept(sd_event_source *src, int fd, uint32_t revents, void
                 close(cfd);
                 return 0;
         }
-        *c = (struct control_conn){
-            .server = s,
-            .next = s->conns,
-            .fd = cfd,
-            .uid = cred.uid,
-            .gid = cred.gid,
-            .pid = cred.pid};
+        *c = (struct control_conn){.server = s,
+                                   .next = s->conns,
+                                   .fd = cfd,
+                                   .uid = cred.uid,
+                                   .gid = cred.gid,
+                                   .pid = cred.pid};
         conn_read_groups(c);
         if (s->conns)
                 s->conns->prev = c;

@@ -484,8 +484,8 @@ int metrics_listen_parse(const char *text, unsigned min_port, struct sockaddr_st
 struct metrics_conn {
         int fd;
         uint64_t since_ns;
-        bool local;  /* from this host: counted per uid */
-        uid_t uid;   /* local: the peer's owner */
+        bool local;                   /* from this host: counted per uid */
+        uid_t uid;                    /* local: the peer's owner */
         struct sockaddr_storage addr; /* remote: counted per address */
 };
 
@@ -767,8 +767,8 @@ static void gate_accept(struct metrics_server *srv, uint64_t *paused_until, uint
         bool in;
         int fd;
 
-        fd = accept4(srv->listen_fd, (struct sockaddr *)&c.addr, &len,
-                     SOCK_CLOEXEC | SOCK_NONBLOCK);
+        fd =
+            accept4(srv->listen_fd, (struct sockaddr *)&c.addr, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
                 if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
                         /* The connection stays pending and the socket readable: pause. */

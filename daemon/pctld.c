@@ -766,8 +766,8 @@ int main(int argc, char **argv)
                 log_error("cannot start: %s", why);
                 return 1;
         }
-        log_info("platform %s: sensor %s (%s), cpusets by %s", d.pf->name,
-                 d.pf->sensor_ops->name, d.pf->sensor_why,
+        log_info("platform %s: sensor %s (%s), cpusets by %s", d.pf->name, d.pf->sensor_ops->name,
+                 d.pf->sensor_why,
                  (const char *[]){"auto", "cgroup v2", "cgroup v1", "affinity",
                                   "systemd units"}[d.pf->actuator->mode]);
         if (d.pf->actuator->mode_reason[0])
@@ -872,7 +872,7 @@ out_manager:
         history_finish(&d);
         manager_free(d.mgr); /* gives every app back */
 out_platform:
-        platform_close(d.pf);     /* restores cpusets and frequencies, clears the record */
+        platform_close(d.pf); /* restores cpusets and frequencies, clears the record */
         if (d.history && history_pending(d.history))
                 log_warning("history %s stayed locked: %zu runs were not recorded",
                             d.conf.history_path, history_pending(d.history));

@@ -38,13 +38,11 @@ int control_call_timeout(const char *path, const char *request, unsigned timeout
          * closes as soon as it has read the request (pctld refusing one connection too many)
          * left the newline to fail with EPIPE, and the caller lost what it was told. */
         {
-                int64_t left_ms =
-                    (int64_t)timeout_ms - (int64_t)((now_ns() - start_ns) / 1000000);
+                int64_t left_ms = (int64_t)timeout_ms - (int64_t)((now_ns() - start_ns) / 1000000);
 
                 if (left_ms <= 0)
                         return -ETIMEDOUT;
-                tv = (struct timeval){.tv_sec = left_ms / 1000,
-                                      .tv_usec = (left_ms % 1000) * 1000};
+                tv = (struct timeval){.tv_sec = left_ms / 1000, .tv_usec = (left_ms % 1000) * 1000};
                 setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         }
         if (sendmsg(fd, &(struct msghdr){.msg_iov = iov, .msg_iovlen = 2}, MSG_NOSIGNAL) < 0) {

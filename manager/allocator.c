@@ -177,7 +177,8 @@ static bool progress_rate(struct allocator_app *a, double *rate)
                 a->progress_prev_ns = 0;
                 return true;
         }
-        if (!had || a->progress_ns <= a->progress_prev_ns || a->progress_units < a->progress_prev_units) {
+        if (!had || a->progress_ns <= a->progress_prev_ns ||
+            a->progress_units < a->progress_prev_units) {
                 a->progress_prev_units = a->progress_units;
                 a->progress_prev_ns = a->progress_ns;
                 return false;
@@ -1162,11 +1163,14 @@ static void decide_model_only(const struct allocator_ctx *ctx, struct allocator_
         }
         a->want_cores = a->model_cores = best_n;
         a->want_freq_khz = a->model_freq_khz = best_f;
-        snprintf(a->reason, sizeof(a->reason), "model only: %s %.0f%% better at %u cores%s (P=%.2f)",
+        snprintf(a->reason, sizeof(a->reason),
+                 "model only: %s %.0f%% better at %u cores%s (P=%.2f)",
                  objective_to_string(a->effective),
                  isnan(cur_pred) ? 0.0 : 100 * (cur_pred - best_pred) / fabs(cur_pred), best_n,
                  freq_text(best_f, ftext, sizeof(ftext)),
-                 e && (e->known & ESTIMATE_P_LS) ? e->p_ls : e ? e->p_eq10 : NAN);
+                 e && (e->known & ESTIMATE_P_LS) ? e->p_ls
+                 : e                             ? e->p_eq10
+                                                 : NAN);
 }
 
 static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
@@ -1638,7 +1642,8 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
         for (unsigned i = 0; i < n; i++) {
                 struct allocator_app *a = &apps[i];
 
-                if (a->own_domain && (!dom || n < 2 || a->reserve_cores > dom || a->want_cores > dom)) {
+                if (a->own_domain &&
+                    (!dom || n < 2 || a->reserve_cores > dom || a->want_cores > dom)) {
                         a->own_domain = false;
                         a->domain_returned = ctx->decision;
                 }
@@ -1690,8 +1695,9 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                  * all but empty. Each grant moves every app: a domain it gave back is granted
                  * again only for a gain past the hysteresis, or the apps pass domains
                  * around. */
-                margin = ALLOCATOR_SEARCH_MARGIN +
-                         ctx->hysteresis * (dom - (a->want_cores < dom ? a->want_cores : dom)) / dom;
+                margin =
+                    ALLOCATOR_SEARCH_MARGIN +
+                    ctx->hysteresis * (dom - (a->want_cores < dom ? a->want_cores : dom)) / dom;
                 if (a->domain_returned && margin < ctx->hysteresis)
                         margin = ctx->hysteresis;
                 if (!wants_lower_clock(ctx, a, theirs, margin, why, sizeof(why), &khz))

@@ -254,9 +254,9 @@ int history_open(const char *path, bool read_only, struct history **out, char *e
 
                 sqlite3_close(h->db);
                 h->db = NULL;
-                rc = uri ? sqlite3_open_v2(uri, &h->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                                           NULL)
-                         : SQLITE_NOMEM;
+                rc =
+                    uri ? sqlite3_open_v2(uri, &h->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL)
+                        : SQLITE_NOMEM;
                 sqlite3_free(uri);
                 if (rc != SQLITE_OK) {
                         r = history_fail(path, h->db, rc, "opening", err, err_size);
@@ -801,8 +801,8 @@ int history_store(struct history *h, const struct history_entry *e, char *err, s
         return r;
 }
 
-int history_store_run(struct history *h, const struct history_key *key, const struct history_run *run,
-                      char *err, size_t err_size)
+int history_store_run(struct history *h, const struct history_key *key,
+                      const struct history_run *run, char *err, size_t err_size)
 {
         struct history_pending p = {.is_run = true, .key = *key, .run = *run};
         int r;

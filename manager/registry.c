@@ -205,9 +205,9 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         if (observe_only(m, pol))
                 r = 0;
         else
-                r = (exec_name && m->pf->actuator_ops->adopt_new ? m->pf->actuator_ops->adopt_new
-                                                                 : m->pf->actuator_ops->adopt)(
-                    m->pf->actuator, pid, name, &handle);
+                r = (exec_name && m->pf->actuator_ops->adopt_new
+                         ? m->pf->actuator_ops->adopt_new
+                         : m->pf->actuator_ops->adopt)(m->pf->actuator, pid, name, &handle);
         if (r < 0) {
                 snprintf(err, err_size, "cannot take over pid %d: %s", (int)pid,
                          actuator_strerror(m->pf->actuator, r));

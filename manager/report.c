@@ -354,8 +354,7 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         /* What its measured scores count as progress: its own markers, or instructions
          * (which overstate it where the work grows with the threads). */
         json_object_object_add(
-            j, "progress",
-            jsonfmt_string(m->alloc[i].progress_known ? "markers" : "instructions"));
+            j, "progress", jsonfmt_string(m->alloc[i].progress_known ? "markers" : "instructions"));
         json_object_object_add(j, "cores", json_object_new_uint64(cpumask_count(&a->cpus)));
         json_object_object_add(j, "cpus", jsonfmt_string(list));
         json_object_object_add(j, "freq_mhz",
@@ -466,10 +465,10 @@ void manager_status(const struct manager *m, struct json_object *j)
         json_object_object_add(j, "sensor_why", jsonfmt_string(m->pf->sensor_why));
         json_object_object_add(j, "calibration",
                                jsonfmt_string(m->opt.calibration[0] ? m->opt.calibration : NULL));
-        json_object_object_add(j, "cpuset_mode",
-                               jsonfmt_string((const char *[]){"auto", "cgroup-v2", "cgroup-v1",
-                                                               "affinity",
-                                                               "systemd"}[m->pf->actuator->mode]));
+        json_object_object_add(
+            j, "cpuset_mode",
+            jsonfmt_string((const char *[]){"auto", "cgroup-v2", "cgroup-v1", "affinity",
+                                            "systemd"}[m->pf->actuator->mode]));
         json_object_object_add(
             j, "dvfs", json_object_new_boolean(m->opt.dvfs && m->pf->actuator->can_set_freq));
         json_object_object_add(j, "dvfs_why",

@@ -10,9 +10,14 @@
 #define STACK_MIN_INTERVAL_NS 1000000ULL
 
 static const char *const component_names[STACK_COMPONENTS] = {
-    [STACK_SEQUENTIAL] = "sequential",     [STACK_SYNC] = "sync",         [STACK_YIELD] = "yield",
-    [STACK_IMBALANCE] = "imbalance",       [STACK_RUNQUEUE] = "runqueue", [STACK_IO] = "io",
-    [STACK_INTERFERENCE] = "interference", [STACK_MEMORY] = "memory",
+    [STACK_SEQUENTIAL] = "sequential",
+    [STACK_SYNC] = "sync",
+    [STACK_YIELD] = "yield",
+    [STACK_IMBALANCE] = "imbalance",
+    [STACK_RUNQUEUE] = "runqueue",
+    [STACK_IO] = "io",
+    [STACK_INTERFERENCE] = "interference",
+    [STACK_MEMORY] = "memory",
     [STACK_UNEXPLAINED] = "unexplained",
 };
 
@@ -401,8 +406,7 @@ enum stack_component stack_largest(const struct stack *s)
                 return STACK_COMPONENTS;
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)
                 if (c != STACK_INTERFERENCE && c != STACK_UNEXPLAINED &&
-                    stack_has(s, (enum stack_component)c) &&
-                    s->component[c] > best_cores) {
+                    stack_has(s, (enum stack_component)c) && s->component[c] > best_cores) {
                         best_cores = s->component[c];
                         best = (enum stack_component)c;
                 }

@@ -82,7 +82,8 @@ int proc_status_ids(const char *text, size_t len, const char *key, unsigned ids[
                                         x = x * 10 + (unsigned long)(*q - '0');
                                         q++;
                                 }
-                                if (q == d || x > 0xfffffffeUL || (q < eol && *q != ' ' && *q != '\t'))
+                                if (q == d || x > 0xfffffffeUL ||
+                                    (q < eol && *q != ' ' && *q != '\t'))
                                         return -EINVAL;
                                 v[i] = (unsigned)x;
                         }
@@ -177,8 +178,8 @@ size_t proc_status_groups(const char *text, size_t len, gid_t *out, size_t max)
         return 0;
 }
 
-int access_rule_admits(const struct policy *pol, const struct proc_identity *id,
-                       const char *users, gid_t users_gid, unsigned of_policy, unsigned by_rules,
+int access_rule_admits(const struct policy *pol, const struct proc_identity *id, const char *users,
+                       gid_t users_gid, unsigned of_policy, unsigned by_rules,
                        unsigned max_rule_apps, char *why, size_t why_size)
 {
         /* A rule that names users was written for them; else root's, and [daemon] users'. */

@@ -664,8 +664,7 @@ int proc_identity_read(pid_t pid, struct proc_identity *out)
 
                 if (proc_status_ids(text, (size_t)n, "Gid", gids) == 0)
                         id.gid = gids[0];
-                id.n_groups = proc_status_groups(text, (size_t)n, id.groups,
-                                                 ARRAY_SIZE(id.groups));
+                id.n_groups = proc_status_groups(text, (size_t)n, id.groups, ARRAY_SIZE(id.groups));
         }
 
         /* Not readable for another user's process, empty for a kernel thread: no match. */

@@ -110,8 +110,8 @@ static int preset_shape(const char *preset, unsigned *n_cpus, double *f_max_hz)
         return 0;
 }
 
-static void draw_app(struct rng *r, struct rng *marks, struct text *t, unsigned i,
-                     unsigned n_apps, unsigned n_cpus, double f_max_hz)
+static void draw_app(struct rng *r, struct rng *marks, struct text *t, unsigned i, unsigned n_apps,
+                     unsigned n_cpus, double f_max_hz)
 {
         double share = n_cpus / n_apps > 1 ? (double)(n_cpus / n_apps) : 1.0;
         double p = draw_p(r), ipc = rng_uniform(r, 0.4, 2.0);
@@ -151,8 +151,7 @@ static void draw_app(struct rng *r, struct rng *marks, struct text *t, unsigned 
                 put(t, "progress_units = %.0f\n", rng_log_uniform(marks, 1e4, 1e6));
 }
 
-int sim_random_scenario(uint64_t seed, const char *preset, unsigned n_apps, char *buf,
-                        size_t size)
+int sim_random_scenario(uint64_t seed, const char *preset, unsigned n_apps, char *buf, size_t size)
 {
         char out[8192];
         struct text t = {.buf = out, .size = sizeof(out)};

@@ -47,8 +47,8 @@ size_t proc_status_groups(const char *text, size_t len, gid_t *out, size_t max);
  * adopted now and by_rules adopted by every rule. 0; -EPERM when the user is not one the rule
  * may take (no match_user: only root and [daemon] users); -EUSERS past the policy's max_apps
  * or [daemon] max_rule_apps. why says which. */
-int access_rule_admits(const struct policy *pol, const struct proc_identity *id,
-                       const char *users, gid_t users_gid, unsigned of_policy, unsigned by_rules,
+int access_rule_admits(const struct policy *pol, const struct proc_identity *id, const char *users,
+                       gid_t users_gid, unsigned of_policy, unsigned by_rules,
                        unsigned max_rule_apps, char *why, size_t why_size);
 
 /* 0 when every uid of process pid (real, effective, saved, fs) is uid: a process another user

@@ -155,7 +155,7 @@ struct allocator_app {
         /* Placed alone on a package (frequency domain), the others on the rest, so its own
          * frequency can be searched: it wants a lower clock than its neighbours. */
         bool own_domain;
-        uint64_t clock_probed; /* the decision it was sent to the lowest clock there; 0: not */
+        uint64_t clock_probed;    /* the decision it was sent to the lowest clock there; 0: not */
         uint64_t domain_returned; /* the decision it gave its domain back; 0: never */
         /* The extrapolation's best core count for its objective within its policy's bounds,
          * and the largest speedup over one core there (0 and NaN: unknown). */

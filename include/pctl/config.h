@@ -29,7 +29,7 @@ struct config {
         char policies_dir[CONFIG_PATH_MAX];
         char cgroup_root[CONFIG_PATH_MAX];
         char cgroup_group[CONFIG_NAME_MAX]; /* our subtree under cgroup_root */
-        unsigned cpuset_mode; /* enum cpuset_mode: auto|v2|v1|affinity|systemd */
+        unsigned cpuset_mode;               /* enum cpuset_mode: auto|v2|v1|affinity|systemd */
         char state_dir[CONFIG_PATH_MAX];
         char platform_file[CONFIG_PATH_MAX];
         unsigned dvfs;           /* enum config_dvfs */

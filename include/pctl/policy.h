@@ -66,7 +66,7 @@ struct proc_identity {
         gid_t gid;                     /* real gid */
         gid_t groups[32];              /* supplementary groups (the first 32) */
         size_t n_groups;
-        char user[64];                 /* "" when the uid has no name */
+        char user[64]; /* "" when the uid has no name */
         char cgroup[CONFIG_PATH_MAX * 4];
 };
 

@@ -15,7 +15,10 @@ struct ratelimit {
 };
 
 #define RATELIMIT_INIT(interval, burst_)                                                           \
-        (struct ratelimit) { .interval_ns = (interval), .burst = (burst_) }
+        (struct ratelimit)                                                                         \
+        {                                                                                          \
+                .interval_ns = (interval), .burst = (burst_)                                       \
+        }
 
 /* True when the event may pass at now_ns; then *missed (when not NULL) is how many were held
  * back before it, and the count starts again. */

@@ -19,5 +19,4 @@ extern const char *const sim_random_presets[SIM_RANDOM_N_PRESETS];
  * n_apps 0: drawn (one app a third of the time, else 2 to the maximum). -EINVAL for an
  * unknown preset or too many apps, -ENOBUFS when buf is too small; buf is written only on
  * success. */
-int sim_random_scenario(uint64_t seed, const char *preset, unsigned n_apps, char *buf,
-                        size_t size);
+int sim_random_scenario(uint64_t seed, const char *preset, unsigned n_apps, char *buf, size_t size);

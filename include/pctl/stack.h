@@ -12,9 +12,9 @@ enum stack_component {
         STACK_SEQUENTIAL = 0, /* one thread active, the others blocked or not yet there */
         STACK_SYNC,           /* futex waits while other threads run */
         STACK_YIELD,
-        STACK_IMBALANCE,    /* threads finished or parked at the end while others run */
-        STACK_RUNQUEUE,     /* runnable without a CPU: oversubscription, other load */
-        STACK_IO,           /* other blocking */
+        STACK_IMBALANCE, /* threads finished or parked at the end while others run */
+        STACK_RUNQUEUE,  /* runnable without a CPU: oversubscription, other load */
+        STACK_IO,        /* other blocking */
         /* Cores that ran without doing the work alone's rate would have: the threads' run
          * time less the measured speedup (cache, SMT, frequency, extra work; and memory,
          * unsplit). 0 where the speedup is the run time itself (no counters). */

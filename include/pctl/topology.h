@@ -29,7 +29,8 @@ void topology_package_cpus(const struct topology *t, int package, struct cpumask
 /* Packages that hold an online CPU (ids need not be dense). */
 unsigned topology_packages_present(const struct topology *t);
 struct json_object;
-/* {"cpus": "0-3", "n_cpus": 4, "n_packages": 2, "packages": [{"package": 0, "cpus": "0-1"}, ...]} */
+/* {"cpus": "0-3", "n_cpus": 4, "n_packages": 2, "packages": [{"package": 0, "cpus": "0-1"}, ...]}
+ */
 struct json_object *topology_json(const struct topology *t);
 /* "4 CPUs (0-3) in 2 packages: package 0: 0-1; package 1: 2-3". Returns 0 or -ENOBUFS. */
 int topology_describe(const struct topology *t, char *buf, size_t size);

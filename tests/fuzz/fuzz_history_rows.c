@@ -77,21 +77,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sqlite3_exec(db, "DELETE FROM apps; DELETE FROM runs", NULL, NULL, NULL);
         /* apps: 13 columns; runs: exe, policy, args_hash, calibration from the same row, then
          * instructions, instructions_err, cores, bins, updated_s. */
-        if (sqlite3_prepare_v2(db, "INSERT INTO apps VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                                   "?10, ?11, ?12, ?13)",
+        if (sqlite3_prepare_v2(db,
+                               "INSERT INTO apps VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                               "?10, ?11, ?12, ?13)",
                                -1, &st, NULL) != SQLITE_OK)
                 abort();
         for (int i = 0; i < 13; i++)
-                sqlite3_bind_text(st, i + 1, field[i] ? field[i] : "", (int)flen[i],
-                                  SQLITE_STATIC);
+                sqlite3_bind_text(st, i + 1, field[i] ? field[i] : "", (int)flen[i], SQLITE_STATIC);
         sqlite3_step(st);
         sqlite3_finalize(st);
         if (sqlite3_prepare_v2(db, "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                                -1, &st, NULL) != SQLITE_OK)
                 abort();
         for (int i = 0; i < 4; i++)
-                sqlite3_bind_text(st, i + 1, field[i] ? field[i] : "", (int)flen[i],
-                                  SQLITE_STATIC);
+                sqlite3_bind_text(st, i + 1, field[i] ? field[i] : "", (int)flen[i], SQLITE_STATIC);
         for (int i = 4; i < 9; i++)
                 sqlite3_bind_text(st, i + 1, field[9 + i] ? field[9 + i] : "", (int)flen[9 + i],
                                   SQLITE_STATIC);

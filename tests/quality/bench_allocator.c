@@ -212,7 +212,8 @@ static int run_case(const struct suite_case *c, unsigned *missed)
                        : c->kind == CASE_PHASES  ? "target < 1"
                        : c->kind == CASE_ROWS    ? "reported; the settled figure is judged"
                                                  : "target <= 1.05",
-                       ach_base / orc, ach / def, 100 * (1 - ach / def), a->cores, a->freq_mhz, settled, oc, of);
+                       ach_base / orc, ach / def, 100 * (1 - ach / def), a->cores, a->freq_mhz,
+                       settled, oc, of);
                 if (c->kind == CASE_ROWS && c->guard == 0) {
                         if (!judge(c, "settled EDP/oracle", settled))
                                 (*missed)++;

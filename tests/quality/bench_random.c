@@ -220,9 +220,12 @@ static void usage(void)
 int main(int argc, char **argv)
 {
         static const struct option opts[] = {
-            {"seed-base", required_argument, NULL, 's'}, {"per-preset", required_argument, NULL, 'n'},
-            {"jobs", required_argument, NULL, 'j'},      {"preset", required_argument, NULL, 'p'},
-            {"keep", required_argument, NULL, 'k'},      {"calibrated", no_argument, NULL, 'c'},
+            {"seed-base", required_argument, NULL, 's'},
+            {"per-preset", required_argument, NULL, 'n'},
+            {"jobs", required_argument, NULL, 'j'},
+            {"preset", required_argument, NULL, 'p'},
+            {"keep", required_argument, NULL, 'k'},
+            {"calibrated", no_argument, NULL, 'c'},
             {NULL, 0, NULL, 0},
         };
         unsigned long long seed_base = SEED_BASE;
@@ -262,7 +265,10 @@ int main(int argc, char **argv)
                 v = strtoull(optarg, &end, 10);
                 if (errno || end == optarg || *end || (c != 's' && (v == 0 || v > 10000))) {
                         fprintf(stderr, "bench_random: --%s: '%s' is not a count\n",
-                                c == 's' ? "seed-base" : c == 'n' ? "per-preset" : "jobs", optarg);
+                                c == 's'   ? "seed-base"
+                                : c == 'n' ? "per-preset"
+                                           : "jobs",
+                                optarg);
                         return 2;
                 }
                 if (c == 's')
@@ -308,8 +314,7 @@ int main(int argc, char **argv)
                         return 1;
                 }
                 dir = keep;
-        }
-        else if (!(dir = mkdtemp(tmpdir))) {
+        } else if (!(dir = mkdtemp(tmpdir))) {
                 perror("bench_random: mkdtemp");
                 return 1;
         }
@@ -396,10 +401,11 @@ int main(int argc, char **argv)
                         best_gain = r->base / r->pctl;
                 if (r->pctl / r->base > worst_loss)
                         worst_loss = r->pctl / r->base;
-                printf("bench: random %4u %-8llu %-17s %4u %11.3f %11.3f %9.3f %12.3f %10s %6.1f%s\n",
-                       i, r->seed, r->preset, r->n_apps, r->pctl / r->oracle, r->base / r->oracle,
-                       r->pctl / r->base, r->pctl / r->def, r->method, r->cpu_s,
-                       r->pctl > TARGET_OVER_DEFAULT * r->def ? "  over the default" : "");
+                printf(
+                    "bench: random %4u %-8llu %-17s %4u %11.3f %11.3f %9.3f %12.3f %10s %6.1f%s\n",
+                    i, r->seed, r->preset, r->n_apps, r->pctl / r->oracle, r->base / r->oracle,
+                    r->pctl / r->base, r->pctl / r->def, r->method, r->cpu_s,
+                    r->pctl > TARGET_OVER_DEFAULT * r->def ? "  over the default" : "");
         }
         if (!n_ok) {
                 printf("bench: random: no scenario ran\n");
@@ -410,12 +416,12 @@ int main(int argc, char **argv)
         mean = sum / n_ok;
         p90 = ratios[(unsigned)ceil(0.9 * n_ok) - 1]; /* nearest rank */
         worst = ratios[n_ok - 1];
-        met = mean <= TARGET_MEAN && p90 <= TARGET_P90 && worst <= TARGET_WORST &&
-              over_default == 0;
+        met =
+            mean <= TARGET_MEAN && p90 <= TARGET_P90 && worst <= TARGET_WORST && over_default == 0;
         printf("bench: random: model-only baseline/oracle mean %.3f, p90 %.3f, worst %.3f; %u of "
                "%u over %.2f x the default\n",
-               base_sum / n_ok, base_ratios[(unsigned)ceil(0.9 * n_ok) - 1],
-               base_ratios[n_ok - 1], base_over_default, n_ok, TARGET_OVER_DEFAULT);
+               base_sum / n_ok, base_ratios[(unsigned)ceil(0.9 * n_ok) - 1], base_ratios[n_ok - 1],
+               base_over_default, n_ok, TARGET_OVER_DEFAULT);
         printf("bench: random: the measured search beats the baseline by more than %.0f%% on %u "
                "scenarios (by up to %.1f%%), loses by more than %.0f%% on %u (by up to %.1f%%)\n",
                100 * TIE, search_wins, 100 * (1 - 1 / best_gain), 100 * TIE, base_wins,

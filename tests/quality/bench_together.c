@@ -153,8 +153,8 @@ static int run_case(const struct together_case *c, unsigned *missed)
                "%.3f; oracle %.3f s CPU, %.3f s wall (%lu runs, %lu partitions scored)\n",
                c->file, info.n_apps, info.n_cpus, sim_together_method_name(t.method),
                pctl / t.score, c->judged ? " (judged)" : " (over the target: figure only)",
-               base / t.score,
-               def / t.score, pctl / def, oracle_cpu_s, oracle_wall_s, t.runs, t.evaluated);
+               base / t.score, def / t.score, pctl / def, oracle_cpu_s, oracle_wall_s, t.runs,
+               t.evaluated);
         if (!(t.score <= def)) {
                 printf("bench: together %s: the oracle's partition is worse than the default "
                        "MISSED\n",

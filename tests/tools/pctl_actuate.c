@@ -184,7 +184,8 @@ int main(int argc, char **argv)
                 case 'm':
                         if (actuator_mode_parse(optarg, &cfg.mode) < 0) {
                                 fprintf(stderr,
-                                        "pctl_actuate: --mode must be auto, systemd, v2, v1 or affinity "
+                                        "pctl_actuate: --mode must be auto, systemd, v2, v1 or "
+                                        "affinity "
                                         "(got '%s')\n",
                                         optarg);
                                 return 2;

@@ -41,15 +41,16 @@ static void users_setting_decides(void **state)
 
 static void status_ids_parsed_strictly(void **state)
 {
-        const char ok[] = "Name:\tsleep\nUmask:\t0022\nUid:\t1000\t1000\t0\t1000\nGid:\t5\t5\t5\t5\n";
+        const char ok[] =
+            "Name:\tsleep\nUmask:\t0022\nUid:\t1000\t1000\t0\t1000\nGid:\t5\t5\t5\t5\n";
         static const char *const bad[] = {
-            "Uid:\t1\t2\t3\n",            /* three */
-            "Uid:\t1\t2\t3\t4\t5\n",      /* five */
-            "Uid:\t1\t2\tx\t4\n",         /* not a number */
-            "Uid:\t1\t2\t-3\t4\n",        /* negative */
+            "Uid:\t1\t2\t3\n",              /* three */
+            "Uid:\t1\t2\t3\t4\t5\n",        /* five */
+            "Uid:\t1\t2\tx\t4\n",           /* not a number */
+            "Uid:\t1\t2\t-3\t4\n",          /* negative */
             "Uid:\t1\t2\t3\t99999999999\n", /* past 32 bits */
             "Uid:\t1\t2\t3\t4294967295\n",  /* (uid_t)-1 is no one */
-            "Uid:\t\t\t\t\n",             /* empty */
+            "Uid:\t\t\t\t\n",               /* empty */
         };
         unsigned ids[4] = {9, 9, 9, 9};
 
@@ -101,8 +102,8 @@ static void groups_line(void **state)
 static void rules_take_only_their_users_within_caps(void **state)
 {
         struct policy named = {.name = "p", .max_apps = 3}, open = {.name = "q", .max_apps = 3};
-        struct proc_identity root = {.pid = 10, .uid = 0}, user = {.pid = 11, .uid = 1000,
-                                                                   .gid = 1000, .n_groups = 1};
+        struct proc_identity root = {.pid = 10, .uid = 0},
+                             user = {.pid = 11, .uid = 1000, .gid = 1000, .n_groups = 1};
         char *pattern = (char *)"nobody";
         char why[256];
 
@@ -110,39 +111,37 @@ static void rules_take_only_their_users_within_caps(void **state)
         user.groups[0] = 27;
         named.match[POLICY_MATCH_USER] = (struct policy_patterns){.v = &pattern, .n = 1};
         /* No match_user: root's, and the users [daemon] users lets in. */
-        assert_int_equal(access_rule_admits(&open, &root, "none", (gid_t)-1, 0, 0, 64, why,
-                                            sizeof(why)),
-                         0);
-        assert_int_equal(access_rule_admits(&open, &user, "none", (gid_t)-1, 0, 0, 64, why,
-                                            sizeof(why)),
-                         -EPERM);
+        assert_int_equal(
+            access_rule_admits(&open, &root, "none", (gid_t)-1, 0, 0, 64, why, sizeof(why)), 0);
+        assert_int_equal(
+            access_rule_admits(&open, &user, "none", (gid_t)-1, 0, 0, 64, why, sizeof(why)),
+            -EPERM);
         assert_non_null(strstr(why, "uid 1000 is not root"));
-        assert_int_equal(access_rule_admits(&open, &user, "all", (gid_t)-1, 0, 0, 64, why,
-                                            sizeof(why)),
-                         0);
+        assert_int_equal(
+            access_rule_admits(&open, &user, "all", (gid_t)-1, 0, 0, 64, why, sizeof(why)), 0);
         assert_int_equal(access_rule_admits(&open, &user, "wheel", 27, 0, 0, 64, why, sizeof(why)),
                          0);
-        assert_int_equal(access_rule_admits(&open, &user, "users", 1000, 0, 0, 64, why, sizeof(why)),
-                         0); /* the primary group */
+        assert_int_equal(
+            access_rule_admits(&open, &user, "users", 1000, 0, 0, 64, why, sizeof(why)),
+            0); /* the primary group */
         assert_int_equal(access_rule_admits(&open, &user, "adm", 4, 0, 0, 64, why, sizeof(why)),
                          -EPERM);
         /* A rule that names users was written for them (policy_match judged the name). */
-        assert_int_equal(access_rule_admits(&named, &user, "none", (gid_t)-1, 0, 0, 64, why,
-                                            sizeof(why)),
-                         0);
+        assert_int_equal(
+            access_rule_admits(&named, &user, "none", (gid_t)-1, 0, 0, 64, why, sizeof(why)), 0);
         /* The caps: the policy's, then every rule's. */
-        assert_int_equal(access_rule_admits(&named, &user, "none", (gid_t)-1, 3, 3, 64, why,
-                                            sizeof(why)),
-                         -EUSERS);
+        assert_int_equal(
+            access_rule_admits(&named, &user, "none", (gid_t)-1, 3, 3, 64, why, sizeof(why)),
+            -EUSERS);
         assert_non_null(strstr(why, "its max_apps"));
-        assert_int_equal(access_rule_admits(&named, &user, "none", (gid_t)-1, 2, 64, 64, why,
-                                            sizeof(why)),
-                         -EUSERS);
+        assert_int_equal(
+            access_rule_admits(&named, &user, "none", (gid_t)-1, 2, 64, 64, why, sizeof(why)),
+            -EUSERS);
         assert_non_null(strstr(why, "max_rule_apps"));
         open.max_apps = 0;
-        assert_int_equal(access_rule_admits(&open, &root, "all", (gid_t)-1, 0, 0, 64, why,
-                                            sizeof(why)),
-                         -EUSERS);
+        assert_int_equal(
+            access_rule_admits(&open, &root, "all", (gid_t)-1, 0, 0, 64, why, sizeof(why)),
+            -EUSERS);
 }
 
 static const struct CMUnitTest tests[] = {

@@ -524,8 +524,10 @@ static void expect_refused(const char *path, const char *want)
  * and is refused only when every slot is taken. */
 static void client_flood_all(const char *path)
 {
-        enum { USERS = (CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED) /
-                       CONTROL_MAX_CONNECTIONS_PER_UID };
+        enum {
+                USERS = (CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED) /
+                        CONTROL_MAX_CONNECTIONS_PER_UID
+        };
         const int rest = CONTROL_MAX_CONNECTIONS - CONTROL_ROOT_RESERVED -
                          USERS * CONTROL_MAX_CONNECTIONS_PER_UID;
         int ready[2], hold[2], status, roots[CONTROL_ROOT_RESERVED];
@@ -633,8 +635,8 @@ static size_t read_all(int fd)
         return total;
 }
 
-/* 16 large replies (512 KiB) nobody reads (issue 28: each held the loop up to 1 s, 16 s in all): another
- * request is answered at once, and each held reply is still whole when finally read. */
+/* 16 large replies (512 KiB) nobody reads (issue 28: each held the loop up to 1 s, 16 s in all):
+ * another request is answered at once, and each held reply is still whole when finally read. */
 static void client_unread_replies(const char *path)
 {
         enum { HELD = 16, SIZE = 512 << 10 };
@@ -738,8 +740,8 @@ static void client_timeout_is_per_call(void **state)
         assert_int_equal(control_call_timeout(path, "{\"cmd\":\"status\"}", 500, &reply),
                          -ETIMEDOUT);
         took = mono_s() - t0;
-        fprintf(stderr, "a reply trickled a byte per 100 ms: the 500 ms call gave up after %.2f s\n",
-                took);
+        fprintf(stderr,
+                "a reply trickled a byte per 100 ms: the 500 ms call gave up after %.2f s\n", took);
         assert_true(took < 1.5);
         assert_null(reply);
         kill(kid, SIGKILL);

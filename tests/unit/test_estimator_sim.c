@@ -29,9 +29,9 @@ static void run_two_counts(const char *preset, double p, unsigned n1, unsigned n
                  "[machine]\npreset = %s\nos_ips = %g\nos_ips_cpu = %g\n%s\n"
                  "[app a]\nstart_s = 0\ninstructions = 1e15\np = %g\nipc = 1.5\nthreads = %u\n",
                  preset, os_ips, os_ips_cpu, noise, p, n2);
-        sim_rig_open_or_fail(&r, text, "test", "a",
-                             &(struct estimator_config){.delta_i_rate = os_ips,
-                                                        .delta_i_cpu_rate = os_ips_cpu});
+        sim_rig_open_or_fail(
+            &r, text, "test", "a",
+            &(struct estimator_config){.delta_i_rate = os_ips, .delta_i_cpu_rate = os_ips_cpu});
         for (unsigned phase = 0; phase < 2; phase++) {
                 struct estimator_app_view v;
 
@@ -247,8 +247,9 @@ static void delta_i_split_needed_on_the_model_machine(void **state)
 
         delta_i_split_moves_p(0, 0, &p_none, &p_true);
         delta_i_split_moves_p(6e7, 1.5e7, &p_split, &p_true);
-        print_message("ΔI: P true %.4f, without the split %.4f (off %.4f), with it %.4f (off %.4f)\n",
-                      p_true, p_none, p_none - p_true, p_split, p_split - p_true);
+        print_message(
+            "ΔI: P true %.4f, without the split %.4f (off %.4f), with it %.4f (off %.4f)\n", p_true,
+            p_none, p_none - p_true, p_split, p_split - p_true);
         assert_near(p_true, 0.5, 1e-9);
         assert_true(fabs(p_none - p_true) > 0.02);
         assert_near(p_split, p_true, 0.01);

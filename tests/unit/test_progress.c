@@ -72,7 +72,8 @@ static void reader_sees_what_the_app_marks(void **state)
 static void stale_or_foreign_counters_are_refused(void **state)
 {
         char path[64];
-        struct pctl_progress_page pg = {.magic = PCTL_PROGRESS_MAGIC, .start_ticks = 1, .units = 42};
+        struct pctl_progress_page pg = {
+            .magic = PCTL_PROGRESS_MAGIC, .start_ticks = 1, .units = 42};
         uint64_t units = 7;
         int fd;
 

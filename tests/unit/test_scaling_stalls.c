@@ -25,9 +25,9 @@ static void measure(const char *scenario, const unsigned *counts, unsigned nc, b
         struct sim_rig r;
 
         /* server-64's system work, as a calibrated pctld knows it (the split, eq. 5). */
-        sim_rig_open_or_fail(&r, scenario, "stalls.ini", "a",
-                             &(struct estimator_config){.delta_i_rate = 6e7,
-                                                        .delta_i_cpu_rate = 1.5e7});
+        sim_rig_open_or_fail(
+            &r, scenario, "stalls.ini", "a",
+            &(struct estimator_config){.delta_i_rate = 6e7, .delta_i_cpu_rate = 1.5e7});
         *top_khz = r.top_khz;
         *sc = (struct scaling){0};
         for (unsigned k = 0; k < nc; k++) {

@@ -26,10 +26,11 @@ static void same_seed_same_text(void **state)
  * the machine's CPUs), and the optional keys all turn up somewhere. */
 static void every_draw_loads_and_covers_the_keys(void **state)
 {
-        static const char *const keys[] = {"start_s",   "mem_fraction", "mem_bytes_per_instruction",
-                                           "spin",      "sync",         "imbalance",
-                                           "sleep",     "extra_work",   "phases",
-                                           "progress_units"};
+        static const char *const keys[] = {
+            "start_s",       "mem_fraction", "mem_bytes_per_instruction",
+            "spin",          "sync",         "imbalance",
+            "sleep",         "extra_work",   "phases",
+            "progress_units"};
         unsigned seen_preset[SIM_RANDOM_N_PRESETS] = {0}, seen_apps[SIM_RANDOM_MAX_APPS + 1] = {0};
         unsigned seen_key[sizeof(keys) / sizeof(keys[0])] = {0};
 

@@ -68,9 +68,9 @@ static void assert_only(const struct stack *s, enum stack_component except, doub
 
 static void component_names(void **state)
 {
-        static const char *const want[] = {"sequential", "sync", "yield",        "imbalance",
-                                           "runqueue",   "io",   "interference", "memory",
-                                           "unexplained"};
+        static const char *const want[] = {"sequential",   "sync",     "yield",
+                                           "imbalance",    "runqueue", "io",
+                                           "interference", "memory",   "unexplained"};
         for (unsigned c = 0; c < STACK_COMPONENTS; c++)
                 assert_string_equal(stack_component_name(c), want[c]);
         assert_null(stack_component_name(STACK_COMPONENTS));

@@ -23,8 +23,8 @@ static void cpus_to_bytes(void **state)
                 size_t n;
                 uint8_t bytes[4];
         } cases[] = {
-            {"", 0, {0}},          {"0", 1, {0x01}},        {"1-2", 1, {0x06}},
-            {"0-7", 1, {0xff}},    {"9", 2, {0x00, 0x02}},  {"0,8,16,31", 4, {1, 1, 1, 0x80}},
+            {"", 0, {0}},       {"0", 1, {0x01}},       {"1-2", 1, {0x06}},
+            {"0-7", 1, {0xff}}, {"9", 2, {0x00, 0x02}}, {"0,8,16,31", 4, {1, 1, 1, 0x80}},
         };
 
         (void)state;
@@ -152,9 +152,8 @@ static void put_stat(pid_t pid, pid_t ppid)
         char rel[64], line[256];
 
         snprintf(rel, sizeof(rel), "/proc/%d/stat", (int)pid);
-        snprintf(line, sizeof(line),
-                 "%d (x) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0\n", (int)pid,
-                 (int)ppid, (int)pid, (int)pid);
+        snprintf(line, sizeof(line), "%d (x) S %d %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100 0 0\n",
+                 (int)pid, (int)ppid, (int)pid, (int)pid);
         fake_put(rel, line);
 }
 

@@ -74,8 +74,9 @@ echo "$last" | grep -Eq "^pctl: job $job step 0 on $node: energy [0-9.]+ J \(dec
 echo "ok: summary: $last"
 
 wait_no_apps
-# Without the option the job is untouched: no app in pctld, the root cpuset, no pctl line. The
-# same with --pctl-policy=monitor lands in pctld's cpuset: the check can tell them apart.
+# Without the option the job is untouched: no app in pctld, the root cpuset, no pctl line. With
+# --pctl-policy=monitor pctld watches it (status lists it, with its job) and changes nothing: it
+# stays in the root cpuset too (docs/actuators.md: the monitor objective only observes).
 srun -n1 -c2 sh -c 'sleep 1; cat /proc/self/cpuset' >"$T/plain.out" 2>"$T/plain.err" &
 SRUN=$!
 CLEANUP_PIDS="$SRUN"
@@ -87,10 +88,17 @@ done
 wait "$SRUN" || fail "the plain job failed: $(cat "$T/plain.err")"
 [ "$(cat "$T/plain.out")" = / ] || fail "the plain job ran in cpuset '$(cat "$T/plain.out")', not /"
 grep -q "pctl" "$T/plain.err" && fail "the plain job got a pctl line: $(cat "$T/plain.err")"
-srun --pctl-policy=monitor -n1 sh -c 'sleep 1; cat /proc/self/cpuset' >"$T/mon.out" 2>"$T/mon.err" ||
-        fail "the monitor job failed: $(cat "$T/mon.err")"
-grep -q "^/$GROUP/" "$T/mon.out" || fail "a managed job ran in '$(cat "$T/mon.out")', not under /$GROUP"
-echo "ok: untouched without the option (cpuset /), managed with it ($(cat "$T/mon.out"))"
+srun --pctl-policy=monitor -n1 sh -c 'sleep 3; cat /proc/self/cpuset' >"$T/mon.out" 2>"$T/mon.err" &
+SRUN=$!
+CLEANUP_PIDS="$SRUN"
+watched() {
+        status_json
+        [ "$(json_get "$T/status.json" "sum(1 for a in d['apps'] if a.get('objective') == 'monitor' and a.get('job'))")" = 1 ]
+}
+wait_until 20 watched || fail "pctld does not list the monitor job: $(cat "$T/status.json")"
+wait "$SRUN" || fail "the monitor job failed: $(cat "$T/mon.err")"
+[ "$(cat "$T/mon.out")" = / ] || fail "a watched job ran in '$(cat "$T/mon.out")', not /: monitor must change nothing"
+echo "ok: untouched without the option (cpuset /), watched and untouched with monitor ($(cat "$T/mon.out"))"
 
 # An unknown policy: one clear line, the job runs unmanaged and succeeds.
 out=$(srun --pctl-policy=nosuch -n1 sh -c 'cat /proc/self/cpuset' 2>"$T/bad.err") ||

@@ -780,17 +780,18 @@ static int eb_report_dead(struct eb_app *a, struct threadstate_app *out, uint64_
 {
         struct threadstate_thread *th = NULL;
 
+        /* With no thread to report, out keeps its array (the caller frees it). */
         if (a->n_threads) {
                 th = realloc(out->threads, a->n_threads * sizeof(*th));
                 if (!th)
                         return -ENOMEM;
+                out->threads = th;
         }
         for (unsigned k = 0; k < a->n_threads; k++) {
                 memset(&th[k], 0, sizeof(th[k]));
                 th[k].tid = a->threads[k].tid;
                 th[k].ns[THREAD_EXITED] = interval_ns;
         }
-        out->threads = th;
         out->n_threads = a->n_threads;
         out->active_ns[0] = interval_ns;
         return 0;

@@ -665,7 +665,6 @@ static void replies_never_block_the_loop(void **state)
 {
         int calls = 0;
 
-        (void)state;
         assert_int_equal(serve_while(client_unread_replies, &calls), 0);
         assert_int_equal(calls, 1);
 }
@@ -700,7 +699,6 @@ static void replies_past_the_cap_drop_the_client(void **state)
 {
         int calls = 0;
 
-        (void)state;
         assert_int_equal(serve_while(client_over_the_caps, &calls), 0);
 }
 
@@ -715,7 +713,6 @@ static void client_timeout_is_per_call(void **state)
         double t0, took;
         pid_t kid;
 
-        (void)state;
         assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/sock", dir);
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
@@ -774,7 +771,6 @@ static void requests_of_gone_clients_are_dropped(void **state)
 {
         int calls = 0;
 
-        (void)state;
         assert_int_equal(serve_while_stalled(client_gone_before_the_answer, &calls), 0);
         assert_int_equal(calls, 1); /* the half-closed one only */
 }

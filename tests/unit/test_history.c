@@ -300,7 +300,6 @@ static void private_wal_and_never_waiting(void **state)
         sqlite3_stmt *q;
         double t0, took;
 
-        (void)state;
         tmpdb_make(&t);
         /* An older file readable by everyone is narrowed when opened for writing. */
         raw_exec(t.path, "CREATE TABLE x (a)");

@@ -541,7 +541,6 @@ static void local_users_do_not_share_a_limit(void **state)
         char err[256], byte;
         pid_t kid;
 
-        (void)state;
         if (geteuid() != 0)
                 skip(); /* needs a second user */
         assert_int_equal(metrics_server_new("127.0.0.1:0", 0, &srv, err, sizeof(err)), 0);
@@ -592,7 +591,6 @@ static void deadline_is_absolute(void **state)
         double held = 0;
         int fd;
 
-        (void)state;
         assert_int_equal(metrics_server_new("127.0.0.1:0", 0, &srv, err, sizeof(err)), 0);
         metrics_server_publish(srv, metrics_snapshot_new(0));
         fd = connect_local(metrics_server_port(srv));

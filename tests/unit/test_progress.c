@@ -48,7 +48,6 @@ static void reader_sees_what_the_app_marks(void **state)
         char c = 0;
         pid_t pid;
 
-        (void)state;
         pid = marking_child(to_child, from_child, 5, 10);
         assert_int_equal(read(from_child[0], &c, 1), 1);
         assert_int_equal(progress_read(pid, &units), 0);
@@ -77,7 +76,6 @@ static void stale_or_foreign_counters_are_refused(void **state)
         uint64_t units = 7;
         int fd;
 
-        (void)state;
         snprintf(path, sizeof(path), PCTL_PROGRESS_PATH_FMT, (long)getpid());
         assert_int_equal(progress_read(getpid(), &units), -ENOENT);
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -109,7 +107,6 @@ static void page_parse_checks_size_magic_and_start(void **state)
         struct pctl_progress_page pg = {.magic = PCTL_PROGRESS_MAGIC, .start_ticks = 9, .units = 4};
         uint64_t units = 0;
 
-        (void)state;
         assert_int_equal(progress_page_parse(&pg, sizeof(pg) - 1, 9, &units), -EBADMSG);
         assert_int_equal(progress_page_parse(&pg, sizeof(pg), 8, &units), -ESTALE);
         pg.magic ^= 1;

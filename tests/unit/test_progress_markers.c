@@ -29,7 +29,6 @@ static void markers_count_useful_work_only(void **state)
         struct sim_app_truth t;
         uint64_t units = 0;
 
-        (void)state;
         assert_int_equal(sim_progress_read(m, 1, &units), -ENODATA);
         assert_int_equal(sim_progress_read(m, 2, &units), -ESRCH);
         assert_int_equal(sim_progress_read(m, 0, &units), 0);
@@ -50,7 +49,6 @@ static void markers_count_useful_work_only(void **state)
 
 static void markers_are_amdahl_only(void **state)
 {
-        (void)state;
         sim_expect_bad("[machine]\npreset = i7-4820k\n[app rows]\nmeasured = 1 3700 10 100\n"
                        "measured = 2 3700 6 110\nprogress_units = 100\n",
                        4, "do not mix");
@@ -91,7 +89,6 @@ static double edp_over_oracle(const char *text)
  * oracle's EDP; scored by the app's markers, within 10% of it. */
 static void markers_place_an_inflating_app_near_its_best(void **state)
 {
-        (void)state;
         assert_true(edp_over_oracle(EXTRA_WORK_APP) > 2.0);
         assert_true(edp_over_oracle(EXTRA_WORK_APP "progress_units = 100000\n") <= 1.10);
 }

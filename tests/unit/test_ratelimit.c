@@ -8,7 +8,6 @@ static void burst_then_hold_back(void **state)
         struct ratelimit rl = RATELIMIT_INIT(60 * NSEC_PER_SEC, 1);
         unsigned missed = 99;
 
-        (void)state;
         assert_true(ratelimit_pass(&rl, 1000, &missed));
         assert_int_equal(missed, 0);
         for (int i = 0; i < 5000; i++)
@@ -25,7 +24,6 @@ static void a_burst_of_three(void **state)
 {
         struct ratelimit rl = RATELIMIT_INIT(NSEC_PER_SEC, 3);
 
-        (void)state;
         for (int i = 0; i < 3; i++)
                 assert_true(ratelimit_pass(&rl, 5, NULL));
         assert_false(ratelimit_pass(&rl, 6, NULL));

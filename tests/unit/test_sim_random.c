@@ -14,7 +14,6 @@ static void same_seed_same_text(void **state)
 {
         char a[8192], b[8192], c[8192];
 
-        (void)state;
         assert_int_equal(sim_random_scenario(42, NULL, 0, a, sizeof(a)), 0);
         assert_int_equal(sim_random_scenario(42, NULL, 0, b, sizeof(b)), 0);
         assert_int_equal(sim_random_scenario(43, NULL, 0, c, sizeof(c)), 0);
@@ -34,7 +33,6 @@ static void every_draw_loads_and_covers_the_keys(void **state)
         unsigned seen_preset[SIM_RANDOM_N_PRESETS] = {0}, seen_apps[SIM_RANDOM_MAX_APPS + 1] = {0};
         unsigned seen_key[sizeof(keys) / sizeof(keys[0])] = {0};
 
-        (void)state;
         for (unsigned long long seed = 1; seed <= 400; seed++) {
                 char text[8192];
                 struct sim_machine *m;
@@ -74,7 +72,6 @@ static void preset_and_count_as_asked(void **state)
         struct sim_error err;
         struct sim_machine_info info;
 
-        (void)state;
         assert_int_equal(sim_random_scenario(7, "server-64", 6, text, sizeof(text)), 0);
         assert_int_equal(sim_load_string(text, "random", &m, &err), 0);
         sim_machine_info(m, &info);
@@ -87,7 +84,6 @@ static void refusals_leave_the_buffer(void **state)
 {
         char text[8192] = "untouched", small[64] = "untouched";
 
-        (void)state;
         assert_int_equal(sim_random_scenario(7, "pdp-11", 0, text, sizeof(text)), -EINVAL);
         /* The i7 has 4 CPUs: 5 apps cannot each have one. */
         assert_int_equal(sim_random_scenario(7, "i7-4820k", 5, text, sizeof(text)), -EINVAL);

@@ -850,7 +850,6 @@ static void test_full_maps(void **state)
         struct threadstate_app apps[3] = {{0}};
         pid_t a, b, c, set[3];
 
-        (void)state;
         assert_int_equal(threadstate_bpf_set_limits(2, 4), 0);
         ts_open();
         assert_int_equal(threadstate_bpf_set_limits(TS_MAX_APPS, TS_MAX_THREADS), 0);
@@ -915,7 +914,6 @@ static void test_in_futex_one_writer(void **state)
             "ts_sched_process_exit", "ts_seed",         NULL};
         const int off = (int)offsetof(struct ts_thread, in_futex);
 
-        (void)state;
         for (unsigned i = 0; others[i]; i++) {
                 int n = threadstate_bpf_count_stores(others[i], off, 4);
 

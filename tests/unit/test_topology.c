@@ -39,7 +39,6 @@ static void two_sockets_read_from_sysfs(void **state)
         struct topology t;
         char text[256];
 
-        (void)state;
         fake_cpus("0-3\n", pk, 4);
         assert_int_equal(topology_read(&t), 0);
         assert_int_equal(t.n_packages, 2);
@@ -64,7 +63,6 @@ static void package_ids_with_a_gap(void **state)
         struct topology t;
         char text[256];
 
-        (void)state;
         fake_cpus("0-3\n", pk, 4);
         assert_int_equal(topology_read(&t), 0);
         assert_int_equal(t.n_packages, 3);
@@ -81,7 +79,6 @@ static void describe_too_small(void **state)
         struct topology t;
         char text[16] = "untouched";
 
-        (void)state;
         assert_int_equal(topology_synthetic(&t, 2, 2, 1), 0);
         assert_int_equal(topology_describe(&t, text, sizeof(text)), -ENOBUFS);
         assert_string_equal(text, "untouched");
@@ -97,7 +94,6 @@ static void two_apps_one_package_each(void **state)
         struct topology t;
         char a[32], b[32];
 
-        (void)state;
         fake_cpus("0-3\n", pk, 4);
         assert_int_equal(topology_read(&t), 0);
         assert_int_equal(cpumask_parse("0-3", &allowed), 0);

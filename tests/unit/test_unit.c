@@ -27,7 +27,6 @@ static void cpus_to_bytes(void **state)
             {"0-7", 1, {0xff}}, {"9", 2, {0x00, 0x02}}, {"0,8,16,31", 4, {1, 1, 1, 0x80}},
         };
 
-        (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 struct cpumask m, back;
                 uint8_t buf[16];
@@ -48,7 +47,6 @@ static void cpus_from_bytes_out_of_range(void **state)
         uint8_t big[CPUMASK_MAX / 8 + 1] = {0};
         struct cpumask m;
 
-        (void)state;
         big[CPUMASK_MAX / 8] = 1; /* CPU CPUMASK_MAX: more than a mask holds */
         assert_int_equal(unit_cpus_from_bytes(big, sizeof(big), &m), -ERANGE);
 }
@@ -58,7 +56,6 @@ static void facts_from_tree(void **state)
         struct unit_facts f;
         char why[256];
 
-        (void)state;
         /* systemd on pure v2 with cpuset: usable (before the bus is asked). */
         fake_tree_new("unit-facts");
         fake_put("/run/systemd/system/.keep", "");
@@ -117,7 +114,6 @@ static void auto_never_takes_own_unit_under_systemd(void **state)
         struct actuator_config cfg = {.mode = CPUSET_AUTO, .cgroup_root = "/sys/fs/cgroup"};
         struct actuator_probe cs, fq;
 
-        (void)state;
         /* Without systemd the delegated subtree is fine. */
         fake_delegated_v2(false);
         assert_int_equal(actuator_real_ops.probe(&cfg, &cs, &fq), 0);
@@ -167,7 +163,6 @@ static int is_own(const char *rel, pid_t pid)
 
 static void whole_unit_or_shared(void **state)
 {
-        (void)state;
         fake_tree_new("unit-own");
         /* demo.service: the app 100, its child 101, a grandchild 102 in a sub-group. */
         fake_put("/cg/system.slice/demo.service/cgroup.procs", "100\n101\n");
@@ -203,7 +198,6 @@ static void record_unit_lines(void **state)
         struct state_entry e;
         char buf[512], why[256];
 
-        (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
                 assert_int_equal(state_entry_parse(good[i], &e, why, sizeof(why)), 0);
                 assert_int_equal(e.kind, STATE_UNIT);

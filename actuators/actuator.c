@@ -20,12 +20,14 @@ struct actuator_real {
         struct cpuset *cs;   /* cgroups or affinity; in systemd mode: affinity, for shared apps */
         struct unit_bus *ub; /* systemd mode: apps that are their unit's whole content */
         struct cpufreq *cf;
+        struct real_app *apps; /* every wrapper handed out and not yet released */
 };
 
 /* One adopted app: through its unit, or through the cpuset side. */
 struct real_app {
         struct unit_app *unit;
         struct cpuset_app *cs;
+        struct real_app *prev, *next;
 };
 
 static const struct {
@@ -364,11 +366,10 @@ fail:
 static int real_wrap(struct actuator *a, struct unit_app *u, struct cpuset_app *c,
                      struct actuator_app **out)
 {
+        struct actuator_real *p = a->priv;
         struct real_app *ra = calloc(1, sizeof(*ra));
 
         if (!ra) {
-                struct actuator_real *p = a->priv;
-
                 if (u)
                         unit_release(p->ub, u);
                 if (c)
@@ -378,6 +379,12 @@ static int real_wrap(struct actuator *a, struct unit_app *u, struct cpuset_app *
         }
         ra->unit = u;
         ra->cs = c;
+        /* Listed, so that close frees the ones still held (unit_bus_close and cpuset_close
+         * give back their units and cpusets). */
+        ra->next = p->apps;
+        if (p->apps)
+                p->apps->prev = ra;
+        p->apps = ra;
         *out = (struct actuator_app *)ra;
         return 0;
 }
@@ -520,6 +527,12 @@ static int real_release(struct actuator *a, struct actuator_app *app)
                 r = cpuset_release(p->cs, ra->cs);
                 strscpy(a->error, cpuset_error(p->cs), sizeof(a->error));
         }
+        if (ra->prev)
+                ra->prev->next = ra->next;
+        else
+                p->apps = ra->next;
+        if (ra->next)
+                ra->next->prev = ra->prev;
         free(ra);
         return r;
 }
@@ -559,6 +572,12 @@ static void real_close(struct actuator *a)
         unit_bus_close(p->ub);
         cpuset_close(p->cs);
         cpufreq_close(p->cf);
+        while (p->apps) {
+                struct real_app *next = p->apps->next;
+
+                free(p->apps);
+                p->apps = next;
+        }
         /* Whatever could not be undone stays in the record for the next start. */
         if (p->rec)
                 state_record_commit(p->rec);

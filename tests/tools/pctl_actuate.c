@@ -268,7 +268,7 @@ int main(int argc, char **argv)
                 actuator_close(a);
                 return 1;
         }
-        printf("adopted %d dir=%s\n", (int)pid, cpuset_app_dir((struct cpuset_app *)app));
+        printf("adopted %d dir=%s\n", (int)pid, actuator_real_app_where(app));
         if (!strcmp(cmd, "session")) {
                 session(a, app);
                 actuator_close(a);

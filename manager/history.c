@@ -762,10 +762,12 @@ static int flush_pending(struct history *h, char *err, size_t err_size)
                 }
                 pending_clear(&h->pending[done++]);
         }
-        memmove(h->pending, h->pending + done, (h->n_pending - done) * sizeof(*h->pending));
-        h->n_pending -= done;
-        if (done)
+        /* Nothing written: pending may still be NULL, which memmove must not see. */
+        if (done) {
+                memmove(h->pending, h->pending + done, (h->n_pending - done) * sizeof(*h->pending));
+                h->n_pending -= done;
                 checkpoint(h);
+        }
         return r;
 }
 

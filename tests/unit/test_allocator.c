@@ -655,6 +655,15 @@ static void ladder_climbs_from_a_quarter(void **state)
  * them (so its EDP falls with the power of fewer cores) is not sent below 8 by the
  * extrapolation's kernels, which nothing constrains there; the measured search probes the
  * next count down instead. */
+/* A point the search measured at CORES (top clock): its EDP rate and eight scaling samples. */
+static void measured_at(struct allocator_app *a, const struct allocator_ctx *ctx, unsigned cores,
+                        double ips, double w)
+{
+        add_point(a, cores, 0, w / (ips * ips), ctx->decision);
+        for (unsigned k = 0; k < 8; k++)
+                scaling_add(&a->scaling, cores, 0, ips, w, 8);
+}
+
 static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
 {
         static const unsigned counts[] = {8, 12, 14, 16};
@@ -669,11 +678,7 @@ static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
 
         ctx = measured_ctx(f, 64);
         for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
-                double ips = 1e9, w = 50 + 5.0 * counts[i];
-
-                add_point(&a, counts[i], 0, w / (ips * ips), ctx.decision);
-                for (unsigned k = 0; k < 8; k++)
-                        scaling_add(&a.scaling, counts[i], 0, ips, w, 8);
+                measured_at(&a, &ctx, counts[i], 1e9, 50 + 5.0 * counts[i]);
         }
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         if (a.want_cores < 7 || strstr(a.reason, "extrapolated"))
@@ -734,11 +739,9 @@ static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **stat
 
         ctx = measured_ctx(f, 64);
         for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
-                double ips = 1e8 * counts[i], w = 50 + 5.0 * counts[i];
+                double ips = 1e8 * counts[i];
 
-                add_point(&a, counts[i], 0, w / (ips * ips), ctx.decision);
-                for (unsigned k = 0; k < 8; k++)
-                        scaling_add(&a.scaling, counts[i], 0, ips, w, 8);
+                measured_at(&a, &ctx, counts[i], ips, 50 + 5.0 * counts[i]);
         }
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         if (a.want_cores != 16 || !strstr(a.reason, "extrapolated"))
@@ -764,11 +767,7 @@ static void extrapolation_jumps_to_the_knee_not_the_argmin(void **state)
 
         ctx = measured_ctx(f, 64);
         for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
-                double ips = 1e9 / (0.3 + 0.7 / counts[i]), w = 50;
-
-                add_point(&a, counts[i], 0, w / (ips * ips), ctx.decision);
-                for (unsigned k = 0; k < 8; k++)
-                        scaling_add(&a.scaling, counts[i], 0, ips, w, 8);
+                measured_at(&a, &ctx, counts[i], 1e9 / (0.3 + 0.7 / counts[i]), 50);
         }
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         if (a.want_cores != 14 || !strstr(a.reason, "extrapolated"))

@@ -91,11 +91,42 @@ static const struct allocator_point *hist_fresh(const struct allocator_ctx *ctx,
         return p && point_fresh(ctx, p) ? p : NULL;
 }
 
+static const char *const allocator_phase_names[_ALLOCATOR_PHASE_MAX] = {
+    [ALLOCATOR_PHASE_NEW] = "new",         [ALLOCATOR_PHASE_MONITOR] = "monitor",
+    [ALLOCATOR_PHASE_RECALL] = "recall",   [ALLOCATOR_PHASE_LEARN] = "learn",
+    [ALLOCATOR_PHASE_PROBE] = "probe",     [ALLOCATOR_PHASE_SEARCH] = "search",
+    [ALLOCATOR_PHASE_SETTLED] = "settled", [ALLOCATOR_PHASE_MODEL] = "model",
+};
+
+const char *allocator_phase_to_string(enum allocator_phase p)
+{
+        return (unsigned)p < _ALLOCATOR_PHASE_MAX ? allocator_phase_names[p] : NULL;
+}
+
+bool allocator_searched(const struct allocator_app *a)
+{
+        enum allocator_phase p = a->phase == ALLOCATOR_PHASE_PROBE ||
+                                         a->phase == ALLOCATOR_PHASE_MONITOR
+                                     ? a->phase_resume
+                                     : a->phase;
+
+        return p == ALLOCATOR_PHASE_RECALL || p == ALLOCATOR_PHASE_SEARCH ||
+               p == ALLOCATOR_PHASE_SETTLED || p == ALLOCATOR_PHASE_MODEL;
+}
+
+/* Settled (or at the model's best): it takes no early decision, and a one-core probe may
+ * verify its IPC_I0(1) at the clock it settled at. A search reset between decisions (the app
+ * changed: search_reset) re-opens it at once; its next decision moves it to SEARCH. */
+static bool phase_settled(const struct allocator_app *a)
+{
+        return (a->phase == ALLOCATOR_PHASE_SETTLED || a->phase == ALLOCATOR_PHASE_MODEL) &&
+               a->step_cores != 0;
+}
+
 static void search_reset(struct allocator_app *a)
 {
         a->n_hist = 0;
         a->step_cores = a->step_freqs = 0;
-        a->converged = false;
         a->halving = false;
         a->model_cores = a->model_freq_khz = 0;
         a->model_refuted = false;
@@ -112,7 +143,7 @@ static void phase_reset(const struct allocator_ctx *ctx, struct allocator_app *a
 {
         const struct allocator_point *best = best_fresh(ctx, app);
 
-        if (!app->start_saved && app->searching && best) {
+        if (!app->start_saved && allocator_searched(app) && best) {
                 app->start_best = *best;
                 app->start_saved = true;
         }
@@ -280,7 +311,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
          * model is wrong (speedup falling past some N): the measurements still hold then. */
         if (e->phase_changes != app->phase_changes_seen) {
                 app->phase_changes_seen = e->phase_changes;
-                if (!app->searching || app->samples_here > ALLOCATOR_PHASE_AFTER_MOVE)
+                if (!allocator_searched(app) || app->samples_here > ALLOCATOR_PHASE_AFTER_MOVE)
                         phase_reset(ctx, app);
         }
         /* Time-sharing CPUs with other apps, the score is theirs as much as its own: it
@@ -456,7 +487,7 @@ static unsigned start_cores(const struct allocator_ctx *ctx, struct allocator_ap
                                                                                   : b->max_cores;
         /* Not yet measured where it was placed: wait for it there. Alone, that is every
          * core; sharing, the share it was given (at least a wide range's worth). */
-        if (!e || !(e->known & ESTIMATE_SPEEDUP) || a->searching)
+        if (!e || !(e->known & ESTIMATE_SPEEDUP) || allocator_searched(a))
                 return b->max_cores;
         n = e->n_cores;
         if (ctx->n_apps == 1 ? n != b->max_cores : n < ALLOCATOR_WIDE_RANGE || n > b->max_cores)
@@ -596,56 +627,11 @@ static bool ipc1_probe_done(const struct allocator_app *a, const struct estimate
         return ipc1_own(e) && a->cores == 1 && e->intervals > a->ipc1_probe_since;
 }
 
-/* The one-core probe: with counters, eq. 9 needs IPC_I0(1) of the app itself, which only a
- * one-core interval gives (on N cores, contention lowers every core's IPC alike). Where the
- * policy allows one core, contention shows (the busiest core's IPC falls as cores are added)
- * and the estimator has no such figure at the app's frequency, the app runs on one core there
- * until one interval gave it, at most ALLOCATOR_IPC1_PROBE_INTERVALS intervals. Once when
- * contention first shows; then the estimator carries the figure to other frequencies, and
- * once more at each frequency the search settles at, where the carried figure is used for
- * good. True when it decided: the probe, or the way back from it. */
-static bool ipc1_probe(const struct allocator_ctx *ctx, struct allocator_app *a,
-                       const struct estimate *e, const struct allocator_bounds *b)
+/* The probe's want: one core at the frequency it was started at. */
+static void ipc1_probe_want(struct allocator_app *a, const struct estimate *e)
 {
-        int fi = ctx->n_freqs ? freq_index(ctx, a->freq_khz) : 0;
         char ftext[32];
 
-        if (a->ipc1_probing) {
-                bool done = ipc1_probe_done(a, e);
-
-                if (!done && e->intervals - a->ipc1_probe_since < ALLOCATOR_IPC1_PROBE_INTERVALS)
-                        goto probe;
-                a->ipc1_probing = false;
-                /* Back where it was: the probe's point is no candidate of the search. */
-                a->want_cores = a->ipc1_back_cores;
-                a->want_freq_khz = a->ipc1_back_khz;
-                if (done)
-                        snprintf(a->reason, sizeof(a->reason),
-                                 "one-core probe done: IPC_I0(1) %.3f; back to %u cores%s", e->ipc1,
-                                 a->want_cores, freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
-                else
-                        snprintf(a->reason, sizeof(a->reason),
-                                 "one-core probe ended without IPC_I0(1) after %u intervals; "
-                                 "eq. 9 uses %s",
-                                 ALLOCATOR_IPC1_PROBE_INTERVALS,
-                                 estimate_ipc1_source_name(e->ipc1_source));
-                return true;
-        }
-        if (!e || fi < 0 || fi >= 64 || (a->ipc1_probed & (UINT64_C(1) << fi)) ||
-            b->min_cores > 1 || b->max_cores < 2 || a->cores < 2 ||
-            e->speedup_source != ESTIMATE_SPEEDUP_COUNTERS || ipc1_own(e))
-                return false;
-        if (!a->ipc1_probed ? !(e->known & ESTIMATE_IPC_CORE_DROP) ||
-                                  !(e->ipc_core_drop > ALLOCATOR_IPC1_PROBE_DROP)
-                            : !a->converged || e->ipc1_source != ESTIMATE_IPC1_ONE_CORE_SCALED)
-                return false;
-        a->ipc1_probing = true;
-        a->ipc1_probed |= UINT64_C(1) << fi;
-        a->ipc1_probe_since = e->intervals;
-        a->ipc1_probe_khz = a->freq_khz;
-        a->ipc1_back_cores = a->cores;
-        a->ipc1_back_khz = a->freq_khz;
-probe:
         a->want_cores = 1;
         a->want_freq_khz = a->ipc1_probe_khz;
         a->exploring = true;
@@ -653,6 +639,60 @@ probe:
                  "one-core probe%s: the app's own IPC_I0(1) for eq. 9 (now %s)",
                  freq_text(a->want_freq_khz, ftext, sizeof(ftext)),
                  e->known & ESTIMATE_IPC1 ? estimate_ipc1_source_name(e->ipc1_source) : "none");
+}
+
+/* The one-core probe: with counters, eq. 9 needs IPC_I0(1) of the app itself, which only a
+ * one-core interval gives (on N cores, contention lowers every core's IPC alike). Where the
+ * policy allows one core, contention shows (the busiest core's IPC falls as cores are added)
+ * and the estimator has no such figure at the app's frequency, the app runs on one core there
+ * until one interval gave it, at most ALLOCATOR_IPC1_PROBE_INTERVALS intervals. Once when
+ * contention first shows; then the estimator carries the figure to other frequencies, and
+ * once more at each frequency the search settles at, where the carried figure is used for
+ * good. True when it starts now (the app enters PROBE). */
+static bool ipc1_probe_start(const struct allocator_ctx *ctx, struct allocator_app *a,
+                             const struct estimate *e, const struct allocator_bounds *b)
+{
+        int fi = ctx->n_freqs ? freq_index(ctx, a->freq_khz) : 0;
+
+        if (!e || fi < 0 || fi >= 64 || (a->ipc1_probed & (UINT64_C(1) << fi)) ||
+            b->min_cores > 1 || b->max_cores < 2 || a->cores < 2 ||
+            e->speedup_source != ESTIMATE_SPEEDUP_COUNTERS || ipc1_own(e))
+                return false;
+        if (!a->ipc1_probed ? !(e->known & ESTIMATE_IPC_CORE_DROP) ||
+                                  !(e->ipc_core_drop > ALLOCATOR_IPC1_PROBE_DROP)
+                            : !phase_settled(a) || e->ipc1_source != ESTIMATE_IPC1_ONE_CORE_SCALED)
+                return false;
+        a->ipc1_probed |= UINT64_C(1) << fi;
+        a->ipc1_probe_since = e->intervals;
+        a->ipc1_probe_khz = a->freq_khz;
+        a->ipc1_back_cores = a->cores;
+        a->ipc1_back_khz = a->freq_khz;
+        ipc1_probe_want(a, e);
+        return true;
+}
+
+/* The probe goes on until it has its figure or its bound, then the app goes back where it
+ * was: the probe's point is no candidate of the search. True when it is over. */
+static bool ipc1_probe_step(struct allocator_app *a, const struct estimate *e)
+{
+        bool done = ipc1_probe_done(a, e);
+        char ftext[32];
+
+        if (!done && e->intervals - a->ipc1_probe_since < ALLOCATOR_IPC1_PROBE_INTERVALS) {
+                ipc1_probe_want(a, e);
+                return false;
+        }
+        a->want_cores = a->ipc1_back_cores;
+        a->want_freq_khz = a->ipc1_back_khz;
+        if (done)
+                snprintf(a->reason, sizeof(a->reason),
+                         "one-core probe done: IPC_I0(1) %.3f; back to %u cores%s", e->ipc1,
+                         a->want_cores, freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
+        else
+                snprintf(a->reason, sizeof(a->reason),
+                         "one-core probe ended without IPC_I0(1) after %u intervals; "
+                         "eq. 9 uses %s",
+                         ALLOCATOR_IPC1_PROBE_INTERVALS, estimate_ipc1_source_name(e->ipc1_source));
         return true;
 }
 
@@ -933,7 +973,8 @@ static bool model_contradicted(const struct allocator_ctx *ctx, struct allocator
 }
 
 /* Places a returning app at its remembered configuration, the search set up to verify it
- * with small steps. False when the policy's bounds no longer allow it (then it learns). */
+ * with small steps (the app enters RECALL). False when the policy's bounds no longer allow it
+ * (then it learns). */
 static bool hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
                        const struct allocator_bounds *b)
 {
@@ -945,12 +986,9 @@ static bool hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
                 a->hint_cores = 0;
                 return false;
         }
-        a->learning = false;
-        a->searching = true;
         a->from_history = true;
         a->step_cores = a->step_freqs = 1;
         a->halving = false;
-        a->converged = false;
         a->want_cores = a->hint_cores;
         a->want_freq_khz = !ctx->n_freqs      ? a->freq_khz
                            : a->hint_freq_khz ? a->hint_freq_khz
@@ -962,13 +1000,21 @@ static bool hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
         return true;
 }
 
+/* What the remembered configuration decided (hint_check). */
+enum hint_verdict {
+        HINT_SPENT,    /* the hint is done with: the search decides */
+        HINT_HOLD,     /* staying there: measuring it, or no score to verify by */
+        HINT_OFF,      /* measured off the remembered score: the search goes on from here */
+        HINT_VERIFIED, /* measured as remembered: staying while the measurement is fresh */
+};
+
 /* The returning app at its remembered configuration: measuring it, then confirming it when it
  * measures within ALLOCATOR_HISTORY_VERIFY of the remembered score (it stays while that
- * measurement is fresh). True when that decides this decision. Measured further off, moved
- * (sharing trimmed it), or once the measurement is stale, the hint is spent and the measured
- * search goes on from here. */
-static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
-                       const struct allocator_point *cur, double best_pred)
+ * measurement is fresh). Measured further off, moved (sharing trimmed it), or once the
+ * measurement is stale, the hint is spent (hint_cores 0) and the measured search goes on from
+ * here. */
+static enum hint_verdict hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
+                                    const struct allocator_point *cur, double best_pred)
 {
         char ftext[32];
         double off;
@@ -976,7 +1022,7 @@ static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
         if (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz) ||
             (!cur && a->hint_verified)) {
                 a->hint_cores = 0;
-                return false;
+                return HINT_SPENT;
         }
         freq_text(a->hint_freq_khz, ftext, sizeof(ftext));
         if (!isfinite(a->hint_score)) {
@@ -984,19 +1030,19 @@ static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
                  * It holds until the model can rank configurations; the model decides then. */
                 if (!isnan(best_pred)) {
                         a->hint_cores = 0;
-                        return false;
+                        return HINT_SPENT;
                 }
                 stay(a, "%s", "");
                 snprintf(a->reason, sizeof(a->reason),
                          "from history: %u cores%s (remembered without a measured score)",
                          a->hint_cores, ftext);
-                return true;
+                return HINT_HOLD;
         }
         if (!cur) {
                 stay(a, "%s", "");
                 snprintf(a->reason, sizeof(a->reason), "from history: %u cores%s; measuring it",
                          a->hint_cores, ftext);
-                return true;
+                return HINT_HOLD;
         }
         off = a->hint_score != 0 ? (cur->score - a->hint_score) / fabs(a->hint_score) : NAN;
         stay(a, "%s", "");
@@ -1007,14 +1053,13 @@ static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
                          "from history: %u cores%s measured %+.0f%% off the remembered score; "
                          "searching around it",
                          a->cores, ftext, 100 * off);
-                return true;
+                return HINT_OFF;
         }
         a->hint_verified = ctx->decision;
-        a->converged = true;
         snprintf(a->reason, sizeof(a->reason),
                  "from history: %u cores%s verified (measured %+.0f%% of the remembered score)",
                  a->hint_cores, ftext, 100 * off);
-        return true;
+        return HINT_VERIFIED;
 }
 
 /* The objective's predicted score at n cores, for extrap_knee. */
@@ -1080,7 +1125,6 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
          * 16 cores at step 1, a refuted jump to 32 re-opened steps of 8: five more probes). */
         if (!a->step_cores || n / 4 < a->step_cores)
                 a->step_cores = n / 4 > 1 ? n / 4 : 1;
-        a->converged = false;
         a->want_cores = n;
         a->want_freq_khz = best->freq_khz;
         a->reserve_cores = best->cores;
@@ -1148,7 +1192,6 @@ static void decide_model_only(const struct allocator_ctx *ctx, struct allocator_
 {
         char ftext[32];
 
-        a->converged = true;
         if (isnan(best_pred)) {
                 stay(a, "%s", "model only: the model cannot rank this objective yet");
                 return;
@@ -1173,98 +1216,121 @@ static void decide_model_only(const struct allocator_ctx *ctx, struct allocator_
                                                  : NAN);
 }
 
-static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
-{
-        const struct policy *pol = a->policy;
-        const struct estimate *e = estimator_get(ctx->est, a->id);
+/* What one decision for one app works from. */
+struct decision {
+        const struct allocator_ctx *ctx;
+        struct allocator_app *a;
+        const struct estimate *e;
         struct allocator_bounds b;
-        const char *why = NULL;
+        const char *why; /* why the objective pursued is not the policy's; NULL: it is */
+        unsigned start;  /* where it learns and its search starts (start_cores) */
+        const struct allocator_point *base_meas; /* measured there, at the top frequency */
+};
+
+/* MONITOR: only watched where it runs. It takes no place in the partition, or a few watched
+ * services would leave no CPU to the managed apps (ENOSPC). Should its policy stop being
+ * monitor-only (a reload), it resumes settled where it had searched, else as new. */
+static enum allocator_phase on_monitor(struct decision *d)
+{
+        struct allocator_app *a = d->a;
+
+        if (a->phase != ALLOCATOR_PHASE_MONITOR)
+                a->phase_resume =
+                    allocator_searched(a) ? ALLOCATOR_PHASE_SETTLED : ALLOCATOR_PHASE_NEW;
+        a->shares_cpus = true;
+        stay(a, "%s", "monitor: estimates only, nothing changed");
+        return ALLOCATOR_PHASE_MONITOR;
+}
+
+/* PROBE: on one core until the estimator has the app's own IPC_I0(1), then back to where
+ * the probe began, in the phase it began in. */
+static enum allocator_phase on_probe(struct decision *d)
+{
+        return ipc1_probe_step(d->a, d->e) ? d->a->phase_resume : ALLOCATOR_PHASE_PROBE;
+}
+
+static enum allocator_phase on_measured(struct decision *d, enum allocator_phase cur);
+
+/* NEW, LEARN: until P is known well enough, the app runs as its baseline (start_cores, top
+ * frequency): moving on a rough estimate would lock in its error, since one core teaches
+ * nothing about P. If P will not settle (rows, spinning), a measured baseline is enough to
+ * start the measured search; time-sharing with others, the baseline cannot be measured, and
+ * the search starts without it. The search's first step is taken in the same decision. */
+static enum allocator_phase on_learn(struct decision *d)
+{
+        const struct allocator_ctx *ctx = d->ctx;
+        const struct estimate *e = d->e;
+        struct allocator_app *a = d->a;
+
+        if (p_settled(e) || (e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
+                             (d->base_meas || (ctx->learners_share && ctx->n_apps > 1))))
+                return on_measured(d, ALLOCATOR_PHASE_SEARCH);
+        a->shares_cpus = ctx->learners_share; /* allocator_decide may partition it */
+        a->want_cores = d->start;
+        a->want_freq_khz = d->b.max_khz;
+        if (!e || !(e->known & ESTIMATE_P_LS))
+                snprintf(a->reason, sizeof(a->reason), "learning: no estimate of P yet");
+        else
+                snprintf(a->reason, sizeof(a->reason),
+                         "learning: P = %.2f ± %.2f from %.0f intervals is not settled", e->p_ls,
+                         e->p_stderr, e->p_points);
+        if (d->start < d->b.max_cores) {
+                size_t len = strlen(a->reason);
+
+                snprintf(a->reason + len, sizeof(a->reason) - len, " (%s)", a->start_reason);
+        }
+        return ALLOCATOR_PHASE_LEARN;
+}
+
+/* RECALL, SEARCH, SETTLED, MODEL: the phases that work from measured points and the model's
+ * ranking, in one handler because each step below applies to several of them; every return
+ * names the phase it leaves the app in (cur: the phase holds). */
+static enum allocator_phase on_measured(struct decision *d, enum allocator_phase cur)
+{
+        const struct allocator_ctx *ctx = d->ctx;
+        const struct estimate *e = d->e;
+        const struct allocator_bounds *b = &d->b;
+        struct allocator_app *a = d->a;
         double base_t = NAN, cur_pred, best_pred = NAN;
-        unsigned best_n = a->cores, best_f = a->freq_khz, start;
-        const struct allocator_point *cur_meas, *best_meas = NULL, *base_meas;
+        unsigned best_n = a->cores, best_f = a->freq_khz;
+        const struct allocator_point *cur_meas, *best_meas = NULL;
         struct allocator_cand cand[4];
         struct stack_hint hint;
         char ftext[32];
 
-        a->changed = false;
-        a->shares_cpus = false;
-        app_bounds(ctx, pol, &b);
-        a->effective = objective_effective(pol->objective, ctx->pm || ctx->power_measured, &why);
-        if (a->effective == OBJECTIVE_MONITOR) {
-                a->learning = false;
-                a->converged = true;
-                /* Only watched where it runs: it takes no place in the partition, or a few
-                 * watched services would leave no CPU to the managed apps (ENOSPC). */
-                a->shares_cpus = true;
-                stay(a, "%s", "monitor: estimates only, nothing changed");
-                return;
-        }
-        /* A returning app starts where its past run ended best, instead of learning. */
-        if (a->hint_cores && !a->searching) {
-                if (hint_start(ctx, a, &b))
-                        return;
-        }
-        /* Until P is known well enough, the app runs as its baseline (every allowed core, top
-         * frequency): moving on a rough estimate would lock in its error, since one core
-         * teaches nothing about P. If P will not settle (rows, spinning), a measured baseline
-         * is enough to start the measured search; time-sharing with others, the baseline
-         * cannot be measured, and the search starts without it. */
-        start = start_cores(ctx, a, e, &b);
-        base_meas = hist_fresh(ctx, a, start, b.max_khz);
-        /* Before learning P on eq. 9, the app's own IPC_I0(1) where contention shows. */
-        if (ipc1_probe(ctx, a, e, &b))
-                return;
-        if (!a->searching && !p_settled(e) &&
-            !(e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
-              (base_meas || (ctx->learners_share && ctx->n_apps > 1)))) {
-                a->learning = true;
-                a->shares_cpus = ctx->learners_share; /* allocator_decide may partition it */
-                a->want_cores = start;
-                a->want_freq_khz = b.max_khz;
-                if (!e || !(e->known & ESTIMATE_P_LS))
-                        snprintf(a->reason, sizeof(a->reason), "learning: no estimate of P yet");
-                else
-                        snprintf(a->reason, sizeof(a->reason),
-                                 "learning: P = %.2f ± %.2f from %.0f intervals is not settled",
-                                 e->p_ls, e->p_stderr, e->p_points);
-                if (start < b.max_cores) {
-                        size_t len = strlen(a->reason);
-
-                        snprintf(a->reason + len, sizeof(a->reason) - len, " (%s)",
-                                 a->start_reason);
-                }
-                return;
-        }
-        a->learning = false;
-        a->searching = true;
         if (!a->step_cores) {
                 unsigned nf = 0;
 
+                /* A search not begun, or reset since the last decision (the app changed). */
+                if (cur == ALLOCATOR_PHASE_SETTLED || cur == ALLOCATOR_PHASE_MODEL)
+                        cur = ALLOCATOR_PHASE_SEARCH;
                 for (unsigned i = 0; i < ctx->n_freqs; i++)
-                        nf += freq_in(&b, ctx->freqs_khz[i]);
+                        nf += freq_in(b, ctx->freqs_khz[i]);
                 /* Wide first steps, halved as the search closes in: O(log N) probes. */
-                a->step_cores = range_wide(&b) ? (b.max_cores - b.min_cores) / 4 : 1;
+                a->step_cores = range_wide(b) ? (b->max_cores - b->min_cores) / 4 : 1;
                 a->step_freqs = nf >= 8 ? nf / 4 : 1;
-                a->converged = false;
                 /* From where it started on a wide range, halving (and doubling, from below
                  * the full count) finds the scale in O(log N) probes. */
-                a->halving = range_wide(&b) && a->cores == start;
+                a->halving = range_wide(b) && a->cores == d->start;
         }
-        predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
+        predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b->max_cores, b->max_khz, &base_t);
 
-        best_pred = model_best(ctx, a, &b, base_t, &best_n, &best_f);
+        best_pred = model_best(ctx, a, b, base_t, &best_n, &best_f);
         cur_pred = predicted_score(ctx, a, a->effective, a->cores, a->freq_khz, NULL);
-        if (pol->search == POLICY_SEARCH_MODEL) {
+        if (a->policy->search == POLICY_SEARCH_MODEL) {
                 decide_model_only(ctx, a, e, best_pred, cur_pred, best_n, best_f);
-                return;
+                return ALLOCATOR_PHASE_MODEL;
         }
+        /* Model-only no more (a reload): where the model put it, as settled. */
+        if (cur == ALLOCATOR_PHASE_MODEL)
+                cur = ALLOCATOR_PHASE_SETTLED;
 
         /* Measurements overrule the model: the best fresh measured point in bounds. */
         cur_meas = hist_fresh(ctx, a, a->cores, a->freq_khz);
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *p = &a->hist[i];
 
-                if (!point_fresh(ctx, p) || !point_in_bounds(ctx, &b, p) ||
+                if (!point_fresh(ctx, p) || !point_in_bounds(ctx, b, p) ||
                     (ctx->n_freqs && a->freq_shared && p->freq_khz != a->freq_khz))
                         continue;
                 if (!best_meas || p->score < best_meas->score)
@@ -1279,13 +1345,26 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                         a->model_refuted = true;
         }
         if (!a->model_refuted && best_meas && !isnan(best_pred))
-                a->model_refuted = model_contradicted(ctx, a, &b, best_meas);
-        if (a->hint_cores && hint_check(ctx, a, cur_meas, best_pred))
-                return;
+                a->model_refuted = model_contradicted(ctx, a, b, best_meas);
+        if (a->hint_cores) {
+                switch (hint_check(ctx, a, cur_meas, best_pred)) {
+                case HINT_HOLD:
+                        return cur;
+                case HINT_OFF:
+                        return cur == ALLOCATOR_PHASE_RECALL ? ALLOCATOR_PHASE_SEARCH : cur;
+                case HINT_VERIFIED:
+                        return ALLOCATOR_PHASE_SETTLED;
+                case HINT_SPENT:
+                        break;
+                }
+        }
+        /* The remembered configuration is done with: the measured search decides. */
+        if (cur == ALLOCATOR_PHASE_RECALL)
+                cur = ALLOCATOR_PHASE_SEARCH;
         /* At a probe not measured yet: its measurement first. A model jump from here (the
          * model ranks the probe poorly, by design) would leave every probe unmeasured when
-         * sharing trims the jump back, and the app would swing between the two each
-         * decision (20 apps on 64 cores: 14 changes per app-minute). */
+         * sharing trims the jump back, and the app would swing between the two at every
+         * decision. */
         if (!cur_meas && a->cores == a->probe_cores && a->freq_khz == a->probe_freq_khz &&
             ctx->n_apps > 1) {
                 /* Begun alone, a probe cannot be measured once another app arrives and the
@@ -1304,10 +1383,10 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                                  a->cores, freq_text(a->freq_khz, ftext, sizeof(ftext)),
                                  objective_to_string(a->effective), best_meas->cores,
                                  freq_text(best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
-                        return;
+                        return cur;
                 }
                 stay(a, "%s", "measuring this configuration");
-                return;
+                return cur;
         }
         if (cur_meas && best_meas && best_meas != cur_meas &&
             objective_better(cur_meas->score, best_meas->score, ctx->hysteresis)) {
@@ -1318,15 +1397,15 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                          objective_to_string(a->effective), best_meas->cores,
                          freq_text(best_meas->freq_khz, ftext, sizeof(ftext)),
                          100 * (cur_meas->score - best_meas->score) / fabs(cur_meas->score));
-                return;
+                return cur;
         }
         /* The stack: a lock (sync, yield) that costs a good share of the cores at the full
          * count says more cores add nothing past those the app keeps busy. The first probe
          * goes there, instead of halving towards it one probe at a time. */
         hint = stack_hint(a);
         if (hint.dir == STACK_HINT_FEWER_CORES && hint.saturates && a->halving && cur_meas &&
-            a->cores == start) {
-                unsigned n = hint.busy > b.min_cores ? hint.busy : b.min_cores;
+            a->cores == d->start) {
+                unsigned n = hint.busy > b->min_cores ? hint.busy : b->min_cores;
 
                 if (n < a->cores / 2 && !hist_fresh(ctx, a, n, a->freq_khz) &&
                     !denied(ctx, a, n, a->freq_khz)) {
@@ -1339,7 +1418,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                                  "stack: %s %.1f of %.0f cores grows with the cores: trying "
                                  "%u cores first, the ones it keeps busy",
                                  stack_component_name(hint.why), hint.cost, hint.cores, n);
-                        return;
+                        return cur;
                 }
         }
         /* The model's choice, unless it has been measured there already: then measurement
@@ -1358,10 +1437,10 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                          objective_to_string(a->effective),
                          isnan(cur_pred) ? 0.0 : 100 * (cur_pred - best_pred) / fabs(cur_pred),
                          best_n, freq_text(best_f, ftext, sizeof(ftext)),
-                         e->known & ESTIMATE_P_LS ? e->p_ls : e->p_eq10, why ? "; " : "",
-                         why ? why : "");
+                         e->known & ESTIMATE_P_LS ? e->p_ls : e->p_eq10, d->why ? "; " : "",
+                         d->why ? d->why : "");
                 idle_run_note(ctx, a);
-                return;
+                return cur;
         }
         /* The measured search: wait for the current point's measurement, then measure the
          * unmeasured neighbours of the best point, halving the steps when none is left. */
@@ -1370,15 +1449,15 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                      isnan(best_pred) && !ctx->power_measured && !ctx->pm
                          ? "holding: the model cannot rank this objective yet"
                          : "measuring this configuration");
-                return;
+                return cur;
         }
         if (!best_meas)
                 best_meas = cur_meas;
-        if (scaling_jump(ctx, a, &b, base_t, best_meas))
-                return;
+        if (scaling_jump(ctx, a, b, base_t, best_meas))
+                return ALLOCATOR_PHASE_SEARCH;
         for (;;) {
                 bool hinted;
-                unsigned n = neighbours(ctx, a, &b, base_t, best_meas->cores, best_meas->freq_khz,
+                unsigned n = neighbours(ctx, a, b, base_t, best_meas->cores, best_meas->freq_khz,
                                         &hint, &hinted, cand);
 
                 if (!n && a->halving) {
@@ -1388,7 +1467,6 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                         continue;
                 }
                 if (n) {
-                        a->converged = false;
                         a->want_cores = a->probe_cores = cand[0].cores;
                         a->want_freq_khz = a->probe_freq_khz = cand[0].freq_khz;
                         a->reserve_cores = best_meas->cores;
@@ -1407,14 +1485,13 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                                          hint.dir == STACK_HINT_FEWER_CORES ? "fewer cores"
                                                                             : "a lower clock");
                         }
-                        return;
+                        return ALLOCATOR_PHASE_SEARCH;
                 }
                 if (a->step_cores <= 1 && a->step_freqs <= 1)
                         break;
                 a->step_cores = (a->step_cores + 1) / 2;
                 a->step_freqs = (a->step_freqs + 1) / 2;
         }
-        a->converged = true;
         /* Sharing the machine, every score moves a little with what the others do: a
          * settled app moves for the hysteresis then, not for the search's margin. */
         if (best_meas != cur_meas &&
@@ -1425,9 +1502,67 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
                 snprintf(a->reason, sizeof(a->reason),
                          "settled: every neighbour of %u cores%s measured worse", best_meas->cores,
                          freq_text(best_meas->freq_khz, ftext, sizeof(ftext)));
-                return;
+                return ALLOCATOR_PHASE_SETTLED;
         }
         stay(a, "%s", "holding: every neighbour measured worse");
+        return ALLOCATOR_PHASE_SETTLED;
+}
+
+/* The state machine (docs/allocator.md, "Phases"): the detours every phase may take, in
+ * order (monitor-only, a remembered configuration to start at, the one-core probe), then the
+ * phase's own handler. Each returns the phase the app is in after this decision. */
+static enum allocator_phase decide_phase(struct decision *d)
+{
+        const struct allocator_ctx *ctx = d->ctx;
+        struct allocator_app *a = d->a;
+
+        if (d->a->effective == OBJECTIVE_MONITOR)
+                return on_monitor(d);
+        if (a->phase == ALLOCATOR_PHASE_MONITOR)
+                a->phase = a->phase_resume; /* and acts in this same decision */
+        /* A returning app starts where its past run ended best, instead of learning. */
+        if (a->hint_cores && !allocator_searched(a) && hint_start(ctx, a, &d->b)) {
+                if (a->phase != ALLOCATOR_PHASE_PROBE)
+                        return ALLOCATOR_PHASE_RECALL;
+                a->phase_resume = ALLOCATOR_PHASE_RECALL; /* once the probe is over */
+                return ALLOCATOR_PHASE_PROBE;
+        }
+        d->start = start_cores(ctx, a, d->e, &d->b);
+        d->base_meas = hist_fresh(ctx, a, d->start, d->b.max_khz);
+        if (a->phase == ALLOCATOR_PHASE_PROBE)
+                return on_probe(d);
+        /* Before learning P on eq. 9, the app's own IPC_I0(1) where contention shows. */
+        if (ipc1_probe_start(ctx, a, d->e, &d->b)) {
+                a->phase_resume = a->phase;
+                return ALLOCATOR_PHASE_PROBE;
+        }
+        switch (a->phase) {
+        case ALLOCATOR_PHASE_NEW:
+        case ALLOCATOR_PHASE_LEARN:
+                return on_learn(d);
+        case ALLOCATOR_PHASE_RECALL:
+        case ALLOCATOR_PHASE_SEARCH:
+        case ALLOCATOR_PHASE_SETTLED:
+        case ALLOCATOR_PHASE_MODEL:
+                return on_measured(d, a->phase);
+        case ALLOCATOR_PHASE_MONITOR: /* resumed above */
+        case ALLOCATOR_PHASE_PROBE:   /* handled above */
+        case _ALLOCATOR_PHASE_MAX:
+                break;
+        }
+        return a->phase;
+}
+
+static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
+{
+        struct decision d = {.ctx = ctx, .a = a, .e = estimator_get(ctx->est, a->id)};
+
+        a->changed = false;
+        a->shares_cpus = false;
+        app_bounds(ctx, a->policy, &d.b);
+        a->effective = objective_effective(a->policy->objective, ctx->pm || ctx->power_measured,
+                                           &d.why);
+        a->phase = decide_phase(&d);
 }
 
 bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allocator_app *app)
@@ -1437,18 +1572,32 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
         if (!app->policy || app->policy->objective == OBJECTIVE_MONITOR)
                 return false;
         /* A returning app is placed at its remembered configuration at once. */
-        if (app->hint_cores && !app->searching)
+        if (app->hint_cores && !allocator_searched(app))
                 return true;
         e = estimator_get(ctx->est, app->id);
         if (!e)
                 return false;
-        if (app->ipc1_probing)
+        switch (app->phase) {
+        case ALLOCATOR_PHASE_PROBE:
                 return ipc1_probe_done(app, e) ||
                        e->intervals - app->ipc1_probe_since >= ALLOCATOR_IPC1_PROBE_INTERVALS;
-        if (app->learning)
+        case ALLOCATOR_PHASE_LEARN:
                 return p_settled(e) || (e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
                                         app->samples_here >= 1 + probe_samples(ctx));
-        if (app->converged || app->cores != app->at_cores || app->freq_khz != app->at_freq_khz)
+        case ALLOCATOR_PHASE_MONITOR:
+                return false;
+        case ALLOCATOR_PHASE_SETTLED:
+        case ALLOCATOR_PHASE_MODEL:
+                if (phase_settled(app))
+                        return false;
+                break; /* reset since its last decision: as a search */
+        case ALLOCATOR_PHASE_NEW:
+        case ALLOCATOR_PHASE_RECALL:
+        case ALLOCATOR_PHASE_SEARCH:
+        case _ALLOCATOR_PHASE_MAX:
+                break;
+        }
+        if (app->cores != app->at_cores || app->freq_khz != app->at_freq_khz)
                 return false;
         if (app->early_rejected_here)
                 return true; /* a probe far worse than the best, from its first sample */

@@ -117,7 +117,7 @@ void history_record(struct manager *m, unsigned i, bool ended)
 
                 /* No score measured (no counters: busy time only): the configuration the
                  * model settled it at is what was learned; still learning, nothing was. */
-                if (al->learning || al->exploring || !al->searching || !al->cores)
+                if (!allocator_searched(al) || al->exploring || !al->cores)
                         return;
                 best = (struct allocator_point){
                     .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN};

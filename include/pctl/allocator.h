@@ -20,6 +20,24 @@
 #define ALLOCATOR_HISTORY 48
 #define ALLOCATOR_IPU_POINTS 8
 
+/* Where an app is in the allocator's state machine (docs/allocator.md, "Phases": what each
+ * does, each exit and its condition). The phase changes only at a decision. */
+enum allocator_phase {
+        ALLOCATOR_PHASE_NEW,     /* not decided yet (zero-initialised) */
+        ALLOCATOR_PHASE_MONITOR, /* objective monitor: watched, never moved */
+        ALLOCATOR_PHASE_RECALL,  /* at a configuration pctl history remembered, verifying it */
+        ALLOCATOR_PHASE_LEARN,   /* held at its baseline until P is settled */
+        ALLOCATOR_PHASE_PROBE,   /* on one core for its own IPC_I0(1), then back */
+        ALLOCATOR_PHASE_SEARCH,  /* the measured search: probes around the best point */
+        ALLOCATOR_PHASE_SETTLED, /* every neighbour of the best point measured worse */
+        ALLOCATOR_PHASE_MODEL,   /* policy search = model: the model's best, nothing measured */
+        _ALLOCATOR_PHASE_MAX,
+};
+
+/* The phase's name ("new", "monitor", "recall", "learn", "probe", "search", "settled",
+ * "model"), NULL for a value out of range. */
+const char *allocator_phase_to_string(enum allocator_phase p);
+
 /* A configuration the app ran at, and the objective's measured score there (lower is better),
  * averaged over the decisions it was measured in. */
 struct allocator_point {
@@ -56,6 +74,10 @@ struct allocator_app {
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
         bool freq_shared;
+        /* Kept by the allocator: its phase, and for a detour (PROBE, MONITOR) the phase it
+         * returns to. */
+        enum allocator_phase phase;
+        enum allocator_phase phase_resume;
         /* From history (pctl history): the best configuration a past run of the same app
          * measured, and its score there. The app starts there instead of learning, at its
          * first decision, and verifies it: measured within ALLOCATOR_HISTORY_VERIFY of the
@@ -79,10 +101,9 @@ struct allocator_app {
         unsigned samples_here;
         unsigned step_cores; /* 0: not started */
         unsigned step_freqs;
-        /* The search's first phase from the full core count: halve the cores while the
+        /* The search's first stage from the full core count: halve the cores while the
          * measured score improves, then search between the last two halvings. */
         bool halving;
-        bool converged; /* every neighbour of the best point measured worse */
         /* The model's last jump, and whether its measurement came out worse than a measured
          * point: then the model is wrong for this app (spinning, speedup falling past some
          * N) and only ranks the search's neighbours until the search restarts. */
@@ -91,23 +112,18 @@ struct allocator_app {
         unsigned drifts;          /* revisits that measured a changed app (the search restarted) */
         unsigned early_rejects;   /* probes complete after one sample: far worse than the best */
         bool early_rejected_here; /* the current configuration is such a probe */
-        /* The one-core probe for eq. 9's IPC_I0(1): running now, since which interval, at
-         * which frequency, where it goes back to, and the settable frequencies (by index)
-         * probed already. */
-        bool ipc1_probing;
+        /* The one-core probe for eq. 9's IPC_I0(1) (ALLOCATOR_PHASE_PROBE): since which
+         * interval, at which frequency, where it goes back to, and the settable frequencies
+         * (by index) probed already. */
         uint64_t ipc1_probe_since;
         unsigned ipc1_probe_khz, ipc1_back_cores, ipc1_back_khz;
         uint64_t ipc1_probed;
-        bool learning; /* held at the baseline until P is settled */
         /* Where it warms up and learns (see start_cores in manager/allocator.c): decided once
          * from its speedup on every core; start_at below the full count when that speedup is
          * small, and why. */
         bool start_decided;
         unsigned start_at;
         char start_reason[120];
-        /* Left learning once: a phase change re-opens the search where the app is, it does
-         * not send it back to the baseline. */
-        bool searching;
         uint64_t seen_intervals; /* the estimate's interval count at the last observation */
         /* Its measured scaling and ESTIMA's extrapolation of it at the best point's
          * frequency (include/pctl/scaling.h, docs/extrapolation.md). */
@@ -194,6 +210,11 @@ struct allocator_ctx {
  * remembered score: far above a probe's counter noise (~1%), below what another phase or
  * another machine load does to the score. */
 #define ALLOCATOR_HISTORY_VERIFY 0.10
+
+/* Whether the app has left learning (its phase, or the phase a detour returns to, is one of
+ * the measured ones: recall, search, settled, model): a change of the app then re-opens the
+ * search where it is instead of sending it back to its baseline. */
+bool allocator_searched(const struct allocator_app *app);
 
 /* Records the measured objective score of the app's current configuration. Call once per
  * sensor interval after estimator_update (or once per decision): the first sample after a

@@ -464,7 +464,7 @@ static void observe_skips_the_change_and_asks_to_decide(void **state)
         f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY; /* IPS needs instructions */
         feed_observed(f, &ctx, &a, 0.5, 30);                       /* P settles at the baseline */
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-        assert_false(a.learning);
+        assert_false((a.phase == ALLOCATOR_PHASE_LEARN));
         assert_int_equal(a.n_hist, 1);
         assert_int_equal(a.hist[0].cores, N_CPUS);
         /* The measured search probes fewer cores first (no model to rank the neighbours). */
@@ -510,7 +510,7 @@ static void search_settles_on_the_measured_best(void **state)
         ctx = measured_ctx(f, N_CPUS);
         for (unsigned step = 0; step < 20; step++) {
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (a.converged && !a.changed)
+                if ((a.phase == ALLOCATOR_PHASE_SETTLED) && !a.changed)
                         break;
                 a.cores = a.want_cores;
                 /* Measure the new point as observe would. */
@@ -521,7 +521,7 @@ static void search_settles_on_the_measured_best(void **state)
                 visited++;
                 ctx.decision++;
         }
-        if (a.cores != 5 || !a.converged)
+        if (a.cores != 5 || !(a.phase == ALLOCATOR_PHASE_SETTLED))
                 fail_msg("ended at %u cores (%s), expected 5 and settled", a.cores, a.reason);
         assert_true(visited < N_CPUS); /* fewer probes than trying every count */
 }
@@ -548,9 +548,9 @@ static void p_settles_early_when_precise(void **state)
                 feed(f, 1, 0.5, 0, N_CPUS, 4);
                 ctx = ctx_for(f, N_CPUS);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (a.learning != cases[i].learning)
+                if ((a.phase == ALLOCATOR_PHASE_LEARN) != cases[i].learning)
                         fail_msg("noise %.2f: learning %d, expected %d (%s)", cases[i].noise,
-                                 a.learning, cases[i].learning, a.reason);
+                                 (a.phase == ALLOCATOR_PHASE_LEARN), cases[i].learning, a.reason);
         }
 }
 
@@ -567,7 +567,7 @@ static void search_on_quadratic(struct fixture *f, struct allocator_app *a, unsi
         add_point(a, a->cores, 0, 100 + 10 * d * d, ctx.decision);
         while (n_visited < ARRAY_SIZE(visited)) {
                 assert_int_equal(allocator_decide(&ctx, a, 1), 0);
-                if (a->converged && !a->changed)
+                if ((a->phase == ALLOCATOR_PHASE_SETTLED) && !a->changed)
                         break;
                 a->cores = a->want_cores;
                 if (!hist_samples(a, a->cores)) {
@@ -580,7 +580,7 @@ static void search_on_quadratic(struct fixture *f, struct allocator_app *a, unsi
         assert_true(n_visited >= 3);
         for (unsigned i = 0; i < 3; i++)
                 assert_int_equal(visited[i], first[i]);
-        if (a->cores != best || !a->converged)
+        if (a->cores != best || !(a->phase == ALLOCATOR_PHASE_SETTLED))
                 fail_msg("ended at %u cores (%s), expected %u and settled", a->cores, a->reason,
                          best);
         assert_true(n_visited <= max_visited);
@@ -624,9 +624,9 @@ static void small_speedup_starts_on_a_quarter(void **state)
                 assert_false(a.start_decided);
                 feed(f, 1, cases[i].p, 0, 64, 1);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (a.want_cores != cases[i].want || !a.learning)
+                if (a.want_cores != cases[i].want || !(a.phase == ALLOCATOR_PHASE_LEARN))
                         fail_msg("P %.2f, max_slowdown %g: want %u (learning %d), expected %u: %s",
-                                 cases[i].p, cases[i].max_slowdown, a.want_cores, a.learning,
+                                 cases[i].p, cases[i].max_slowdown, a.want_cores, (a.phase == ALLOCATOR_PHASE_LEARN),
                                  cases[i].want, a.reason);
                 if (cases[i].want < 64)
                         assert_non_null(strstr(a.reason, "warming up there"));
@@ -671,7 +671,7 @@ static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 8,
-                                  .searching = true,
+                                  .phase = ALLOCATOR_PHASE_SEARCH,
                                   .step_cores = 1,
                                   .step_freqs = 1};
         struct allocator_ctx ctx;
@@ -732,7 +732,7 @@ static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **stat
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 8,
-                                  .searching = true,
+                                  .phase = ALLOCATOR_PHASE_SEARCH,
                                   .step_cores = 1,
                                   .step_freqs = 1};
         struct allocator_ctx ctx;
@@ -760,7 +760,7 @@ static void extrapolation_jumps_to_the_knee_not_the_argmin(void **state)
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 8,
-                                  .searching = true,
+                                  .phase = ALLOCATOR_PHASE_SEARCH,
                                   .step_cores = 1,
                                   .step_freqs = 1};
         struct allocator_ctx ctx;
@@ -844,7 +844,7 @@ static void failed_direction_is_not_probed_again(void **state)
                                           .policy = policy_builtin(OBJECTIVE_EDP),
                                           .cores = N_CPUS,
                                           .freq_khz = 2000000,
-                                          .searching = true,
+                                          .phase = ALLOCATOR_PHASE_SEARCH,
                                           .step_cores = 1,
                                           .step_freqs = 1};
 
@@ -881,7 +881,7 @@ static void far_worse_move_is_not_probed_again_anywhere(void **state)
                                           .policy = policy_builtin(OBJECTIVE_EDP),
                                           .cores = N_CPUS,
                                           .freq_khz = 1000000,
-                                          .searching = true,
+                                          .phase = ALLOCATOR_PHASE_SEARCH,
                                           .step_cores = 1,
                                           .step_freqs = 1};
 
@@ -890,7 +890,7 @@ static void far_worse_move_is_not_probed_again_anywhere(void **state)
                 add_point(&a, N_CPUS, 1000000, 4, ctx.decision);
                 add_point(&a, N_CPUS, 1100000, 4.5, ctx.decision);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (far_worse && !a.converged)
+                if (far_worse && !(a.phase == ALLOCATOR_PHASE_SETTLED))
                         fail_msg("probed %u cores %u kHz after fewer cores lost 20%%", a.want_cores,
                                  a.want_freq_khz);
                 if (!far_worse && (a.want_cores != N_CPUS - 1 || a.want_freq_khz != 1000000))
@@ -916,7 +916,7 @@ static void revisit_that_measures_differently_restarts_the_search(void **state)
                 ctx = ctx_for(f, N_CPUS);
                 ctx.pm = NULL;
                 ctx.power_measured = true;
-                a.searching = true;
+                a.phase = ALLOCATOR_PHASE_SEARCH;
                 feed_observed(f, &ctx, &a, 0.9, 4);
                 a.cores = 4;
                 feed_observed(f, &ctx, &a, 0.9, 4);
@@ -952,7 +952,7 @@ static void shared_domain_app_searches_cores_only(void **state)
                                           .cores = N_CPUS,
                                           .freq_khz = 3000000,
                                           .freq_shared = shared,
-                                          .searching = true,
+                                          .phase = ALLOCATOR_PHASE_SEARCH,
                                           .step_cores = 1,
                                           .step_freqs = 1};
 
@@ -977,7 +977,7 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
             {.id = 1,
              .policy = policy_builtin(OBJECTIVE_EDP),
              .cores = 4,
-             .searching = true,
+             .phase = ALLOCATOR_PHASE_SEARCH,
              .step_cores = 1},
             {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 4},
         };
@@ -1000,7 +1000,7 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
         assert_int_equal(allocator_decide(&ctx, apps, 2), 0);
         /* Asked again, it would be trimmed again ("sharing ..."); not asked, the search has
          * nothing left to probe and holds. */
-        if (apps[0].want_cores > 4 || !apps[0].converged)
+        if (apps[0].want_cores > 4 || !(apps[0].phase == ALLOCATOR_PHASE_SETTLED))
                 fail_msg("asked again for more cores: wants %u (%s)", apps[0].want_cores,
                          apps[0].reason);
 }
@@ -1066,7 +1066,7 @@ static void learner_gets_room_when_every_app_can_have_two(void **state)
             {.id = 1,
              .policy = policy_builtin(OBJECTIVE_EDP),
              .cores = N_CPUS,
-             .searching = true,
+             .phase = ALLOCATOR_PHASE_SEARCH,
              .step_cores = 1},
             {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS},
         };
@@ -1109,7 +1109,7 @@ static void returning_app_starts_at_its_remembered_best(void **state)
         assert_true(allocator_wants_decision(&ctx, &a)); /* at once, no estimate needed */
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 3);
-        assert_true(a.from_history && !a.learning);
+        assert_true(a.from_history && !(a.phase == ALLOCATOR_PHASE_LEARN));
         assert_non_null(strstr(a.reason, "from history"));
         b = a;
         /* Measured within 10% of the remembered score: verified, it stays. */
@@ -1121,7 +1121,7 @@ static void returning_app_starts_at_its_remembered_best(void **state)
         add_point(&a, 3, 0, 5.2, ctx.decision);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 3);
-        assert_true(a.converged);
+        assert_true((a.phase == ALLOCATOR_PHASE_SETTLED));
         assert_non_null(strstr(a.reason, "verified"));
         /* Measured 60% worse: the hint is spent and the search goes on from here. */
         b.cores = 3;
@@ -1138,7 +1138,7 @@ static void returning_app_starts_at_its_remembered_best(void **state)
                                    .hint_cores = N_CPUS + 1,
                                    .hint_score = 5};
         assert_int_equal(allocator_decide(&ctx, &b, 1), 0);
-        assert_true(b.learning && !b.from_history);
+        assert_true((b.phase == ALLOCATOR_PHASE_LEARN) && !b.from_history);
 }
 
 /* What a run teaches the history: its best fresh point, or its first phase's best. */
@@ -1170,7 +1170,7 @@ static void probe_is_measured_before_the_model_moves_it(void **state)
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 1,
-                                  .searching = true,
+                                  .phase = ALLOCATOR_PHASE_SEARCH,
                                   .step_cores = 1,
                                   .probe_cores = 1};
         struct allocator_ctx ctx;
@@ -1204,7 +1204,7 @@ static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 1,
-                                  .searching = true,
+                                  .phase = ALLOCATOR_PHASE_SEARCH,
                                   .step_cores = 1,
                                   .probe_cores = 1};
         struct allocator_ctx ctx;
@@ -1222,7 +1222,7 @@ static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
         a = (struct allocator_app){.id = 1,
                                    .policy = policy_builtin(OBJECTIVE_EDP),
                                    .cores = 1,
-                                   .searching = true,
+                                   .phase = ALLOCATOR_PHASE_SEARCH,
                                    .step_cores = 1,
                                    .probe_cores = 1};
         add_point(&a, 4, 0, 5, ctx.decision);
@@ -1303,7 +1303,7 @@ static void spinning_app_gives_up_cores_first(void **state)
                         a[i] = (struct allocator_app){.id = i + 1,
                                                       .policy = policy_builtin(OBJECTIVE_EDP),
                                                       .cores = 2,
-                                                      .searching = true,
+                                                      .phase = ALLOCATOR_PHASE_SEARCH,
                                                       .step_cores = 1};
                 a[0].idle_run_samples = spin ? 8 : 0;
                 a[0].idle_run_share = spin ? 0.8 : 0;
@@ -1383,7 +1383,7 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                                                               .cores = 4,
                                                               .freq_khz = 2000000,
                                                               .freq_shared = true,
-                                                              .searching = true,
+                                                              .phase = ALLOCATOR_PHASE_SEARCH,
                                                               .step_cores = 1};
                         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
                         assert_false(a[1].own_domain);

@@ -58,7 +58,7 @@ static unsigned search_lock_bound(struct fixture *f, bool with_stack, unsigned *
                 a.stack = with_stack ? stack_of(a.cores, STACK_SYNC, a.cores - busy)
                                      : (struct stack){.known = false};
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (a.converged && !a.changed)
+                if ((a.phase == ALLOCATOR_PHASE_SETTLED) && !a.changed)
                         break;
                 a.cores = a.want_cores;
                 if (!measured(&a, a.cores)) {
@@ -72,7 +72,7 @@ static unsigned search_lock_bound(struct fixture *f, bool with_stack, unsigned *
                 }
                 ctx.decision++;
         }
-        if (a.cores != 12 || !a.converged)
+        if (a.cores != 12 || !(a.phase == ALLOCATOR_PHASE_SETTLED))
                 fail_msg("ended at %u cores (%s), expected 12 and settled", a.cores, a.reason);
         return probes;
 }
@@ -103,7 +103,7 @@ static void growing_delimiter_puts_fewer_cores_first(void **state)
                 struct allocator_app a = {.id = 1,
                                           .policy = policy_builtin(OBJECTIVE_EDP),
                                           .cores = 4,
-                                          .searching = true,
+                                          .phase = ALLOCATOR_PHASE_SEARCH,
                                           .step_cores = 1,
                                           .step_freqs = 1,
                                           .model_refuted = true};
@@ -129,7 +129,7 @@ static void growing_delimiter_puts_fewer_cores_first(void **state)
                 a = (struct allocator_app){.id = 1,
                                            .policy = policy_builtin(OBJECTIVE_EDP),
                                            .cores = 4,
-                                           .searching = true,
+                                           .phase = ALLOCATOR_PHASE_SEARCH,
                                            .step_cores = 1,
                                            .step_freqs = 1,
                                            .model_refuted = true};
@@ -158,7 +158,7 @@ static void decide_at_the_top_clock(struct fixture *f, struct stack st, struct a
                                     .policy = policy_builtin(OBJECTIVE_EDP),
                                     .cores = N_CPUS,
                                     .freq_khz = 3000000,
-                                    .searching = true,
+                                    .phase = ALLOCATOR_PHASE_SEARCH,
                                     .step_cores = 1,
                                     .step_freqs = 1};
         add_point(a, N_CPUS, 3000000, 10, ctx.decision);

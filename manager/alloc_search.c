@@ -1,0 +1,571 @@
+/* The measured search (docs/allocator.md, "The measured search"): the ladder, the pattern
+ * search over (cores, frequency), the speedup stack's and the extrapolation's say in it, and
+ * the handler of the measured phases (recall, search, settled, model). */
+
+#include "alloc_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pctl/util.h"
+
+/* A move measured worse by this fraction at one frequency (a core move) or one core count (a
+ * frequency move) is taken for worse at any other: near an optimum the two act on the score
+ * nearly independently, and their coupling does not undo a loss this large. Ten times the
+ * counters' noise over a probe. */
+#define ALLOCATOR_FAR_WORSE 0.15
+/* ESTIMA's extrapolation (model/scaling.c): believed when it reproduces every measured
+ * score within ALLOCATOR_SCALING_TRUST; at most ALLOCATOR_SCALING_JUMPS jumps to its predicted
+ * optimum per search; a core move it predicts worse by the hysteresis, or by four times its
+ * error at the measured points, is not probed. */
+#define ALLOCATOR_SCALING_JUMPS 3
+#define ALLOCATOR_SCALING_TRUST 0.05
+
+/* Whether the move (cores, freq) -> (to_cores, to_freq) is known to be worse without
+ * measuring it: the same move, made from a nearby core count (a frequency move) or a nearby
+ * frequency (a core move), measured worse (close by: see below). Core count and frequency act on an
+ * app's score nearly independently near its optimum, so the compass search need not test again, at
+ * every new best point, the direction that failed one step away. */
+static bool move_known_worse(const struct allocator_ctx *ctx, struct allocator_app *a,
+                             unsigned cores, unsigned freq_khz, unsigned to_cores,
+                             unsigned to_freq_khz)
+{
+        int fi = alloc_freq_index(ctx, freq_khz);
+        /* Close by: within the search's step, a quarter of the core count, two P-states. */
+        unsigned near_cores = a->step_cores > cores / 4 ? a->step_cores : cores / 4;
+        int near_freqs = a->step_freqs > 2 ? (int)a->step_freqs : 2;
+
+        for (unsigned i = 0; i < a->n_hist; i++) {
+                const struct allocator_point *from = &a->hist[i], *to;
+                bool near;
+
+                if (!alloc_point_fresh(ctx, from))
+                        continue;
+                if (to_freq_khz == freq_khz) {
+                        /* A core move, seen at another frequency. */
+                        int d = alloc_freq_index(ctx, from->freq_khz) - fi;
+
+                        if (from->cores != cores || from->freq_khz == freq_khz || fi < 0)
+                                continue;
+                        near = abs(d) <= near_freqs;
+                        to = alloc_hist_fresh(ctx, a, to_cores, from->freq_khz);
+                } else {
+                        /* A frequency move, seen at another core count. */
+                        if (from->freq_khz != freq_khz || from->cores == cores)
+                                continue;
+                        near = (from->cores > cores ? from->cores - cores : cores - from->cores) <=
+                               near_cores;
+                        to = alloc_hist_fresh(ctx, a, from->cores, to_freq_khz);
+                }
+                /* Close by, worse by the search's margin; anywhere in the range, worse by
+                 * ALLOCATOR_FAR_WORSE: a loss that large is not undone by the other
+                 * dimension's coupling (the memory-bound i7 app lost 22% going from 4 to 3
+                 * cores at 3700 MHz, and 24% again at 2400). */
+                if (to && objective_better(to->score, from->score,
+                                           near ? ALLOCATOR_SEARCH_MARGIN : ALLOCATOR_FAR_WORSE))
+                        return true;
+        }
+        return false;
+}
+
+/* The speedup stack's say in the search (docs/allocator.md, "The speedup stack"): a delimiter
+ * that grows with the cores (sequential, sync, yield, imbalance) costing at least this share
+ * of them makes the app try fewer cores first; interference as large (memory stalls, which a
+ * lower clock relieves), a lower clock first. */
+#define ALLOCATOR_STACK_SHARE 0.25
+
+enum stack_hint_dir { STACK_HINT_NONE, STACK_HINT_FEWER_CORES, STACK_HINT_LOWER_FREQ };
+
+struct stack_hint {
+        enum stack_hint_dir dir;
+        enum stack_component why; /* the largest delimiter of the direction */
+        double cost;              /* its cores */
+        double cores;             /* N of the stack */
+        /* Fewer cores: the cores the app keeps busy (N minus the growing delimiters), and
+         * whether the largest is a lock's (sync, yield), past which more cores add nothing. */
+        unsigned busy;
+        bool saturates;
+};
+
+/* The hint of the app's stack, if it was measured at the app's current core count. */
+static struct stack_hint stack_hint(const struct allocator_app *a)
+{
+        static const enum stack_component growing[] = {STACK_SEQUENTIAL, STACK_SYNC, STACK_YIELD,
+                                                       STACK_IMBALANCE};
+        const struct stack *st = &a->stack;
+        struct stack_hint h = {.dir = STACK_HINT_NONE};
+        double grow = 0, top = -1, interference;
+        enum stack_component clock_why = STACK_INTERFERENCE;
+
+        if (!st->known || !(st->cores >= 1) || fabs(st->cores - a->cores) > 0.5)
+                return h;
+        h.cores = st->cores;
+        for (unsigned i = 0; i < ARRAY_SIZE(growing); i++) {
+                double c = st->component[growing[i]];
+
+                if (!isfinite(c))
+                        return h;
+                grow += c;
+                if (c > top) {
+                        top = c;
+                        h.why = growing[i];
+                }
+        }
+        interference = st->component[STACK_INTERFERENCE];
+        /* Where memory is split out, only memory falls with the clock: the rest of the
+         * interference (cache, SMT) does not ask for a lower one. */
+        if (stack_has(st, STACK_MEMORY)) {
+                interference = st->component[STACK_MEMORY];
+                clock_why = STACK_MEMORY;
+        }
+        if (grow >= ALLOCATOR_STACK_SHARE * st->cores && !(interference > grow)) {
+                double busy = ceil(st->cores - grow - 1e-9);
+
+                h.dir = STACK_HINT_FEWER_CORES;
+                h.cost = top;
+                h.busy = busy < 1 ? 1 : (unsigned)busy;
+                h.saturates = h.why == STACK_SYNC || h.why == STACK_YIELD;
+        } else if (interference >= ALLOCATOR_STACK_SHARE * st->cores) {
+                h.dir = STACK_HINT_LOWER_FREQ;
+                h.why = clock_why;
+                h.cost = interference;
+        }
+        return h;
+}
+
+struct allocator_cand {
+        unsigned cores, freq_khz;
+        double pred; /* the model's score, NaN when it cannot say */
+};
+
+/* The unmeasured neighbours of (cores, freq) at the current steps, in bounds and within the
+ * slowdown limit, best predicted first (unknown predictions keep the order: fewer cores,
+ * more cores, lower frequency, higher frequency). */
+/* Whether the extrapolation of the app's measured scaling rules out a core move from
+ * `cores`: it predicts the move worse by the rule-out margin at the frequency it was built
+ * for. Frequency moves are not its to judge. */
+static bool scaling_rules_out(const struct allocator_app *a, double hysteresis, unsigned cores,
+                              unsigned freq_khz, unsigned to_cores, unsigned to_freq_khz)
+{
+        const struct scaling_model *m = &a->scaling_model;
+        double margin;
+
+        if (!m->known || !m->trusted || m->freq_khz != freq_khz || to_freq_khz != freq_khz ||
+            to_cores == cores)
+                return false;
+        margin = fmax(hysteresis, 4 * m->fit_error);
+        return objective_better(scaling_predict_score(m, a->effective, to_cores),
+                                scaling_predict_score(m, a->effective, cores), margin);
+}
+
+static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app *a,
+                           const struct allocator_bounds *b, double base_t, unsigned cores,
+                           unsigned freq_khz, const struct stack_hint *hint, bool *hinted,
+                           struct allocator_cand out[4])
+{
+        int fi = alloc_freq_index(ctx, freq_khz), sf = (int)a->step_freqs;
+        long sc = a->step_cores;
+        struct allocator_cand c[4] = {
+            {cores > sc ? (unsigned)(cores - sc) : 0, freq_khz, NAN},
+            {(unsigned)(cores + sc), freq_khz, NAN},
+            {cores, fi >= sf ? ctx->freqs_khz[fi - sf] : 0, NAN},
+            {cores, fi >= 0 && fi + sf < (int)ctx->n_freqs ? ctx->freqs_khz[fi + sf] : 0, NAN},
+        };
+        unsigned n = 0;
+
+        *hinted = false;
+        /* The ladder: the half, then the double, of the best point while the score keeps
+         * improving; from the full count only halves. Fewer cores first: each probe is
+         * cheaper. Both measured (or ruled out): the optimum lies between them. */
+        if (a->halving) {
+                unsigned rung[2] = {cores / 2 > b->min_cores ? cores / 2 : b->min_cores,
+                                    2 * cores < b->max_cores ? 2 * cores : b->max_cores};
+
+                for (unsigned i = 0; i < 2; i++) {
+                        double t = NAN;
+
+                        if (rung[i] == cores || alloc_hist_fresh(ctx, a, rung[i], freq_khz) ||
+                            alloc_denied(ctx, a, rung[i], freq_khz) ||
+                            scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, rung[i],
+                                              freq_khz))
+                                continue;
+                        alloc_predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, rung[i], freq_khz, &t);
+                        if (isnan(base_t)
+                                ? isfinite(a->policy->max_slowdown) && rung[i] < b->max_cores
+                                : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                                continue;
+                        out[0] = (struct allocator_cand){rung[i], freq_khz, NAN};
+                        return 1;
+                }
+                return 0;
+        }
+        /* A step that overshoots the bound lands on it. */
+        if (c[0].cores < b->min_cores && cores > b->min_cores)
+                c[0].cores = b->min_cores;
+        if (c[1].cores > b->max_cores && cores < b->max_cores)
+                c[1].cores = b->max_cores;
+        for (unsigned i = 0; i < 4; i++) {
+                double t = NAN;
+
+                if (c[i].cores < b->min_cores || c[i].cores > b->max_cores)
+                        continue;
+                if (i >= 2 && (!ctx->n_freqs || !c[i].freq_khz ||
+                               !alloc_freq_in(b, c[i].freq_khz) || a->freq_shared))
+                        continue;
+                /* Measured, known worse without measuring, or denied by sharing. */
+                if (alloc_hist_fresh(ctx, a, c[i].cores, c[i].freq_khz) ||
+                    move_known_worse(ctx, a, cores, freq_khz, c[i].cores, c[i].freq_khz) ||
+                    alloc_denied(ctx, a, c[i].cores, c[i].freq_khz) ||
+                    scaling_rules_out(a, ctx->hysteresis, cores, freq_khz, c[i].cores,
+                                      c[i].freq_khz))
+                        continue;
+                alloc_predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, c[i].cores, c[i].freq_khz, &t);
+                if (!isnan(base_t) && !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                        continue;
+                if (isnan(base_t) && isfinite(a->policy->max_slowdown) && c[i].cores < b->max_cores)
+                        continue; /* a limit we cannot check is not crossed on a guess */
+                c[i].pred = ctx->pm ? alloc_predicted_score(ctx, a, a->effective, c[i].cores,
+                                                            c[i].freq_khz, NULL)
+                                    : NAN;
+                out[n++] = c[i];
+        }
+        /* Insertion sort by prediction; NaN sorts last and keeps its place. */
+        for (unsigned i = 1; i < n; i++) {
+                struct allocator_cand x = out[i];
+                unsigned j = i;
+
+                while (j > 0 && !isnan(x.pred) &&
+                       (isnan(out[j - 1].pred) || x.pred < out[j - 1].pred)) {
+                        out[j] = out[j - 1];
+                        j--;
+                }
+                out[j] = x;
+        }
+        /* Where the model cannot rank (no prediction) or has been shown wrong for this app,
+         * the stack's direction goes first. */
+        for (unsigned i = 1;
+             hint->dir != STACK_HINT_NONE && (!ctx->pm || a->model_refuted) && i < n; i++) {
+                struct allocator_cand x = out[i];
+                bool fewer = x.cores < cores && x.freq_khz == freq_khz;
+                bool lower = x.cores == cores && x.freq_khz < freq_khz;
+
+                if (!(hint->dir == STACK_HINT_FEWER_CORES ? fewer : lower))
+                        continue;
+                memmove(&out[1], &out[0], i * sizeof(*out));
+                out[0] = x;
+                *hinted = true;
+                break;
+        }
+        if (n && hint->dir != STACK_HINT_NONE && (!ctx->pm || a->model_refuted) && !*hinted)
+                *hinted = hint->dir == STACK_HINT_FEWER_CORES
+                              ? out[0].cores < cores && out[0].freq_khz == freq_khz
+                              : out[0].cores == cores && out[0].freq_khz < freq_khz;
+        return n;
+}
+
+/* The objective's predicted score at n cores, for extrap_knee. */
+struct scaling_knee_arg {
+        const struct scaling_model *m;
+        enum objective_kind o;
+};
+
+static double scaling_knee_score(const void *ctx, unsigned n)
+{
+        const struct scaling_knee_arg *k = ctx;
+
+        return scaling_predict_score(k->m, k->o, n);
+}
+
+/* The extrapolation of the points measured at the best point's frequency: the figures
+ * status shows, and a jump to its predicted optimum when that is an unmeasured count it
+ * predicts better than the best measured one. The measured search resumes around the best
+ * measured point either way, so a wrong prediction costs one probe. */
+static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *a,
+                         const struct allocator_bounds *b, double base_t,
+                         const struct allocator_point *best)
+{
+        struct scaling_model *m = &a->scaling_model;
+        unsigned n, min_samples = alloc_probe_samples(ctx) > 1 ? alloc_probe_samples(ctx) - 1 : 1;
+        double t = NAN, smax = NAN;
+        char ftext[32];
+
+        if (scaling_model_refresh(&a->scaling, best->freq_khz, min_samples, b->max_cores, m) < 0 ||
+            !m->known)
+                return false;
+        /* Believed only where it reproduces what was measured. */
+        m->fit_error = scaling_fit_error(&a->scaling, m, a->effective, min_samples);
+        m->trusted = m->fit_error <= ALLOCATOR_SCALING_TRUST;
+        /* ESTIMA extrapolates upwards, from small counts to larger ones, and is validated to
+         * about twice the largest count measured (docs/extrapolation.md): below the smallest
+         * its kernels are unconstrained (an ExpRat fitted on 8-16 cores once sent an app that
+         * stops scaling at 16 to one core, 97% worse), and from 7-16 cores an Amdahl fit sent
+         * it to 64 (74% worse). The ladder and the pattern search measure further out. */
+        /* The knee of the predicted score, not its argmin: on a curve flat within a few per
+         * cent the argmin is noise (an SP-like app sent to every core for 1 %). */
+        n = extrap_knee(scaling_knee_score, &(struct scaling_knee_arg){m, a->effective},
+                        m->min_measured > b->min_cores ? m->min_measured : b->min_cores,
+                        2 * m->max_measured < b->max_cores ? 2 * m->max_measured : b->max_cores,
+                        EXTRAP_KNEE_TOL);
+        extrap_best_cores(&m->time, b->max_cores, &smax);
+        a->predicted_best_cores = m->trusted ? n : 0;
+        a->predicted_speedup_max = m->trusted ? smax : NAN;
+        if (!n || !m->trusted || n == best->cores || a->scaling_jumps >= ALLOCATOR_SCALING_JUMPS ||
+            alloc_hist_fresh(ctx, a, n, best->freq_khz) ||
+            alloc_denied(ctx, a, n, best->freq_khz) ||
+            !objective_better(scaling_predict_score(m, a->effective, best->cores),
+                              scaling_predict_score(m, a->effective, n),
+                              fmax(ALLOCATOR_SEARCH_MARGIN, m->fit_error)))
+                return false;
+        alloc_predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, n, best->freq_khz, &t);
+        if (isnan(base_t) ? isfinite(a->policy->max_slowdown) && n < b->max_cores
+                          : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
+                return false;
+        a->scaling_jumps++;
+        a->halving = false;
+        /* A quarter of the target, or the search's step if finer: a jump the measurement
+         * refutes leaves the search around the best point at the step it had reached (from
+         * 16 cores at step 1, a refuted jump to 32 re-opened steps of 8: five more probes). */
+        if (!a->step_cores || n / 4 < a->step_cores)
+                a->step_cores = n / 4 > 1 ? n / 4 : 1;
+        a->want_cores = n;
+        a->want_freq_khz = best->freq_khz;
+        a->reserve_cores = best->cores;
+        a->exploring = true;
+        snprintf(a->reason, sizeof(a->reason),
+                 "extrapolated (%s, %u points): %s best at %u cores%s, measuring it",
+                 extrap_kernel_name(m->time.main.kernel), m->n_points,
+                 objective_to_string(a->effective), n,
+                 alloc_freq_text(best->freq_khz, ftext, sizeof(ftext)));
+        return true;
+}
+
+/* RECALL, SEARCH, SETTLED, MODEL: the phases that work from measured points and the model's
+ * ranking, in one handler because each step below applies to several of them; every return
+ * names the phase it leaves the app in (cur: the phase holds). */
+enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase cur)
+{
+        const struct allocator_ctx *ctx = d->ctx;
+        const struct estimate *e = d->e;
+        const struct allocator_bounds *b = &d->b;
+        struct allocator_app *a = d->a;
+        double base_t = NAN, cur_pred, best_pred = NAN;
+        unsigned best_n = a->cores, best_f = a->freq_khz;
+        const struct allocator_point *cur_meas, *best_meas = NULL;
+        struct allocator_cand cand[4];
+        struct stack_hint hint;
+        char ftext[32];
+
+        if (!a->step_cores) {
+                unsigned nf = 0;
+
+                /* A search not begun, or reset since the last decision (the app changed). */
+                if (cur == ALLOCATOR_PHASE_SETTLED || cur == ALLOCATOR_PHASE_MODEL)
+                        cur = ALLOCATOR_PHASE_SEARCH;
+                for (unsigned i = 0; i < ctx->n_freqs; i++)
+                        nf += alloc_freq_in(b, ctx->freqs_khz[i]);
+                /* Wide first steps, halved as the search closes in: O(log N) probes. */
+                a->step_cores = alloc_range_wide(b) ? (b->max_cores - b->min_cores) / 4 : 1;
+                a->step_freqs = nf >= 8 ? nf / 4 : 1;
+                /* From where it started on a wide range, halving (and doubling, from below
+                 * the full count) finds the scale in O(log N) probes. */
+                a->halving = alloc_range_wide(b) && a->cores == d->start;
+        }
+        alloc_predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b->max_cores, b->max_khz, &base_t);
+
+        best_pred = alloc_model_best(ctx, a, b, base_t, &best_n, &best_f);
+        cur_pred = alloc_predicted_score(ctx, a, a->effective, a->cores, a->freq_khz, NULL);
+        if (a->policy->search == POLICY_SEARCH_MODEL) {
+                alloc_decide_model_only(ctx, a, e, best_pred, cur_pred, best_n, best_f);
+                return ALLOCATOR_PHASE_MODEL;
+        }
+        /* Model-only no more (a reload): where the model put it, as settled. */
+        if (cur == ALLOCATOR_PHASE_MODEL)
+                cur = ALLOCATOR_PHASE_SETTLED;
+
+        /* Measurements overrule the model: the best fresh measured point in bounds. */
+        cur_meas = alloc_hist_fresh(ctx, a, a->cores, a->freq_khz);
+        for (unsigned i = 0; i < a->n_hist; i++) {
+                const struct allocator_point *p = &a->hist[i];
+
+                if (!alloc_point_fresh(ctx, p) || !alloc_point_in_bounds(ctx, b, p) ||
+                    (ctx->n_freqs && a->freq_shared && p->freq_khz != a->freq_khz))
+                        continue;
+                if (!best_meas || p->score < best_meas->score)
+                        best_meas = p;
+        }
+        /* The model's last jump, measured worse than the best measured point. */
+        if (a->model_cores && best_meas) {
+                const struct allocator_point *mp =
+                    alloc_hist_fresh(ctx, a, a->model_cores, a->model_freq_khz);
+
+                if (mp && objective_better(mp->score, best_meas->score, ALLOCATOR_SEARCH_MARGIN))
+                        a->model_refuted = true;
+        }
+        if (!a->model_refuted && best_meas && !isnan(best_pred))
+                a->model_refuted = alloc_model_contradicted(ctx, a, b, best_meas);
+        if (a->hint_cores) {
+                switch (alloc_hint_check(ctx, a, cur_meas, best_pred)) {
+                case HINT_HOLD:
+                        return cur;
+                case HINT_OFF:
+                        return cur == ALLOCATOR_PHASE_RECALL ? ALLOCATOR_PHASE_SEARCH : cur;
+                case HINT_VERIFIED:
+                        return ALLOCATOR_PHASE_SETTLED;
+                case HINT_SPENT:
+                        break;
+                }
+        }
+        /* The remembered configuration is done with: the measured search decides. */
+        if (cur == ALLOCATOR_PHASE_RECALL)
+                cur = ALLOCATOR_PHASE_SEARCH;
+        /* At a probe not measured yet: its measurement first. A model jump from here (the
+         * model ranks the probe poorly, by design) would leave every probe unmeasured when
+         * sharing trims the jump back, and the app would swing between the two at every
+         * decision. */
+        if (!cur_meas && a->cores == a->probe_cores && a->freq_khz == a->probe_freq_khz &&
+            ctx->n_apps > 1) {
+                /* Begun alone, a probe cannot be measured once another app arrives and the
+                 * app's own power is not measured: it would hold an unmeasured probe to the
+                 * end. Back to the best measured point; the model ranks from there. */
+                if (best_meas && !alloc_score_measurable(ctx, a, e)) {
+                        a->denied_cores = a->cores;
+                        a->denied_freq_khz = a->freq_khz;
+                        a->denied_decision = ctx->decision;
+                        a->want_cores = best_meas->cores;
+                        a->want_freq_khz = best_meas->freq_khz;
+                        a->probe_cores = a->probe_freq_khz = 0;
+                        snprintf(
+                            a->reason, sizeof(a->reason),
+                            "probe of %u cores%s abandoned: its %s cannot be measured "
+                            "while sharing (no power of its own); back to %u cores%s",
+                            a->cores, alloc_freq_text(a->freq_khz, ftext, sizeof(ftext)),
+                            objective_to_string(a->effective), best_meas->cores,
+                            alloc_freq_text(best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
+                        return cur;
+                }
+                alloc_stay(a, "%s", "measuring this configuration");
+                return cur;
+        }
+        if (cur_meas && best_meas && best_meas != cur_meas &&
+            objective_better(cur_meas->score, best_meas->score, ctx->hysteresis)) {
+                a->want_cores = best_meas->cores;
+                a->want_freq_khz = best_meas->freq_khz;
+                snprintf(a->reason, sizeof(a->reason),
+                         "measured %s at %u cores%s beats the current one by %.0f%%",
+                         objective_to_string(a->effective), best_meas->cores,
+                         alloc_freq_text(best_meas->freq_khz, ftext, sizeof(ftext)),
+                         100 * (cur_meas->score - best_meas->score) / fabs(cur_meas->score));
+                return cur;
+        }
+        /* The stack: a lock (sync, yield) that costs a good share of the cores at the full
+         * count says more cores add nothing past those the app keeps busy. The first probe
+         * goes there, instead of halving towards it one probe at a time. */
+        hint = stack_hint(a);
+        if (hint.dir == STACK_HINT_FEWER_CORES && hint.saturates && a->halving && cur_meas &&
+            a->cores == d->start) {
+                unsigned n = hint.busy > b->min_cores ? hint.busy : b->min_cores;
+
+                if (n < a->cores / 2 && !alloc_hist_fresh(ctx, a, n, a->freq_khz) &&
+                    !alloc_denied(ctx, a, n, a->freq_khz)) {
+                        a->halving = false;
+                        a->step_cores = n / 4 > 1 ? n / 4 : 1;
+                        a->want_cores = n;
+                        a->want_freq_khz = a->freq_khz;
+                        a->exploring = true;
+                        snprintf(a->reason, sizeof(a->reason),
+                                 "stack: %s %.1f of %.0f cores grows with the cores: trying "
+                                 "%u cores first, the ones it keeps busy",
+                                 stack_component_name(hint.why), hint.cost, hint.cores, n);
+                        return cur;
+                }
+        }
+        /* The model's choice, unless it has been measured there already: then measurement
+         * decides. */
+        if (!isnan(best_pred) && !a->model_refuted &&
+            (best_n != a->cores || best_f != a->freq_khz) &&
+            !alloc_hist_fresh(ctx, a, best_n, best_f) && !alloc_denied(ctx, a, best_n, best_f) &&
+            (isnan(cur_pred) || objective_better(cur_pred, best_pred, ctx->hysteresis))) {
+                a->want_cores = best_n;
+                a->want_freq_khz = best_f;
+                a->model_cores = best_n;
+                a->model_freq_khz = best_f;
+                a->exploring = true;
+                snprintf(a->reason, sizeof(a->reason),
+                         "model: %s %.0f%% better at %u cores%s (P=%.2f)%s%s",
+                         objective_to_string(a->effective),
+                         isnan(cur_pred) ? 0.0 : 100 * (cur_pred - best_pred) / fabs(cur_pred),
+                         best_n, alloc_freq_text(best_f, ftext, sizeof(ftext)),
+                         e->known & ESTIMATE_P_LS ? e->p_ls : e->p_eq10, d->why ? "; " : "",
+                         d->why ? d->why : "");
+                alloc_idle_run_note(ctx, a);
+                return cur;
+        }
+        /* The measured search: wait for the current point's measurement, then measure the
+         * unmeasured neighbours of the best point, halving the steps when none is left. */
+        if (!cur_meas) {
+                alloc_stay(a, "%s",
+                           isnan(best_pred) && !ctx->power_measured && !ctx->pm
+                               ? "holding: the model cannot rank this objective yet"
+                               : "measuring this configuration");
+                return cur;
+        }
+        if (!best_meas)
+                best_meas = cur_meas;
+        if (scaling_jump(ctx, a, b, base_t, best_meas))
+                return ALLOCATOR_PHASE_SEARCH;
+        for (;;) {
+                bool hinted;
+                unsigned n = neighbours(ctx, a, b, base_t, best_meas->cores, best_meas->freq_khz,
+                                        &hint, &hinted, cand);
+
+                if (!n && a->halving) {
+                        /* The optimum lies between the best and its halves: search there. */
+                        a->halving = false;
+                        a->step_cores = best_meas->cores / 4 > 1 ? best_meas->cores / 4 : 1;
+                        continue;
+                }
+                if (n) {
+                        a->want_cores = a->probe_cores = cand[0].cores;
+                        a->want_freq_khz = a->probe_freq_khz = cand[0].freq_khz;
+                        a->reserve_cores = best_meas->cores;
+                        a->exploring = true;
+                        snprintf(
+                            a->reason, sizeof(a->reason),
+                            "exploring %u cores%s: measuring whether it beats %u cores%s",
+                            cand[0].cores, alloc_freq_text(cand[0].freq_khz, ftext, sizeof(ftext)),
+                            best_meas->cores,
+                            alloc_freq_text(best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
+                        if (hinted) {
+                                size_t len = strlen(a->reason);
+
+                                snprintf(a->reason + len, sizeof(a->reason) - len,
+                                         "; stack: %s %.1f of %.0f cores, %s first",
+                                         stack_component_name(hint.why), hint.cost, hint.cores,
+                                         hint.dir == STACK_HINT_FEWER_CORES ? "fewer cores"
+                                                                            : "a lower clock");
+                        }
+                        return ALLOCATOR_PHASE_SEARCH;
+                }
+                if (a->step_cores <= 1 && a->step_freqs <= 1)
+                        break;
+                a->step_cores = (a->step_cores + 1) / 2;
+                a->step_freqs = (a->step_freqs + 1) / 2;
+        }
+        /* Sharing the machine, every score moves a little with what the others do: a
+         * settled app moves for the hysteresis then, not for the search's margin. */
+        if (best_meas != cur_meas &&
+            objective_better(cur_meas->score, best_meas->score,
+                             ctx->n_apps > 1 ? ctx->hysteresis : ALLOCATOR_SEARCH_MARGIN)) {
+                a->want_cores = best_meas->cores;
+                a->want_freq_khz = best_meas->freq_khz;
+                snprintf(a->reason, sizeof(a->reason),
+                         "settled: every neighbour of %u cores%s measured worse", best_meas->cores,
+                         alloc_freq_text(best_meas->freq_khz, ftext, sizeof(ftext)));
+                return ALLOCATOR_PHASE_SETTLED;
+        }
+        alloc_stay(a, "%s", "holding: every neighbour measured worse");
+        return ALLOCATOR_PHASE_SETTLED;
+}

@@ -1,0 +1,397 @@
+/* Sharing the machine (docs/allocator.md, "Sharing the machine"): learners on CPUs of their
+ * own, frequency domains of their own for apps that want a lower clock, and the partition of
+ * the managed CPUs, trimmed one core at a time by the model's marginal cost. */
+
+#include "alloc_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pctl/util.h"
+
+/* Sharing: taking a core an app holds now (a move for it) must save this much more, by the
+ * model, than denying a core another app does not hold yet. */
+#define ALLOCATOR_TRIM_STICKY 1.0
+/* Sharing, an app the model cannot rank yet (a learner) is given at most its fair share by
+ * weight and at most this many cores (per unit of weight): enough to learn P on, without
+ * taking a settled app's cores for the learning. */
+#define ALLOCATOR_LEARNER_CORES 8.0
+
+/* What one core less than its reserve costs the app, by the model: the relative rise of its
+ * predicted score at the frequency it wants, over its weight. NaN when the model cannot say. */
+static double trim_cost(const struct allocator_ctx *ctx, const struct allocator_app *a)
+{
+        double now =
+            alloc_predicted_score(ctx, a, a->effective, a->reserve_cores, a->want_freq_khz, NULL);
+        double less = alloc_predicted_score(ctx, a, a->effective, a->reserve_cores - 1,
+                                            a->want_freq_khz, NULL);
+
+        if (!isfinite(now) || !isfinite(less) || now == 0)
+                return NAN;
+        return (less - now) / fabs(now) / a->policy->weight;
+}
+
+/* An app's frequency sensitivity where the estimator has none (it never ran at another
+ * clock: in a shared domain it cannot): the stalled share of the cycles of its cores making
+ * progress, which do not shrink with the clock. A spinning thread's cycles are busy without
+ * progress and retire little, so count stalled: they are left out. NaN when unknown, when the
+ * estimator has a sensitivity of its own, or where another app time-shares its CPUs. */
+static double stall_share(const struct allocator_ctx *ctx, const struct allocator_app *a)
+{
+        const struct estimate *e = estimator_get(ctx->est, a->id);
+        unsigned need = ESTIMATE_STALLS | ESTIMATE_IPC | ESTIMATE_I0 | ESTIMATE_SPEEDUP;
+        double core, cycles, spin, share;
+
+        if (!e || (e->known & ESTIMATE_MEM_FRACTION) || (e->known & need) != need ||
+            !isfinite(e->busy_cores) || !(e->ipc > 0))
+                return NAN;
+        core = e->i0 / e->ipc; /* the busiest core's cycles */
+        cycles = core * e->speedup;
+        spin = e->busy_cores > e->speedup ? core * (e->busy_cores - e->speedup) : 0;
+        share = (e->stalls - spin) / cycles;
+        return cycles > 0 && share >= 0 && share <= 1 ? share : NAN;
+}
+
+/* The app's predicted score at a frequency the fitted power model has not seen (it knows only
+ * those the machine ran at; an app in a shared domain cannot show it another): below the
+ * lowest one seen, the core power there scaled down by the clock. Dynamic power is C V^2 f, so
+ * at a fixed voltage it falls at least in proportion to the clock; the voltage falling with it
+ * only saves more. The bound errs towards the higher clock. time_k as predicted_score_k. NaN
+ * when even that is unknown. */
+static double score_clock_scaled(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                                 unsigned cores, unsigned freq_khz, double time_k)
+{
+        struct model_power pm;
+        struct allocator_ctx c = *ctx;
+        const struct model_power_point *above = NULL;
+
+        if (!ctx->pm)
+                return NAN;
+        pm = *ctx->pm;
+        for (unsigned i = 0; i < pm.n_points && !above; i++)
+                if (pm.points[i].freq_khz >= freq_khz)
+                        above = &pm.points[i];
+        if (!above)
+                return NAN;
+        /* Between two clocks it has seen, the fit interpolates: only below them is a bound
+         * needed. */
+        if (above == pm.points && above->freq_khz != freq_khz &&
+            model_power_set_point(&pm, freq_khz, above->core_w * freq_khz / above->freq_khz,
+                                  above->idle_w) < 0)
+                return NAN;
+        c.pm = &pm;
+        return alloc_predicted_score_k(&c, a, a->effective, cores, freq_khz, NULL, time_k);
+}
+
+/* A domain of its own (docs/allocator.md): apps sharing a frequency domain run at the highest
+ * frequency wanted there and cannot probe another, so an app that would do better at a lower
+ * clock than its neighbours (memory-bound: its time hardly follows the clock) never finds out.
+ * The model says so without a probe: true when its predicted score at a lower frequency than
+ * the neighbours' beats the one at theirs by more than the hysteresis, with the estimator's
+ * frequency sensitivity, else the stalled share of its cycles (stall_share), and the power at
+ * clocks the fit has not seen bounded from above (score_clock_scaled). The reason names the
+ * figures; *best_khz is that frequency. */
+static bool wants_lower_clock(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                              unsigned theirs_khz, double margin, char *why, size_t why_size,
+                              unsigned *best_khz)
+{
+        const struct estimate *e = estimator_get(ctx->est, a->id);
+        double m = stall_share(ctx, a), at, best = NAN;
+        bool own = e && (e->known & ESTIMATE_MEM_FRACTION);
+        struct allocator_bounds b;
+        unsigned ref;
+
+        if (!e || (!own && isnan(m)) || isfinite(a->policy->max_slowdown))
+                return false; /* a slowdown bound is checked by measuring, not here */
+        alloc_app_bounds(ctx, a->policy, &b);
+        /* Without a sensitivity of its own the estimator scales all its time with the clock
+         * from the one it ran at: the stalled share does not scale. */
+        ref = e->freq_khz ? e->freq_khz : theirs_khz;
+        at = score_clock_scaled(ctx, a, a->want_cores, theirs_khz,
+                                own ? 1.0 : (1 - m) + m * theirs_khz / ref);
+        if (!isfinite(at) || at <= 0)
+                return false;
+        for (unsigned i = 0; i < ctx->n_freqs && ctx->freqs_khz[i] < theirs_khz; i++) {
+                unsigned f = ctx->freqs_khz[i];
+                double s = alloc_freq_in(&b, f)
+                               ? score_clock_scaled(ctx, a, a->want_cores, f,
+                                                    own ? 1.0 : (1 - m) + m * (double)f / ref)
+                               : NAN;
+
+                if (isfinite(s) && (isnan(best) || s < best)) {
+                        best = s;
+                        *best_khz = f;
+                }
+        }
+        if (isnan(best) || !objective_better(at, best, margin))
+                return false;
+        if (own)
+                snprintf(why, why_size, "the model puts its %s at %u MHz %.0f%% below %u MHz",
+                         objective_to_string(a->effective), *best_khz / 1000, 100 * (1 - best / at),
+                         theirs_khz / 1000);
+        else
+                snprintf(why, why_size,
+                         "%.0f%% of its cycles stall: the model puts its %s at %u MHz %.0f%% "
+                         "below %u MHz",
+                         100 * m, objective_to_string(a->effective), *best_khz / 1000,
+                         100 * (1 - best / at), theirs_khz / 1000);
+        return true;
+}
+
+/* The highest clock the apps other than a, outside domains of their own, want. */
+static unsigned others_clock(const struct allocator_app *apps, unsigned n,
+                             const struct allocator_app *a)
+{
+        unsigned theirs = 0;
+
+        for (unsigned j = 0; j < n; j++)
+                if (&apps[j] != a && !apps[j].own_domain && apps[j].want_freq_khz > theirs)
+                        theirs = apps[j].want_freq_khz;
+        return theirs;
+}
+
+/* Gives apps that want a lower clock than the others a frequency domain of their own, while
+ * at least one domain and the others' minimums fit in the rest. An app keeps its domain while
+ * its want fits one and either its clock is still to be learned or it wants a lower one than
+ * the others (its own search, alone there, chose it); an app whose clock turned out to be the
+ * others' gives it back. Returns the CPUs so set aside. */
+static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
+{
+        unsigned dom = ctx->domain_cpus, granted = 0, others_min = 0;
+
+        for (unsigned i = 0; i < n; i++)
+                if (apps[i].shares_cpus)
+                        dom = 0; /* a learner on every CPU shares every domain */
+        for (unsigned i = 0; i < n; i++) {
+                struct allocator_app *a = &apps[i];
+
+                if (a->own_domain &&
+                    (!dom || n < 2 || a->reserve_cores > dom || a->want_cores > dom)) {
+                        a->own_domain = false;
+                        a->domain_returned = ctx->decision;
+                }
+                if (a->own_domain) {
+                        const struct estimate *e = estimator_get(ctx->est, a->id);
+
+                        if (e && ((e->known & ESTIMATE_MEM_FRACTION) || a->clock_probed) &&
+                            a->want_freq_khz >= others_clock(apps, n, a)) {
+                                a->own_domain = false;
+                                a->domain_returned = ctx->decision;
+                                snprintf(a->reason + strlen(a->reason),
+                                         sizeof(a->reason) - strlen(a->reason),
+                                         " (its clock is the others': its frequency domain "
+                                         "shared again)");
+                        }
+                }
+                if (!a->own_domain)
+                        others_min += a->policy->min_cores ? a->policy->min_cores : 1;
+        }
+        if (!dom)
+                return 0;
+        for (unsigned i = 0; i < n; i++) {
+                struct allocator_app *a = &apps[i];
+
+                if (!a->own_domain)
+                        continue;
+                if (granted + 2 * dom > ctx->n_cpus || others_min > ctx->n_cpus - granted - dom) {
+                        a->own_domain = false; /* no room left for the others */
+                        a->domain_returned = ctx->decision;
+                        others_min += a->policy->min_cores ? a->policy->min_cores : 1;
+                        continue;
+                }
+                granted += dom;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                struct allocator_app *a = &apps[i];
+                unsigned theirs, khz = 0, min = a->policy->min_cores ? a->policy->min_cores : 1;
+                double margin;
+                char why[160];
+
+                if (a->own_domain || a->want_cores > dom || a->reserve_cores > dom)
+                        continue;
+                theirs = others_clock(apps, n, a);
+                if (!theirs || granted + 2 * dom > ctx->n_cpus ||
+                    others_min - min > ctx->n_cpus - granted - dom)
+                        continue;
+                /* The CPUs of the domain it leaves idle are withheld from the others: the
+                 * gain must pay for them, up to the hysteresis for a domain it would leave
+                 * all but empty. Each grant moves every app: a domain it gave back is granted
+                 * again only for a gain past the hysteresis, or the apps pass domains
+                 * around. */
+                margin =
+                    ALLOCATOR_SEARCH_MARGIN +
+                    ctx->hysteresis * (dom - (a->want_cores < dom ? a->want_cores : dom)) / dom;
+                if (a->domain_returned && margin < ctx->hysteresis)
+                        margin = ctx->hysteresis;
+                if (!wants_lower_clock(ctx, a, theirs, margin, why, sizeof(why), &khz))
+                        continue;
+                a->own_domain = true;
+                a->clock_probed = ctx->decision;
+                a->want_freq_khz = khz;
+                granted += dom;
+                others_min -= min;
+                snprintf(a->reason + strlen(a->reason), sizeof(a->reason) - strlen(a->reason),
+                         " (a frequency domain of its own, at %u MHz: %s)", khz / 1000, why);
+        }
+        return granted;
+}
+
+/* Alone in its domain, its frequency sensitivity learned there, the app's cores and clock
+ * within the domain are the model's choice (the fit has seen the domain at both clocks): its
+ * score cannot be measured while it shares the machine without a power of its own, and no
+ * other app may use the domain's CPUs. Moves only for the hysteresis; says why. */
+static void clock_choose(const struct allocator_ctx *ctx, struct allocator_app *a)
+{
+        struct allocator_bounds b;
+        double at, best;
+        unsigned best_n = a->want_cores, best_khz = a->want_freq_khz, top;
+
+        alloc_app_bounds(ctx, a->policy, &b);
+        top = b.max_cores < ctx->domain_cpus ? b.max_cores : ctx->domain_cpus;
+        at = score_clock_scaled(ctx, a, a->want_cores, a->want_freq_khz, 1.0);
+        best = at;
+        for (unsigned n = b.min_cores; n <= top; n++)
+                for (unsigned i = 0; i < ctx->n_freqs; i++) {
+                        double s = alloc_freq_in(&b, ctx->freqs_khz[i])
+                                       ? score_clock_scaled(ctx, a, n, ctx->freqs_khz[i], 1.0)
+                                       : NAN;
+
+                        if (isfinite(s) && (isnan(best) || s < best)) {
+                                best = s;
+                                best_n = n;
+                                best_khz = ctx->freqs_khz[i];
+                        }
+                }
+        if ((best_n == a->want_cores && best_khz == a->want_freq_khz) || !isfinite(at) ||
+            !objective_better(at, best, ctx->hysteresis))
+                return;
+        snprintf(a->reason + strlen(a->reason), sizeof(a->reason) - strlen(a->reason),
+                 "; alone in its domain, its frequency sensitivity learned: model %s %.0f%% "
+                 "better at %u cores %u MHz",
+                 objective_to_string(a->effective), 100 * (at - best) / fabs(at), best_n,
+                 best_khz / 1000);
+        a->want_cores = best_n;
+        a->want_freq_khz = best_khz;
+}
+
+/* An app alone in its domain: once the estimator has learned its frequency sensitivity there
+ * (from the clock it was given with the domain and the one it ran at before), the model
+ * chooses the domain's clock (clock_choose). */
+static void clock_probe(const struct allocator_ctx *ctx, struct allocator_app *a)
+{
+        const struct estimate *e = estimator_get(ctx->est, a->id);
+
+        if (a->own_domain && !a->freq_shared && ctx->n_freqs && e && a->clock_probed &&
+            a->clock_probed != ctx->decision && (e->known & ESTIMATE_MEM_FRACTION))
+                clock_choose(ctx, a);
+}
+
+/* Shares ctx->n_cpus among the apps' wants (decided by decide_one): learners on CPUs of
+ * their own where they fit, frequency domains of their own, then the partition, trimmed one
+ * core at a time. -ENOSPC when the apps' minimums alone do not fit. */
+int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
+{
+        unsigned total = 0, learners = 0, settled = 0;
+        double weights = 0;
+
+        for (unsigned i = 0; i < n; i++) {
+                if (apps[i].effective == OBJECTIVE_MONITOR)
+                        continue; /* only watched: outside the partition */
+                if (apps[i].shares_cpus)
+                        learners++;
+                else
+                        settled += apps[i].reserve_cores;
+        }
+        /* Learners time-share CPUs only when neither what the others leave them nor the
+         * machine split among all apps can give each two of its own (P cannot be learned on
+         * one): on CPUs of their own they disturb no partitioned app's measurements, and are
+         * not slowed by one either. Where every app can have two, the partition below makes
+         * room (a learner down to its fair share, at most ALLOCATOR_LEARNER_CORES; the others
+         * by the model's marginal cost): a learner time-sharing a settled app's CPUs slowed
+         * that app for the whole of its learning (together-s64-8apps: 4 of 8 apps arrive
+         * when the settled ones hold every CPU). */
+        for (unsigned i = 0; i < n; i++) {
+                if (apps[i].shares_cpus && apps[i].effective != OBJECTIVE_MONITOR &&
+                    (settled + 2 * learners <= ctx->n_cpus || 2 * n <= ctx->n_cpus)) {
+                        apps[i].shares_cpus = false;
+                        snprintf(apps[i].reason + strlen(apps[i].reason),
+                                 sizeof(apps[i].reason) - strlen(apps[i].reason),
+                                 " (on CPUs of its own)");
+                }
+        }
+        /* Apps given a domain of their own hold all of it; the others share the rest. */
+        total = own_domains(ctx, apps, n);
+        for (unsigned i = 0; i < n; i++)
+                clock_probe(ctx, &apps[i]);
+        for (unsigned i = 0; i < n; i++)
+                if (!apps[i].shares_cpus && !apps[i].own_domain)
+                        total += apps[i].reserve_cores;
+        /* Too many wants: take cores, one at a time. First from an app the model cannot
+         * rank (a learner) above its fair share by weight, the one holding the most per unit
+         * of weight; then from the app the model says loses least by it (the relative rise of
+         * its predicted score, over its weight), which is how the partition is chosen
+         * jointly; else by cores per weight. Never below an app's minimum. */
+        for (unsigned i = 0; i < n; i++)
+                if (!apps[i].shares_cpus)
+                        weights += apps[i].policy->weight;
+        while (total > ctx->n_cpus) {
+                struct allocator_app *victim = NULL, *cheapest = NULL, *unknown = NULL;
+                double worst = -1, worst_unknown = -1, least = NAN;
+
+                for (unsigned i = 0; i < n; i++) {
+                        struct allocator_app *a = &apps[i];
+                        unsigned min = a->policy->min_cores ? a->policy->min_cores : 1;
+                        double per_weight = a->reserve_cores / a->policy->weight, cost;
+
+                        if (a->shares_cpus || a->own_domain || a->reserve_cores <= min)
+                                continue;
+                        if (per_weight > worst) {
+                                worst = per_weight;
+                                victim = a;
+                        }
+                        cost = trim_cost(ctx, a);
+                        if (isnan(cost)) {
+                                if (per_weight >
+                                        fmin(ctx->n_cpus / weights, ALLOCATOR_LEARNER_CORES) &&
+                                    per_weight > worst_unknown) {
+                                        worst_unknown = per_weight;
+                                        unknown = a;
+                                }
+                                continue;
+                        }
+                        /* Cores it holds now cost a move to take: a core it does not hold
+                         * yet is denied first, unless that saves clearly less. */
+                        if (a->reserve_cores <= a->cores)
+                                cost *= 1 + ALLOCATOR_TRIM_STICKY;
+                        if (isnan(least) || cost < least) {
+                                least = cost;
+                                cheapest = a;
+                        }
+                }
+                if (unknown)
+                        victim = unknown;
+                else if (cheapest)
+                        victim = cheapest;
+                if (!victim)
+                        return -ENOSPC; /* the minimums alone do not fit */
+                victim->reserve_cores--;
+                total--;
+                if (victim->want_cores <= victim->reserve_cores)
+                        continue; /* a probe below its reserve goes on */
+                if (victim->exploring) {
+                        /* What it asked for, before this trim: it is a probe no more. */
+                        victim->denied_cores = victim->want_cores;
+                        victim->denied_freq_khz = victim->want_freq_khz;
+                        victim->denied_decision = ctx->decision;
+                        victim->exploring = false;
+                }
+                victim->want_cores = victim->reserve_cores;
+                snprintf(victim->reason, sizeof(victim->reason),
+                         "sharing %u CPUs among %u apps by weight", ctx->n_cpus, n);
+                alloc_idle_run_note(ctx, victim);
+        }
+        return 0;
+}

@@ -13,6 +13,12 @@
 /* A core range this wide (max - min) is searched by halving and doubling (a ladder in log
  * space) before the pattern search; a narrower one by steps of one core. */
 #define ALLOCATOR_WIDE_RANGE 8
+/* The search's steps on a wide range start at this fraction (1/ALLOCATOR_STEP_DIV) of the
+ * span they search (the range; the target of a jump; the best count when the ladder ends),
+ * and are halved: single steps after two halvings. */
+#define ALLOCATOR_STEP_DIV 4
+/* P is not learned on fewer cores than this (eq. 9 compares cores with one another). */
+#define ALLOCATOR_LEARN_MIN_CORES 2
 /* The one-core probe's bound, in intervals: one is enough, three leave room for intervals the
  * estimator could not use. */
 #define ALLOCATOR_IPC1_PROBE_INTERVALS 3

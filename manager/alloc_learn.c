@@ -279,11 +279,10 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
  * (its warm-up, which the estimator keeps out of P's fit) show a speedup so small that
  * Amdahl's law, with P from that one speedup (eq. 10), keeps at least
  * ALLOCATOR_START_KEEP of it on a quarter of the cores. It then warms up and learns there,
- * two rungs down the halving ladder, instead of spending its first 1.4 s on cores it does
- * not use (an app that stops scaling at 16 of 64 cores ran that long at 1.29x its best
- * EDP before the search began). A start-up that is sequential work (a real app reading its
- * input) shows a speedup near 1 and moves too: it loses nothing there, and eq. 9 learns P
- * on any count of two cores or more. Decided once, at the first decision with a speedup
+ * two rungs down the halving ladder, instead of spending its warm-up and learning on cores
+ * it does not use, at a cost the search cannot win back. A start-up that is sequential work (a real
+ * app reading its input) shows a speedup near 1 and moves too: it loses nothing there, and eq. 9
+ * learns P on any count of two cores or more. Decided once, at the first decision with a speedup
  * measured on every core; the reason is kept in start_reason. Otherwise every allowed core:
  * an app that scales loses more by a slow start than the ladder's probes cost it; a narrow
  * range is searched by single steps from the top anyway; a slowdown limit is relative to
@@ -310,8 +309,8 @@ unsigned alloc_start_cores(const struct allocator_ctx *ctx, struct allocator_app
         q = (unsigned)(n * ALLOCATOR_START_FRACTION);
         if (q < b->min_cores)
                 q = b->min_cores;
-        if (q < 2)
-                q = 2;
+        if (q < ALLOCATOR_LEARN_MIN_CORES)
+                q = ALLOCATOR_LEARN_MIN_CORES;
         a->start_decided = true;
         a->start_at = b->max_cores;
         if (q >= n || model_p_from_speedup(n, e->speedup, &p) < 0 ||

@@ -19,10 +19,20 @@
 #define ALLOCATOR_FAR_WORSE 0.15
 /* ESTIMA's extrapolation (model/scaling.c): believed when it reproduces every measured
  * score within ALLOCATOR_SCALING_TRUST; at most ALLOCATOR_SCALING_JUMPS jumps to its predicted
- * optimum per search; a core move it predicts worse by the hysteresis, or by four times its
- * error at the measured points, is not probed. */
+ * optimum per search; a core move it predicts worse by the hysteresis, or by
+ * ALLOCATOR_RULE_OUT_ERRORS times its error at the measured points, is not probed. */
 #define ALLOCATOR_SCALING_JUMPS 3
 #define ALLOCATOR_SCALING_TRUST 0.05
+#define ALLOCATOR_RULE_OUT_ERRORS 4
+/* ESTIMA is validated to about this multiple of the largest core count measured
+ * (docs/extrapolation.md): its jumps go no further. */
+#define ALLOCATOR_EXTRAP_REACH 2
+/* Settable frequencies from which the search's frequency steps start wide (a quarter of
+ * them), as ALLOCATOR_WIDE_RANGE for core counts. */
+#define ALLOCATOR_WIDE_FREQS 8
+/* A move that measured worse from a point within this many P-states (or the search's
+ * frequency step, if larger) is taken for worse here too (move_known_worse). */
+#define ALLOCATOR_NEAR_FREQS 2
 
 /* Whether the move (cores, freq) -> (to_cores, to_freq) is known to be worse without
  * measuring it: the same move, made from a nearby core count (a frequency move) or a nearby
@@ -35,8 +45,10 @@ static bool move_known_worse(const struct allocator_ctx *ctx, struct allocator_a
 {
         int fi = alloc_freq_index(ctx, freq_khz);
         /* Close by: within the search's step, a quarter of the core count, two P-states. */
-        unsigned near_cores = a->step_cores > cores / 4 ? a->step_cores : cores / 4;
-        int near_freqs = a->step_freqs > 2 ? (int)a->step_freqs : 2;
+        unsigned near_cores =
+            a->step_cores > cores / ALLOCATOR_STEP_DIV ? a->step_cores : cores / ALLOCATOR_STEP_DIV;
+        int near_freqs =
+            a->step_freqs > ALLOCATOR_NEAR_FREQS ? (int)a->step_freqs : ALLOCATOR_NEAR_FREQS;
 
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *from = &a->hist[i], *to;
@@ -62,8 +74,7 @@ static bool move_known_worse(const struct allocator_ctx *ctx, struct allocator_a
                 }
                 /* Close by, worse by the search's margin; anywhere in the range, worse by
                  * ALLOCATOR_FAR_WORSE: a loss that large is not undone by the other
-                 * dimension's coupling (the memory-bound i7 app lost 22% going from 4 to 3
-                 * cores at 3700 MHz, and 24% again at 2400). */
+                 * dimension's coupling. */
                 if (to && objective_better(to->score, from->score,
                                            near ? ALLOCATOR_SEARCH_MARGIN : ALLOCATOR_FAR_WORSE))
                         return true;
@@ -156,7 +167,7 @@ static bool scaling_rules_out(const struct allocator_app *a, double hysteresis, 
         if (!m->known || !m->trusted || m->freq_khz != freq_khz || to_freq_khz != freq_khz ||
             to_cores == cores)
                 return false;
-        margin = fmax(hysteresis, 4 * m->fit_error);
+        margin = fmax(hysteresis, ALLOCATOR_RULE_OUT_ERRORS * m->fit_error);
         return objective_better(scaling_predict_score(m, a->effective, to_cores),
                                 scaling_predict_score(m, a->effective, cores), margin);
 }
@@ -300,14 +311,15 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
         m->trusted = m->fit_error <= ALLOCATOR_SCALING_TRUST;
         /* ESTIMA extrapolates upwards, from small counts to larger ones, and is validated to
          * about twice the largest count measured (docs/extrapolation.md): below the smallest
-         * its kernels are unconstrained (an ExpRat fitted on 8-16 cores once sent an app that
-         * stops scaling at 16 to one core, 97% worse), and from 7-16 cores an Amdahl fit sent
-         * it to 64 (74% worse). The ladder and the pattern search measure further out. */
+         * its kernels are unconstrained, and far above the largest any kernel's curvature is
+         * a guess. The ladder and the pattern search measure further out. */
         /* The knee of the predicted score, not its argmin: on a curve flat within a few per
-         * cent the argmin is noise (an SP-like app sent to every core for 1 %). */
+         * cent the argmin is noise, and a jump to it costs a move for nothing. */
         n = extrap_knee(scaling_knee_score, &(struct scaling_knee_arg){m, a->effective},
                         m->min_measured > b->min_cores ? m->min_measured : b->min_cores,
-                        2 * m->max_measured < b->max_cores ? 2 * m->max_measured : b->max_cores,
+                        ALLOCATOR_EXTRAP_REACH * m->max_measured < b->max_cores
+                            ? ALLOCATOR_EXTRAP_REACH * m->max_measured
+                            : b->max_cores,
                         EXTRAP_KNEE_TOL);
         extrap_best_cores(&m->time, b->max_cores, &smax);
         a->predicted_best_cores = m->trusted ? n : 0;
@@ -326,10 +338,10 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
         a->scaling_jumps++;
         a->halving = false;
         /* A quarter of the target, or the search's step if finer: a jump the measurement
-         * refutes leaves the search around the best point at the step it had reached (from
-         * 16 cores at step 1, a refuted jump to 32 re-opened steps of 8: five more probes). */
-        if (!a->step_cores || n / 4 < a->step_cores)
-                a->step_cores = n / 4 > 1 ? n / 4 : 1;
+         * refutes leaves the search around the best point at the step it had reached, not at
+         * the coarse steps of a far target. */
+        if (!a->step_cores || n / ALLOCATOR_STEP_DIV < a->step_cores)
+                a->step_cores = n / ALLOCATOR_STEP_DIV > 1 ? n / ALLOCATOR_STEP_DIV : 1;
         a->want_cores = n;
         a->want_freq_khz = best->freq_khz;
         a->reserve_cores = best->cores;
@@ -367,8 +379,9 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
                 for (unsigned i = 0; i < ctx->n_freqs; i++)
                         nf += alloc_freq_in(b, ctx->freqs_khz[i]);
                 /* Wide first steps, halved as the search closes in: O(log N) probes. */
-                a->step_cores = alloc_range_wide(b) ? (b->max_cores - b->min_cores) / 4 : 1;
-                a->step_freqs = nf >= 8 ? nf / 4 : 1;
+                a->step_cores =
+                    alloc_range_wide(b) ? (b->max_cores - b->min_cores) / ALLOCATOR_STEP_DIV : 1;
+                a->step_freqs = nf >= ALLOCATOR_WIDE_FREQS ? nf / ALLOCATOR_STEP_DIV : 1;
                 /* From where it started on a wide range, halving (and doubling, from below
                  * the full count) finds the scale in O(log N) probes. */
                 a->halving = alloc_range_wide(b) && a->cores == d->start;
@@ -471,7 +484,7 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
                 if (n < a->cores / 2 && !alloc_hist_fresh(ctx, a, n, a->freq_khz) &&
                     !alloc_denied(ctx, a, n, a->freq_khz)) {
                         a->halving = false;
-                        a->step_cores = n / 4 > 1 ? n / 4 : 1;
+                        a->step_cores = n / ALLOCATOR_STEP_DIV > 1 ? n / ALLOCATOR_STEP_DIV : 1;
                         a->want_cores = n;
                         a->want_freq_khz = a->freq_khz;
                         a->exploring = true;
@@ -524,7 +537,9 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
                 if (!n && a->halving) {
                         /* The optimum lies between the best and its halves: search there. */
                         a->halving = false;
-                        a->step_cores = best_meas->cores / 4 > 1 ? best_meas->cores / 4 : 1;
+                        a->step_cores = best_meas->cores / ALLOCATOR_STEP_DIV > 1
+                                            ? best_meas->cores / ALLOCATOR_STEP_DIV
+                                            : 1;
                         continue;
                 }
                 if (n) {

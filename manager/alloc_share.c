@@ -310,12 +310,12 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
          * one): on CPUs of their own they disturb no partitioned app's measurements, and are
          * not slowed by one either. Where every app can have two, the partition below makes
          * room (a learner down to its fair share, at most ALLOCATOR_LEARNER_CORES; the others
-         * by the model's marginal cost): a learner time-sharing a settled app's CPUs slowed
-         * that app for the whole of its learning (together-s64-8apps: 4 of 8 apps arrive
-         * when the settled ones hold every CPU). */
+         * by the model's marginal cost): a learner time-sharing a settled app's CPUs slows
+         * that app for the whole of its learning. */
         for (unsigned i = 0; i < n; i++) {
                 if (apps[i].shares_cpus && apps[i].effective != OBJECTIVE_MONITOR &&
-                    (settled + 2 * learners <= ctx->n_cpus || 2 * n <= ctx->n_cpus)) {
+                    (settled + ALLOCATOR_LEARN_MIN_CORES * learners <= ctx->n_cpus ||
+                     ALLOCATOR_LEARN_MIN_CORES * n <= ctx->n_cpus)) {
                         apps[i].shares_cpus = false;
                         snprintf(apps[i].reason + strlen(apps[i].reason),
                                  sizeof(apps[i].reason) - strlen(apps[i].reason),

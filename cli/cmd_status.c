@@ -149,8 +149,12 @@ static void status_human(struct json_object *s)
                 print_num(a, "edp_rate", " %*.3g", 10);
                 print_num(a, "gain_pct", " %*.1f", 10);
                 printf("\n%-15s %s\n", "", reply_string(a, "reason"));
-                /* What its scores count as progress: its own markers, or instructions. */
-                if (reply_string(a, "progress"))
+                /* Where the allocator is with it, and what its scores count as progress: its
+                 * own markers, or instructions. */
+                if (reply_string(a, "allocator_phase") && reply_string(a, "progress"))
+                        printf("%-15s allocator: %s; progress: %s\n", "",
+                               reply_string(a, "allocator_phase"), reply_string(a, "progress"));
+                else if (reply_string(a, "progress"))
                         printf("%-15s progress: %s\n", "", reply_string(a, "progress"));
                 if (reply_string(a, "job"))
                         printf("%-15s job %s\n", "", reply_string(a, "job"));

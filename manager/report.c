@@ -355,6 +355,9 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
          * (which overstate it where the work grows with the threads). */
         json_object_object_add(
             j, "progress", jsonfmt_string(m->alloc[i].progress_known ? "markers" : "instructions"));
+        /* Where the allocator is with it (docs/allocator.md, "Phases"). */
+        json_object_object_add(j, "allocator_phase",
+                               jsonfmt_string(allocator_phase_to_string(m->alloc[i].phase)));
         json_object_object_add(j, "cores", json_object_new_uint64(cpumask_count(&a->cpus)));
         json_object_object_add(j, "cpus", jsonfmt_string(list));
         json_object_object_add(j, "freq_mhz",

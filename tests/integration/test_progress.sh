@@ -28,7 +28,8 @@ s = json.load(open(sys.argv[1]))
 src = sorted(a["progress"] for a in s["apps"] if a["name"] == "pctl_marker")
 assert src == ["instructions", "markers"], src
 PY
-"$PCTL" status --socket "$T/pctl.sock" | grep -q "progress: markers" || fail "text status has no 'progress: markers'"
+"$PCTL" status --socket "$T/pctl.sock" | grep -Eq "allocator: (new|learn|probe|recall|search|settled|model); progress: markers" ||
+        fail "text status has no 'allocator: PHASE; progress: markers': $("$PCTL" status --socket "$T/pctl.sock")"
 "$PCTL" status --socket "$T/pctl.sock" | grep -q "progress: instructions" || fail "text status has no 'progress: instructions'"
 wait "$RUN1" || fail "the marking run failed"
 wait "$RUN2" || fail "the plain run failed"

@@ -123,6 +123,41 @@ static void status_shows_the_method_sources(void **state)
         sim_manager_close(&f);
 }
 
+/* pctl status --json names the allocator's phase of each app: "new" before its first
+ * decision, then the phase the decisions left it in ("monitor" under a monitor policy; never
+ * "new" again under edp). */
+static void status_shows_the_allocator_phase(void **state)
+{
+        static const char *const policies[] = {"monitor", "edp"};
+
+        for (unsigned k = 0; k < 2; k++) {
+                struct sim_manager f;
+                struct json_object *j, *apps;
+                const char *phase;
+
+                sim_manager_open(&f, SCENARIO, policies[k], 1);
+                j = json_object_new_object();
+                manager_status(f.m, j);
+                assert_true(json_object_object_get_ex(j, "apps", &apps));
+                assert_string_equal(str(json_object_array_get_idx(apps, 0), "allocator_phase"),
+                                    "new");
+                json_object_put(j);
+                for (unsigned step = 0; step < 14; step++)
+                        sim_manager_tick(&f, step);
+                j = json_object_new_object();
+                manager_status(f.m, j);
+                assert_true(json_object_object_get_ex(j, "apps", &apps));
+                phase = str(json_object_array_get_idx(apps, 0), "allocator_phase");
+                assert_non_null(phase);
+                if (k == 0)
+                        assert_string_equal(phase, "monitor");
+                else if (!strcmp(phase, "new") || !strcmp(phase, "monitor"))
+                        fail_msg("edp app in phase %s after a decision", phase);
+                json_object_put(j);
+                sim_manager_close(&f);
+        }
+}
+
 /* With RAPL measuring (the model machine has it) and a [power] model declared in pctl.conf,
  * the app's energy is the measured package energy split among the apps: "measured", not
  * "declared" (the model only splits it). */
@@ -156,6 +191,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(report_of_a_finished_app),
     cmocka_unit_test(measured_energy_is_not_labelled_declared),
     cmocka_unit_test(status_shows_the_method_sources),
+    cmocka_unit_test(status_shows_the_allocator_phase),
 };
 
 PCTL_TEST_MAIN(tests)

@@ -354,26 +354,28 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
         return true;
 }
 
-/* RECALL, SEARCH, SETTLED, MODEL: the phases that work from measured points and the model's
- * ranking, in one handler because each step below applies to several of them; every return
- * names the phase it leaves the app in (cur: the phase holds). */
-enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase cur)
+/* What the measured phases decide from: the model's ranking and the measured points. */
+struct measured {
+        double base_t;    /* predicted time at the baseline, for the slowdown limit */
+        double cur_pred;  /* the model's score where the app is; NaN: it cannot say */
+        double best_pred; /* the model's best score, at (best_n, best_f) */
+        unsigned best_n, best_f;
+        const struct allocator_point *cur_meas;  /* fresh where the app is, or NULL */
+        const struct allocator_point *best_meas; /* the best fresh point in bounds, or NULL */
+};
+
+/* Starts the search when it has not begun (or was reset since the last decision: the app
+ * changed), and asks the model for its ranking. The phase the app is in for what follows. */
+static enum allocator_phase measured_prepare(struct decision *d, struct measured *m,
+                                             enum allocator_phase cur)
 {
         const struct allocator_ctx *ctx = d->ctx;
-        const struct estimate *e = d->e;
         const struct allocator_bounds *b = &d->b;
         struct allocator_app *a = d->a;
-        double base_t = NAN, cur_pred, best_pred = NAN;
-        unsigned best_n = a->cores, best_f = a->freq_khz;
-        const struct allocator_point *cur_meas, *best_meas = NULL;
-        struct allocator_cand cand[4];
-        struct stack_hint hint;
-        char ftext[32];
 
         if (!a->step_cores) {
                 unsigned nf = 0;
 
-                /* A search not begun, or reset since the last decision (the app changed). */
                 if (cur == ALLOCATOR_PHASE_SETTLED || cur == ALLOCATOR_PHASE_MODEL)
                         cur = ALLOCATOR_PHASE_SEARCH;
                 for (unsigned i = 0; i < ctx->n_freqs; i++)
@@ -386,41 +388,247 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
                  * the full count) finds the scale in O(log N) probes. */
                 a->halving = alloc_range_wide(b) && a->cores == d->start;
         }
-        alloc_predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b->max_cores, b->max_khz, &base_t);
+        *m = (struct measured){.base_t = NAN, .best_n = a->cores, .best_f = a->freq_khz};
+        alloc_predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b->max_cores, b->max_khz, &m->base_t);
+        m->best_pred = alloc_model_best(ctx, a, b, m->base_t, &m->best_n, &m->best_f);
+        m->cur_pred = alloc_predicted_score(ctx, a, a->effective, a->cores, a->freq_khz, NULL);
+        return cur;
+}
 
-        best_pred = alloc_model_best(ctx, a, b, base_t, &best_n, &best_f);
-        cur_pred = alloc_predicted_score(ctx, a, a->effective, a->cores, a->freq_khz, NULL);
+/* Measurements overrule the model: the best fresh measured point in bounds (at the domain's
+ * clock when the app shares a frequency domain), and whether the model is refuted for this
+ * app (its last jump measured worse than that point, or it ranks the measured points
+ * against what they measured). */
+static void measured_points(struct decision *d, struct measured *m)
+{
+        const struct allocator_ctx *ctx = d->ctx;
+        struct allocator_app *a = d->a;
+
+        m->cur_meas = alloc_hist_fresh(ctx, a, a->cores, a->freq_khz);
+        m->best_meas = NULL;
+        for (unsigned i = 0; i < a->n_hist; i++) {
+                const struct allocator_point *p = &a->hist[i];
+
+                if (!alloc_point_fresh(ctx, p) || !alloc_point_in_bounds(ctx, &d->b, p) ||
+                    (ctx->n_freqs && a->freq_shared && p->freq_khz != a->freq_khz))
+                        continue;
+                if (!m->best_meas || p->score < m->best_meas->score)
+                        m->best_meas = p;
+        }
+        if (a->model_cores && m->best_meas) {
+                const struct allocator_point *mp =
+                    alloc_hist_fresh(ctx, a, a->model_cores, a->model_freq_khz);
+
+                if (mp && objective_better(mp->score, m->best_meas->score, ALLOCATOR_SEARCH_MARGIN))
+                        a->model_refuted = true;
+        }
+        if (!a->model_refuted && m->best_meas && !isnan(m->best_pred))
+                a->model_refuted = alloc_model_contradicted(ctx, a, &d->b, m->best_meas);
+}
+
+/* At a probe not measured yet, sharing the machine: its measurement first. A model jump from
+ * here (the model ranks the probe poorly, by design) would leave every probe unmeasured when
+ * sharing trims the jump back, and the app would swing between the two at every decision.
+ * True when that decides. */
+static bool probe_measured_first(struct decision *d, const struct measured *m)
+{
+        const struct allocator_ctx *ctx = d->ctx;
+        struct allocator_app *a = d->a;
+        char ftext[32];
+
+        if (m->cur_meas || a->cores != a->probe_cores || a->freq_khz != a->probe_freq_khz ||
+            ctx->n_apps <= 1)
+                return false;
+        /* Begun alone, a probe cannot be measured once another app arrives and the app's own
+         * power is not measured: it would hold an unmeasured probe to the end. Back to the
+         * best measured point; the model ranks from there. */
+        if (m->best_meas && !alloc_score_measurable(ctx, a, d->e)) {
+                a->denied_cores = a->cores;
+                a->denied_freq_khz = a->freq_khz;
+                a->denied_decision = ctx->decision;
+                a->want_cores = m->best_meas->cores;
+                a->want_freq_khz = m->best_meas->freq_khz;
+                a->probe_cores = a->probe_freq_khz = 0;
+                snprintf(a->reason, sizeof(a->reason),
+                         "probe of %u cores%s abandoned: its %s cannot be measured "
+                         "while sharing (no power of its own); back to %u cores%s",
+                         a->cores, alloc_freq_text(a->freq_khz, ftext, sizeof(ftext)),
+                         objective_to_string(a->effective), m->best_meas->cores,
+                         alloc_freq_text(m->best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
+                return true;
+        }
+        alloc_stay(a, "%s", "measuring this configuration");
+        return true;
+}
+
+/* A measured point better than the current one by the hysteresis: go there. */
+static bool measured_better(struct decision *d, const struct measured *m)
+{
+        struct allocator_app *a = d->a;
+        const struct allocator_point *cur = m->cur_meas, *best = m->best_meas;
+        char ftext[32];
+
+        if (!cur || !best || best == cur ||
+            !objective_better(cur->score, best->score, d->ctx->hysteresis))
+                return false;
+        a->want_cores = best->cores;
+        a->want_freq_khz = best->freq_khz;
+        snprintf(a->reason, sizeof(a->reason),
+                 "measured %s at %u cores%s beats the current one by %.0f%%",
+                 objective_to_string(a->effective), best->cores,
+                 alloc_freq_text(best->freq_khz, ftext, sizeof(ftext)),
+                 100 * (cur->score - best->score) / fabs(cur->score));
+        return true;
+}
+
+/* The stack: a lock (sync, yield) that costs a good share of the cores at the full count says
+ * more cores add nothing past those the app keeps busy. The first probe goes there, instead
+ * of halving towards it one probe at a time. */
+static bool stack_first_probe(struct decision *d, const struct measured *m,
+                              const struct stack_hint *hint)
+{
+        const struct allocator_ctx *ctx = d->ctx;
+        struct allocator_app *a = d->a;
+        unsigned n;
+
+        if (hint->dir != STACK_HINT_FEWER_CORES || !hint->saturates || !a->halving ||
+            !m->cur_meas || a->cores != d->start)
+                return false;
+        n = hint->busy > d->b.min_cores ? hint->busy : d->b.min_cores;
+        if (n >= a->cores / 2 || alloc_hist_fresh(ctx, a, n, a->freq_khz) ||
+            alloc_denied(ctx, a, n, a->freq_khz))
+                return false;
+        a->halving = false;
+        a->step_cores = n / ALLOCATOR_STEP_DIV > 1 ? n / ALLOCATOR_STEP_DIV : 1;
+        a->want_cores = n;
+        a->want_freq_khz = a->freq_khz;
+        a->exploring = true;
+        snprintf(a->reason, sizeof(a->reason),
+                 "stack: %s %.1f of %.0f cores grows with the cores: trying "
+                 "%u cores first, the ones it keeps busy",
+                 stack_component_name(hint->why), hint->cost, hint->cores, n);
+        return true;
+}
+
+/* The model's choice, unless it has been measured there already (then measurement decides),
+ * sharing denied it, or the model is refuted for this app. */
+static bool model_jump(struct decision *d, const struct measured *m)
+{
+        const struct allocator_ctx *ctx = d->ctx;
+        struct allocator_app *a = d->a;
+        char ftext[32];
+
+        if (isnan(m->best_pred) || a->model_refuted ||
+            (m->best_n == a->cores && m->best_f == a->freq_khz) ||
+            alloc_hist_fresh(ctx, a, m->best_n, m->best_f) ||
+            alloc_denied(ctx, a, m->best_n, m->best_f) ||
+            !(isnan(m->cur_pred) || objective_better(m->cur_pred, m->best_pred, ctx->hysteresis)))
+                return false;
+        a->want_cores = m->best_n;
+        a->want_freq_khz = m->best_f;
+        a->model_cores = m->best_n;
+        a->model_freq_khz = m->best_f;
+        a->exploring = true;
+        snprintf(a->reason, sizeof(a->reason), "model: %s %.0f%% better at %u cores%s (P=%.2f)%s%s",
+                 objective_to_string(a->effective),
+                 isnan(m->cur_pred) ? 0.0 : 100 * (m->cur_pred - m->best_pred) / fabs(m->cur_pred),
+                 m->best_n, alloc_freq_text(m->best_f, ftext, sizeof(ftext)),
+                 d->e->known & ESTIMATE_P_LS ? d->e->p_ls : d->e->p_eq10, d->why ? "; " : "",
+                 d->why ? d->why : "");
+        alloc_idle_run_note(ctx, a);
+        return true;
+}
+
+/* The pattern search around the best measured point: its first unmeasured neighbour (the
+ * ladder's rung while halving), halving the steps when none is left; when none is left at
+ * step 1 the app settles on the best point. SEARCH or SETTLED. */
+static enum allocator_phase pattern_step(struct decision *d, const struct measured *m,
+                                         const struct allocator_point *best,
+                                         const struct stack_hint *hint)
+{
+        const struct allocator_ctx *ctx = d->ctx;
+        struct allocator_app *a = d->a;
+        struct allocator_cand cand[4];
+        char ftext[32];
+
+        for (;;) {
+                bool hinted;
+                unsigned n = neighbours(ctx, a, &d->b, m->base_t, best->cores, best->freq_khz, hint,
+                                        &hinted, cand);
+
+                if (!n && a->halving) {
+                        /* The optimum lies between the best and its halves: search there. */
+                        a->halving = false;
+                        a->step_cores = best->cores / ALLOCATOR_STEP_DIV > 1
+                                            ? best->cores / ALLOCATOR_STEP_DIV
+                                            : 1;
+                        continue;
+                }
+                if (n) {
+                        a->want_cores = a->probe_cores = cand[0].cores;
+                        a->want_freq_khz = a->probe_freq_khz = cand[0].freq_khz;
+                        a->reserve_cores = best->cores;
+                        a->exploring = true;
+                        snprintf(a->reason, sizeof(a->reason),
+                                 "exploring %u cores%s: measuring whether it beats %u cores%s",
+                                 cand[0].cores,
+                                 alloc_freq_text(cand[0].freq_khz, ftext, sizeof(ftext)),
+                                 best->cores,
+                                 alloc_freq_text(best->freq_khz, ftext + 16, sizeof(ftext) - 16));
+                        if (hinted) {
+                                size_t len = strlen(a->reason);
+
+                                snprintf(a->reason + len, sizeof(a->reason) - len,
+                                         "; stack: %s %.1f of %.0f cores, %s first",
+                                         stack_component_name(hint->why), hint->cost, hint->cores,
+                                         hint->dir == STACK_HINT_FEWER_CORES ? "fewer cores"
+                                                                             : "a lower clock");
+                        }
+                        return ALLOCATOR_PHASE_SEARCH;
+                }
+                if (a->step_cores <= 1 && a->step_freqs <= 1)
+                        break;
+                a->step_cores = (a->step_cores + 1) / 2;
+                a->step_freqs = (a->step_freqs + 1) / 2;
+        }
+        /* Sharing the machine, every score moves a little with what the others do: a
+         * settled app moves for the hysteresis then, not for the search's margin. */
+        if (best != m->cur_meas &&
+            objective_better(m->cur_meas->score, best->score,
+                             ctx->n_apps > 1 ? ctx->hysteresis : ALLOCATOR_SEARCH_MARGIN)) {
+                a->want_cores = best->cores;
+                a->want_freq_khz = best->freq_khz;
+                snprintf(a->reason, sizeof(a->reason),
+                         "settled: every neighbour of %u cores%s measured worse", best->cores,
+                         alloc_freq_text(best->freq_khz, ftext, sizeof(ftext)));
+                return ALLOCATOR_PHASE_SETTLED;
+        }
+        alloc_stay(a, "%s", "holding: every neighbour measured worse");
+        return ALLOCATOR_PHASE_SETTLED;
+}
+
+/* RECALL, SEARCH, SETTLED, MODEL: the phases that work from measured points and the model's
+ * ranking. One handler, since each step below applies to several of them, in this order:
+ * model-only; the remembered configuration; the measured search's moves, the first that
+ * applies deciding. Every return names the phase it leaves the app in (cur: it holds). */
+enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase cur)
+{
+        const struct allocator_ctx *ctx = d->ctx;
+        struct allocator_app *a = d->a;
+        struct measured m;
+        struct stack_hint hint;
+
+        cur = measured_prepare(d, &m, cur);
         if (a->policy->search == POLICY_SEARCH_MODEL) {
-                alloc_decide_model_only(ctx, a, e, best_pred, cur_pred, best_n, best_f);
+                alloc_decide_model_only(ctx, a, d->e, m.best_pred, m.cur_pred, m.best_n, m.best_f);
                 return ALLOCATOR_PHASE_MODEL;
         }
         /* Model-only no more (a reload): where the model put it, as settled. */
         if (cur == ALLOCATOR_PHASE_MODEL)
                 cur = ALLOCATOR_PHASE_SETTLED;
-
-        /* Measurements overrule the model: the best fresh measured point in bounds. */
-        cur_meas = alloc_hist_fresh(ctx, a, a->cores, a->freq_khz);
-        for (unsigned i = 0; i < a->n_hist; i++) {
-                const struct allocator_point *p = &a->hist[i];
-
-                if (!alloc_point_fresh(ctx, p) || !alloc_point_in_bounds(ctx, b, p) ||
-                    (ctx->n_freqs && a->freq_shared && p->freq_khz != a->freq_khz))
-                        continue;
-                if (!best_meas || p->score < best_meas->score)
-                        best_meas = p;
-        }
-        /* The model's last jump, measured worse than the best measured point. */
-        if (a->model_cores && best_meas) {
-                const struct allocator_point *mp =
-                    alloc_hist_fresh(ctx, a, a->model_cores, a->model_freq_khz);
-
-                if (mp && objective_better(mp->score, best_meas->score, ALLOCATOR_SEARCH_MARGIN))
-                        a->model_refuted = true;
-        }
-        if (!a->model_refuted && best_meas && !isnan(best_pred))
-                a->model_refuted = alloc_model_contradicted(ctx, a, b, best_meas);
+        measured_points(d, &m);
         if (a->hint_cores) {
-                switch (alloc_hint_check(ctx, a, cur_meas, best_pred)) {
+                switch (alloc_hint_check(ctx, a, m.cur_meas, m.best_pred)) {
                 case HINT_HOLD:
                         return cur;
                 case HINT_OFF:
@@ -434,153 +642,21 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
         /* The remembered configuration is done with: the measured search decides. */
         if (cur == ALLOCATOR_PHASE_RECALL)
                 cur = ALLOCATOR_PHASE_SEARCH;
-        /* At a probe not measured yet: its measurement first. A model jump from here (the
-         * model ranks the probe poorly, by design) would leave every probe unmeasured when
-         * sharing trims the jump back, and the app would swing between the two at every
-         * decision. */
-        if (!cur_meas && a->cores == a->probe_cores && a->freq_khz == a->probe_freq_khz &&
-            ctx->n_apps > 1) {
-                /* Begun alone, a probe cannot be measured once another app arrives and the
-                 * app's own power is not measured: it would hold an unmeasured probe to the
-                 * end. Back to the best measured point; the model ranks from there. */
-                if (best_meas && !alloc_score_measurable(ctx, a, e)) {
-                        a->denied_cores = a->cores;
-                        a->denied_freq_khz = a->freq_khz;
-                        a->denied_decision = ctx->decision;
-                        a->want_cores = best_meas->cores;
-                        a->want_freq_khz = best_meas->freq_khz;
-                        a->probe_cores = a->probe_freq_khz = 0;
-                        snprintf(
-                            a->reason, sizeof(a->reason),
-                            "probe of %u cores%s abandoned: its %s cannot be measured "
-                            "while sharing (no power of its own); back to %u cores%s",
-                            a->cores, alloc_freq_text(a->freq_khz, ftext, sizeof(ftext)),
-                            objective_to_string(a->effective), best_meas->cores,
-                            alloc_freq_text(best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
-                        return cur;
-                }
-                alloc_stay(a, "%s", "measuring this configuration");
+        if (probe_measured_first(d, &m) || measured_better(d, &m))
                 return cur;
-        }
-        if (cur_meas && best_meas && best_meas != cur_meas &&
-            objective_better(cur_meas->score, best_meas->score, ctx->hysteresis)) {
-                a->want_cores = best_meas->cores;
-                a->want_freq_khz = best_meas->freq_khz;
-                snprintf(a->reason, sizeof(a->reason),
-                         "measured %s at %u cores%s beats the current one by %.0f%%",
-                         objective_to_string(a->effective), best_meas->cores,
-                         alloc_freq_text(best_meas->freq_khz, ftext, sizeof(ftext)),
-                         100 * (cur_meas->score - best_meas->score) / fabs(cur_meas->score));
-                return cur;
-        }
-        /* The stack: a lock (sync, yield) that costs a good share of the cores at the full
-         * count says more cores add nothing past those the app keeps busy. The first probe
-         * goes there, instead of halving towards it one probe at a time. */
         hint = stack_hint(a);
-        if (hint.dir == STACK_HINT_FEWER_CORES && hint.saturates && a->halving && cur_meas &&
-            a->cores == d->start) {
-                unsigned n = hint.busy > b->min_cores ? hint.busy : b->min_cores;
-
-                if (n < a->cores / 2 && !alloc_hist_fresh(ctx, a, n, a->freq_khz) &&
-                    !alloc_denied(ctx, a, n, a->freq_khz)) {
-                        a->halving = false;
-                        a->step_cores = n / ALLOCATOR_STEP_DIV > 1 ? n / ALLOCATOR_STEP_DIV : 1;
-                        a->want_cores = n;
-                        a->want_freq_khz = a->freq_khz;
-                        a->exploring = true;
-                        snprintf(a->reason, sizeof(a->reason),
-                                 "stack: %s %.1f of %.0f cores grows with the cores: trying "
-                                 "%u cores first, the ones it keeps busy",
-                                 stack_component_name(hint.why), hint.cost, hint.cores, n);
-                        return cur;
-                }
-        }
-        /* The model's choice, unless it has been measured there already: then measurement
-         * decides. */
-        if (!isnan(best_pred) && !a->model_refuted &&
-            (best_n != a->cores || best_f != a->freq_khz) &&
-            !alloc_hist_fresh(ctx, a, best_n, best_f) && !alloc_denied(ctx, a, best_n, best_f) &&
-            (isnan(cur_pred) || objective_better(cur_pred, best_pred, ctx->hysteresis))) {
-                a->want_cores = best_n;
-                a->want_freq_khz = best_f;
-                a->model_cores = best_n;
-                a->model_freq_khz = best_f;
-                a->exploring = true;
-                snprintf(a->reason, sizeof(a->reason),
-                         "model: %s %.0f%% better at %u cores%s (P=%.2f)%s%s",
-                         objective_to_string(a->effective),
-                         isnan(cur_pred) ? 0.0 : 100 * (cur_pred - best_pred) / fabs(cur_pred),
-                         best_n, alloc_freq_text(best_f, ftext, sizeof(ftext)),
-                         e->known & ESTIMATE_P_LS ? e->p_ls : e->p_eq10, d->why ? "; " : "",
-                         d->why ? d->why : "");
-                alloc_idle_run_note(ctx, a);
+        if (stack_first_probe(d, &m, &hint) || model_jump(d, &m))
                 return cur;
-        }
         /* The measured search: wait for the current point's measurement, then measure the
-         * unmeasured neighbours of the best point, halving the steps when none is left. */
-        if (!cur_meas) {
+         * unmeasured neighbours of the best point. */
+        if (!m.cur_meas) {
                 alloc_stay(a, "%s",
-                           isnan(best_pred) && !ctx->power_measured && !ctx->pm
+                           isnan(m.best_pred) && !ctx->power_measured && !ctx->pm
                                ? "holding: the model cannot rank this objective yet"
                                : "measuring this configuration");
                 return cur;
         }
-        if (!best_meas)
-                best_meas = cur_meas;
-        if (scaling_jump(ctx, a, b, base_t, best_meas))
+        if (scaling_jump(ctx, a, &d->b, m.base_t, m.best_meas ? m.best_meas : m.cur_meas))
                 return ALLOCATOR_PHASE_SEARCH;
-        for (;;) {
-                bool hinted;
-                unsigned n = neighbours(ctx, a, b, base_t, best_meas->cores, best_meas->freq_khz,
-                                        &hint, &hinted, cand);
-
-                if (!n && a->halving) {
-                        /* The optimum lies between the best and its halves: search there. */
-                        a->halving = false;
-                        a->step_cores = best_meas->cores / ALLOCATOR_STEP_DIV > 1
-                                            ? best_meas->cores / ALLOCATOR_STEP_DIV
-                                            : 1;
-                        continue;
-                }
-                if (n) {
-                        a->want_cores = a->probe_cores = cand[0].cores;
-                        a->want_freq_khz = a->probe_freq_khz = cand[0].freq_khz;
-                        a->reserve_cores = best_meas->cores;
-                        a->exploring = true;
-                        snprintf(
-                            a->reason, sizeof(a->reason),
-                            "exploring %u cores%s: measuring whether it beats %u cores%s",
-                            cand[0].cores, alloc_freq_text(cand[0].freq_khz, ftext, sizeof(ftext)),
-                            best_meas->cores,
-                            alloc_freq_text(best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
-                        if (hinted) {
-                                size_t len = strlen(a->reason);
-
-                                snprintf(a->reason + len, sizeof(a->reason) - len,
-                                         "; stack: %s %.1f of %.0f cores, %s first",
-                                         stack_component_name(hint.why), hint.cost, hint.cores,
-                                         hint.dir == STACK_HINT_FEWER_CORES ? "fewer cores"
-                                                                            : "a lower clock");
-                        }
-                        return ALLOCATOR_PHASE_SEARCH;
-                }
-                if (a->step_cores <= 1 && a->step_freqs <= 1)
-                        break;
-                a->step_cores = (a->step_cores + 1) / 2;
-                a->step_freqs = (a->step_freqs + 1) / 2;
-        }
-        /* Sharing the machine, every score moves a little with what the others do: a
-         * settled app moves for the hysteresis then, not for the search's margin. */
-        if (best_meas != cur_meas &&
-            objective_better(cur_meas->score, best_meas->score,
-                             ctx->n_apps > 1 ? ctx->hysteresis : ALLOCATOR_SEARCH_MARGIN)) {
-                a->want_cores = best_meas->cores;
-                a->want_freq_khz = best_meas->freq_khz;
-                snprintf(a->reason, sizeof(a->reason),
-                         "settled: every neighbour of %u cores%s measured worse", best_meas->cores,
-                         alloc_freq_text(best_meas->freq_khz, ftext, sizeof(ftext)));
-                return ALLOCATOR_PHASE_SETTLED;
-        }
-        alloc_stay(a, "%s", "holding: every neighbour measured worse");
-        return ALLOCATOR_PHASE_SETTLED;
+        return pattern_step(d, &m, m.best_meas ? m.best_meas : m.cur_meas, &hint);
 }

@@ -118,9 +118,9 @@ struct allocator_app {
         uint64_t ipc1_probe_since;
         unsigned ipc1_probe_khz, ipc1_back_cores, ipc1_back_khz;
         uint64_t ipc1_probed;
-        /* Where it warms up and learns (see start_cores in manager/allocator.c): decided once
-         * from its speedup on every core; start_at below the full count when that speedup is
-         * small, and why. */
+        /* Where it warms up and learns (alloc_start_cores, manager/alloc_learn.c): decided
+         * once from its speedup on every core; start_at below the full count when that
+         * speedup is small, and why. */
         bool start_decided;
         unsigned start_at;
         char start_reason[120];

@@ -1,7 +1,8 @@
-/* The allocator tests' fixture (test_allocator.c, test_allocator_stack.c): an estimator fed by
- * the synthetic Amdahl machine of test_estimator_synth.h on N_CPUS CPUs (busy time only, a
- * fixed seed), and a declared power model of 20 W + 10 W per core. cmocka sets it up before
- * each case and tears it down after: a case takes it from *state. */
+/* The allocator tests' fixture (test_allocator.c, test_allocator_stack.c,
+ * test_allocator_phases.c): an estimator fed by the synthetic Amdahl machine of
+ * test_estimator_synth.h on N_CPUS CPUs (busy time only, a fixed seed), and a declared power
+ * model of 20 W + 10 W per core. cmocka sets it up before each case and tears it down after: a
+ * case takes it from *state. */
 #pragma once
 
 #include <math.h>

@@ -335,6 +335,27 @@ static void probe_to_recall(void **state)
         assert_phase(&a, ALLOCATOR_PHASE_RECALL);
 }
 
+/* SEARCH -> PROBE: contention shows for the first time while the app searches; the probe
+ * returns to the search. */
+static void search_to_probe_and_back(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {.id = 1, .policy = edp()};
+        struct allocator_ctx ctx;
+
+        contention_shows(f, &ctx, &a);
+        a.phase = ALLOCATOR_PHASE_SEARCH;
+        a.step_cores = a.step_freqs = 1;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_PROBE);
+        assert_int_equal(a.phase_resume, ALLOCATOR_PHASE_SEARCH);
+        a.cores = 1;
+        feed_ipc(f, &ctx, &a, 1.0, 1);
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
+        assert_int_equal(a.want_cores, N_CPUS);
+}
+
 /* SETTLED -> PROBE: settled at another clock than the one its IPC_I0(1) was observed at, the
  * app is probed once more there (the carried figure is used for good); searching, it is not. */
 static void settled_to_probe_at_a_new_clock(void **state)
@@ -431,6 +452,26 @@ static void recall_to_search_when_moved(void **state)
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
         assert_int_equal(a.hint_cores, 0);
+}
+
+/* RECALL -> MODEL: the policy's search becomes model-only while the remembered configuration
+ * is verified: the model decides, the hint no longer. */
+static void recall_to_model(void **state)
+{
+        struct fixture *f = *state;
+        struct policy pol = *edp();
+        struct allocator_app a = {
+            .id = 1, .policy = &pol, .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        settle_p(f);
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_RECALL);
+        a.cores = 3;
+        pol.search = POLICY_SEARCH_MODEL;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_MODEL);
+        assert_non_null(strstr(a.reason, "model only"));
 }
 
 /* SEARCH -> SEARCH: an unmeasured neighbour of the best point is probed. */
@@ -599,10 +640,12 @@ static const struct CMUnitTest tests[] = {
     fixture_case(probe_and_back),
     fixture_case(learn_to_probe_and_back),
     fixture_case(probe_to_recall),
+    fixture_case(search_to_probe_and_back),
     fixture_case(settled_to_probe_at_a_new_clock),
     fixture_case(recall_to_settled),
     fixture_case(recall_to_search_when_off),
     fixture_case(recall_to_search_when_moved),
+    fixture_case(recall_to_model),
     fixture_case(search_to_search),
     fixture_case(search_to_settled),
     fixture_case(search_to_settled_moving_to_the_best),

@@ -464,6 +464,21 @@ const char *actuator_real_app_where(const struct actuator_app *app)
         return ra->unit ? unit_app_name(ra->unit) : cpuset_app_dir(ra->cs);
 }
 
+static void real_where(const struct actuator *a, const struct actuator_app *app, char *buf,
+                       size_t size)
+{
+        const struct real_app *ra = (const struct real_app *)app;
+        const char *dir = ra->unit ? "" : cpuset_app_dir(ra->cs);
+
+        (void)a;
+        if (ra->unit)
+                snprintf(buf, size, "systemd unit %s (AllowedCPUs=)", unit_app_name(ra->unit));
+        else if (dir[0])
+                snprintf(buf, size, "cgroup %s", dir);
+        else
+                snprintf(buf, size, "affinity (its threads and later children)");
+}
+
 static int real_set_cpus(struct actuator *a, struct actuator_app *app, const struct cpumask *cpus)
 {
         struct actuator_real *p = a->priv;
@@ -599,6 +614,7 @@ const struct actuator_ops actuator_real_ops = {
     .get_cpus = real_get_cpus,
     .refresh = real_refresh,
     .release = real_release,
+    .where = real_where,
     .set_freq = real_set_freq,
     .restore_freq = real_restore_freq,
     .close = real_close,

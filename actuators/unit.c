@@ -613,6 +613,24 @@ static int take(struct unit_bus *ub, struct unit_app *app, struct unit_app **out
         return 0;
 }
 
+/* What both ways of adopting start with: a fresh error, the app's record and a bus. */
+static int adopt_begin(struct unit_bus *ub, pid_t pid, const char *name, struct unit_app **app,
+                       sd_bus **bus)
+{
+        int r;
+
+        ub->err[0] = '\0';
+        r = app_new(ub, pid, name, app);
+        if (r < 0)
+                return r;
+        *bus = bus_get(ub);
+        if (!*bus) {
+                app_free(*app);
+                return fail(ub, -ENOTCONN, "cannot connect to the system bus");
+        }
+        return 0;
+}
+
 int unit_adopt(struct unit_bus *ub, pid_t pid, const char *name, struct unit_app **out)
 {
         sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -623,15 +641,9 @@ int unit_adopt(struct unit_bus *ub, pid_t pid, const char *name, struct unit_app
         sd_bus *bus;
         int r;
 
-        ub->err[0] = '\0';
-        r = app_new(ub, pid, name, &app);
+        r = adopt_begin(ub, pid, name, &app, &bus);
         if (r < 0)
                 return r;
-        bus = bus_get(ub);
-        if (!bus) {
-                app_free(app);
-                return fail(ub, -ENOTCONN, "cannot connect to the system bus");
-        }
         r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER, "GetUnitByPID", &e, &reply, "u",
                                (uint32_t)pid);
         if (bus_broken(r)) {
@@ -713,15 +725,9 @@ int unit_adopt_scope(struct unit_bus *ub, pid_t pid, const char *name, struct un
         sd_bus *bus;
         int r;
 
-        ub->err[0] = '\0';
-        r = app_new(ub, pid, name, &app);
+        r = adopt_begin(ub, pid, name, &app, &bus);
         if (r < 0)
                 return r;
-        bus = bus_get(ub);
-        if (!bus) {
-                app_free(app);
-                return fail(ub, -ENOTCONN, "cannot connect to the system bus");
-        }
         snprintf(app->unit, sizeof(app->unit), "pctl-run-%d.scope", (int)pid);
         snprintf(desc, sizeof(desc), "pctl run: %s", app->name);
         /* StartTransientUnit(name, mode, properties a(sv), aux a(sa(sv))), as systemd-run

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "calibrate_internal.h"
+#include "pctl/actuator.h"
 #include "pctl/cpufreq.h"
 #include "pctl/sensor.h"
 #include "pctl/state.h"
@@ -239,6 +240,25 @@ static int pbench_run(const struct calibrate_config *cfg, struct sensor *sensor,
         return pbench_parse(out, po, err, err_size);
 }
 
+int calibrate_recover(const char *dir, char *note, size_t note_size)
+{
+        struct actuator_config cfg = {.state_dir = dir, .dvfs = true};
+        struct actuator_recovery rec;
+        int r;
+
+        note[0] = '\0';
+        r = actuator_recover(&cfg, &rec);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        if (rec.restored || rec.kept || rec.n_skipped)
+                snprintf(
+                    note, note_size,
+                    "a calibrate that did not finish had left frequency settings: %u put back, "
+                    "%u kept for the next start, %u unreadable line(s) (%s)",
+                    rec.restored, rec.kept, rec.n_skipped, rec.record);
+        return 0;
+}
+
 /* Frequencies: every one cpufreq offers on the first domain (or the ones asked for), set on
  * every domain; or only the current one, and why. */
 static int freqs_open(const struct calibrate_config *cfg, struct calibrate_result *res,
@@ -262,6 +282,12 @@ static int freqs_open(const struct calibrate_config *cfg, struct calibrate_resul
                 return 0;
         }
         snprintf(dir, sizeof(dir), "%s/calibrate", PCTL_STATEDIR);
+        r = calibrate_recover(dir, res->recovery_note, sizeof(res->recovery_note));
+        if (r < 0) {
+                snprintf(err, err_size, "cannot recover the state record in %s: %s", dir,
+                         r == -EBUSY ? "another pctl calibrate is running" : strerror(-r));
+                return r;
+        }
         r = state_record_open(dir, rec);
         if (r < 0) {
                 snprintf(err, err_size, "cannot open the state record in %s: %s", dir,

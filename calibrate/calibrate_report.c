@@ -27,6 +27,8 @@ void calibrate_print_table(FILE *f, const struct calibrate_result *res)
                 p->cpu_model[0] ? p->cpu_model : "unknown CPU model");
         if (res->freq_note[0])
                 fprintf(f, "note: %s\n", res->freq_note);
+        if (res->recovery_note[0])
+                fprintf(f, "note: %s\n", res->recovery_note);
         if (ref)
                 fprintf(f, "validation at %u MHz (the top frequency)\n", ref / 1000);
         fprintf(f, "\nper (P, N): measured vs predicted (eq. 2, eq. 3); time is the critical "
@@ -225,6 +227,8 @@ struct json_object *calibrate_to_json(const struct calibrate_result *res)
         json_object_object_add(pf, "freqs_mhz", freqs);
         if (res->freq_note[0])
                 json_object_object_add(pf, "freq_note", jsonfmt_string(res->freq_note));
+        if (res->recovery_note[0])
+                json_object_object_add(pf, "recovery_note", jsonfmt_string(res->recovery_note));
         if (p->power.n_points) {
                 power = json_object_new_object();
                 json_object_object_add(power, "static_w", jsonfmt_double(p->power.static_w));

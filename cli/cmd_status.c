@@ -149,6 +149,9 @@ static void status_human(struct json_object *s)
                 print_num(a, "edp_rate", " %*.3g", 10);
                 print_num(a, "gain_pct", " %*.1f", 10);
                 printf("\n%-15s %s\n", "", reply_string(a, "reason"));
+                /* How pctld holds it: its systemd unit, a cgroup of pctld's, or affinity. */
+                if (reply_string(a, "held_by"))
+                        printf("%-15s held by: %s\n", "", reply_string(a, "held_by"));
                 /* Where the allocator is with it, and what its scores count as progress: its
                  * own markers, or instructions. */
                 if (reply_string(a, "allocator_phase") && reply_string(a, "progress"))

@@ -333,12 +333,23 @@ struct json_object *appstack_json(const struct appstacks *stacks, pid_t pid)
         return j;
 }
 
+/* How the actuator holds the app, in words; NULL where it does not say. */
+static const char *held_by(const struct manager *m, const struct mapp *a, char *buf, size_t size)
+{
+        const struct actuator_ops *ops = m->pf->actuator_ops;
+
+        if (!ops->where || !a->handle)
+                return NULL;
+        ops->where(m->pf->actuator, a->handle, buf, size);
+        return buf;
+}
+
 static struct json_object *status_app(const struct manager *m, unsigned i)
 {
         const struct mapp *a = &m->apps[i];
         struct json_object *j = json_object_new_object();
         const struct estimate *e = estimator_get(m->est, a->id);
-        char list[256];
+        char list[256], held[STATE_PATH_MAX + 64];
         bool has_p;
         double p;
 
@@ -360,6 +371,7 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
                                jsonfmt_string(allocator_phase_to_string(m->alloc[i].phase)));
         json_object_object_add(j, "cores", json_object_new_uint64(cpumask_count(&a->cpus)));
         json_object_object_add(j, "cpus", jsonfmt_string(list));
+        json_object_object_add(j, "held_by", jsonfmt_string(held_by(m, a, held, sizeof(held))));
         json_object_object_add(j, "freq_mhz",
                                a->freq_khz ? json_object_new_uint64(a->freq_khz / 1000) : NULL);
         has_p = e && (e->known & (ESTIMATE_P_LS | ESTIMATE_P_EQ10));

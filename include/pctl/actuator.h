@@ -73,6 +73,11 @@ struct actuator_ops {
         int (*get_cpus)(struct actuator *a, struct actuator_app *app, struct cpumask *out);
         /* Re-applies placement to threads that appeared since (affinity mode); 0 otherwise. */
         int (*refresh)(struct actuator *a, struct actuator_app *app);
+        /* How the app is held, in words, into buf: "systemd unit pctl-run-42.scope
+         * (AllowedCPUs=)", "cgroup /sys/fs/cgroup/pctl/app-42", "affinity". NULL: the backend
+         * does not say (the model machine). */
+        void (*where)(const struct actuator *a, const struct actuator_app *app, char *buf,
+                      size_t size);
         /* Gives the app back as it was (cgroup, each thread's own mask) and frees app.
          * An app that has exited is released without error. */
         int (*release)(struct actuator *a, struct actuator_app *app);

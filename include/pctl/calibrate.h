@@ -106,6 +106,7 @@ struct calibrate_result {
         unsigned n_freqs;
         unsigned freqs_khz[MODEL_MAX_FREQS]; /* ascending; {0} = current only */
         char freq_note[384];                 /* why only the current frequency, when so */
+        char recovery_note[384]; /* what a crashed calibrate had left and this one put back */
         unsigned n_runs;
         struct calibrate_run *runs;
         unsigned n_rows;
@@ -120,6 +121,12 @@ unsigned calibrate_plan_cores(bool quick, unsigned n_cpus, unsigned *cores, unsi
 
 /* Real machine: pbench under the best sensor backend. -EINTR when stopped (nothing kept),
  * other -errno with err in words. */
+/* Puts back the frequency settings a calibrate that died left in the state record under
+ * dir (before this one records the "original" settings: else it would take the crashed run's
+ * cap for them). Describes what it did in note ("" when nothing was left). 0, or -EBUSY when a
+ * live calibrate holds the record, or another negative errno. */
+int calibrate_recover(const char *dir, char *note, size_t note_size);
+
 int calibrate_run_real(const struct calibrate_config *cfg, struct calibrate_result *out, char *err,
                        size_t err_size);
 /* The model machine, in virtual time, through its sensor and actuator ops only. */

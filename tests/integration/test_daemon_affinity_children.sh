@@ -33,6 +33,11 @@ one() { [ "$(cpus_of "$APP")" != "$ALL" ]; }
 wait_until 20 one || fail "the app was not narrowed: $(cpus_of "$APP")"
 NARROW=$(cpus_of "$APP")
 echo "ok: the app runs on $NARROW"
+status_json || fail "pctl status --json failed"
+held=$(json_get "$T/status.json" '[a["held_by"] for a in d["apps"] if a["pid"] == '"$APP"'][0]')
+[ "$held" = "affinity (its threads and later children)" ] || fail "status says the app is held by '$held'"
+"$PCTL" status $S | grep -q "^ *held by: affinity" || fail "pctl status does not say how the app is held"
+echo "ok: status says the app is held by $held"
 touch "$T/go"
 wait_until 10 test -s "$T/child" || fail "the app did not fork"
 CHILD=$(cat "$T/child")

@@ -76,15 +76,30 @@ echo "ok: commands that cannot be executed: 127 and 126, said once"
 # children in parallel under sh, which itself only waits, are a run of speedup near 2 (it read
 # sh's waiting, speedup 1 and P 0, before the sensor followed children; the bounds leave room
 # for a CPU-heavy test beside this one), and the summary names their share.
+others_mark
 run --json -- sh -c "timeout 1 sh -c 'while :; do :; done' & timeout 1 sh -c 'while :; do :; done' & wait; exit 0" 2>"$T/err"
+others_since
 tail -n 1 "$T/err" | python3 -c '
 import json, sys
 s = json.load(sys.stdin)
 assert s["children_cpu_s"] >= 0.05 and s["children_cpu_s"] > 0.5 * s["cpu_s"], s
 assert s["own_cpu_s"] < s["children_cpu_s"], s
 r = s["pctld"]
-assert r["speedup_run"] is not None and r["speedup_run"] >= 1.3, r
-assert r["p_run"] is not None and r["p_run"] >= 0.4, r' || fail "--json: two busy children: $(cat "$T/err")"
+assert r["speedup_run"] is not None and r["p_run"] is not None, r
+if r["speedup_run"] < 1.3 or r["p_run"] < 0.4:
+    print("two busy children read as speedup %.2f, P %.2f" % (r["speedup_run"], r["p_run"]))
+    sys.exit(3)'
+rc=$?
+not_judged=""
+# Two children that each want a whole CPU are a speedup near 2 only when nothing else takes the
+# CPUs: a miss while the machine was loaded is not judged (a skip at the end), on a quiet one
+# it fails.
+if [ $rc -eq 3 ] && loaded; then
+        not_judged="two busy children read low while the rest of the machine used $OTHERS CPUs (over $OTHERS_MAX)"
+        echo "note: $not_judged: not judged"
+elif [ $rc -ne 0 ]; then
+        fail "--json: two busy children (the rest of the machine used $OTHERS CPUs): $(cat "$T/err")"
+fi
 run -- sh -c "timeout 0.5 sh -c 'while :; do :; done'; exit 0" 2>"$T/err"
 grep -Eq "^ +\([0-9.]+ s of the [0-9.]+ s CPU were sh's child processes, measured with it" "$T/err" ||
         fail "the summary does not say the work was sh's children's: $(cat "$T/err")"
@@ -201,12 +216,11 @@ if d > 0.05:
     sys.exit(3)
 EOF
 rc=$?
-not_judged=""
 # p_run and pbench's own P come from the same CPU time, but pctld samples it every 100 ms and
 # other load makes it uneven: a miss while the machine was loaded is not judged (a skip at the
 # end, once the rest has run), on a quiet one it fails.
 if [ $rc -eq 3 ] && loaded; then
-        not_judged="p_run missed pbench's P while the rest of the machine used $OTHERS CPUs (over $OTHERS_MAX)"
+        not_judged="${not_judged:+$not_judged; }p_run missed pbench's P while the rest of the machine used $OTHERS CPUs (over $OTHERS_MAX)"
         echo "note: $not_judged: not judged"
 elif [ $rc -ne 0 ]; then
         fail "summary (the rest of the machine used $OTHERS CPUs): $(cat "$T/summary.json")"

@@ -20,6 +20,7 @@ echo "ok: $(grep -o "speedup stacks: thread states from [a-z]*" "$T/pctld.log")"
         >"$T/run.out" 2>&1 &
 RUN=$!
 CLEANUP_PIDS="$RUN"
+others_mark "$RUN"
 # The stack needs a window of 3 s once the app is managed; give it more.
 for _ in $(seq 60); do
         sleep 0.25
@@ -28,7 +29,8 @@ for _ in $(seq 60); do
 done
 sleep 2
 status_json || fail "pctl status --json failed"
-python3 - "$T/status.json" <<'PY' || fail "status --json: $(cat "$T/status.json")"
+others_since "$RUN"
+python3 - "$T/status.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 apps = [a for a in d["apps"] if a["name"] == "pbench"]
@@ -44,13 +46,27 @@ if c["memory"] is None:
     del c["memory"]
 assert abs(st["speedup"] + sum(c.values()) - st["cores"]) < 0.05, st
 mine = {k: v for k, v in c.items() if k not in ("runqueue", "interference", "unexplained")}
-assert max(mine, key=mine.get) == "sync", st
+if max(mine, key=mine.get) != "sync":
+    print("the largest delimiter is not sync:", st)
+    sys.exit(3)
 print(f"ok: status --json stack from {st['source']}: speedup {st['speedup']:.2f}, "
       + ", ".join(f"{k} {v:.2f}" for k, v in c.items()))
 PY
+rc=$?
+# Sync is pbench's largest delimiter only while its threads have the CPUs: others' load shows as
+# runqueue and imbalance. A miss while the machine was loaded is not judged, on a quiet one it
+# fails.
+not_judged=""
+if [ $rc -eq 3 ] && loaded; then
+        not_judged="sync was not the largest delimiter while the rest of the machine used $OTHERS CPUs (over $OTHERS_MAX)"
+        echo "note: $not_judged: not judged"
+elif [ $rc -ne 0 ]; then
+        fail "status --json (the rest of the machine used $OTHERS CPUs): $(cat "$T/status.json")"
+fi
 "$PCTL" status $S >"$T/status.txt" || fail "pctl status failed"
 grep -Eq "^ +stack: [a-z]+ [0-9.]+ of [0-9.]+ cores \(speedup [0-9.]+, from [a-z]+\)" \
         "$T/status.txt" || fail "pctl status shows no stack line: $(cat "$T/status.txt")"
 echo "ok: $(grep -E '^ +stack: ' "$T/status.txt" | sed 's/^ *//')"
 kill_tree "$RUN"
+[ -z "$not_judged" ] || skip "$not_judged: loaded, not judged"
 exit 0

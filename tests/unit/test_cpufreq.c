@@ -18,6 +18,7 @@
 #include "fake_tree.h"
 #include "pctl_test.h"
 #include "pctl/actuator.h"
+#include "pctl/calibrate.h"
 #include "pctl/cpufreq.h"
 #include "pctl/state.h"
 
@@ -165,20 +166,16 @@ static void no_cpufreq_says_why(void **state)
         fake_tree_free();
 }
 
-/* A crashed holder left the domain at 1.4 GHz on userspace: recovery puts it back. */
-static void recover_restores_governor_and_limits(void **state)
+/* A holder of the record under dir that sets domain 0 to 1 GHz and dies without restoring
+ * anything: a real crash, and the kernel frees what it held (its memory, its lock). */
+static void crash_holding(const char *dir)
 {
-        struct actuator_config cfg = {0};
         struct state_record *rec;
         struct cpufreq *cf;
-        char why[256], dir[512];
+        char why[256];
         int status;
         pid_t pid;
 
-        tree(true, true);
-        snprintf(dir, sizeof(dir), "%s/state", fake_root);
-        /* The holder is a child that dies without restoring anything: a real crash, and
-         * the kernel frees what it held (its memory, its lock). */
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
@@ -189,6 +186,17 @@ static void recover_restores_governor_and_limits(void **state)
         }
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* A crashed holder left the domain at 1.4 GHz on userspace: recovery puts it back. */
+static void recover_restores_governor_and_limits(void **state)
+{
+        struct actuator_config cfg = {0};
+        char dir[512];
+
+        tree(true, true);
+        snprintf(dir, sizeof(dir), "%s/state", fake_root);
+        crash_holding(dir);
         fake_put("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "2000000\n");
         cfg.state_dir = dir;
         assert_int_equal(actuator_recover(&cfg, NULL), 1);
@@ -196,6 +204,27 @@ static void recover_restores_governor_and_limits(void **state)
         fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
         snprintf(dir, sizeof(dir), "%s/state/" STATE_RECORD_FILE, fake_root);
         assert_int_equal(access(dir, F_OK), -1); /* the record is cleared */
+        fake_tree_free();
+}
+
+/* pctl calibrate that died mid-plan left domain 0 capped: the next calibrate puts it back
+ * before it records the "original" settings (else the crashed run's cap would become the
+ * setting it restores), and says so; with nothing left it says nothing. */
+static void calibrate_recovers_a_crashed_calibrate(void **state)
+{
+        char dir[512], note[384];
+
+        tree(true, true);
+        snprintf(dir, sizeof(dir), "%s/calibrate", fake_root);
+        crash_holding(dir);
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "userspace");
+        assert_int_equal(calibrate_recover(dir, note, sizeof(note)), 0);
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "schedutil");
+        fake_assert_reads("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", "3000000");
+        assert_non_null(strstr(note, "a calibrate that did not finish had left frequency "
+                                     "settings: 1 put back, 0 kept"));
+        assert_int_equal(calibrate_recover(dir, note, sizeof(note)), 0);
+        assert_string_equal(note, "");
         fake_tree_free();
 }
 
@@ -310,6 +339,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(bad_requests_change_nothing),
     cmocka_unit_test(no_cpufreq_says_why),
     cmocka_unit_test(recover_restores_governor_and_limits),
+    cmocka_unit_test(calibrate_recovers_a_crashed_calibrate),
     cmocka_unit_test(cap_below_floor_lowers_it_then_restores),
     cmocka_unit_test(refused_write_says_which_file_and_why),
     cmocka_unit_test(unreadable_limits_say_which_file),

@@ -53,6 +53,11 @@ status_cpus() { # the CPUs `pctl status` gives PID, or "-" when it is not listed
 d=json.load(open("/tmp/st.json")); a=[x for x in d["apps"] if x["pid"]==int(sys.argv[1])]
 print(a[0]["cpus"] if a else "-")' "$1"
 }
+held_by() { # how `pctl status` says pctld holds PID (as the JSON's held_by)
+        "$PCTL" status --json | python3 -c 'import json,sys
+d=json.load(sys.stdin); a=[x for x in d["apps"] if x["pid"]==int(sys.argv[1])]
+print(a[0]["held_by"] if a else "-")' "$1"
+}
 pctld_pid() { prop pctld MainPID; }
 # both_alive_in_units: the two apps run, each in its own unit's cgroup.
 both_alive_in_units() {
@@ -115,6 +120,8 @@ SCOPE_CG=/pctl.slice/$SCOPE_UNIT
 [ "$(cg_of "$RUN_PID")" != "$SCOPE_CG" ] || fail "pctl run itself went into the scope"
 echo "ok: pctl run's pbench ($SCOPE_PID) runs in $SCOPE_CG, a scope of its own"
 wait_until 180 narrowed "$SCOPE_CG" "$SCOPE_PID" || fail "the scope's CPUs did not follow the allocator: $(eff "$SCOPE_CG"), status says $(status_cpus "$SCOPE_PID")"
+[ "$(held_by "$SCOPE_PID")" = "systemd unit $SCOPE_UNIT (AllowedCPUs=)" ] ||
+        fail "status says the pctl run app is held by '$(held_by "$SCOPE_PID")'"
 echo "ok: $SCOPE_UNIT: cpuset.cpus.effective $(eff "$SCOPE_CG") (AllowedCPUs=$(prop "$SCOPE_UNIT" AllowedCPUs)), pctl status says $(status_cpus "$SCOPE_PID")"
 
 # A service with a memory limit, adopted by hand. User=nobody: the shipped watch-services rule
@@ -129,6 +136,8 @@ echo "demo.service: MainPID $DEMO_PID, ControlGroup $DEMO_CG, MemoryMax $(prop d
 wait_until 180 narrowed "$DEMO_CG" "$DEMO_PID" || fail "demo's CPUs did not change: $(eff "$DEMO_CG"), status says $(status_cpus "$DEMO_PID")"
 [ "$(prop demo ControlGroup)" = "$DEMO_CG" ] || fail "demo's ControlGroup is now $(prop demo ControlGroup)"
 both_alive_in_units
+[ "$(held_by "$DEMO_PID")" = "systemd unit demo.service (AllowedCPUs=)" ] ||
+        fail "status says demo is held by '$(held_by "$DEMO_PID")'"
 echo "ok: demo keeps ControlGroup $DEMO_CG, MainPID $DEMO_PID, MemoryMax 314572800; its CPUs are $(eff "$DEMO_CG") (AllowedCPUs=$(prop demo AllowedCPUs))"
 grep -q "^unit demo.service -$" /run/pctl/actuators.state || fail "demo's old AllowedCPUs= is not recorded: $(cat /run/pctl/actuators.state)"
 echo "ok: the record holds both units' old values: $(grep ^unit /run/pctl/actuators.state | tr '\n' ';')"

@@ -626,8 +626,8 @@ static void small_speedup_starts_on_a_quarter(void **state)
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 if (a.want_cores != cases[i].want || !(a.phase == ALLOCATOR_PHASE_LEARN))
                         fail_msg("P %.2f, max_slowdown %g: want %u (learning %d), expected %u: %s",
-                                 cases[i].p, cases[i].max_slowdown, a.want_cores, (a.phase == ALLOCATOR_PHASE_LEARN),
-                                 cases[i].want, a.reason);
+                                 cases[i].p, cases[i].max_slowdown, a.want_cores,
+                                 (a.phase == ALLOCATOR_PHASE_LEARN), cases[i].want, a.reason);
                 if (cases[i].want < 64)
                         assert_non_null(strstr(a.reason, "warming up there"));
                 /* Decided once: the speedup on 16 cores does not move it again. */

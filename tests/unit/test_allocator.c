@@ -464,7 +464,7 @@ static void observe_skips_the_change_and_asks_to_decide(void **state)
         f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY; /* IPS needs instructions */
         feed_observed(f, &ctx, &a, 0.5, 30);                       /* P settles at the baseline */
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-        assert_false((a.phase == ALLOCATOR_PHASE_LEARN));
+        assert_int_not_equal(a.phase, ALLOCATOR_PHASE_LEARN);
         assert_int_equal(a.n_hist, 1);
         assert_int_equal(a.hist[0].cores, N_CPUS);
         /* The measured search probes fewer cores first (no model to rank the neighbours). */
@@ -510,7 +510,7 @@ static void search_settles_on_the_measured_best(void **state)
         ctx = measured_ctx(f, N_CPUS);
         for (unsigned step = 0; step < 20; step++) {
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if ((a.phase == ALLOCATOR_PHASE_SETTLED) && !a.changed)
+                if (a.phase == ALLOCATOR_PHASE_SETTLED && !a.changed)
                         break;
                 a.cores = a.want_cores;
                 /* Measure the new point as observe would. */
@@ -521,7 +521,7 @@ static void search_settles_on_the_measured_best(void **state)
                 visited++;
                 ctx.decision++;
         }
-        if (a.cores != 5 || !(a.phase == ALLOCATOR_PHASE_SETTLED))
+        if (a.cores != 5 || a.phase != ALLOCATOR_PHASE_SETTLED)
                 fail_msg("ended at %u cores (%s), expected 5 and settled", a.cores, a.reason);
         assert_true(visited < N_CPUS); /* fewer probes than trying every count */
 }
@@ -567,7 +567,7 @@ static void search_on_quadratic(struct fixture *f, struct allocator_app *a, unsi
         add_point(a, a->cores, 0, 100 + 10 * d * d, ctx.decision);
         while (n_visited < ARRAY_SIZE(visited)) {
                 assert_int_equal(allocator_decide(&ctx, a, 1), 0);
-                if ((a->phase == ALLOCATOR_PHASE_SETTLED) && !a->changed)
+                if (a->phase == ALLOCATOR_PHASE_SETTLED && !a->changed)
                         break;
                 a->cores = a->want_cores;
                 if (!hist_samples(a, a->cores)) {
@@ -580,7 +580,7 @@ static void search_on_quadratic(struct fixture *f, struct allocator_app *a, unsi
         assert_true(n_visited >= 3);
         for (unsigned i = 0; i < 3; i++)
                 assert_int_equal(visited[i], first[i]);
-        if (a->cores != best || !(a->phase == ALLOCATOR_PHASE_SETTLED))
+        if (a->cores != best || a->phase != ALLOCATOR_PHASE_SETTLED)
                 fail_msg("ended at %u cores (%s), expected %u and settled", a->cores, a->reason,
                          best);
         assert_true(n_visited <= max_visited);
@@ -624,7 +624,7 @@ static void small_speedup_starts_on_a_quarter(void **state)
                 assert_false(a.start_decided);
                 feed(f, 1, cases[i].p, 0, 64, 1);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (a.want_cores != cases[i].want || !(a.phase == ALLOCATOR_PHASE_LEARN))
+                if (a.want_cores != cases[i].want || a.phase != ALLOCATOR_PHASE_LEARN)
                         fail_msg("P %.2f, max_slowdown %g: want %u (learning %d), expected %u: %s",
                                  cases[i].p, cases[i].max_slowdown, a.want_cores,
                                  (a.phase == ALLOCATOR_PHASE_LEARN), cases[i].want, a.reason);
@@ -890,7 +890,7 @@ static void far_worse_move_is_not_probed_again_anywhere(void **state)
                 add_point(&a, N_CPUS, 1000000, 4, ctx.decision);
                 add_point(&a, N_CPUS, 1100000, 4.5, ctx.decision);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (far_worse && !(a.phase == ALLOCATOR_PHASE_SETTLED))
+                if (far_worse && a.phase != ALLOCATOR_PHASE_SETTLED)
                         fail_msg("probed %u cores %u kHz after fewer cores lost 20%%", a.want_cores,
                                  a.want_freq_khz);
                 if (!far_worse && (a.want_cores != N_CPUS - 1 || a.want_freq_khz != 1000000))
@@ -1000,7 +1000,7 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
         assert_int_equal(allocator_decide(&ctx, apps, 2), 0);
         /* Asked again, it would be trimmed again ("sharing ..."); not asked, the search has
          * nothing left to probe and holds. */
-        if (apps[0].want_cores > 4 || !(apps[0].phase == ALLOCATOR_PHASE_SETTLED))
+        if (apps[0].want_cores > 4 || apps[0].phase != ALLOCATOR_PHASE_SETTLED)
                 fail_msg("asked again for more cores: wants %u (%s)", apps[0].want_cores,
                          apps[0].reason);
 }
@@ -1109,7 +1109,7 @@ static void returning_app_starts_at_its_remembered_best(void **state)
         assert_true(allocator_wants_decision(&ctx, &a)); /* at once, no estimate needed */
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 3);
-        assert_true(a.from_history && !(a.phase == ALLOCATOR_PHASE_LEARN));
+        assert_true(a.from_history && a.phase != ALLOCATOR_PHASE_LEARN);
         assert_non_null(strstr(a.reason, "from history"));
         b = a;
         /* Measured within 10% of the remembered score: verified, it stays. */
@@ -1121,7 +1121,7 @@ static void returning_app_starts_at_its_remembered_best(void **state)
         add_point(&a, 3, 0, 5.2, ctx.decision);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 3);
-        assert_true((a.phase == ALLOCATOR_PHASE_SETTLED));
+        assert_int_equal(a.phase, ALLOCATOR_PHASE_SETTLED);
         assert_non_null(strstr(a.reason, "verified"));
         /* Measured 60% worse: the hint is spent and the search goes on from here. */
         b.cores = 3;
@@ -1138,7 +1138,7 @@ static void returning_app_starts_at_its_remembered_best(void **state)
                                    .hint_cores = N_CPUS + 1,
                                    .hint_score = 5};
         assert_int_equal(allocator_decide(&ctx, &b, 1), 0);
-        assert_true((b.phase == ALLOCATOR_PHASE_LEARN) && !b.from_history);
+        assert_true(b.phase == ALLOCATOR_PHASE_LEARN && !b.from_history);
 }
 
 /* What a run teaches the history: its best fresh point, or its first phase's best. */

@@ -58,7 +58,7 @@ static unsigned search_lock_bound(struct fixture *f, bool with_stack, unsigned *
                 a.stack = with_stack ? stack_of(a.cores, STACK_SYNC, a.cores - busy)
                                      : (struct stack){.known = false};
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if ((a.phase == ALLOCATOR_PHASE_SETTLED) && !a.changed)
+                if (a.phase == ALLOCATOR_PHASE_SETTLED && !a.changed)
                         break;
                 a.cores = a.want_cores;
                 if (!measured(&a, a.cores)) {
@@ -72,7 +72,7 @@ static unsigned search_lock_bound(struct fixture *f, bool with_stack, unsigned *
                 }
                 ctx.decision++;
         }
-        if (a.cores != 12 || !(a.phase == ALLOCATOR_PHASE_SETTLED))
+        if (a.cores != 12 || a.phase != ALLOCATOR_PHASE_SETTLED)
                 fail_msg("ended at %u cores (%s), expected 12 and settled", a.cores, a.reason);
         return probes;
 }

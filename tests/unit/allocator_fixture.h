@@ -77,6 +77,34 @@ static inline void feed(struct fixture *f, uint64_t id, double p, unsigned first
         }
 }
 
+/* Counters of app 1 at P 0.9 on a->cores at khz whose cores retire `ipc` each. */
+static inline void feed_ipc_at(struct fixture *f, struct allocator_ctx *ctx,
+                               struct allocator_app *a, unsigned khz, double ipc,
+                               unsigned intervals)
+{
+        struct synth_app s = {.p = 0.9,
+                              .ipc_ref = ipc,
+                              .freq_ref_khz = 2000000,
+                              .n_cores = a->cores,
+                              .freq_khz = khz};
+
+        for (unsigned i = 0; i < intervals; i++) {
+                struct estimator_app_view v = synth_view(a->id, &s, -1);
+
+                synth_begin(&f->m, &f->s, INTERVAL_NS);
+                synth_run(&f->m, &f->s, &s, -1);
+                synth_end(&f->m, &f->s, false);
+                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
+                allocator_observe(ctx, a);
+        }
+}
+
+static inline void feed_ipc(struct fixture *f, struct allocator_ctx *ctx, struct allocator_app *a,
+                            double ipc, unsigned intervals)
+{
+        feed_ipc_at(f, ctx, a, 2000000, ipc, intervals);
+}
+
 /* Appends a point measured over 3 samples at decision `decision`. */
 static inline void add_point(struct allocator_app *a, unsigned cores, unsigned freq_khz,
                              double score, uint64_t decision)

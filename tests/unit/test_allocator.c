@@ -25,28 +25,6 @@ static struct allocator_ctx ctx_for(struct fixture *f, unsigned n_cpus)
                                       .n_apps = 1};
 }
 
-/* Counters of app 1 at P 0.9 on cores [0, n) whose cores retire `ipc` each (contention lowers
- * it as cores are added). */
-static void feed_ipc(struct fixture *f, struct allocator_ctx *ctx, struct allocator_app *a,
-                     double ipc, unsigned intervals)
-{
-        struct synth_app s = {.p = 0.9,
-                              .ipc_ref = ipc,
-                              .freq_ref_khz = 2000000,
-                              .n_cores = a->cores,
-                              .freq_khz = 2000000};
-
-        for (unsigned i = 0; i < intervals; i++) {
-                struct estimator_app_view v = synth_view(a->id, &s, -1);
-
-                synth_begin(&f->m, &f->s, INTERVAL_NS);
-                synth_run(&f->m, &f->s, &s, -1);
-                synth_end(&f->m, &f->s, false);
-                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
-                allocator_observe(ctx, a);
-        }
-}
-
 /* Runs app 1 at 2 cores (IPC 1) then 8 (IPC ipc8) and lets the allocator decide. */
 static void contention_then_decide(struct fixture *f, struct allocator_ctx *ctx,
                                    struct allocator_app *a, double ipc8)

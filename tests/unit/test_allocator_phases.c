@@ -62,33 +62,6 @@ static struct allocator_app settled_at_5(const struct allocator_ctx *ctx)
         return a;
 }
 
-/* Counters of app 1 at P 0.9 on a->cores at khz whose cores retire `ipc` each. */
-static void feed_ipc_at(struct fixture *f, struct allocator_ctx *ctx, struct allocator_app *a,
-                        unsigned khz, double ipc, unsigned intervals)
-{
-        struct synth_app s = {.p = 0.9,
-                              .ipc_ref = ipc,
-                              .freq_ref_khz = 2000000,
-                              .n_cores = a->cores,
-                              .freq_khz = khz};
-
-        for (unsigned i = 0; i < intervals; i++) {
-                struct estimator_app_view v = synth_view(a->id, &s, -1);
-
-                synth_begin(&f->m, &f->s, INTERVAL_NS);
-                synth_run(&f->m, &f->s, &s, -1);
-                synth_end(&f->m, &f->s, false);
-                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
-                allocator_observe(ctx, a);
-        }
-}
-
-static void feed_ipc(struct fixture *f, struct allocator_ctx *ctx, struct allocator_app *a,
-                     double ipc, unsigned intervals)
-{
-        feed_ipc_at(f, ctx, a, 2000000, ipc, intervals);
-}
-
 /* Contention shows (the busiest core's IPC falls 20% from 2 cores to 8): the app, in `from`,
  * is due its one-core probe at the next decision. */
 static void contention_shows(struct fixture *f, struct allocator_ctx *ctx, struct allocator_app *a)

@@ -8,6 +8,8 @@
 
 #include "pctl/util.h"
 
+#include "alloc_risk.h"
+
 /* A measurement older than this many decisions is stale: phases change, so is the truth. */
 #define ALLOCATOR_STALE_DECISIONS 60
 /* What an estimate of P needs before the allocator acts on it: the confidence that 8 points
@@ -1173,6 +1175,22 @@ static void decide_model_only(const struct allocator_ctx *ctx, struct allocator_
                                                  : NAN);
 }
 
+/* Which measured points the search compares: fresh, in bounds, and at the domain's clock
+ * when the app shares a frequency domain. */
+struct meas_arg {
+        const struct allocator_ctx *ctx;
+        const struct allocator_app *a;
+        const struct allocator_bounds *b;
+};
+
+static bool meas_eligible(const void *arg, const struct allocator_point *p)
+{
+        const struct meas_arg *m = arg;
+
+        return point_fresh(m->ctx, p) && point_in_bounds(m->ctx, m->b, p) &&
+               !(m->ctx->n_freqs && m->a->freq_shared && p->freq_khz != m->a->freq_khz);
+}
+
 static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
 {
         const struct policy *pol = a->policy;
@@ -1181,7 +1199,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         const char *why = NULL;
         double base_t = NAN, cur_pred, best_pred = NAN;
         unsigned best_n = a->cores, best_f = a->freq_khz, start;
-        const struct allocator_point *cur_meas, *best_meas = NULL, *base_meas;
+        const struct allocator_point *cur_meas, *best_meas = NULL, *base_meas, *risk_best;
         struct allocator_cand cand[4];
         struct stack_hint hint;
         char ftext[32];
@@ -1264,12 +1282,16 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *p = &a->hist[i];
 
-                if (!point_fresh(ctx, p) || !point_in_bounds(ctx, &b, p) ||
-                    (ctx->n_freqs && a->freq_shared && p->freq_khz != a->freq_khz))
+                if (!meas_eligible(&(struct meas_arg){ctx, a, &b}, p))
                         continue;
                 if (!best_meas || p->score < best_meas->score)
                         best_meas = p;
         }
+        /* Scored by instructions, the fewest cores the counters cannot tell from the best
+         * (manager/alloc_risk.c): the search goes on around it and settles there. */
+        risk_best = best_meas;
+        best_meas =
+            alloc_risk_measured(a, best_meas, meas_eligible, &(struct meas_arg){ctx, a, &b});
         /* The model's last jump, measured worse than the best measured point. */
         if (a->model_cores && best_meas) {
                 const struct allocator_point *mp =
@@ -1418,16 +1440,19 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         /* Sharing the machine, every score moves a little with what the others do: a
          * settled app moves for the hysteresis then, not for the search's margin. */
         if (best_meas != cur_meas &&
-            objective_better(cur_meas->score, best_meas->score,
-                             ctx->n_apps > 1 ? ctx->hysteresis : ALLOCATOR_SEARCH_MARGIN)) {
+            (objective_better(cur_meas->score, best_meas->score,
+                              ctx->n_apps > 1 ? ctx->hysteresis : ALLOCATOR_SEARCH_MARGIN) ||
+             (best_meas != risk_best && best_meas->cores < cur_meas->cores))) {
                 a->want_cores = best_meas->cores;
                 a->want_freq_khz = best_meas->freq_khz;
                 snprintf(a->reason, sizeof(a->reason),
                          "settled: every neighbour of %u cores%s measured worse", best_meas->cores,
                          freq_text(best_meas->freq_khz, ftext, sizeof(ftext)));
+                alloc_risk_note(best_meas, risk_best, a->reason, sizeof(a->reason));
                 return;
         }
         stay(a, "%s", "holding: every neighbour measured worse");
+        alloc_risk_note(best_meas, risk_best, a->reason, sizeof(a->reason));
 }
 
 bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allocator_app *app)

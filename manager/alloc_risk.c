@@ -16,9 +16,41 @@
 #include <stdio.h>
 #include <string.h>
 
+enum alloc_progress alloc_progress_source(const struct allocator_app *a)
+{
+        if (a->progress_by_markers || a->progress_known)
+                return ALLOC_PROGRESS_MARKERS;
+        if (a->history_x_known)
+                return ALLOC_PROGRESS_HISTORY;
+        return ALLOC_PROGRESS_INSTRUCTIONS;
+}
+
+const char *alloc_progress_name(enum alloc_progress p)
+{
+        static const char *const names[] = {
+            [ALLOC_PROGRESS_INSTRUCTIONS] = "instructions",
+            [ALLOC_PROGRESS_HISTORY] = "history",
+            [ALLOC_PROGRESS_MARKERS] = "markers",
+        };
+
+        return names[p];
+}
+
+double alloc_progress_rate(struct allocator_app *a, double ips)
+{
+        /* Fewer instructions in parallel than alone (a negative inflation: caches) would make
+         * more cores look better than their instructions say; that is not taken on faith. */
+        double x = fmax(a->history_x, 0);
+
+        if (alloc_progress_source(a) != ALLOC_PROGRESS_HISTORY)
+                return ips;
+        a->work_x = x;
+        return ips / (1 + x * (a->cores > 1 ? a->cores - 1.0 : 0.0));
+}
+
 bool alloc_risk_applies(const struct allocator_app *a)
 {
-        return !a->progress_by_markers;
+        return alloc_progress_source(a) == ALLOC_PROGRESS_INSTRUCTIONS;
 }
 
 const struct allocator_point *

@@ -18,7 +18,23 @@
  * swap the two at every revisit (noise on both sides). */
 #define ALLOC_RISK_STAY 2.0
 
-/* Whether the app's measured scores count instructions, not its own units of work: more
+/* What an app's measured scores count as progress: the units of work it marks, instructions
+ * over the work inflation whole runs in history measured, or instructions alone. */
+enum alloc_progress {
+        ALLOC_PROGRESS_INSTRUCTIONS,
+        ALLOC_PROGRESS_HISTORY,
+        ALLOC_PROGRESS_MARKERS,
+};
+
+enum alloc_progress alloc_progress_source(const struct allocator_app *a);
+const char *alloc_progress_name(enum alloc_progress p);
+
+/* The progress rate of an app scored by history from its instructions per second at its
+ * core count (and its predictions' inflation, work_x, set to history's); `ips` as it is for
+ * any other source. */
+double alloc_progress_rate(struct allocator_app *a, double ips);
+
+/* Whether the app's measured scores count instructions alone, not its own units of work: more
  * instructions per second on more cores are then only an upper bound on more progress. */
 bool alloc_risk_applies(const struct allocator_app *a);
 

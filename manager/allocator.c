@@ -295,6 +295,9 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         app->seen_intervals = e->intervals;
         /* Read at every interval, so that a rate never spans a change. */
         rate_ok = progress_rate(app, &rate);
+        /* Without markers, whole runs in history may say how much of it is progress. */
+        if (rate_ok && !app->progress_by_markers)
+                rate = alloc_progress_rate(app, rate);
         /* The first interval after a change may straddle it. */
         if (++app->samples_here < 2 || !rate_ok)
                 return;
@@ -976,11 +979,21 @@ static bool hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
         double off;
 
         if (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz) ||
-            (!cur && a->hint_verified)) {
+            (!cur && a->hint_verified) || (a->hint_explore_from && a->progress_known)) {
                 a->hint_cores = 0;
                 return false;
         }
         freq_text(a->hint_freq_khz, ftext, sizeof(ftext));
+        if (a->hint_explore_from) {
+                /* Held for the whole run: the run is the measurement. */
+                stay(a, "%s", "");
+                a->converged = true;
+                snprintf(a->reason, sizeof(a->reason),
+                         "from history: exploring %u cores%s for this run (its past runs ran at "
+                         "about %u): whole runs at two core counts measure its extra work",
+                         a->hint_cores, ftext, a->hint_explore_from);
+                return true;
+        }
         if (!isfinite(a->hint_score)) {
                 /* Remembered without a measured score (no counters): nothing to verify by.
                  * It holds until the model can rank configurations; the model decides then. */
@@ -1504,7 +1517,9 @@ static const struct allocator_point *best_fresh(const struct allocator_ctx *ctx,
                     (!best || p->score < best->score))
                         best = p;
         }
-        return best;
+        /* Scored by instructions, where the search settles: the fewest cores within the
+         * noise (what history remembers, too). */
+        return alloc_risk_measured(app, best, meas_eligible, &(struct meas_arg){ctx, app, &b});
 }
 
 bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,

@@ -2,7 +2,8 @@
  * without markers is scored by its instructions over the work inflation whole runs of it
  * measured; a returning app whose runs all ran at one count explores half of it once. On the
  * model machine, an app whose instructions inflate with its threads ends near its best after
- * a few runs, and an app without extra work sheds the risk rule's cost. */
+ * a few runs (and `pctl status` says "progress: history"), and an app without extra work sheds
+ * the risk rule's cost. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,8 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "pctl_test.h"
 #include "pctl_test_scenario.h"
+#include "pctl_test_sim.h"
+#include "pctl/history.h"
+#include "pctl/report.h"
 #include "pctl/sim.h"
 #include "pctl/simrun.h"
 #include "../../manager/alloc_risk.h"
@@ -75,31 +81,87 @@ static double run_with_history(const char *path, const char *text, const char *h
         "[machine]\npreset = server-64\ncounter_noise = 0.0134\nseed = 949832\n"                   \
         "[app a0]\ninstructions = 2.277e+11\np = 0.8144\nipc = 0.617\nimbalance = 2.836\n"
 
-/* Five runs of the same app with one history file; the runs' figures and end counts. */
-static void five_runs(const char *text, double ratio[5], unsigned cores[5])
+/* A directory with the scenario (app.ini) and the history file the runs share. */
+struct runs_dir {
+        char dir[48], path[64], hist[64];
+};
+
+static void runs_dir_make(struct runs_dir *d, const char *text)
 {
-        char dir[] = "/tmp/pctl-test-progress-history-XXXXXX", path[64], hist[64];
         int fd;
 
-        assert_non_null(mkdtemp(dir));
-        snprintf(path, sizeof(path), "%s/app.ini", dir);
-        snprintf(hist, sizeof(hist), "%s/history.db", dir);
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        snprintf(d->dir, sizeof(d->dir), "/tmp/pctl-test-progress-history-XXXXXX");
+        assert_non_null(mkdtemp(d->dir));
+        snprintf(d->path, sizeof(d->path), "%s/app.ini", d->dir);
+        snprintf(d->hist, sizeof(d->hist), "%s/history.db", d->dir);
+        fd = open(d->path, O_WRONLY | O_CREAT | O_EXCL, 0600);
         assert_true(fd >= 0);
         assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
         close(fd);
-        for (unsigned i = 0; i < 5; i++)
-                ratio[i] = run_with_history(path, text, hist, &cores[i]);
-        for (const char *f = "app.ini"; f; f = !strcmp(f, "app.ini")          ? "history.db"
-                                               : !strcmp(f, "history.db")     ? "history.db-wal"
-                                               : !strcmp(f, "history.db-wal") ? "history.db-shm"
-                                                                              : NULL) {
+}
+
+static void runs_dir_remove(const struct runs_dir *d)
+{
+        static const char *const files[] = {"app.ini", "history.db", "history.db-wal",
+                                            "history.db-shm"};
+
+        for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
                 char p[96];
 
-                snprintf(p, sizeof(p), "%s/%s", dir, f);
+                snprintf(p, sizeof(p), "%s/%s", d->dir, files[i]);
                 unlink(p);
         }
-        assert_int_equal(rmdir(dir), 0);
+        assert_int_equal(rmdir(d->dir), 0);
+}
+
+/* Five runs of the same app with one history file; the runs' figures and end counts. */
+static void five_runs(const struct runs_dir *d, const char *text, double ratio[5],
+                      unsigned cores[5])
+{
+        for (unsigned i = 0; i < 5; i++)
+                ratio[i] = run_with_history(d->path, text, d->hist, &cores[i]);
+}
+
+/* What `pctl status --json` says the returning app's progress is, 2 s into a sixth run. */
+static char *status_progress(const struct runs_dir *d, char *out, size_t size)
+{
+        char spec[80], err[640];
+        struct platform_options po = {.spec = spec, .actuator = {.dvfs = true}};
+        struct manager_options mo = {.delta_i_rate = NAN};
+        struct platform *pf;
+        struct history *h;
+        struct manager *m;
+        struct json_object *j, *apps, *v;
+
+        snprintf(spec, sizeof(spec), "sim:%s", d->path);
+        if (platform_open(&po, &pf, err, sizeof(err)) != 0)
+                fail_msg("platform_open(%s): %s", spec, err);
+        if (history_open(d->hist, false, &h, err, sizeof(err)) != 0)
+                fail_msg("history_open: %s", err);
+        config_init(&mo.conf);
+        mo.platform = pf;
+        mo.dvfs = pf->actuator->can_set_freq;
+        mo.history = h;
+        assert_int_equal(manager_new(&mo, NULL, &m), 0);
+        sim_step(pf->sim, 0);
+        if (manager_adopt(m, SIM_PID_BASE, "edp", err, sizeof(err)) != 0)
+                fail_msg("adopt: %s", err);
+        for (unsigned step = 0; step < 20; step++) {
+                platform_advance(pf, 100 * NSEC_PER_MSEC);
+                manager_sample(m);
+                if (step % 10 == 9)
+                        manager_decide(m);
+        }
+        j = json_object_new_object();
+        manager_status(m, j);
+        assert_true(json_object_object_get_ex(j, "apps", &apps));
+        assert_true(json_object_object_get_ex(json_object_array_get_idx(apps, 0), "progress", &v));
+        snprintf(out, size, "%s", json_object_get_string(v));
+        json_object_put(j);
+        manager_free(m);
+        history_close(h);
+        platform_close(pf);
+        return out;
 }
 
 /* The inflating app: by instructions it ends at 22 cores, 1.72 x the oracle's EDP (8 cores),
@@ -111,11 +173,17 @@ static void history_places_an_inflating_app_near_its_best(void **state)
         double ratio[5];
         unsigned cores[5];
 
-        five_runs(SEED_5711 "extra_work = 0.0766\n", ratio, cores);
+        struct runs_dir d;
+        char progress[32];
+
+        runs_dir_make(&d, SEED_5711 "extra_work = 0.0766\n");
+        five_runs(&d, SEED_5711 "extra_work = 0.0766\n", ratio, cores);
         assert_true(ratio[0] > 1.5);
         if (ratio[4] > 1.02 || ratio[3] > 1.03)
                 fail_msg("runs 4 and 5 at %.3f and %.3f x the oracle's EDP (%u and %u cores)",
                          ratio[3], ratio[4], cores[3], cores[4]);
+        assert_string_equal(status_progress(&d, progress, sizeof(progress)), "history");
+        runs_dir_remove(&d);
 }
 
 /* The same app without extra work: its first two runs end at the same count, where the risk
@@ -127,7 +195,11 @@ static void exploration_lifts_the_risk_from_an_app_without_extra_work(void **sta
         double ratio[5];
         unsigned cores[5];
 
-        five_runs(SEED_5711, ratio, cores);
+        struct runs_dir d;
+
+        runs_dir_make(&d, SEED_5711);
+        five_runs(&d, SEED_5711, ratio, cores);
+        runs_dir_remove(&d);
         if (cores[2] > cores[1] / 2 + 1)
                 fail_msg("run 3 at %u cores, run 2 at %u: no exploration", cores[2], cores[1]);
         if (ratio[4] > 1.02)

@@ -127,6 +127,40 @@ static void the_current_point_keeps_its_place_within_two_margins(void **state)
         }
 }
 
+/* A returning app exploring half its remembered cores (docs/history.md, "Progress from whole
+ * runs") holds them for its run, even where a measured point is better; markers appearing
+ * end the exploration, and the search goes on. */
+static void an_exploring_hint_holds_for_the_run_until_markers_appear(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = N_CPUS,
+                                  .hint_cores = 4,
+                                  .hint_score = NAN,
+                                  .hint_explore_from = 8};
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_true(a.changed);
+        assert_int_equal(a.want_cores, 4);
+        a.cores = 4;
+        add_point(&a, 8, 0, 1.0, ctx.decision);
+        add_point(&a, 4, 0, 2.0, ctx.decision);
+        for (unsigned i = 0; i < 5; i++) {
+                ctx.decision++;
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (a.changed || !strstr(a.reason, "exploring 4 cores"))
+                        fail_msg("left the exploration: %s", a.reason);
+        }
+        a.progress_known = true;
+        ctx.decision++;
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        assert_int_equal(a.hint_cores, 0);
+        if (!a.changed || a.want_cores != 8)
+                fail_msg("with markers, stayed at %u cores: %s", a.want_cores, a.reason);
+}
+
 /* The EDP of `sim run --policy edp` over the oracle's (the app's best static setting). */
 static double edp_over_oracle(const char *text)
 {
@@ -185,6 +219,7 @@ int main(int argc, char **argv)
             fixture_case(instructions_settle_on_the_fewest_cores_within_noise),
             fixture_case(a_measured_gain_past_the_noise_is_kept),
             fixture_case(the_current_point_keeps_its_place_within_two_margins),
+            fixture_case(an_exploring_hint_holds_for_the_run_until_markers_appear),
             cmocka_unit_test(inflating_app_without_markers_ends_closer_to_its_best),
         };
 

@@ -152,10 +152,9 @@ void history_record(struct manager *m, unsigned i, bool ended)
 
 /* Whether this run of a returning app explores (docs/history.md, "Progress from whole runs"):
  * without markers and without its extra work measured (within a stated error), after
- * HISTORY_EXPLORE_AFTER runs that
- * all ran at about the same count, the next HISTORY_EXPLORE_RUNS run(s) hold half the
- * remembered cores, so that whole runs at two counts measure it. A best of one core needs no
- * more: extra work grows with cores it does not use. */
+ * HISTORY_EXPLORE_AFTER runs that ran at about one count, the next HISTORY_EXPLORE_RUNS run(s)
+ * hold half the remembered cores, so that whole runs at two counts measure it. A best of one
+ * core needs no more: extra work grows with cores it does not use. */
 #define HISTORY_EXPLORE_AFTER 2
 #define HISTORY_EXPLORE_RUNS 1
 

@@ -4,6 +4,8 @@
 
 #include "pctl/allocator.h"
 
+#include "alloc_risk.h"
+
 /* Without a settled P after this many intervals (measured rows, spinning), the search starts
  * from the measured baseline anyway: measurement decides, P only guides. */
 #define ALLOCATOR_LEARN_MAX_INTERVALS 20
@@ -34,6 +36,7 @@ enum hint_verdict {
         HINT_HOLD,     /* staying there: measuring it, or no score to verify by */
         HINT_OFF,      /* measured off the remembered score: the search goes on from here */
         HINT_VERIFIED, /* measured as remembered: staying while the measurement is fresh */
+        HINT_EXPLORE,  /* held for the whole run at another core count: the run measures */
 };
 
 /* What one decision for one app works from. */
@@ -107,6 +110,16 @@ const struct allocator_point *alloc_best_fresh(const struct allocator_ctx *ctx,
 
 bool alloc_denied(const struct allocator_ctx *ctx, const struct allocator_app *a, unsigned cores,
                   unsigned freq_khz);
+
+/* Which measured points the search compares: fresh, in bounds, and at the domain's clock
+ * when the app shares a frequency domain (alloc_meas_eligible's arg). */
+struct alloc_meas_arg {
+        const struct allocator_ctx *ctx;
+        const struct allocator_app *a;
+        const struct allocator_bounds *b;
+};
+
+bool alloc_meas_eligible(const void *arg, const struct allocator_point *p);
 
 bool alloc_freq_in(const struct allocator_bounds *b, unsigned f);
 

@@ -183,6 +183,9 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         app->seen_intervals = e->intervals;
         /* Read at every interval, so that a rate never spans a change. */
         rate_ok = progress_rate(app, &rate);
+        /* Without markers, whole runs in history may say how much of it is progress. */
+        if (rate_ok && !app->progress_by_markers)
+                rate = alloc_progress_rate(app, rate);
         /* The first interval after a change may straddle it. */
         if (++app->samples_here < 2 || !rate_ok)
                 return;
@@ -477,11 +480,20 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
         double off;
 
         if (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz) ||
-            (!cur && a->hint_verified)) {
+            (!cur && a->hint_verified) || (a->hint_explore_from && a->progress_known)) {
                 a->hint_cores = 0;
                 return HINT_SPENT;
         }
         alloc_freq_text(a->hint_freq_khz, ftext, sizeof(ftext));
+        if (a->hint_explore_from) {
+                /* Held for the whole run: the run is the measurement. */
+                alloc_stay(a, "%s", "");
+                snprintf(a->reason, sizeof(a->reason),
+                         "from history: exploring %u cores%s for this run (its past runs ran at "
+                         "about %u): whole runs at two core counts measure its extra work",
+                         a->hint_cores, ftext, a->hint_explore_from);
+                return HINT_EXPLORE;
+        }
         if (!isfinite(a->hint_score)) {
                 /* Remembered without a measured score (no counters): nothing to verify by.
                  * It holds until the model can rank configurations; the model decides then. */

@@ -166,5 +166,16 @@ const struct allocator_point *alloc_best_fresh(const struct allocator_ctx *ctx,
                     (!best || p->score < best->score))
                         best = p;
         }
-        return best;
+        /* Scored by instructions, where the search settles: the fewest cores within the
+         * noise (what history remembers, too). */
+        return alloc_risk_measured(app, best, alloc_meas_eligible,
+                                   &(struct alloc_meas_arg){ctx, app, &b});
+}
+
+bool alloc_meas_eligible(const void *arg, const struct allocator_point *p)
+{
+        const struct alloc_meas_arg *m = arg;
+
+        return alloc_point_fresh(m->ctx, p) && alloc_point_in_bounds(m->ctx, m->b, p) &&
+               !(m->ctx->n_freqs && m->a->freq_shared && p->freq_khz != m->a->freq_khz);
 }

@@ -362,6 +362,8 @@ struct measured {
         unsigned best_n, best_f;
         const struct allocator_point *cur_meas;  /* fresh where the app is, or NULL */
         const struct allocator_point *best_meas; /* the best fresh point in bounds, or NULL */
+        /* The lowest score among them: best_meas unless the risk rule picked fewer cores. */
+        const struct allocator_point *risk_best;
 };
 
 /* Starts the search when it has not begun (or was reset since the last decision: the app
@@ -409,12 +411,16 @@ static void measured_points(struct decision *d, struct measured *m)
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *p = &a->hist[i];
 
-                if (!alloc_point_fresh(ctx, p) || !alloc_point_in_bounds(ctx, &d->b, p) ||
-                    (ctx->n_freqs && a->freq_shared && p->freq_khz != a->freq_khz))
+                if (!alloc_meas_eligible(&(struct alloc_meas_arg){ctx, a, &d->b}, p))
                         continue;
                 if (!m->best_meas || p->score < m->best_meas->score)
                         m->best_meas = p;
         }
+        /* Scored by instructions, the fewest cores the counters cannot tell from the best
+         * (manager/alloc_risk.c): the search goes on around it and settles there. */
+        m->risk_best = m->best_meas;
+        m->best_meas = alloc_risk_measured(a, m->best_meas, alloc_meas_eligible,
+                                           &(struct alloc_meas_arg){ctx, a, &d->b});
         if (a->model_cores && m->best_meas) {
                 const struct allocator_point *mp =
                     alloc_hist_fresh(ctx, a, a->model_cores, a->model_freq_khz);
@@ -594,16 +600,19 @@ static enum allocator_phase pattern_step(struct decision *d, const struct measur
         /* Sharing the machine, every score moves a little with what the others do: a
          * settled app moves for the hysteresis then, not for the search's margin. */
         if (best != m->cur_meas &&
-            objective_better(m->cur_meas->score, best->score,
-                             ctx->n_apps > 1 ? ctx->hysteresis : ALLOCATOR_SEARCH_MARGIN)) {
+            (objective_better(m->cur_meas->score, best->score,
+                              ctx->n_apps > 1 ? ctx->hysteresis : ALLOCATOR_SEARCH_MARGIN) ||
+             (m->best_meas != m->risk_best && best->cores < m->cur_meas->cores))) {
                 a->want_cores = best->cores;
                 a->want_freq_khz = best->freq_khz;
                 snprintf(a->reason, sizeof(a->reason),
                          "settled: every neighbour of %u cores%s measured worse", best->cores,
                          alloc_freq_text(best->freq_khz, ftext, sizeof(ftext)));
+                alloc_risk_note(best, m->risk_best, a->reason, sizeof(a->reason));
                 return ALLOCATOR_PHASE_SETTLED;
         }
         alloc_stay(a, "%s", "holding: every neighbour measured worse");
+        alloc_risk_note(best, m->risk_best, a->reason, sizeof(a->reason));
         return ALLOCATOR_PHASE_SETTLED;
 }
 
@@ -634,6 +643,7 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
                 case HINT_OFF:
                         return cur == ALLOCATOR_PHASE_RECALL ? ALLOCATOR_PHASE_SEARCH : cur;
                 case HINT_VERIFIED:
+                case HINT_EXPLORE:
                         return ALLOCATOR_PHASE_SETTLED;
                 case HINT_SPENT:
                         break;

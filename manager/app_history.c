@@ -122,6 +122,13 @@ void history_record(struct manager *m, unsigned i, bool ended)
                 best = (struct allocator_point){
                     .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN};
         }
+        /* An exploring run measured the other count, not a better one: what the past runs
+         * settled at stays the start (without its score, measured in the other unit or
+         * not at all: the model decides once it can rank). */
+        if (m->alloc[i].hint_explore_from)
+                best = (struct allocator_point){.cores = m->alloc[i].hint_explore_from,
+                                                .freq_khz = m->alloc[i].hint_freq_khz,
+                                                .score = NAN};
         e = estimator_get(m->est, a->id);
         (void)strscpy(h.objective, objective_to_string(a->policy.objective), sizeof(h.objective));
         h.p = e && (e->known & ESTIMATE_P_LS) ? e->p_ls : NAN;
@@ -141,6 +148,22 @@ void history_record(struct manager *m, unsigned i, bool ended)
         else
                 log_debug("history: %s (%s): best %u cores at %u MHz recorded", a->name, a->key.exe,
                           best.cores, best.freq_khz / 1000);
+}
+
+/* Whether this run of a returning app explores (docs/history.md, "Progress from whole runs"):
+ * without markers and without its extra work measured (within a stated error), after
+ * HISTORY_EXPLORE_AFTER runs that ran at about one count, the next HISTORY_EXPLORE_RUNS run(s)
+ * hold half the remembered cores, so that whole runs at two counts measure it. A best of one
+ * core needs no more: extra work grows with cores it does not use. */
+#define HISTORY_EXPLORE_AFTER 2
+#define HISTORY_EXPLORE_RUNS 1
+
+static bool history_explores(const struct mapp *a, const struct allocator_app *al,
+                             const struct history_entry *h)
+{
+        return !(a->infl.known && isfinite(a->infl.err)) && !al->progress_known &&
+               h->best_cores >= 2 && h->runs >= HISTORY_EXPLORE_AFTER &&
+               h->runs < HISTORY_EXPLORE_AFTER + HISTORY_EXPLORE_RUNS;
 }
 
 /* Looks app i up in the history once it is known who it is: a past run's best configuration
@@ -183,6 +206,13 @@ void history_recall(struct manager *m, unsigned i)
 
                 work_inflation_update(m, i, false, &unused, &none);
         }
+        /* Whole runs at two core counts measured its extra work, within a stated error:
+         * without markers, its progress is its instructions over that (docs/history.md,
+         * "Progress from whole runs"). */
+        if (a->infl.known && isfinite(a->infl.err)) {
+                al->history_x_known = true;
+                al->history_x = a->infl.x;
+        }
         r = history_lookup(m->opt.history, &a->key, &h, err, sizeof(err));
         if (r == -ENOENT)
                 return;
@@ -193,15 +223,24 @@ void history_recall(struct manager *m, unsigned i)
         if (h.best_cores && strcmp(h.objective, objective_to_string(a->policy.objective)) == 0) {
                 al->hint_cores = h.best_cores;
                 al->hint_freq_khz = h.best_freq_khz;
-                al->hint_score = h.best_score;
+                /* A score remembered by instructions is not one by progress: the model
+                 * decides once it can rank (an entry does not say which it was). */
+                al->hint_score = al->history_x_known ? NAN : h.best_score;
                 char mhz[32] = "";
 
+                if (history_explores(a, al, &h)) {
+                        al->hint_explore_from = h.best_cores;
+                        al->hint_cores = h.best_cores / 2;
+                        al->hint_score = NAN;
+                }
                 if (h.best_freq_khz)
                         snprintf(mhz, sizeof(mhz), " at %u MHz", h.best_freq_khz / 1000);
                 log_app_info(a->name, (int)a->pid, a->policy.name,
                              "%s (pid %d): from history (%u past runs, P %.2f): starts at %u "
-                             "cores%s",
-                             a->name, (int)a->pid, h.runs, h.p, h.best_cores, mhz);
+                             "cores%s%s",
+                             a->name, (int)a->pid, h.runs, h.p, al->hint_cores, mhz,
+                             al->hint_explore_from ? " (exploring: its extra work is not measured)"
+                                                   : "");
         }
         history_entry_clear(&h);
 }

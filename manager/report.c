@@ -3,6 +3,8 @@
  * its report can still be given. */
 #include "manager_internal.h"
 
+#include "alloc_risk.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -362,10 +364,12 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
                                jsonfmt_string(objective_to_string(a->policy.objective)));
         json_object_object_add(j, "effective_objective",
                                jsonfmt_string(objective_to_string(m->alloc[i].effective)));
-        /* What its measured scores count as progress: its own markers, or instructions
-         * (which overstate it where the work grows with the threads). */
+        /* What its measured scores count as progress: its own markers, instructions over
+         * the work inflation whole runs in history measured, or instructions alone (which
+         * overstate it where the work grows with the threads). */
         json_object_object_add(
-            j, "progress", jsonfmt_string(m->alloc[i].progress_known ? "markers" : "instructions"));
+            j, "progress",
+            jsonfmt_string(alloc_progress_name(alloc_progress_source(&m->alloc[i]))));
         /* Where the allocator is with it (docs/allocator.md, "Phases"). */
         json_object_object_add(j, "allocator_phase",
                                jsonfmt_string(allocator_phase_to_string(m->alloc[i].phase)));

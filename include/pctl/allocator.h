@@ -70,6 +70,11 @@ struct allocator_app {
         bool progress_known;
         uint64_t progress_units;
         uint64_t progress_ns;
+        /* Without markers, the work inflation per added core that whole runs of the same app
+         * in history measured (docs/history.md, "Progress from whole runs"): its instructions
+         * per second at k cores count as 1 / (1 + history_x (k - 1)) of progress. */
+        bool history_x_known;
+        double history_x;
         /* Its CPUs share a frequency domain with another app's: the domain runs at the
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
@@ -85,6 +90,10 @@ struct allocator_app {
          * around it. 0 cores: none. The allocator clears hint_cores when it is done with it. */
         unsigned hint_cores, hint_freq_khz;
         double hint_score;
+        /* Not 0: the hint is an exploration (docs/history.md, "Progress from whole runs"): its
+         * past runs all ran at about this many cores, and it holds hint_cores for this whole
+         * run so that two runs at different counts measure its extra work. */
+        unsigned hint_explore_from;
         bool from_history;      /* placed at the remembered configuration */
         uint64_t hint_verified; /* the decision the hint measured as remembered; 0: not yet */
         /* The best point of the app's first phase, kept when it changed phase: what a

@@ -18,7 +18,8 @@
  * PER_PRESET), --jobs N (processes, default: online CPUs), --preset NAME (only that one),
  * --keep DIR (write each scenario there as seed-N.ini, to replay with `pctl sim run`),
  * --calibrated (pctl gets the baseline's calibrated power model too: what a calibration buys
- * the measured search). */
+ * the measured search), --history-runs N (pctl runs each scenario N times with one history
+ * file and is judged on the last run: what whole runs in history buy returning apps). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -103,6 +104,17 @@ static int default_edp_sum(struct sim_machine *m, unsigned n_apps, double *out)
 
 /* --calibrated: pctl gets the baseline's calibrated power model too. */
 static bool calibrated;
+/* --history-runs N: pctl runs each scenario N times with one history file (seed-N.db beside
+ * the scenario, as `pctl sim run --history` does); its figure is the last run's. */
+static unsigned history_runs;
+
+/* The history file of the scenario at path, and its WAL companions. */
+static void history_files(const char *path, char db[600], char wal[600], char shm[600])
+{
+        snprintf(db, 600, "%.580s.db", path);
+        snprintf(wal, 600, "%.580s.db-wal", path);
+        snprintf(shm, 600, "%.580s.db-shm", path);
+}
 
 static int policy_edp_sum(const char *path, bool model_only, double *out, char *err,
                           size_t err_size)
@@ -124,14 +136,34 @@ static int policy_edp_sum(const char *path, bool model_only, double *out, char *
                 calibrate_result_free(&cr);
         }
         struct simrun_result res;
+        char db[600], wal[600], shm[600];
         double sum = 0;
-        int r = simrun_policy(&o, &res, err, err_size);
+        unsigned runs = !model_only && history_runs ? history_runs : 1;
+        int r = 0;
 
+        history_files(path, db, wal, shm);
+        if (runs > 1) {
+                o.history_path = db;
+                (void)unlink(db);
+                (void)unlink(wal);
+                (void)unlink(shm);
+        }
+        for (unsigned k = 0; k < runs; k++) {
+                r = simrun_policy(&o, &res, err, err_size);
+                if (r < 0)
+                        break;
+                sum = 0;
+                for (unsigned i = 0; i < res.n_apps; i++)
+                        sum += res.apps[i].energy_j * res.apps[i].time_s;
+                simrun_result_free(&res);
+        }
+        if (runs > 1) {
+                (void)unlink(db);
+                (void)unlink(wal);
+                (void)unlink(shm);
+        }
         if (r < 0)
                 return r;
-        for (unsigned i = 0; i < res.n_apps; i++)
-                sum += res.apps[i].energy_j * res.apps[i].time_s;
-        simrun_result_free(&res);
         *out = sum;
         return 0;
 }
@@ -214,7 +246,7 @@ static int cmp_double(const void *a, const void *b)
 static void usage(void)
 {
         fprintf(stderr, "usage: bench_random [--seed-base N] [--per-preset N] [--jobs N] "
-                        "[--preset NAME] [--keep DIR] [--calibrated]\n");
+                        "[--preset NAME] [--keep DIR] [--calibrated] [--history-runs N]\n");
 }
 
 int main(int argc, char **argv)
@@ -226,6 +258,7 @@ int main(int argc, char **argv)
             {"preset", required_argument, NULL, 'p'},
             {"keep", required_argument, NULL, 'k'},
             {"calibrated", no_argument, NULL, 'c'},
+            {"history-runs", required_argument, NULL, 'h'},
             {NULL, 0, NULL, 0},
         };
         unsigned long long seed_base = SEED_BASE;
@@ -257,7 +290,7 @@ int main(int argc, char **argv)
                         calibrated = true;
                         continue;
                 }
-                if (c != 's' && c != 'n' && c != 'j') {
+                if (c != 's' && c != 'n' && c != 'j' && c != 'h') {
                         usage();
                         return 2;
                 }
@@ -267,6 +300,7 @@ int main(int argc, char **argv)
                         fprintf(stderr, "bench_random: --%s: '%s' is not a count\n",
                                 c == 's'   ? "seed-base"
                                 : c == 'n' ? "per-preset"
+                                : c == 'h' ? "history-runs"
                                            : "jobs",
                                 optarg);
                         return 2;
@@ -275,6 +309,8 @@ int main(int argc, char **argv)
                         seed_base = v;
                 else if (c == 'n')
                         per_preset = (unsigned)v;
+                else if (c == 'h')
+                        history_runs = (unsigned)v;
                 else
                         jobs = (unsigned)v;
         }
@@ -370,6 +406,10 @@ int main(int argc, char **argv)
         printf("bench: random: %u scenarios (seeds from %llu, %u per preset), %u processes; "
                "sum of the apps' EDP over the partition oracle's\n",
                n, seed_base, per_preset, jobs);
+        if (history_runs > 1)
+                printf("bench: random: pctl's figure is the last of %u runs of each scenario "
+                       "with one history file\n",
+                       history_runs);
         printf("bench: random %4s %-8s %-17s %4s %11s %11s %9s %12s %10s %6s\n", "#", "seed",
                "preset", "apps", "pctl/oracle", "base/oracle", "pctl/base", "pctl/default",
                "oracle by", "cpu_s");

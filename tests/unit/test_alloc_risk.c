@@ -161,33 +161,6 @@ static void an_exploring_hint_holds_for_the_run_until_markers_appear(void **stat
                 fail_msg("with markers, stayed at %u cores: %s", a.want_cores, a.reason);
 }
 
-/* The EDP of `sim run --policy edp` over the oracle's (the app's best static setting). */
-static double edp_over_oracle(const char *text)
-{
-        char path[] = "/tmp/pctl-test-alloc-risk-XXXXXX";
-        char err[512];
-        int fd = mkstemp(path);
-        struct simrun_options o = {.scenario = path, .policy = "edp", .delta_i_rate = NAN};
-        struct simrun_result res;
-        struct sim_machine *m = sim_load_ok(text);
-        struct sim_result best;
-        double ratio;
-
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-        close(fd);
-        if (simrun_policy(&o, &res, err, sizeof(err)) < 0)
-                fail_msg("sim run: %s", err);
-        assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_EDP, STEP_100MS, &best, NULL, NULL), 0);
-        ratio = res.apps[0].energy_j * res.apps[0].time_s / sim_objective_score(SIM_OBJ_EDP, &best);
-        printf("ended at %u cores, oracle %u cores: EDP / oracle %.3f\n", res.apps[0].cores,
-               best.cores, ratio);
-        simrun_result_free(&res);
-        sim_free(m);
-        unlink(path);
-        return ratio;
-}
-
 /* bench_random's seed 5711: server-64, 7.7% more instructions per added thread, no markers.
  * Its instructions put the best near 35 cores, its progress at 8. Without the rule the search
  * climbs a core at a time on gains within the noise and ends at 36 cores, 2.46 x the oracle's
@@ -200,8 +173,9 @@ static double edp_over_oracle(const char *text)
 
 static void inflating_app_without_markers_ends_closer_to_its_best(void **state)
 {
-        double with_extra = edp_over_oracle(SEED_5711 "extra_work = 0.0766\n");
-        double plain = edp_over_oracle(SEED_5711);
+        double with_extra =
+            sim_edp_over_oracle(SEED_5711 "extra_work = 0.0766\n", "with extra work");
+        double plain = sim_edp_over_oracle(SEED_5711, "plain");
 
         if (with_extra > 2.0)
                 fail_msg("extra work without markers: %.3f x the oracle's EDP (2.46 without the "

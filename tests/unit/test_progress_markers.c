@@ -57,40 +57,13 @@ static void markers_are_amdahl_only(void **state)
                        5, "progress_units");
 }
 
-/* The EDP of `sim run --policy edp` over the oracle's (the app's best static setting). */
-static double edp_over_oracle(const char *text)
-{
-        char path[] = "/tmp/pctl-test-progress-XXXXXX";
-        char err[512];
-        int fd = mkstemp(path);
-        struct simrun_options o = {.scenario = path, .policy = "edp", .delta_i_rate = NAN};
-        struct simrun_result res;
-        struct sim_machine *m = sim_load_ok(text);
-        struct sim_result best;
-        double ratio;
-
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-        close(fd);
-        if (simrun_policy(&o, &res, err, sizeof(err)) < 0)
-                fail_msg("sim run: %s", err);
-        assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_EDP, STEP_100MS, &best, NULL, NULL), 0);
-        ratio = res.apps[0].energy_j * res.apps[0].time_s / sim_objective_score(SIM_OBJ_EDP, &best);
-        printf("%s: ended at %u cores, oracle %u cores: EDP / oracle %.3f\n",
-               strstr(text, "progress_units") ? "with markers" : "instructions only",
-               res.apps[0].cores, best.cores, ratio);
-        simrun_result_free(&res);
-        sim_free(m);
-        unlink(path);
-        return ratio;
-}
-
 /* Scored by instructions, the search believes the extra instructions and ends at 3 x the
  * oracle's EDP; scored by the app's markers, within 10% of it. */
 static void markers_place_an_inflating_app_near_its_best(void **state)
 {
-        assert_true(edp_over_oracle(EXTRA_WORK_APP) > 2.0);
-        assert_true(edp_over_oracle(EXTRA_WORK_APP "progress_units = 100000\n") <= 1.10);
+        assert_true(sim_edp_over_oracle(EXTRA_WORK_APP, "instructions only") > 2.0);
+        assert_true(sim_edp_over_oracle(EXTRA_WORK_APP "progress_units = 100000\n",
+                                        "with markers") <= 1.10);
 }
 
 int main(int argc, char **argv)

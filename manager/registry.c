@@ -5,6 +5,7 @@
 #include "manager_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -167,8 +168,8 @@ static void sync_actuation(struct manager *m, struct mapp *a)
         }
 }
 
-static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, const char *exec_name,
-                    const char *how, char *err, size_t err_size)
+static int adopt_as(struct manager *m, pid_t pid, uid_t uid, const struct policy *pol,
+                    const char *exec_name, const char *how, char *err, size_t err_size)
 {
         struct actuator_app *handle = NULL;
         struct mapp *a;
@@ -215,7 +216,11 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         }
         a = &m->apps[m->n_apps];
         *a = (struct mapp){
-            .id = ++m->next_id, .pid = pid, .handle = handle, .since_ns = platform_now_ns(m->pf)};
+            .id = ++m->next_id,
+            .pid = pid,
+            .uid = uid,
+            .handle = handle,
+            .since_ns = platform_now_ns(m->pf)};
         (void)strscpy(a->name, name, sizeof(a->name));
         (void)strscpy(a->comm, comm, sizeof(a->comm));
         copy_policy(&a->policy, pol);
@@ -249,10 +254,36 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         return 0;
 }
 
-int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
-                        char *err, size_t err_size)
+/* The apps uid has handed over by their own requests (not root's, not the rules'). */
+static unsigned handed_over_by(const struct manager *m, uid_t uid)
+{
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < m->n_apps; i++)
+                n += m->apps[i].uid == uid && m->apps[i].by_user;
+        return n;
+}
+
+int manager_app_owner(const struct manager *m, pid_t pid, uid_t *out)
+{
+        const struct mapp *a = find_app(m, pid, NULL);
+
+        /* The newest report of that pid: a reused pid's older one is another process's. */
+        for (unsigned k = m->n_reports; !a && k-- > 0;)
+                if (m->reports[k].app.pid == pid)
+                        a = &m->reports[k].app;
+        if (!a)
+                return -ENOENT;
+        *out = a->uid;
+        return 0;
+}
+
+int manager_adopt_owned(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
+                        const struct manager_owner *owner, char *err, size_t err_size)
 {
         const struct policy *pol = resolve_policy(m, policy);
+        bool capped = owner->max_apps != UINT_MAX;
+        struct mapp *app;
         int r;
 
         if (!pol) {
@@ -273,7 +304,24 @@ int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const 
                 if (a && !a->handle && observe_only(m, &a->policy) && !observe_only(m, pol))
                         release_app(m, i, "taken over on request");
         }
-        return adopt_as(m, pid, pol, exec_name, "on request", err, err_size);
+        if (capped && !find_app(m, pid, NULL)) {
+                r = access_user_admits(owner->uid, handed_over_by(m, owner->uid), owner->max_apps,
+                                       err, err_size);
+                if (r < 0)
+                        return r;
+        }
+        r = adopt_as(m, pid, owner->uid, pol, exec_name, "on request", err, err_size);
+        if (r == 0 && (app = find_app(m, pid, NULL)))
+                app->by_user = capped;
+        return r;
+}
+
+int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
+                        char *err, size_t err_size)
+{
+        const struct manager_owner root = {.uid = 0, .max_apps = UINT_MAX};
+
+        return manager_adopt_owned(m, pid, policy, exec_name, &root, err, err_size);
 }
 
 int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, size_t err_size)
@@ -472,8 +520,8 @@ void adopt_by_rules(struct manager *m)
                 /* The model machine has no users: its apps are the scenario's. */
                 if (!m->pf->sim && !rule_admits(m, pol, &id))
                         continue;
-                if (adopt_as(m, procs[i].pid, pol, NULL, "matched by its rules", err, sizeof(err)) <
-                    0)
+                if (adopt_as(m, procs[i].pid, id.uid, pol, NULL, "matched by its rules", err,
+                             sizeof(err)) < 0)
                         log_warning("%s, ignoring", err);
                 else if ((a = find_app(m, procs[i].pid, NULL)))
                         a->by_rule = true;

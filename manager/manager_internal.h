@@ -13,6 +13,7 @@
 #include "pctl/cpumask.h"
 #include "pctl/estimator.h"
 #include "pctl/history.h"
+#include "pctl/memtrim.h"
 #include "pctl/platform.h"
 #include "pctl/policy.h"
 #include "pctl/ratelimit.h"
@@ -121,6 +122,7 @@ struct manager {
         unsigned *cpu_freq_khz; /* scratch, per CPU of the sample */
         unsigned n_cpu_freq;
         struct freqdomain *freq; /* per frequency domain of the actuator: what pctld did */
+        struct memtrim trim;     /* gives a burst of apps' heap back when they have left */
         struct mreport *reports; /* apps that left, oldest first */
         unsigned n_reports;
         struct appstacks *stacks; /* each app's speedup stack; NULL: no thread-state backend */

@@ -112,6 +112,9 @@ void release_app(struct manager *m, unsigned i, const char *why)
         remove_app(m, i);
         /* Its domain, when it was the last app on it, goes back now, not at pctld's stop. */
         tick_apply_freqs(m, true);
+        /* Each app held its sensor's buffers and estimator windows; when a burst has gone,
+         * the heap they took goes back to the system, else RSS stays at the burst's peak. */
+        (void)memtrim_note(&m->trim, m->n_apps);
 }
 
 /* 0 when pid may be managed; else why not (procguard.h). The model machine's processes are
@@ -241,6 +244,7 @@ static int adopt_as(struct manager *m, pid_t pid, uid_t uid, const struct policy
                 return r;
         }
         m->n_apps++;
+        (void)memtrim_note(&m->trim, m->n_apps);
         refresh_targets(m);
         log_app_info(a->name, (int)pid, a->policy.name,
                      "managing %s (pid %d) with policy %s (%s), %s", a->name, (int)pid,

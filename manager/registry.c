@@ -362,6 +362,27 @@ int manager_set_job(struct manager *m, pid_t pid, const char *job, char *err, si
         return 0;
 }
 
+/* Compacts the ignored list past the entries set to 0 (no process has PID 0). */
+static void ignored_drop_zeros(struct manager *m)
+{
+        unsigned k = 0;
+
+        for (unsigned i = 0; i < m->n_ignored; i++)
+                if (m->ignored[i])
+                        m->ignored[k++] = m->ignored[i];
+        m->n_ignored = k;
+}
+
+/* A released process is ignored by the rules while it lives; once its PID is not among the
+ * n (sorted) processes of a scan it is gone, and a process given that PID later is new. */
+static void ignored_keep_only(struct manager *m, const pid_t *procs, unsigned n)
+{
+        for (unsigned i = 0; i < m->n_ignored; i++)
+                if (!pid_in(procs, n, m->ignored[i]))
+                        m->ignored[i] = 0;
+        ignored_drop_zeros(m);
+}
+
 int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size)
 {
         unsigned i;
@@ -379,6 +400,12 @@ int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size)
                         snprintf(err, err_size, "pid %d is not managed", (int)pid);
                 return -ENOENT;
         }
+        /* Those gone since: the list would grow by one a release, and a process given a
+         * gone one's PID would never be matched. */
+        for (unsigned k = 0, n = m->n_ignored; k < n; k++)
+                if (!platform_proc_alive(m->pf, m->ignored[k]))
+                        m->ignored[k] = 0;
+        ignored_drop_zeros(m);
         if (!pid_in(m->ignored, m->n_ignored, pid)) {
                 pid_t *v = realloc(m->ignored, (m->n_ignored + 1) * sizeof(*v));
 
@@ -535,6 +562,7 @@ void adopt_by_rules(struct manager *m)
                 free(m->seen);
                 m->seen = seen;
                 m->n_seen = (unsigned)n;
+                ignored_keep_only(m, seen, (unsigned)n);
         } else {
                 free(seen);
         }

@@ -60,11 +60,17 @@ static long rss_anon_kb(void)
 static void a_trim_gives_pages_back(void **state)
 {
         enum { N = 40000, SIZE = 200 };
-        void **v = malloc(N * sizeof(*v));
         struct memtrim t = {0};
         long before, after;
+        void **v;
 
         (void)state;
+#ifdef __SANITIZE_ADDRESS__
+        /* ASan's allocator stands in for glibc's: malloc_trim has no heap of its own to trim. */
+        skip();
+        return;
+#endif
+        v = malloc(N * sizeof(*v));
         assert_non_null(v);
         for (int i = 0; i < N; i++) {
                 assert_non_null(v[i] = malloc(SIZE));

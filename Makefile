@@ -40,7 +40,7 @@ test-asan: deps
 	@cd $(ASAN_BUILD) && ctest -j $(JOBS) --output-on-failure -L '^(unit|integration)$$'
 
 # The 10-minute soak of issue 28 (tests/soak/soak.sh): not part of `make test`, whose
-# integration tests run its 45 s short mode (test_soak_short). Niced: the machine is shared.
+# integration tests run its short mode (test_soak_short, about a minute). Niced: the machine is shared.
 soak: build
 	@TEST_LIB=$(CURDIR)/tests/integration/lib.sh BUILD_DIR=$(CURDIR)/$(BUILD) SRC_DIR=$(CURDIR) \
 		PCTL=$(CURDIR)/$(BUILD)/pctl PCTLD=$(CURDIR)/$(BUILD)/pctld PBENCH=$(CURDIR)/$(BUILD)/pbench \

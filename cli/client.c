@@ -171,6 +171,13 @@ const char *reply_string(struct json_object *o, const char *key)
         return json_object_get_string(v);
 }
 
+const char *reply_text(struct json_object *o, const char *key, const char *shown)
+{
+        const char *v = reply_string(o, key);
+
+        return v ? v : shown;
+}
+
 bool reply_number(struct json_object *o, const char *key, double *out)
 {
         struct json_object *v;

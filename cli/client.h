@@ -29,6 +29,9 @@ int client_call(const struct client_args *a, const char *cmd, const char *reques
                 struct json_object **reply, char **text);
 /* A member of the reply: NULL or false when absent, null, or of another type. */
 const char *reply_string(struct json_object *o, const char *key);
+/* reply_string for printing: shown (e.g. "unknown", "-") when the member is not a string, so
+ * that a reply of an older or foreign pctld never puts a NULL through %s. */
+const char *reply_text(struct json_object *o, const char *key, const char *shown);
 bool reply_number(struct json_object *o, const char *key, double *out);
 /* The command's one PID argument (cmd names it in messages): an exit code. */
 int pid_request(struct client_args *a, const char *cmd, int argc, char **argv, pid_t *pid);

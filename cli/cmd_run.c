@@ -193,9 +193,9 @@ static void run_summary_human(const struct run_result *r, struct json_object *re
         }
         if (reply_number(rep, "gain_pct", &v))
                 fprintf(stderr, "  gain     %.1f %% against the default (%s)\n", v,
-                        reply_string(rep, "gain_note"));
+                        reply_text(rep, "gain_note", "no note"));
         else
-                fprintf(stderr, "  gain     %s\n", reply_string(rep, "gain_note"));
+                fprintf(stderr, "  gain     %s\n", reply_text(rep, "gain_note", "unknown"));
 }
 
 static struct json_object *json_finite(double v)

@@ -38,7 +38,7 @@ static void status_stack(struct json_object *a)
                 return;
         reply_number(st, "cores", &cores);
         reply_number(st, "speedup", &speedup);
-        source = reply_string(st, "source");
+        source = reply_text(st, "source", "unknown");
         json_object_object_foreach(comps, key, val)
         {
                 double v;
@@ -54,9 +54,6 @@ static void status_stack(struct json_object *a)
                         best = key;
                 }
         }
-        /* A reply without its source (an older or a foreign pctld) still prints. */
-        if (!source)
-                source = "unknown";
         if (best)
                 printf("%-15s stack: %s %.2f of %g cores (speedup %.2f, from %s)\n", "", best,
                        best_cores, cores, speedup, source);
@@ -103,10 +100,10 @@ static void status_human(struct json_object *s)
         if (json_object_object_get_ex(s, "apps", &apps) &&
             json_object_is_type(apps, json_type_array))
                 n_apps = json_object_array_length(apps);
-        printf("platform  %s (sensor %s: %s)\n", reply_string(s, "platform"),
-               reply_string(s, "sensor"), reply_string(s, "sensor_why"));
-        printf("cpusets   %s, CPUs %s; DVFS %s%s%s\n", reply_string(s, "cpuset_mode"),
-               reply_string(s, "managed_cpus"),
+        printf("platform  %s (sensor %s: %s)\n", reply_text(s, "platform", "unknown"),
+               reply_text(s, "sensor", "unknown"), reply_text(s, "sensor_why", "unknown"));
+        printf("cpusets   %s, CPUs %s; DVFS %s%s%s\n", reply_text(s, "cpuset_mode", "unknown"),
+               reply_text(s, "managed_cpus", "unknown"),
                json_object_object_get_ex(s, "dvfs", &dvfs) &&
                        json_object_is_type(dvfs, json_type_boolean) && json_object_get_boolean(dvfs)
                    ? "on"
@@ -139,8 +136,8 @@ static void status_human(struct json_object *s)
                 }
                 reply_number(a, "pid", &pid);
                 reply_number(a, "cores", &cores);
-                printf("%-15s %7.0f %-12s %5.0f %-9s", reply_string(a, "name"), pid,
-                       reply_string(a, "policy"), cores, reply_string(a, "cpus"));
+                printf("%-15s %7.0f %-12s %5.0f %-9s", reply_text(a, "name", "?"), pid,
+                       reply_text(a, "policy", "?"), cores, reply_text(a, "cpus", "-"));
                 print_num(a, "freq_mhz", " %*.0f", 6);
                 print_num(a, "ipc", " %*.2f", 7);
                 print_num(a, "speedup", " %*.3f", 7);
@@ -148,12 +145,12 @@ static void status_human(struct json_object *s)
                 print_num(a, "power_w", " %*.1f", 8);
                 print_num(a, "edp_rate", " %*.3g", 10);
                 print_num(a, "gain_pct", " %*.1f", 10);
-                printf("\n%-15s %s\n", "", reply_string(a, "reason"));
+                printf("\n%-15s %s\n", "", reply_text(a, "reason", "(no reason given)"));
                 /* How pctld holds it: its systemd unit, a cgroup of pctld's, or affinity. */
                 if (reply_string(a, "held_by"))
                         printf("%-15s held by: %s\n", "", reply_string(a, "held_by"));
                 /* Where the allocator is with it, and what its scores count as progress: its
-                 * own markers, or instructions. */
+                 * own markers, history's measure of its extra work, or instructions. */
                 if (reply_string(a, "allocator_phase") && reply_string(a, "progress"))
                         printf("%-15s allocator: %s; progress: %s\n", "",
                                reply_string(a, "allocator_phase"), reply_string(a, "progress"));

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stddef.h>
@@ -372,10 +373,13 @@ static int cmd_status(void *userdata, const struct control_request *req, struct 
 {
         struct daemon *d = userdata;
 
-        (void)req;
         (void)error;
         (void)error_size;
-        manager_status(d->mgr, reply);
+        /* A user reads what is theirs: the machine, and their own apps. */
+        if (req->uid == 0)
+                manager_status(d->mgr, reply);
+        else
+                manager_status_for(d->mgr, req->uid, reply);
         return 0;
 }
 
@@ -419,6 +423,7 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
 {
         struct daemon *d = userdata;
         const char *policy, *exec_name, *job;
+        struct manager_owner owner = {.uid = 0, .max_apps = UINT_MAX};
         char shown[3 * MANAGER_JOB_MAX];
         pid_t pid;
         int r;
@@ -453,7 +458,13 @@ static int cmd_adopt(void *userdata, const struct control_request *req, struct j
                 exec_name = NULL;
         else if (r < 0)
                 return r;
-        r = manager_adopt_named(d->mgr, pid, policy, exec_name, error, error_size);
+        /* A user's own request counts against [daemon] max_user_apps; root's does not, and the
+         * app is its process's user's (root adopts for them: the Slurm plugin) for reading. */
+        if (req->uid != 0)
+                owner = (struct manager_owner){.uid = req->uid, .max_apps = d->conf.max_user_apps};
+        else if (access_proc_uid(pid, &owner.uid) < 0)
+                owner.uid = 0; /* gone, or a model machine's app: adopting says which */
+        r = manager_adopt_owned(d->mgr, pid, policy, exec_name, &owner, error, error_size);
         if (r < 0)
                 return r;
         if (job)
@@ -518,6 +529,7 @@ static int cmd_report(void *userdata, const struct control_request *req, struct 
         struct daemon *d = userdata;
         struct manager_run_totals totals;
         bool have;
+        uid_t owner;
         pid_t pid;
         int r;
 
@@ -527,6 +539,14 @@ static int cmd_report(void *userdata, const struct control_request *req, struct 
         r = request_totals(req, &totals, &have, error, error_size);
         if (r < 0)
                 return r;
+        /* A run's report is its user's (and root's): what it ran, how fast, its energy. Its
+         * totals complete the run's history, so only they may send them too. */
+        if (req->uid != 0 && manager_app_owner(d->mgr, pid, &owner) == 0 && owner != req->uid) {
+                snprintf(error, error_size,
+                         "the report of pid %d is not yours: it is uid %u's run, you are uid %u",
+                         (int)pid, (unsigned)owner, (unsigned)req->uid);
+                return -EPERM;
+        }
         return manager_report(d->mgr, pid, have ? &totals : NULL, reply, error, error_size);
 }
 

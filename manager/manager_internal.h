@@ -13,6 +13,7 @@
 #include "pctl/cpumask.h"
 #include "pctl/estimator.h"
 #include "pctl/history.h"
+#include "pctl/memtrim.h"
 #include "pctl/platform.h"
 #include "pctl/policy.h"
 #include "pctl/ratelimit.h"
@@ -48,6 +49,7 @@ struct mapp_config {
 struct mapp {
         uint64_t id;
         pid_t pid;
+        uid_t uid;                     /* whose it is: the real uid when it was taken over */
         char name[16];                 /* printable: what it runs, escaped */
         char comm[16];                 /* /proc/PID/comm as last read, raw */
         char job[MANAGER_JOB_MAX + 1]; /* the batch job it belongs to, "" for none */
@@ -65,6 +67,7 @@ struct mapp {
         char exec_comm[16];
         bool decided; /* the allocator has placed it once */
         bool by_rule; /* a policy's rules adopted it: it counts against their caps */
+        bool by_user; /* its user (not root) handed it over: it counts for max_user_apps */
         /* Seen from its start (`pctl run` hands it over before its exec; the model machine's
          * apps are adopted as they start): its run's instructions are the whole run's. */
         bool whole_run;
@@ -119,6 +122,7 @@ struct manager {
         unsigned *cpu_freq_khz; /* scratch, per CPU of the sample */
         unsigned n_cpu_freq;
         struct freqdomain *freq; /* per frequency domain of the actuator: what pctld did */
+        struct memtrim trim;     /* gives a burst of apps' heap back when they have left */
         struct mreport *reports; /* apps that left, oldest first */
         unsigned n_reports;
         struct appstacks *stacks; /* each app's speedup stack; NULL: no thread-state backend */

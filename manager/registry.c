@@ -5,6 +5,7 @@
 #include "manager_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -111,6 +112,9 @@ void release_app(struct manager *m, unsigned i, const char *why)
         remove_app(m, i);
         /* Its domain, when it was the last app on it, goes back now, not at pctld's stop. */
         tick_apply_freqs(m, true);
+        /* Each app held its sensor's buffers and estimator windows; when a burst has gone,
+         * the heap they took goes back to the system, else RSS stays at the burst's peak. */
+        (void)memtrim_note(&m->trim, m->n_apps);
 }
 
 /* 0 when pid may be managed; else why not (procguard.h). The model machine's processes are
@@ -167,8 +171,8 @@ static void sync_actuation(struct manager *m, struct mapp *a)
         }
 }
 
-static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, const char *exec_name,
-                    const char *how, char *err, size_t err_size)
+static int adopt_as(struct manager *m, pid_t pid, uid_t uid, const struct policy *pol,
+                    const char *exec_name, const char *how, char *err, size_t err_size)
 {
         struct actuator_app *handle = NULL;
         struct mapp *a;
@@ -215,7 +219,11 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         }
         a = &m->apps[m->n_apps];
         *a = (struct mapp){
-            .id = ++m->next_id, .pid = pid, .handle = handle, .since_ns = platform_now_ns(m->pf)};
+            .id = ++m->next_id,
+            .pid = pid,
+            .uid = uid,
+            .handle = handle,
+            .since_ns = platform_now_ns(m->pf)};
         (void)strscpy(a->name, name, sizeof(a->name));
         (void)strscpy(a->comm, comm, sizeof(a->comm));
         copy_policy(&a->policy, pol);
@@ -236,6 +244,7 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
                 return r;
         }
         m->n_apps++;
+        (void)memtrim_note(&m->trim, m->n_apps);
         refresh_targets(m);
         log_app_info(a->name, (int)pid, a->policy.name,
                      "managing %s (pid %d) with policy %s (%s), %s", a->name, (int)pid,
@@ -249,10 +258,36 @@ static int adopt_as(struct manager *m, pid_t pid, const struct policy *pol, cons
         return 0;
 }
 
-int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
-                        char *err, size_t err_size)
+/* The apps uid has handed over by their own requests (not root's, not the rules'). */
+static unsigned handed_over_by(const struct manager *m, uid_t uid)
+{
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < m->n_apps; i++)
+                n += m->apps[i].uid == uid && m->apps[i].by_user;
+        return n;
+}
+
+int manager_app_owner(const struct manager *m, pid_t pid, uid_t *out)
+{
+        const struct mapp *a = find_app(m, pid, NULL);
+
+        /* The newest report of that pid: a reused pid's older one is another process's. */
+        for (unsigned k = m->n_reports; !a && k-- > 0;)
+                if (m->reports[k].app.pid == pid)
+                        a = &m->reports[k].app;
+        if (!a)
+                return -ENOENT;
+        *out = a->uid;
+        return 0;
+}
+
+int manager_adopt_owned(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
+                        const struct manager_owner *owner, char *err, size_t err_size)
 {
         const struct policy *pol = resolve_policy(m, policy);
+        bool capped = owner->max_apps != UINT_MAX;
+        struct mapp *app;
         int r;
 
         if (!pol) {
@@ -273,7 +308,24 @@ int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const 
                 if (a && !a->handle && observe_only(m, &a->policy) && !observe_only(m, pol))
                         release_app(m, i, "taken over on request");
         }
-        return adopt_as(m, pid, pol, exec_name, "on request", err, err_size);
+        if (capped && !find_app(m, pid, NULL)) {
+                r = access_user_admits(owner->uid, handed_over_by(m, owner->uid), owner->max_apps,
+                                       err, err_size);
+                if (r < 0)
+                        return r;
+        }
+        r = adopt_as(m, pid, owner->uid, pol, exec_name, "on request", err, err_size);
+        if (r == 0 && (app = find_app(m, pid, NULL)))
+                app->by_user = capped;
+        return r;
+}
+
+int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
+                        char *err, size_t err_size)
+{
+        const struct manager_owner root = {.uid = 0, .max_apps = UINT_MAX};
+
+        return manager_adopt_owned(m, pid, policy, exec_name, &root, err, err_size);
 }
 
 int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, size_t err_size)
@@ -310,6 +362,27 @@ int manager_set_job(struct manager *m, pid_t pid, const char *job, char *err, si
         return 0;
 }
 
+/* Compacts the ignored list past the entries set to 0 (no process has PID 0). */
+static void ignored_drop_zeros(struct manager *m)
+{
+        unsigned k = 0;
+
+        for (unsigned i = 0; i < m->n_ignored; i++)
+                if (m->ignored[i])
+                        m->ignored[k++] = m->ignored[i];
+        m->n_ignored = k;
+}
+
+/* A released process is ignored by the rules while it lives; once its PID is not among the
+ * n (sorted) processes of a scan it is gone, and a process given that PID later is new. */
+static void ignored_keep_only(struct manager *m, const pid_t *procs, unsigned n)
+{
+        for (unsigned i = 0; i < m->n_ignored; i++)
+                if (!pid_in(procs, n, m->ignored[i]))
+                        m->ignored[i] = 0;
+        ignored_drop_zeros(m);
+}
+
 int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size)
 {
         unsigned i;
@@ -327,6 +400,12 @@ int manager_release(struct manager *m, pid_t pid, char *err, size_t err_size)
                         snprintf(err, err_size, "pid %d is not managed", (int)pid);
                 return -ENOENT;
         }
+        /* Those gone since: the list would grow by one a release, and a process given a
+         * gone one's PID would never be matched. */
+        for (unsigned k = 0, n = m->n_ignored; k < n; k++)
+                if (!platform_proc_alive(m->pf, m->ignored[k]))
+                        m->ignored[k] = 0;
+        ignored_drop_zeros(m);
         if (!pid_in(m->ignored, m->n_ignored, pid)) {
                 pid_t *v = realloc(m->ignored, (m->n_ignored + 1) * sizeof(*v));
 
@@ -472,8 +551,8 @@ void adopt_by_rules(struct manager *m)
                 /* The model machine has no users: its apps are the scenario's. */
                 if (!m->pf->sim && !rule_admits(m, pol, &id))
                         continue;
-                if (adopt_as(m, procs[i].pid, pol, NULL, "matched by its rules", err, sizeof(err)) <
-                    0)
+                if (adopt_as(m, procs[i].pid, id.uid, pol, NULL, "matched by its rules", err,
+                             sizeof(err)) < 0)
                         log_warning("%s, ignoring", err);
                 else if ((a = find_app(m, procs[i].pid, NULL)))
                         a->by_rule = true;
@@ -483,6 +562,7 @@ void adopt_by_rules(struct manager *m)
                 free(m->seen);
                 m->seen = seen;
                 m->n_seen = (unsigned)n;
+                ignored_keep_only(m, seen, (unsigned)n);
         } else {
                 free(seen);
         }

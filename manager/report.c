@@ -470,7 +470,8 @@ static struct json_object *state_record_json(const struct actuator_recovery *rec
         return j;
 }
 
-void manager_status(const struct manager *m, struct json_object *j)
+/* The status; only's apps when only is not NULL (the others counted, not shown). */
+static void status_of(const struct manager *m, const uid_t *only, struct json_object *j)
 {
         const struct estimator_platform *pl = estimator_platform(m->est);
         const char *energy_source, *power_model = NULL;
@@ -518,8 +519,24 @@ void manager_status(const struct manager *m, struct json_object *j)
         json_object_object_add(j, "changes", json_object_new_uint64(m->changes));
         apps = json_object_new_array();
         for (unsigned i = 0; i < m->n_apps; i++)
-                json_object_array_add(apps, status_app(m, i));
+                if (!only || m->apps[i].uid == *only)
+                        json_object_array_add(apps, status_app(m, i));
         json_object_object_add(j, "apps", apps);
+        if (only)
+                json_object_object_add(
+                    j, "apps_of_others",
+                    json_object_new_int64((int64_t)m->n_apps -
+                                          (int64_t)json_object_array_length(apps)));
+}
+
+void manager_status(const struct manager *m, struct json_object *j)
+{
+        status_of(m, NULL, j);
+}
+
+void manager_status_for(const struct manager *m, uid_t uid, struct json_object *j)
+{
+        status_of(m, &uid, j);
 }
 
 void manager_summary(const struct manager *m, char *buf, size_t size)

@@ -99,12 +99,11 @@ int proc_status_ids(const char *text, size_t len, const char *key, unsigned ids[
         return -ENODATA;
 }
 
-int access_check_owner(pid_t pid, uid_t uid, char *why, size_t why_size)
+/* The four uids of process pid (real, effective, saved, fs); why says what failed. */
+static int proc_uids(pid_t pid, unsigned ids[4], char *why, size_t why_size)
 {
         char path[64], text[8192];
-        unsigned ids[4];
         ssize_t n;
-        int r;
 
         snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
         n = fs_read(path, text, sizeof(text));
@@ -117,11 +116,32 @@ int access_check_owner(pid_t pid, uid_t uid, char *why, size_t why_size)
                          strerror((int)-n));
                 return (int)n;
         }
-        r = proc_status_ids(text, (size_t)n, "Uid", ids);
-        if (r < 0) {
+        if (proc_status_ids(text, (size_t)n, "Uid", ids) < 0) {
                 snprintf(why, why_size, "/proc/%d/status has no readable Uid line", (int)pid);
                 return -EIO;
         }
+        return 0;
+}
+
+int access_proc_uid(pid_t pid, uid_t *out)
+{
+        unsigned ids[4];
+        char why[128];
+        int r = proc_uids(pid, ids, why, sizeof(why));
+
+        if (r < 0)
+                return r;
+        *out = (uid_t)ids[0];
+        return 0;
+}
+
+int access_check_owner(pid_t pid, uid_t uid, char *why, size_t why_size)
+{
+        unsigned ids[4];
+        int r = proc_uids(pid, ids, why, why_size);
+
+        if (r < 0)
+                return r;
         for (int i = 0; i < 4; i++)
                 if (ids[i] != (unsigned)uid) {
                         snprintf(why, why_size,
@@ -176,6 +196,18 @@ size_t proc_status_groups(const char *text, size_t len, gid_t *out, size_t max)
                 p = eol + 1;
         }
         return 0;
+}
+
+int access_user_admits(uid_t uid, unsigned handed, unsigned max_user_apps, char *why,
+                       size_t why_size)
+{
+        if (handed < max_user_apps)
+                return 0;
+        snprintf(why, why_size,
+                 "uid %u has %u apps handed over to pctld, pctl.conf's [daemon] max_user_apps "
+                 "(%u); release one or wait for one to end",
+                 (unsigned)uid, handed, max_user_apps);
+        return -EUSERS;
 }
 
 int access_rule_admits(const struct policy *pol, const struct proc_identity *id, const char *users,

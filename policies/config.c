@@ -174,6 +174,14 @@ static const struct inikey daemon_keys[] = {
      .max = 100000,
      .def = "64",
      .doc = "apps policy rules may have adopted at once, in all; 0: rules adopt nothing"},
+    {.key = "max_user_apps",
+     .type = INIKEY_UINT,
+     .offset = offsetof(struct config, max_user_apps),
+     .min = 0,
+     .max = 100000,
+     .def = "16",
+     .doc = "apps one user other than root may have handed over with pctl run or adopt at "
+            "once; 0: users hand over nothing"},
 };
 
 bool config_key_info(size_t i, struct config_key_info *out)

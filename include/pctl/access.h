@@ -51,6 +51,16 @@ int access_rule_admits(const struct policy *pol, const struct proc_identity *id,
                        gid_t users_gid, unsigned of_policy, unsigned by_rules,
                        unsigned max_rule_apps, char *why, size_t why_size);
 
+/* Pure: whether uid, with handed apps handed over on request now, may hand over one more
+ * under max_user_apps (pctl.conf's [daemon] max_user_apps; UINT_MAX: no cap). 0, or -EUSERS
+ * with why naming the cap. */
+int access_user_admits(uid_t uid, unsigned handed, unsigned max_user_apps, char *why,
+                       size_t why_size);
+
+/* The real uid of process pid into *out. -ESRCH when it is gone, -EIO when its status has no
+ * readable Uid line, else what reading /proc said. */
+int access_proc_uid(pid_t pid, uid_t *out);
+
 /* 0 when every uid of process pid (real, effective, saved, fs) is uid: a process another user
  * has a hand in (setuid, or changed ids) is not the caller's. -EPERM with why naming the owner,
  * -ESRCH when the process is gone. Reads /proc through the fsio root. */

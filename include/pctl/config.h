@@ -41,6 +41,9 @@ struct config {
          * rule without match_user adopts: "all", "none" or a group name. */
         char users[CONFIG_NAME_MAX];
         unsigned max_rule_apps; /* apps adopted by rules at once, in all */
+        /* Apps one user other than root has handed over (pctl run, adopt) at once: so that
+         * one user cannot take every managed slot and CPU decision from the others. */
+        unsigned max_user_apps;
 };
 
 /* The built-in defaults, as the table states them. */

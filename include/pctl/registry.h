@@ -16,6 +16,21 @@ int manager_adopt(struct manager *m, pid_t pid, const char *policy, char *err, s
  * exec): the app is named so from the start, until its own name changes. */
 int manager_adopt_named(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
                         char *err, size_t err_size);
+/* Whose the process is when it is handed over on request, and how many apps that user may
+ * have handed over at once by their own requests ([daemon] max_user_apps for a user's own
+ * request; UINT_MAX for root's, which is neither capped nor counted). manager_adopt_named is
+ * root's request for a process of root. */
+struct manager_owner {
+        uid_t uid;
+        unsigned max_apps;
+};
+/* manager_adopt_named for owner: -EUSERS with err naming the cap when owner already has
+ * max_apps handed over (apps the rules adopted do not count). */
+int manager_adopt_owned(struct manager *m, pid_t pid, const char *policy, const char *exec_name,
+                        const struct manager_owner *owner, char *err, size_t err_size);
+/* The uid of the process pid belongs to, managed or left within the last minute: for who may
+ * read its report. -ENOENT when pctld knows no such app. */
+int manager_app_owner(const struct manager *m, pid_t pid, uid_t *out);
 /* A job tag names the batch job an app belongs to (Slurm's job id): status, reports and metrics
  * show it. 1 to MANAGER_JOB_MAX printable ASCII characters without spaces. */
 #define MANAGER_JOB_MAX 64

@@ -15,6 +15,9 @@ struct metrics_snapshot;
 const char *manager_energy(const struct manager *m, double *energy_j);
 /* The status object's members, for `pctl status` (added to a json-c object). */
 void manager_status(const struct manager *m, struct json_object *obj);
+/* The same for a user other than root: the machine's figures, but only uid's own apps (what
+ * they run, their estimates, stacks and energy are theirs); "apps_of_others" counts the rest. */
+void manager_status_for(const struct manager *m, uid_t uid, struct json_object *obj);
 /* What the parent of a command measured of it (pctl run, from wait4): from its exec to its
  * exit, and its CPU time with its reaped children's. */
 struct manager_run_totals {

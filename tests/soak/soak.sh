@@ -10,16 +10,22 @@
 #     that scrapes every 2 s;
 #   - the history file write-locked by sqlite3 for 3 s once per restart period;
 #   - pctld restarted (SIGTERM, start) every RESTART_S.
-# Checks: per pctld instance, its RSS and descriptors (the least of its first and last 10
-# one-second samples, so in-flight connections do not count) do not grow past a small slack;
-# after each stop no task is left in pctld's cgroup group and no app process runs outside the
-# root cpuset; the history's runs only grow across restarts and the
-# log has no run "not recorded"; every app run under a live pctld was managed.
+# Checks: per pctld instance, its RSS and descriptors read quiet (every app ended,
+# connections drained) at its start, after WARM_APPS (8) short apps of root have run and gone
+# (the post-warm-up level), and at its end: RssAnon (malloc's heap, what can leak) may end
+# at most ANON_SLACK_KB above its start, RSS in all at most RSS_SLACK_KB, descriptors not at all
+# (but the history's -wal/-shm, opened once); one instance lives LONG_S under load, and the
+# floor of its RssAnon (the least of each 30 s, past its first 60 s) may not climb faster than
+# SLOPE_MAX_KB_MIN (a least-squares slope); after each stop no task is left in pctld's cgroup
+# group and no app process runs outside the root cpuset; the history's runs only grow across
+# restarts and the log has no run "not recorded"; every app run under a live pctld was managed.
+# The rule and its numbers: docs/reliability.md, "Memory".
 #
-# usage: soak.sh [SECONDS [APPS [RESTART_S]]]: SECONDS of load in SECONDS/RESTART_S pctld
-# instances, APPS spread over them (defaults 600 200 60: `make soak`; the short
-# mode, tests/integration/test_soak_short.sh, runs 20 12 10). Each restart adds a few seconds
-# of quiet (every app ended, connections drained) on both sides for the measurements.
+# usage: soak.sh [SECONDS [APPS [RESTART_S [LONG_S]]]]: SECONDS of load, in pctld instances of
+# RESTART_S each but one of LONG_S (0: none), APPS spread over them in proportion (defaults
+# 600 200 60 180: `make soak`, 8 instances; the short mode,
+# tests/integration/test_soak_short.sh, runs 20 12 10 0). Each restart adds a few seconds of
+# quiet (every app ended, connections drained) on both sides for the measurements.
 set -u
 : "${TEST_LIB:=$(dirname "$0")/../integration/lib.sh}"
 : "${BUILD_DIR:=$(dirname "$0")/../../build}"
@@ -33,6 +39,11 @@ command -v sqlite3 >/dev/null || skip "sqlite3 missing (the history lock)"
 SECONDS_TOTAL=${1:-600}
 APPS=${2:-200}
 RESTART_S=${3:-60}
+LONG_S=${4:-180}
+# The rule's numbers (docs/reliability.md, "Memory"); the environment may change them, e.g. to
+# show that an injected leak is caught.
+: "${ANON_SLACK_KB:=1024}" "${RSS_SLACK_KB:=1536}" "${SLOPE_MAX_KB_MIN:=100}" "${WARM_APPS:=8}"
+export ANON_SLACK_KB RSS_SLACK_KB SLOPE_MAX_KB_MIN WARM_APPS
 pctld_setup
 trap pctld_cleanup EXIT
 PORT=$(python3 "$SRC_DIR/tests/integration/metrics_client.py" free_port)
@@ -42,10 +53,14 @@ printf '[policy soak]\nobjective = edp\n' >"$T/policies.d/soak.conf"
 cp "$PBENCH" "$T/pbench" # nobody can run it from here
 chmod 755 "$T/pbench"
 export T GROUP PCTL PCTLD PORT
-/usr/bin/python3 - "$SECONDS_TOTAL" "$APPS" "$RESTART_S" <<'PY'
+/usr/bin/python3 - "$SECONDS_TOTAL" "$APPS" "$RESTART_S" "$LONG_S" <<'PY'
 import json, os, random, signal, socket, subprocess, sys, threading, time
 
 total, n_apps, restart_s = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+long_s = float(sys.argv[4])
+ANON_SLACK_KB, RSS_SLACK_KB = int(os.environ["ANON_SLACK_KB"]), int(os.environ["RSS_SLACK_KB"])
+SLOPE_MAX_KB_MIN = float(os.environ["SLOPE_MAX_KB_MIN"])
+WARM_APPS = int(os.environ["WARM_APPS"])
 T, GROUP, PCTL, PCTLD, PORT = (os.environ[k] for k in ("T", "GROUP", "PCTL", "PCTLD", "PORT"))
 PORT = int(PORT)
 sock, db, log = f"{T}/pctl.sock", f"{T}/history.db", f"{T}/pctld.log"
@@ -97,11 +112,35 @@ class Daemon:
 d = Daemon()
 
 def sample(pid):
+    """(VmRSS, fds, RssAnon, RssFile, RssShmem), kB; None when pctld is gone. RssAnon is
+    malloc's heap and the threads' stacks, what a leak grows; RssFile the mapped libraries and
+    files, RssShmem the history's -shm."""
     try:
-        rss = int([l for l in open(f"/proc/{pid}/status") if l.startswith("VmRSS")][0].split()[1])
-        return rss, len(os.listdir(f"/proc/{pid}/fd"))
-    except (OSError, IndexError):
+        kb = {}
+        for l in open(f"/proc/{pid}/status"):
+            k, _, v = l.partition(":")
+            if k in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
+                kb[k] = int(v.split()[0])
+        return (kb["VmRSS"], len(os.listdir(f"/proc/{pid}/fd")), kb["RssAnon"], kb["RssFile"],
+                kb["RssShmem"])
+    except (OSError, KeyError, ValueError, IndexError):
         return None
+
+def floor_slope(samples, skip_s=60, window_s=30):
+    """kB per minute: the least-squares slope of the floors (the least RssAnon of each window_s,
+    when fewest apps are in flight) past the first skip_s; None with fewer than 3 windows."""
+    floors = {}
+    for t, anon in samples:
+        if t >= skip_s:
+            w = int((t - skip_s) // window_s)
+            floors[w] = min(floors.get(w, anon), anon)
+    if len(floors) < 3:
+        return None, []
+    xs = [skip_s + (w + 0.5) * window_s for w in sorted(floors)]
+    ys = [floors[w] for w in sorted(floors)]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return slope * 60, ys
 
 def runs_in_history():
     r = subprocess.run(["sqlite3", db, "SELECT coalesce(sum(runs),0) FROM apps; SELECT count(*) FROM runs"],
@@ -145,6 +184,20 @@ def app(uid, long):
 launched = [0]
 app_threads = []
 
+def warm_up(n=WARM_APPS):
+    """n short apps of root at once, not counted in APPS, before an instance's quiet start:
+    what pctld allocates once and keeps (its report table, the history's cache and -wal, its
+    app arrays' first sizes) is then in the start figure, which is the post-warm-up level the
+    end is held to."""
+    ps = [subprocess.Popen(["nice", "-n", "10", PCTL, "run", "--quiet", "--socket", sock, "--",
+                            f"{T}/pbench", "--p", "0.8", "--t1", "0.3"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+          for _ in range(n)]
+    for p in ps:
+        _, err = p.communicate()
+        if p.returncode != 0:
+            problem(f"a warm-up app failed: {err.strip()[:300]}")
+
 def launch_some(k):
     """Starts the next k apps; a third are root's, the rest the 20 users' in turn."""
     for _ in range(k):
@@ -166,11 +219,13 @@ def user(uid):
         bump("status_ok" if r.returncode == 0 else "status_failed")
         if r.returncode and d.up.is_set() and b"not running" not in r.stderr:
             problem(f"uid {uid}: status failed under a live pctld: {r.stderr[:200]}")
-        if rng.random() < 0.1:  # an idle connection held a while
+        if rng.random() < 0.1:  # an idle connection held a while, let go when quiet comes
             try:
                 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 s.connect(sock)
-                time.sleep(rng.uniform(0.5, 3))
+                until = time.time() + rng.uniform(0.5, 3)
+                while time.time() < until and not quiet.is_set():
+                    time.sleep(0.1)
                 s.close()
             except OSError:
                 pass
@@ -248,7 +303,8 @@ def quiet_sample():
     time.sleep(1.5)
     got = [sample(d.pid()) for _ in range(3) if not time.sleep(0.3)]
     got = [g for g in got if g]
-    return (min(g[0] for g in got), min(g[1] for g in got), fd_kinds(d.pid())) if got else None
+    return (min(g[0] for g in got), min(g[1] for g in got), fd_kinds(d.pid()),
+            min(g[2] for g in got), min(g[3] for g in got), min(g[4] for g in got)) if got else None
 
 def fd_kinds(pid):
     """What pctld's descriptors are, with numbers blanked: for the message on growth."""
@@ -264,24 +320,33 @@ def fd_kinds(pid):
         pass
     return kinds
 
-# SECONDS of load in all, RESTART_S per pctld instance; the quiet around each restart comes
-# on top. The apps are spread over the instances, evenly over the first 80 % of each.
-n_inst = max(1, round(total / restart_s))
+# SECONDS of load in all, RESTART_S per pctld instance but the second, which lives LONG_S
+# (when there is room for it); the quiet around each restart comes on top. The apps are spread
+# over the instances in proportion to their load, evenly over the first 80 % of each.
+if long_s > 0 and total >= long_s + restart_s:
+    lengths = [restart_s, long_s] + [restart_s] * max(0, round((total - long_s) / restart_s) - 1)
+else:
+    lengths = [restart_s] * max(1, round(total / restart_s))
+n_inst = len(lengths)
+due_by = [round(n_apps * sum(lengths[:k + 1]) / sum(lengths)) for k in range(n_inst)]
 for k in range(n_inst):
-    inst = {"pid": d.pid(), "samples": []}
+    inst_s = lengths[k]
+    inst = {"pid": d.pid(), "samples": [], "anon": [], "long": inst_s == long_s and inst_s > restart_s}
+    warm_up()
     inst["quiet_start"] = quiet_sample()
     quiet.clear()
     t_inst = time.time()
     base = launched[0]
-    due = n_apps * (k + 1) // n_inst - base
-    per_s = due / (restart_s * 0.8)
-    while time.time() - t_inst < restart_s:
+    due = due_by[k] - base
+    per_s = due / (inst_s * 0.8)
+    while time.time() - t_inst < inst_s:
         time.sleep(1)
         launch_some(min(due, int((time.time() - t_inst) * per_s) + 1) - (launched[0] - base))
         s = sample(d.pid())
         if s:
             inst["samples"].append(s)
-    launch_some(n_apps * (k + 1) // n_inst - launched[0])
+            inst["anon"].append((time.time() - t_inst, s[2]))
+    launch_some(due_by[k] - launched[0])
     quiet.set()
     inst["quiet_end"] = quiet_sample()
     d.stop()
@@ -327,8 +392,9 @@ for bad in ("not recorded", "stayed locked", "stayed busy"):
         problem(f"the log says a run was {bad}: " + [l for l in text.splitlines() if bad in l][0][:300])
 if group_tasks():
     problem("tasks left in the group at the end")
-print(f"{'instance':>8} {'rss start kB':>12} {'rss end kB':>10} {'fds start':>9} {'fds end':>7} "
-      f"{'rss peak kB':>11} {'fds peak':>8}  (start/end: quiet, nothing in flight)")
+print(f"{'instance':>8} {'rss start':>9} {'rss end':>8} {'anon start':>10} {'anon end':>8} "
+      f"{'file end':>8} {'shmem end':>9} {'fds start':>9} {'fds end':>7} {'rss peak':>8} "
+      f"{'fds peak':>8}  (kB; start/end: quiet, nothing in flight)")
 for i, inst in enumerate(instances):
     a, b, s = inst["quiet_start"], inst["quiet_end"], inst["samples"]
     if not a or not b:
@@ -336,16 +402,30 @@ for i, inst in enumerate(instances):
         continue
     pr = max((x[0] for x in s), default=0)
     pf = max((x[1] for x in s), default=0)
-    print(f"{i:>8} {a[0]:>12} {b[0]:>10} {a[1]:>9} {b[1]:>7} {pr:>11} {pf:>8}")
-    # RSS: malloc keeps some of a busy minute's pages; a leak of one allocation per app or
-    # request would show as far more than this over a minute of them.
-    if b[0] > a[0] + 2048:
-        problem(f"instance {i}: RSS grew {a[0]} -> {b[0]} kB")
+    print(f"{i:>8} {a[0]:>9} {b[0]:>8} {a[3]:>10} {b[3]:>8} {b[4]:>8} {b[5]:>9} {a[1]:>9} "
+          f"{b[1]:>7} {pr:>8} {pf:>8}" + ("  (the long one)" if inst["long"] else ""))
+    # The heap: what apps and requests allocate must be freed, and what malloc kept of a
+    # busy minute given back (pctld trims when its apps have left, and when its connections
+    # have), so quiet again means back to its start, within a little slack.
+    if b[3] > a[3] + ANON_SLACK_KB:
+        problem(f"instance {i}: RssAnon grew {a[3]} -> {b[3]} kB (slack {ANON_SLACK_KB})")
+    if b[0] > a[0] + RSS_SLACK_KB:
+        problem(f"instance {i}: RSS grew {a[0]} -> {b[0]} kB (slack {RSS_SLACK_KB})")
     # The history's -wal and -shm are opened at its first write, once: not growth.
     once = sum(n for k, n in b[2].items() if k.endswith(("-wal", "-shm")))
     once -= sum(n for k, n in a[2].items() if k.endswith(("-wal", "-shm")))
     if b[1] - once > a[1]:
         problem(f"instance {i}: descriptors grew {a[1]} -> {b[1]}: {dict(b[2] - a[2])}")
+    # Under load, for minutes: no upward trend of the heap's floor.
+    if inst["long"]:
+        slope, floors = floor_slope(inst["anon"])
+        print(f"instance {i} (the long one): RssAnon floors per 30 s past its first minute "
+              f"{floors} kB: slope {'?' if slope is None else f'{slope:.0f}'} kB/min "
+              f"(limit {SLOPE_MAX_KB_MIN:.0f})")
+        if slope is None:
+            problem(f"instance {i}: too few samples for the RssAnon trend")
+        elif slope > SLOPE_MAX_KB_MIN:
+            problem(f"instance {i}: RssAnon climbs {slope:.0f} kB/min under load (floors {floors})")
 starts = [inst["quiet_start"][0] for inst in instances if inst["quiet_start"]]
 if len(starts) >= 2 and starts[-1] > starts[0] + 2048:
     problem(f"RSS at start grew across restarts: {starts[0]} -> {starts[-1]} kB")

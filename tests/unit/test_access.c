@@ -1,6 +1,7 @@
 /* Who may make pctld act (policies/access.c): the [daemon] users judgement, the Uid line of
  * /proc/PID/status, and the owner check against real processes. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +140,38 @@ static void rules_take_only_their_users_within_caps(void **state)
             -EUSERS);
 }
 
+static void users_hand_over_within_their_cap(void **state)
+{
+        char why[256] = "";
+
+        (void)state;
+        assert_int_equal(access_user_admits(1000, 0, 16, why, sizeof(why)), 0);
+        assert_int_equal(access_user_admits(1000, 15, 16, why, sizeof(why)), 0);
+        assert_string_equal(why, ""); /* written only on a refusal */
+        assert_int_equal(access_user_admits(1000, 16, 16, why, sizeof(why)), -EUSERS);
+        assert_non_null(strstr(why, "uid 1000 has 16 apps"));
+        assert_non_null(strstr(why, "[daemon] max_user_apps (16)"));
+        /* 0: users hand over nothing; UINT_MAX: root's requests, never capped. */
+        assert_int_equal(access_user_admits(1000, 0, 0, why, sizeof(why)), -EUSERS);
+        assert_int_equal(access_user_admits(0, 100000, UINT_MAX, why, sizeof(why)), 0);
+}
+
+static void real_uid_of_a_process(void **state)
+{
+        uid_t uid = 12345;
+
+        (void)state;
+        assert_int_equal(access_proc_uid(getpid(), &uid), 0);
+        assert_int_equal(uid, getuid());
+        uid = 12345;
+        /* Past PID_MAX_LIMIT: no such process, and the output untouched. */
+        assert_int_equal(access_proc_uid(4194305, &uid), -ESRCH);
+        assert_int_equal(uid, 12345);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(users_hand_over_within_their_cap),
+    cmocka_unit_test(real_uid_of_a_process),
     cmocka_unit_test(groups_line),
     cmocka_unit_test(rules_take_only_their_users_within_caps),
     cmocka_unit_test(users_setting_decides),

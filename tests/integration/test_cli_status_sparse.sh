@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `pctl status` against a reply that lacks members (an older or a foreign pctld): every text
+# member it prints is shown as unknown, "?" or "-", never "(null)" from a NULL through %s
+# (issue 28's leftover: status_stack's source; the same held for the platform, sensor,
+# cpusets, CPUs, an app's name, policy, cpus and reason). A fake pctld on a socket of its own
+# answers one request; needs no root.
+set -u
+. "$TEST_LIB"
+D=$(mktemp -d /tmp/pctl-sparse-XXXXXX)
+trap 'rm -rf "$D"' EXIT
+# One reply per call: the fake serves a single request and exits.
+answer() {
+        /usr/bin/python3 - "$D/s" "$1" <<'PY' &
+import os, socket, sys
+path, reply = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(1)
+s.settimeout(20)
+c, _ = s.accept()
+buf = b""
+while not buf.endswith(b"\n"):
+    chunk = c.recv(4096)
+    if not chunk:
+        break
+    buf += chunk
+c.sendall(reply.encode() + b"\n")
+c.close()
+os.unlink(path)
+PY
+        wait_until 5 test -S "$D/s" || fail "the fake pctld did not start"
+}
+answer '{"ok":true,"apps":[{"pid":42,"stack":{"cores":2,"speedup":1.5,"components":{"sync":0.7}}},{"pid":43,"stack":{"components":{}}}]}'
+out=$("$PCTL" status --socket "$D/s" 2>&1) || fail "pctl status failed on a sparse reply: $out"
+wait
+echo "$out"
+echo "$out" | grep -q "(null)" && fail "a NULL went through %s: $out"
+echo "$out" | grep -q "^platform  unknown (sensor unknown: unknown)$" || fail "platform line: $out"
+echo "$out" | grep -q "^cpusets   unknown, CPUs unknown; DVFS off$" || fail "cpusets line: $out"
+echo "$out" | grep -q "stack: sync 0.70 of 2 cores (speedup 1.50, from unknown)" || fail "stack line: $out"
+echo "$out" | grep -q "stack: no delimiter (speedup 0.00 of 0 cores, from unknown)" || fail "empty stack: $out"
+echo "$out" | grep -q "^? *42 ? " || fail "app line of an app without name or policy: $out"
+echo "ok: a sparse status reply prints unknown, ? and -, never (null)"

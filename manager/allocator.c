@@ -123,6 +123,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         alloc_app_bounds(ctx, a->policy, &d.b);
         a->effective =
             objective_effective(a->policy->objective, ctx->pm || ctx->power_measured, &d.why);
+        alloc_wait_observe(ctx, a);
         a->phase = decide_phase(&d);
 }
 

@@ -109,6 +109,8 @@ void alloc_wait_reset(struct allocator_app *a);
 double alloc_wait_time_k(const struct allocator_ctx *ctx, const struct allocator_app *a,
                          unsigned cores);
 
+void alloc_wait_note(const struct allocator_ctx *ctx, struct allocator_app *a);
+
 /* alloc_points.c: measured points and bounds */
 
 void alloc_app_bounds(const struct allocator_ctx *ctx, const struct policy *pol,

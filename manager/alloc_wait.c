@@ -10,6 +10,8 @@
 #include "alloc_internal.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "pctl/util.h"
 
@@ -96,4 +98,17 @@ double alloc_wait_time_k(const struct allocator_ctx *ctx, const struct allocator
         if (!(pc < p))
                 return 1;
         return amdahl(p, cores) / amdahl(fmax(pc, 0), cores);
+}
+
+void alloc_wait_note(const struct allocator_ctx *ctx, struct allocator_app *a)
+{
+        size_t len = strlen(a->reason);
+
+        if (alloc_wait_time_k(ctx, a, a->want_cores ? a->want_cores : 1) == 1 &&
+            alloc_wait_time_k(ctx, a, ctx->n_cpus) == 1)
+                return;
+        snprintf(a->reason + len, sizeof(a->reason) - len,
+                 "; its stack shows waits at locks or barriers its counters miss: speedup %.1f "
+                 "on %u cores, the model's corrected to it",
+                 a->wait_speedup, a->wait_cores);
 }

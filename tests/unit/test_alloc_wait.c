@@ -110,8 +110,9 @@ static void the_correction_holds_until_more_cores_show_none(void **state)
         assert_int_equal(a[0].wait_cores, 0);
 }
 
-/* Where its score is measured (here: an objective without power), the measurements decide:
- * the model is not corrected. */
+/* The decisions the corrected model drives say so. Where its score is measured (here: an
+ * objective without power), the measurements decide: the model is not corrected, and nothing
+ * is said. */
 static void a_measured_score_is_not_corrected(void **state)
 {
         struct fixture *f = *state;
@@ -123,8 +124,15 @@ static void a_measured_score_is_not_corrected(void **state)
         share_two(f, a, &lock);
         assert_int_equal(a[0].wait_cores, 2);
         assert_true(alloc_wait_time_k(&ctx, &a[0], 8) > 1.2);
+        snprintf(a[0].reason, sizeof(a[0].reason), "model: edp 6%% better at 4 cores");
+        alloc_wait_note(&ctx, &a[0]);
+        if (!strstr(a[0].reason, "waits at locks or barriers its counters miss: speedup 1.3 on 2"))
+                fail_msg("the reason does not say so: %s", a[0].reason);
         a[0].effective = OBJECTIVE_PERFORMANCE;
         assert_near(alloc_wait_time_k(&ctx, &a[0], 8), 1, 1e-12);
+        snprintf(a[0].reason, sizeof(a[0].reason), "measured");
+        alloc_wait_note(&ctx, &a[0]);
+        assert_string_equal(a[0].reason, "measured");
 }
 
 int main(int argc, char **argv)

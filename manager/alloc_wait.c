@@ -58,9 +58,7 @@ void alloc_wait_observe(const struct allocator_ctx *ctx, struct allocator_app *a
         /* Threads blocked otherwise (sleeping, I/O) are not waits its work has between its
          * threads: their time is the app's own pace, which the stack's speedup does not
          * separate. Where they could explain the gap, nothing is corrected. */
-        if (!(st->component[STACK_IO] < gap))
-                return;
-        if (gap > ALLOCATOR_WAIT_GAP * model && wait > 0) {
+        if (gap > ALLOCATOR_WAIT_GAP * model && wait > 0 && st->component[STACK_IO] < gap) {
                 a->wait_cores = a->cores;
                 a->wait_speedup = model - fmin(gap, wait);
         } else if (a->cores >= a->wait_cores) {

@@ -100,6 +100,17 @@ bool alloc_score_measurable(const struct allocator_ctx *ctx, const struct alloca
 
 double alloc_static_share(const struct allocator_ctx *ctx, double power_w);
 
+/* alloc_wait.c: waits the counters do not see */
+
+void alloc_wait_observe(const struct allocator_ctx *ctx, struct allocator_app *a);
+
+void alloc_wait_reset(struct allocator_app *a);
+
+double alloc_wait_time_k(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                         unsigned cores);
+
+void alloc_wait_note(const struct allocator_ctx *ctx, struct allocator_app *a);
+
 /* alloc_points.c: measured points and bounds */
 
 void alloc_app_bounds(const struct allocator_ctx *ctx, const struct policy *pol,

@@ -65,6 +65,7 @@ void alloc_phase_reset(const struct allocator_ctx *ctx, struct allocator_app *ap
                 app->start_best = *best;
                 app->start_saved = true;
         }
+        alloc_wait_reset(app); /* another phase waits differently */
         alloc_search_reset(app);
 }
 

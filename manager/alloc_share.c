@@ -392,6 +392,7 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
                 snprintf(victim->reason, sizeof(victim->reason),
                          "sharing %u CPUs among %u apps by weight", ctx->n_cpus, n);
                 alloc_idle_run_note(ctx, victim);
+                alloc_wait_note(ctx, victim);
         }
         return 0;
 }

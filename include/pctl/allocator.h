@@ -160,6 +160,12 @@ struct allocator_app {
         } ipu[ALLOCATOR_IPU_POINTS];
         unsigned n_ipu;
         double work_x;
+        /* Waits at locks and barriers its counters do not show: the speedup its stack
+         * measured at wait_cores cores where the model's was clearly higher (0: none). The
+         * model's predictions are corrected to it (docs/allocator.md, "Waits the counters
+         * miss"). */
+        unsigned wait_cores;
+        double wait_speedup;
         /* Out. */
         unsigned want_cores;
         unsigned want_freq_khz;

@@ -33,6 +33,7 @@ struct allocator_bounds {
 /* What the remembered configuration decided (hint_check). */
 enum hint_verdict {
         HINT_SPENT,    /* the hint is done with: the search decides */
+        HINT_MOVED,    /* sharing the machine put it elsewhere before it was verified */
         HINT_HOLD,     /* staying there: measuring it, or no score to verify by */
         HINT_OFF,      /* measured off the remembered score: the search goes on from here */
         HINT_VERIFIED, /* measured as remembered: staying while the measurement is fresh */

@@ -479,6 +479,14 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
         char ftext[32];
         double off;
 
+        if (!a->hint_verified && !a->hint_explore_from &&
+            (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz))) {
+                /* The partition gave it other cores (or the shared domain another clock)
+                 * than it remembered: its past run ended there sharing the machine
+                 * otherwise. */
+                a->hint_cores = 0;
+                return HINT_MOVED;
+        }
         if (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz) ||
             (!cur && a->hint_verified) || (a->hint_explore_from && a->progress_known)) {
                 a->hint_cores = 0;

@@ -427,6 +427,51 @@ static void recall_to_search_when_moved(void **state)
         assert_int_equal(a.hint_cores, 0);
 }
 
+/* RECALL -> LEARN when sharing put it elsewhere before P is known: the remembered
+ * configuration was a start, and the search from the cores it was given would never learn P
+ * (the partition shares by the model, which cannot rank it without). */
+static void recall_to_learn_when_moved_before_p(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_RECALL);
+        a.cores = 1;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_LEARN);
+        assert_int_equal(a.hint_cores, 0);
+        assert_true(a.from_history);
+        assert_non_null(strstr(a.reason, "learning"));
+}
+
+/* RECALL -> LEARN when it measures off the remembered score before P is known while the
+ * machine is shared (the others' load moved the score); alone, the measured search goes on
+ * from there (recall_to_search_when_off, with P known, and here without). */
+static void recall_to_learn_when_off_sharing_before_p(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+        struct allocator_app alone;
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        decide(&ctx, &a);
+        a.cores = 3;
+        add_point(&a, 3, 0, 8, ctx.decision);
+        alone = a;
+        decide(&ctx, &alone);
+        assert_phase(&alone, ALLOCATOR_PHASE_SEARCH);
+        ctx.n_apps = 2;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_LEARN);
+        assert_int_equal(a.hint_cores, 0);
+}
+
 /* RECALL -> MODEL: the policy's search becomes model-only while the remembered configuration
  * is verified: the model decides, the hint no longer. */
 static void recall_to_model(void **state)
@@ -618,6 +663,8 @@ static const struct CMUnitTest tests[] = {
     fixture_case(recall_to_settled),
     fixture_case(recall_to_search_when_off),
     fixture_case(recall_to_search_when_moved),
+    fixture_case(recall_to_learn_when_moved_before_p),
+    fixture_case(recall_to_learn_when_off_sharing_before_p),
     fixture_case(recall_to_model),
     fixture_case(search_to_search),
     fixture_case(search_to_settled),

@@ -61,9 +61,13 @@ void alloc_phase_reset(const struct allocator_ctx *ctx, struct allocator_app *ap
 {
         const struct allocator_point *best = alloc_best_fresh(ctx, app);
 
-        if (!app->start_saved && allocator_searched(app) && best) {
-                app->start_best = *best;
-                app->start_saved = true;
+        if (!app->start_saved && !app->start_lost) {
+                if (allocator_searched(app) && best) {
+                        app->start_best = *best;
+                        app->start_saved = true;
+                } else {
+                        app->start_lost = true;
+                }
         }
         alloc_search_reset(app);
 }

@@ -115,6 +115,17 @@ void history_record(struct manager *m, unsigned i, bool ended)
         if (!allocator_best(&ctx, &m->alloc[i], &best)) {
                 const struct allocator_app *al = &m->alloc[i];
 
+                /* It changed phase before its first had a best: a later phase's
+                 * configuration would start the next run's first phase there (bench_random's
+                 * seed 93013: a phase at P 0.45 remembered at 9 cores held the next run's
+                 * P 0.99 phase on them, 2.4 x the oracle's EDP). The next run learns. */
+                if (al->start_lost) {
+                        log_debug("history: %s (%s): changed phase before its first phase had "
+                                  "a best; nothing to start the next run at, not recorded",
+                                  a->name, a->key.exe);
+                        return;
+                }
+
                 /* No score measured (no counters: busy time only): the configuration the
                  * model settled it at is what was learned; still learning, nothing was. */
                 if (!allocator_searched(al) || al->exploring || !al->cores)

@@ -88,15 +88,17 @@ static double run_with_history(const struct runs_dir *d, double oracle)
         return sum / oracle;
 }
 
-static void returning_apps_sharing_the_machine_do_no_worse_than_their_first_run(void **state)
+/* RUNS runs of the scenario text with one history file: each fails the test when it is over
+ * the first (no history) by more than LATER_RUN_SLACK. */
+static void later_runs_no_worse(const char *text)
 {
-        struct sim_machine *m = sim_load_ok(SEED_2721);
+        struct sim_machine *m = sim_load_ok(text);
         struct sim_together t;
         struct runs_dir d;
         double ratio[RUNS];
 
         assert_int_equal(sim_oracle_together(m, SIM_OBJ_EDP, SIM_TOGETHER_AUTO, STEP_100MS, &t), 0);
-        runs_dir_make(&d, SEED_2721);
+        runs_dir_make(&d, text);
         for (unsigned k = 0; k < RUNS; k++) {
                 ratio[k] = run_with_history(&d, t.score);
                 printf("run %u: EDP / oracle %.3f\n", k + 1, ratio[k]);
@@ -110,10 +112,41 @@ static void returning_apps_sharing_the_machine_do_no_worse_than_their_first_run(
                                  k + 1, ratio[k], ratio[0]);
 }
 
+static void returning_apps_sharing_the_machine_do_no_worse_than_their_first_run(void **state)
+{
+        later_runs_no_worse(SEED_2721);
+}
+
+/* bench_random's seed 93013 (server-64, 5 apps arriving over 26 s): a4 runs longest, a phase
+ * at P 0.99 then one at P 0.45 from 30.5 s. Its first run learns through its first phase
+ * (sharing) and settles its second at 9-10 cores; remembered, those 9 cores held the next
+ * run's first phase (the score they were remembered with cannot be measured while sharing:
+ * it waited for the measurement for 70 s), 2.4 x the oracle's EDP against 2.2; the run that
+ * explored half of them, 8.8. */
+#define SEED_93013                                                                                 \
+        "[machine]\npreset = server-64\ncounter_noise = 0.0205\nseed = 426196\n"                   \
+        "[app a0]\ninstructions = 4.33e+12\np = 0.9920\nipc = 1.721\nphases = 0.9931:21.2\n"       \
+        "progress_units = 421771\n"                                                                \
+        "[app a1]\nstart_s = 21.1\ninstructions = 2.322e+12\np = 0.9932\nipc = 0.794\n"            \
+        "mem_fraction = 0.383\nspin = 0.575\nprogress_units = 29518\n"                             \
+        "[app a2]\nstart_s = 8.1\ninstructions = 1.342e+12\np = 0.9742\nipc = 0.522\n"             \
+        "progress_units = 51712\n"                                                                 \
+        "[app a3]\nstart_s = 26.5\ninstructions = 3.527e+11\np = 0.9959\nipc = 0.510\n"            \
+        "progress_units = 210503\n"                                                                \
+        "[app a4]\nstart_s = 0.3\ninstructions = 2.685e+12\np = 0.9918\nipc = 0.829\n"             \
+        "phases = 0.4530:30.5\n"
+
+static void an_app_that_changed_phase_while_learning_is_not_started_at_its_later_phase(void **state)
+{
+        later_runs_no_worse(SEED_93013);
+}
+
 int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(returning_apps_sharing_the_machine_do_no_worse_than_their_first_run),
+            cmocka_unit_test(
+                an_app_that_changed_phase_while_learning_is_not_started_at_its_later_phase),
         };
 
         if (argc > 1)

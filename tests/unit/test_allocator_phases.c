@@ -472,6 +472,56 @@ static void recall_to_learn_when_off_sharing_before_p(void **state)
         assert_int_equal(a.hint_cores, 0);
 }
 
+/* SETTLED -> LEARN: an exploring hint holds for the run and ends when markers appear; the
+ * machine shared and P not settled, the app learns rather than search from there. */
+static void settled_to_learn_when_the_hint_ends_sharing_before_p(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {.id = 1,
+                                  .policy = edp(),
+                                  .cores = N_CPUS,
+                                  .hint_cores = 3,
+                                  .hint_score = NAN,
+                                  .hint_explore_from = 6};
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        ctx.n_apps = 2;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_RECALL);
+        a.cores = 3;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
+        assert_non_null(strstr(a.reason, "exploring"));
+        a.progress_known = true;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_LEARN);
+        assert_int_equal(a.hint_cores, 0);
+}
+
+/* RECALL -> RECALL, "measuring it", until the samples are in; without a score from them
+ * (no power of its own while sharing) it is a configuration without a score: it holds until
+ * the model can rank, instead of waiting for a measurement that does not come. */
+static void recall_holds_when_its_score_cannot_be_measured(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        settle_p(f);
+        decide(&ctx, &a);
+        a.cores = 3;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_RECALL);
+        assert_non_null(strstr(a.reason, "measuring it"));
+        a.samples_here = 2 + ALLOCATOR_PROBE_SAMPLES;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_RECALL);
+        assert_non_null(strstr(a.reason, "cannot be measured here"));
+        assert_int_equal(a.hint_cores, 3);
+}
+
 /* RECALL -> MODEL: the policy's search becomes model-only while the remembered configuration
  * is verified: the model decides, the hint no longer. */
 static void recall_to_model(void **state)
@@ -664,7 +714,9 @@ static const struct CMUnitTest tests[] = {
     fixture_case(recall_to_search_when_off),
     fixture_case(recall_to_search_when_moved),
     fixture_case(recall_to_learn_when_moved_before_p),
+    fixture_case(recall_holds_when_its_score_cannot_be_measured),
     fixture_case(recall_to_learn_when_off_sharing_before_p),
+    fixture_case(settled_to_learn_when_the_hint_ends_sharing_before_p),
     fixture_case(recall_to_model),
     fixture_case(search_to_search),
     fixture_case(search_to_settled),

@@ -502,22 +502,17 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
                          a->hint_cores, ftext, a->hint_explore_from);
                 return HINT_EXPLORE;
         }
-        /* Remembered without a measured score (no counters), or with one that cannot be
-         * measured here: its samples are in and no score came of them (sharing a package
-         * whose power is not split among the apps). Nothing to verify by: it holds until
-         * the model can rank configurations, and the model decides then. Else it would
-         * hold for as long as the measurement does not come: for good. */
-        if (!isfinite(a->hint_score) ||
-            (!cur && a->samples_here > 1 + alloc_probe_samples(ctx))) {
+        if (!isfinite(a->hint_score)) {
+                /* Remembered without a measured score (no counters): nothing to verify by.
+                 * It holds until the model can rank configurations; the model decides then. */
                 if (!isnan(best_pred)) {
                         a->hint_cores = 0;
                         return HINT_SPENT;
                 }
                 alloc_stay(a, "%s", "");
-                snprintf(a->reason, sizeof(a->reason), "from history: %u cores%s (%s)",
-                         a->hint_cores, ftext,
-                         isfinite(a->hint_score) ? "its score cannot be measured here"
-                                                 : "remembered without a measured score");
+                snprintf(a->reason, sizeof(a->reason),
+                         "from history: %u cores%s (remembered without a measured score)",
+                         a->hint_cores, ftext);
                 return HINT_HOLD;
         }
         if (!cur) {

@@ -178,12 +178,19 @@ void history_record(struct manager *m, unsigned i, bool ended)
  * end, 19 on average, explored at 2: 2.5 x the oracle's EDP against 1.2). */
 #define HISTORY_EXPLORE_RAN_NEAR 2.0
 
+/* Its last whole run ran within HISTORY_EXPLORE_RAN_NEAR of the remembered count (or no run
+ * is stored to say otherwise). */
+static bool history_ran_near(const struct mapp *a, const struct history_entry *h)
+{
+        return !(a->last_run_cores > 0) ||
+               (a->last_run_cores <= HISTORY_EXPLORE_RAN_NEAR * h->best_cores &&
+                a->last_run_cores * HISTORY_EXPLORE_RAN_NEAR >= h->best_cores);
+}
+
 static bool history_explores(const struct mapp *a, const struct allocator_app *al,
                              const struct history_entry *h)
 {
-        bool ran_near = !(a->last_run_cores > 0) ||
-                        (a->last_run_cores <= HISTORY_EXPLORE_RAN_NEAR * h->best_cores &&
-                         a->last_run_cores * HISTORY_EXPLORE_RAN_NEAR >= h->best_cores);
+        bool ran_near = history_ran_near(a, h);
 
         return !(a->infl.known && isfinite(a->infl.err)) && !al->progress_known &&
                h->best_cores >= 2 && h->runs >= HISTORY_EXPLORE_AFTER &&

@@ -499,29 +499,6 @@ static void settled_to_learn_when_the_hint_ends_sharing_before_p(void **state)
         assert_int_equal(a.hint_cores, 0);
 }
 
-/* RECALL -> RECALL, "measuring it", until the samples are in; without a score from them
- * (no power of its own while sharing) it is a configuration without a score: it holds until
- * the model can rank, instead of waiting for a measurement that does not come. */
-static void recall_holds_when_its_score_cannot_be_measured(void **state)
-{
-        struct fixture *f = *state;
-        struct allocator_app a = {
-            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
-        struct allocator_ctx ctx = measured_ctx(f);
-
-        settle_p(f);
-        decide(&ctx, &a);
-        a.cores = 3;
-        decide(&ctx, &a);
-        assert_phase(&a, ALLOCATOR_PHASE_RECALL);
-        assert_non_null(strstr(a.reason, "measuring it"));
-        a.samples_here = 2 + ALLOCATOR_PROBE_SAMPLES;
-        decide(&ctx, &a);
-        assert_phase(&a, ALLOCATOR_PHASE_RECALL);
-        assert_non_null(strstr(a.reason, "cannot be measured here"));
-        assert_int_equal(a.hint_cores, 3);
-}
-
 /* RECALL -> MODEL: the policy's search becomes model-only while the remembered configuration
  * is verified: the model decides, the hint no longer. */
 static void recall_to_model(void **state)
@@ -714,7 +691,6 @@ static const struct CMUnitTest tests[] = {
     fixture_case(recall_to_search_when_off),
     fixture_case(recall_to_search_when_moved),
     fixture_case(recall_to_learn_when_moved_before_p),
-    fixture_case(recall_holds_when_its_score_cannot_be_measured),
     fixture_case(recall_to_learn_when_off_sharing_before_p),
     fixture_case(settled_to_learn_when_the_hint_ends_sharing_before_p),
     fixture_case(recall_to_model),

@@ -469,10 +469,10 @@ bool alloc_hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
 }
 
 /* The returning app at its remembered configuration: measuring it, then confirming it when it
- * measures within ALLOCATOR_HISTORY_VERIFY of the remembered score (it stays while it keeps
- * measuring so). Measured further off, before or after (HINT_OFF), moved by sharing before it
- * was verified (HINT_MOVED), or once the measurement is gone (HINT_SPENT), the hint is spent
- * (hint_cores 0); the caller decides whether the app learns or searches from here. */
+ * measures within ALLOCATOR_HISTORY_VERIFY of the remembered score (it stays while that
+ * measurement is fresh). Measured further off, moved (sharing trimmed it), or once the
+ * measurement is stale, the hint is spent (hint_cores 0) and the measured search goes on from
+ * here. */
 enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
                                    const struct allocator_point *cur, double best_pred)
 {
@@ -523,19 +523,13 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
         }
         off = a->hint_score != 0 ? (cur->score - a->hint_score) / fabs(a->hint_score) : NAN;
         alloc_stay(a, "%s", "");
-        if (!(fabs(off) <= ALLOCATOR_HISTORY_VERIFY)) {
-                /* Another load, input or phase than last time: search from here. Verified
-                 * too: the point is measured again at every sample, so its measurement never
-                 * goes stale while the app holds it, and an app whose phase or load changed
-                 * after the verification held it for the rest of its run (bench_random's
-                 * seed 93006: a first phase's 62 cores through a second phase at P 0.33, 1.01
-                 * x the oracle's EDP against 0.70 on its first run). */
+        if (!a->hint_verified && !(fabs(off) <= ALLOCATOR_HISTORY_VERIFY)) {
+                /* Another load, input or phase than last time: search from here. */
                 a->hint_cores = 0;
                 snprintf(a->reason, sizeof(a->reason),
-                         "from history: %u cores%s %s %+.0f%% off the remembered score; "
+                         "from history: %u cores%s measured %+.0f%% off the remembered score; "
                          "searching around it",
-                         a->cores, ftext, a->hint_verified ? "now measures" : "measured",
-                         100 * off);
+                         a->cores, ftext, 100 * off);
                 return HINT_OFF;
         }
         a->hint_verified = ctx->decision;

@@ -659,7 +659,7 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
                 if (!alloc_p_settled(d->e) && (v == HINT_MOVED || ctx->n_apps > 1))
                         return alloc_on_learn(d);
                 if (v == HINT_OFF)
-                        return ALLOCATOR_PHASE_SEARCH; /* from recall, or from a verified hold */
+                        return cur == ALLOCATOR_PHASE_RECALL ? ALLOCATOR_PHASE_SEARCH : cur;
         }
         /* The remembered configuration is done with: the measured search decides. */
         if (cur == ALLOCATOR_PHASE_RECALL)

@@ -391,38 +391,6 @@ static void recall_to_settled(void **state)
         assert_false(allocator_wants_decision(&ctx, &a));
 }
 
-/* SETTLED -> SEARCH when the remembered configuration, verified, measures off the
- * remembered score later (its phase or load changed): the point it holds is measured at every
- * sample and never goes stale, so without this it held for the rest of the run. */
-static void settled_to_search_when_a_verified_hint_measures_off(void **state)
-{
-        struct fixture *f = *state;
-        struct allocator_app a = {
-            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
-        struct allocator_ctx ctx = measured_ctx(f);
-
-        settle_p(f);
-        decide(&ctx, &a);
-        a.cores = 3;
-        add_point(&a, 3, 0, 5.2, ctx.decision);
-        decide(&ctx, &a);
-        assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
-        assert_non_null(strstr(a.reason, "verified"));
-        ctx.decision++;
-        a.hist[0].score = 5.3; /* within ALLOCATOR_HISTORY_VERIFY: it holds */
-        a.hist[0].decision = ctx.decision;
-        decide(&ctx, &a);
-        assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
-        assert_int_equal(a.hint_cores, 3);
-        ctx.decision++;
-        a.hist[0].score = 8;
-        a.hist[0].decision = ctx.decision;
-        decide(&ctx, &a);
-        assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
-        assert_int_equal(a.hint_cores, 0);
-        assert_non_null(strstr(a.reason, "now measures"));
-}
-
 /* RECALL -> SEARCH when it measures off the remembered score. */
 static void recall_to_search_when_off(void **state)
 {
@@ -721,7 +689,6 @@ static const struct CMUnitTest tests[] = {
     fixture_case(settled_to_probe_at_a_new_clock),
     fixture_case(recall_to_settled),
     fixture_case(recall_to_search_when_off),
-    fixture_case(settled_to_search_when_a_verified_hint_measures_off),
     fixture_case(recall_to_search_when_moved),
     fixture_case(recall_to_learn_when_moved_before_p),
     fixture_case(recall_to_learn_when_off_sharing_before_p),

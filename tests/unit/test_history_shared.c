@@ -158,22 +158,6 @@ static void an_app_that_did_not_run_where_it_settled_is_not_explored(void **stat
         later_runs_no_worse(SEED_5718);
 }
 
-/* bench_random's seed 93006 (server-64, one app): a first phase at P 0.995 for 18.5 s, then
- * P 0.33 for about 1000 s. Its first run's first phase settles at 62-64 cores, which is what it
- * remembers (a returning app starts in its first phase); the next run verified them and held
- * them through its second phase, since the point it holds is measured again at every sample
- * and never goes stale: 1.01 x the oracle's EDP against 0.70. Alone, and not about sharing,
- * but the same commitment. */
-#define SEED_93006                                                                                 \
-        "[machine]\npreset = server-64\ncounter_noise = 0.0289\nseed = 598664\n"                   \
-        "[app a0]\ninstructions = 1.117e+13\np = 0.9951\nipc = 1.721\nimbalance = 2.095\n"         \
-        "phases = 0.3340:18.5\n"
-
-static void a_verified_start_ends_when_it_measures_off(void **state)
-{
-        later_runs_no_worse(SEED_93006);
-}
-
 int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
@@ -181,7 +165,6 @@ int main(int argc, char **argv)
             cmocka_unit_test(
                 an_app_that_changed_phase_while_learning_is_not_started_at_its_later_phase),
             cmocka_unit_test(an_app_that_did_not_run_where_it_settled_is_not_explored),
-            cmocka_unit_test(a_verified_start_ends_when_it_measures_off),
         };
 
         if (argc > 1)

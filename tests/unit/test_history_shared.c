@@ -135,7 +135,7 @@ static void returning_apps_sharing_the_machine_do_no_worse_than_their_first_run(
         "[app a4]\nstart_s = 0.3\ninstructions = 2.685e+12\np = 0.9918\nipc = 0.829\n"             \
         "phases = 0.4530:30.5\n"
 
-static void an_app_that_changed_phase_while_learning_is_not_started_at_its_later_phase(void **state)
+static void no_start_recorded_past_a_phase_change_while_learning(void **state)
 {
         later_runs_no_worse(SEED_93013);
 }
@@ -162,8 +162,7 @@ int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(returning_apps_sharing_the_machine_do_no_worse_than_their_first_run),
-            cmocka_unit_test(
-                an_app_that_changed_phase_while_learning_is_not_started_at_its_later_phase),
+            cmocka_unit_test(no_start_recorded_past_a_phase_change_while_learning),
             cmocka_unit_test(an_app_that_did_not_run_where_it_settled_is_not_explored),
         };
 

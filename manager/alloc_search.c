@@ -655,7 +655,7 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
                  * measured off under the others' load), it learns as a first-time app does.
                  * Sharing, the partition is chosen by the model, which cannot rank it
                  * without P, and a search from the cores it was given would never learn P
-                 * (docs/history.md, "A returning app"). */
+                 * (docs/history.md, "A start, not a commitment"). */
                 if (!alloc_p_settled(d->e) && (v == HINT_MOVED || ctx->n_apps > 1))
                         return alloc_on_learn(d);
                 if (v == HINT_OFF)

@@ -137,6 +137,7 @@ const struct allocator_point *alloc_hist_fresh(const struct allocator_ctx *ctx,
 void alloc_phase_reset(const struct allocator_ctx *ctx, struct allocator_app *app);
 
 bool alloc_point_fresh(const struct allocator_ctx *ctx, const struct allocator_point *p);
+bool alloc_decision_recent(const struct allocator_ctx *ctx, uint64_t decision);
 
 bool alloc_point_in_bounds(const struct allocator_ctx *ctx, const struct allocator_bounds *b,
                            const struct allocator_point *p);

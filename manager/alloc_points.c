@@ -27,6 +27,12 @@ unsigned alloc_probe_samples(const struct allocator_ctx *ctx)
         return ctx->probe_samples ? ctx->probe_samples : ALLOCATOR_PROBE_SAMPLES;
 }
 
+/* Within ALLOCATOR_STALE_DECISIONS of decision. */
+bool alloc_decision_recent(const struct allocator_ctx *ctx, uint64_t decision)
+{
+        return ctx->decision - decision <= ALLOCATOR_STALE_DECISIONS;
+}
+
 /* Measured recently and over enough samples to be compared. */
 bool alloc_point_fresh(const struct allocator_ctx *ctx, const struct allocator_point *p)
 {

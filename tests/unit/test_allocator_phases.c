@@ -391,6 +391,36 @@ static void recall_to_settled(void **state)
         assert_false(allocator_wants_decision(&ctx, &a));
 }
 
+/* SETTLED (a verified remembered configuration) -> SEARCH once the verification is as old as
+ * a stale measurement: the point it holds is measured at every sample and never goes stale
+ * itself, and a later phase the estimator cannot see at one core count was held for the run. */
+static void settled_to_search_when_the_verified_hold_is_stale(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        settle_p(f);
+        decide(&ctx, &a);
+        a.cores = 3;
+        add_point(&a, 3, 0, 5.2, ctx.decision);
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
+        assert_non_null(strstr(a.reason, "verified"));
+        ctx.decision += 60;
+        a.hist[0].decision = ctx.decision;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
+        assert_int_equal(a.hint_cores, 3);
+        ctx.decision++;
+        a.hist[0].decision = ctx.decision;
+        decide(&ctx, &a);
+        assert_int_equal(a.hint_cores, 0);
+        assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
+        assert_null(strstr(a.reason, "from history"));
+}
+
 /* RECALL -> SEARCH when it measures off the remembered score. */
 static void recall_to_search_when_off(void **state)
 {
@@ -689,6 +719,7 @@ static const struct CMUnitTest tests[] = {
     fixture_case(settled_to_probe_at_a_new_clock),
     fixture_case(recall_to_settled),
     fixture_case(recall_to_search_when_off),
+    fixture_case(settled_to_search_when_the_verified_hold_is_stale),
     fixture_case(recall_to_search_when_moved),
     fixture_case(recall_to_learn_when_moved_before_p),
     fixture_case(recall_to_learn_when_off_sharing_before_p),

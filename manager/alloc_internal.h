@@ -36,7 +36,7 @@ enum hint_verdict {
         HINT_MOVED,    /* sharing the machine put it elsewhere before it was verified */
         HINT_HOLD,     /* staying there: measuring it, or no score to verify by */
         HINT_OFF,      /* measured off the remembered score: the search goes on from here */
-        HINT_VERIFIED, /* measured as remembered: staying while the measurement is fresh */
+        HINT_VERIFIED, /* measured as remembered: staying, for a while from the verification */
         HINT_EXPLORE,  /* held for the whole run at another core count: the run measures */
 };
 

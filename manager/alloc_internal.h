@@ -33,9 +33,10 @@ struct allocator_bounds {
 /* What the remembered configuration decided (hint_check). */
 enum hint_verdict {
         HINT_SPENT,    /* the hint is done with: the search decides */
+        HINT_MOVED,    /* sharing the machine put it elsewhere before it was verified */
         HINT_HOLD,     /* staying there: measuring it, or no score to verify by */
         HINT_OFF,      /* measured off the remembered score: the search goes on from here */
-        HINT_VERIFIED, /* measured as remembered: staying while the measurement is fresh */
+        HINT_VERIFIED, /* measured as remembered: staying, for a while from the verification */
         HINT_EXPLORE,  /* held for the whole run at another core count: the run measures */
 };
 
@@ -147,6 +148,7 @@ const struct allocator_point *alloc_hist_fresh(const struct allocator_ctx *ctx,
 void alloc_phase_reset(const struct allocator_ctx *ctx, struct allocator_app *app);
 
 bool alloc_point_fresh(const struct allocator_ctx *ctx, const struct allocator_point *p);
+bool alloc_decision_recent(const struct allocator_ctx *ctx, uint64_t decision);
 
 bool alloc_point_in_bounds(const struct allocator_ctx *ctx, const struct allocator_bounds *b,
                            const struct allocator_point *p);

@@ -479,6 +479,14 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
         char ftext[32];
         double off;
 
+        if (!a->hint_verified && !a->hint_explore_from &&
+            (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz))) {
+                /* The partition gave it other cores (or the shared domain another clock)
+                 * than it remembered: its past run ended there sharing the machine
+                 * otherwise. */
+                a->hint_cores = 0;
+                return HINT_MOVED;
+        }
         if (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz) ||
             (!cur && a->hint_verified) || (a->hint_explore_from && a->progress_known)) {
                 a->hint_cores = 0;
@@ -524,7 +532,18 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
                          a->cores, ftext, 100 * off);
                 return HINT_OFF;
         }
-        a->hint_verified = ctx->decision;
+        /* Verified, it holds for as long as a measurement stays fresh, counted from the
+         * verification: the point it holds is measured again at every sample and would
+         * never go stale, and a later phase the estimator cannot see at one core count was
+         * held for the rest of the run (bench_random's seed 93001: a first phase's 61 cores
+         * at 3000 MHz through a second that wants 2100 MHz, 3.46 x the oracle's EDP against
+         * 2.63 on its first run). Then the search decides, as for any settled app. */
+        if (!a->hint_verified)
+                a->hint_verified = ctx->decision;
+        else if (!alloc_decision_recent(ctx, a->hint_verified)) {
+                a->hint_cores = 0;
+                return HINT_SPENT;
+        }
         snprintf(a->reason, sizeof(a->reason),
                  "from history: %u cores%s verified (measured %+.0f%% of the remembered score)",
                  a->hint_cores, ftext, 100 * off);

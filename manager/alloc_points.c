@@ -27,6 +27,12 @@ unsigned alloc_probe_samples(const struct allocator_ctx *ctx)
         return ctx->probe_samples ? ctx->probe_samples : ALLOCATOR_PROBE_SAMPLES;
 }
 
+/* Within ALLOCATOR_STALE_DECISIONS of decision. */
+bool alloc_decision_recent(const struct allocator_ctx *ctx, uint64_t decision)
+{
+        return ctx->decision - decision <= ALLOCATOR_STALE_DECISIONS;
+}
+
 /* Measured recently and over enough samples to be compared. */
 bool alloc_point_fresh(const struct allocator_ctx *ctx, const struct allocator_point *p)
 {
@@ -61,9 +67,13 @@ void alloc_phase_reset(const struct allocator_ctx *ctx, struct allocator_app *ap
 {
         const struct allocator_point *best = alloc_best_fresh(ctx, app);
 
-        if (!app->start_saved && allocator_searched(app) && best) {
-                app->start_best = *best;
-                app->start_saved = true;
+        if (!app->start_saved && !app->start_lost) {
+                if (allocator_searched(app) && best) {
+                        app->start_best = *best;
+                        app->start_saved = true;
+                } else {
+                        app->start_lost = true;
+                }
         }
         alloc_wait_reset(app); /* another phase waits differently */
         alloc_search_reset(app);

@@ -637,17 +637,29 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
                 cur = ALLOCATOR_PHASE_SETTLED;
         measured_points(d, &m);
         if (a->hint_cores) {
-                switch (alloc_hint_check(ctx, a, m.cur_meas, m.best_pred)) {
+                enum hint_verdict v = alloc_hint_check(ctx, a, m.cur_meas, m.best_pred);
+
+                switch (v) {
                 case HINT_HOLD:
                         return cur;
-                case HINT_OFF:
-                        return cur == ALLOCATOR_PHASE_RECALL ? ALLOCATOR_PHASE_SEARCH : cur;
                 case HINT_VERIFIED:
                 case HINT_EXPLORE:
                         return ALLOCATOR_PHASE_SETTLED;
+                case HINT_OFF:
+                case HINT_MOVED:
                 case HINT_SPENT:
                         break;
                 }
+                /* A start, not a commitment: dropped before P is known, while the machine is
+                 * shared (the partition gave it other cores than it remembered, or it
+                 * measured off under the others' load), it learns as a first-time app does.
+                 * Sharing, the partition is chosen by the model, which cannot rank it
+                 * without P, and a search from the cores it was given would never learn P
+                 * (docs/history.md, "A start, not a commitment"). */
+                if (!alloc_p_settled(d->e) && (v == HINT_MOVED || ctx->n_apps > 1))
+                        return alloc_on_learn(d);
+                if (v == HINT_OFF)
+                        return cur == ALLOCATOR_PHASE_RECALL ? ALLOCATOR_PHASE_SEARCH : cur;
         }
         /* The remembered configuration is done with: the measured search decides. */
         if (cur == ALLOCATOR_PHASE_RECALL)

@@ -182,6 +182,8 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
 
         if (app->start_saved)
                 best = &app->start_best;
+        else if (app->start_lost)
+                best = NULL; /* a later phase's best is no start for its first */
         if (best)
                 *out = *best;
         return best != NULL;

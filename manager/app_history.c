@@ -35,6 +35,8 @@ static void work_inflation_update(struct manager *m, unsigned i, bool ended,
                 log_warning("%s, ignoring", msg);
                 n = 0;
         }
+        if (!ended)
+                a->last_run_cores = n ? runs[n - 1].cores : 0; /* oldest first */
         if (ended && a->whole_run && e) {
                 double managed_s = (platform_now_ns(m->pf) - a->since_ns) / 1e9;
                 struct estimate_work_run c;
@@ -115,6 +117,18 @@ void history_record(struct manager *m, unsigned i, bool ended)
         if (!allocator_best(&ctx, &m->alloc[i], &best)) {
                 const struct allocator_app *al = &m->alloc[i];
 
+                /* It changed phase before its first had a best: a later phase's
+                 * configuration would start the next run's first phase there (bench_random's
+                 * seed 93013: a phase at P 0.45 remembered at 9 cores held the next run's
+                 * P 0.99 phase on them, 5.86 x the oracle's EDP against 2.21 on the first).
+                 * The next run learns. */
+                if (al->start_lost) {
+                        log_debug("history: %s (%s): changed phase before its first phase had "
+                                  "a best; nothing to start the next run at, not recorded",
+                                  a->name, a->key.exe);
+                        return;
+                }
+
                 /* No score measured (no counters: busy time only): the configuration the
                  * model settled it at is what was learned; still learning, nothing was. */
                 if (!allocator_searched(al) || al->exploring || !al->cores)
@@ -157,13 +171,31 @@ void history_record(struct manager *m, unsigned i, bool ended)
  * core needs no more: extra work grows with cores it does not use. */
 #define HISTORY_EXPLORE_AFTER 2
 #define HISTORY_EXPLORE_RUNS 1
+/* Explored only when its last whole run ran within this factor of the remembered count (its
+ * instruction-weighted mean): the exploration's own spread. Further off, the run did not run
+ * where it settled (sharing the machine set its cores, and it settled elsewhere once alone):
+ * half the remembered count, held for a whole run, is no measurement of where it runs, and
+ * can cost the run many times over (bench_random's seed 5718: settled at 4 cores alone at its
+ * end, 19 on average, explored at 2: 2.5 x the oracle's EDP against 1.2). */
+#define HISTORY_EXPLORE_RAN_NEAR 2.0
+
+/* Its last whole run ran within HISTORY_EXPLORE_RAN_NEAR of the remembered count (or no run
+ * is stored to say otherwise). */
+static bool history_ran_near(const struct mapp *a, const struct history_entry *h)
+{
+        return !(a->last_run_cores > 0) ||
+               (a->last_run_cores <= HISTORY_EXPLORE_RAN_NEAR * h->best_cores &&
+                a->last_run_cores * HISTORY_EXPLORE_RAN_NEAR >= h->best_cores);
+}
 
 static bool history_explores(const struct mapp *a, const struct allocator_app *al,
                              const struct history_entry *h)
 {
+        bool ran_near = history_ran_near(a, h);
+
         return !(a->infl.known && isfinite(a->infl.err)) && !al->progress_known &&
                h->best_cores >= 2 && h->runs >= HISTORY_EXPLORE_AFTER &&
-               h->runs < HISTORY_EXPLORE_AFTER + HISTORY_EXPLORE_RUNS;
+               h->runs < HISTORY_EXPLORE_AFTER + HISTORY_EXPLORE_RUNS && ran_near;
 }
 
 /* Looks app i up in the history once it is known who it is: a past run's best configuration

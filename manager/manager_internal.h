@@ -78,6 +78,9 @@ struct mapp {
                 double x, err;
                 struct history_run a, b;
         } infl;
+        /* The newest whole run in history: its instruction-weighted mean core count (0: no
+         * run stored). */
+        double last_run_cores;
 };
 
 /* What is left of an app after it leaves: its estimate and configurations, for a report. */

@@ -100,6 +100,9 @@ struct allocator_app {
          * returning app (which starts in that phase) should start at. */
         struct allocator_point start_best;
         bool start_saved;
+        /* It changed phase before its first phase had a best (still learning, or never
+         * measured): the run knows no configuration to start a returning app at. */
+        bool start_lost;
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
         unsigned n_hist;
@@ -248,7 +251,8 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
 
 /* What a run teaches pctl history: the best fresh measured point of the app within its
  * policy's bounds, or, when it changed phase, its first phase's best (a returning app starts
- * in its first phase). False when nothing has been measured. */
+ * in its first phase). False when nothing has been measured, or when it changed phase before
+ * its first phase had a best (start_lost). */
 bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
                     struct allocator_point *out);
 

@@ -6,6 +6,7 @@
 
 #include "allocator_fixture.h"
 #include "pctl/util.h"
+#include "../../manager/alloc_internal.h"
 
 static unsigned hist_samples(const struct allocator_app *a, unsigned cores)
 {
@@ -1140,6 +1141,33 @@ static void best_is_the_first_phases_when_it_changed(void **state)
         assert_int_equal(p.cores, 4);
 }
 
+/* An app that changes phase while it still learns has no first phase's best: its later
+ * phase's best is no start for a returning app, which starts in the first. */
+static void no_best_when_it_changed_phase_while_learning(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {
+            .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .phase = ALLOCATOR_PHASE_LEARN};
+        struct allocator_point p;
+        struct allocator_ctx ctx = ctx_for(f, N_CPUS);
+
+        add_point(&a, 4, 0, 5, ctx.decision);
+        alloc_phase_reset(&ctx, &a);
+        assert_true(a.start_lost);
+        assert_false(a.start_saved);
+        a.phase = ALLOCATOR_PHASE_SETTLED;
+        add_point(&a, 2, 0, 3, ctx.decision);
+        assert_false(allocator_best(&ctx, &a, &p));
+        /* Searched when it changes phase: its first phase's best is kept. */
+        a = (struct allocator_app){
+            .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .phase = ALLOCATOR_PHASE_SEARCH};
+        add_point(&a, 4, 0, 5, ctx.decision);
+        alloc_phase_reset(&ctx, &a);
+        assert_false(a.start_lost);
+        assert_true(allocator_best(&ctx, &a, &p));
+        assert_int_equal(p.cores, 4);
+}
+
 /* Sharing the machine, an app at a probe not measured yet waits for the measurement rather
  * than follow the model elsewhere (which sharing trimmed back, probe after probe). */
 static void probe_is_measured_before_the_model_moves_it(void **state)
@@ -1439,6 +1467,7 @@ static const struct CMUnitTest tests[] = {
     fixture_case(learners_get_cpus_of_their_own_when_there_is_room),
     fixture_case(returning_app_starts_at_its_remembered_best),
     fixture_case(best_is_the_first_phases_when_it_changed),
+    fixture_case(no_best_when_it_changed_phase_while_learning),
     fixture_case(probe_is_measured_before_the_model_moves_it),
     fixture_case(unmeasurable_probe_is_abandoned_while_sharing),
     fixture_case(spinning_share_is_measured_from_busy_beyond_the_speedup),

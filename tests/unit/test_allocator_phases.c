@@ -391,6 +391,36 @@ static void recall_to_settled(void **state)
         assert_false(allocator_wants_decision(&ctx, &a));
 }
 
+/* SETTLED (a verified remembered configuration) -> SEARCH once the verification is as old as
+ * a stale measurement: the point it holds is measured at every sample and never goes stale
+ * itself, and a later phase the estimator cannot see at one core count was held for the run. */
+static void settled_to_search_when_the_verified_hold_is_stale(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        settle_p(f);
+        decide(&ctx, &a);
+        a.cores = 3;
+        add_point(&a, 3, 0, 5.2, ctx.decision);
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
+        assert_non_null(strstr(a.reason, "verified"));
+        ctx.decision += 60;
+        a.hist[0].decision = ctx.decision;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
+        assert_int_equal(a.hint_cores, 3);
+        ctx.decision++;
+        a.hist[0].decision = ctx.decision;
+        decide(&ctx, &a);
+        assert_int_equal(a.hint_cores, 0);
+        assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
+        assert_null(strstr(a.reason, "from history"));
+}
+
 /* RECALL -> SEARCH when it measures off the remembered score. */
 static void recall_to_search_when_off(void **state)
 {
@@ -424,6 +454,78 @@ static void recall_to_search_when_moved(void **state)
         a.cores = 4;
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
+        assert_int_equal(a.hint_cores, 0);
+}
+
+/* RECALL -> LEARN when sharing put it elsewhere before P is known: the remembered
+ * configuration was a start, and the search from the cores it was given would never learn P
+ * (the partition shares by the model, which cannot rank it without). */
+static void recall_to_learn_when_moved_before_p(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_RECALL);
+        a.cores = 1;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_LEARN);
+        assert_int_equal(a.hint_cores, 0);
+        assert_true(a.from_history);
+        assert_non_null(strstr(a.reason, "learning"));
+}
+
+/* RECALL -> LEARN when it measures off the remembered score before P is known while the
+ * machine is shared (the others' load moved the score); alone, the measured search goes on
+ * from there (recall_to_search_when_off, with P known, and here without). */
+static void recall_to_learn_when_off_sharing_before_p(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+        struct allocator_app alone;
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        decide(&ctx, &a);
+        a.cores = 3;
+        add_point(&a, 3, 0, 8, ctx.decision);
+        alone = a;
+        decide(&ctx, &alone);
+        assert_phase(&alone, ALLOCATOR_PHASE_SEARCH);
+        ctx.n_apps = 2;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_LEARN);
+        assert_int_equal(a.hint_cores, 0);
+}
+
+/* SETTLED -> LEARN: an exploring hint holds for the run and ends when markers appear; the
+ * machine shared and P not settled, the app learns rather than search from there. */
+static void settled_to_learn_when_the_hint_ends_sharing_before_p(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {.id = 1,
+                                  .policy = edp(),
+                                  .cores = N_CPUS,
+                                  .hint_cores = 3,
+                                  .hint_score = NAN,
+                                  .hint_explore_from = 6};
+        struct allocator_ctx ctx = measured_ctx(f);
+
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        ctx.n_apps = 2;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_RECALL);
+        a.cores = 3;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
+        assert_non_null(strstr(a.reason, "exploring"));
+        a.progress_known = true;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_LEARN);
         assert_int_equal(a.hint_cores, 0);
 }
 
@@ -617,7 +719,11 @@ static const struct CMUnitTest tests[] = {
     fixture_case(settled_to_probe_at_a_new_clock),
     fixture_case(recall_to_settled),
     fixture_case(recall_to_search_when_off),
+    fixture_case(settled_to_search_when_the_verified_hold_is_stale),
     fixture_case(recall_to_search_when_moved),
+    fixture_case(recall_to_learn_when_moved_before_p),
+    fixture_case(recall_to_learn_when_off_sharing_before_p),
+    fixture_case(settled_to_learn_when_the_hint_ends_sharing_before_p),
     fixture_case(recall_to_model),
     fixture_case(search_to_search),
     fixture_case(search_to_settled),

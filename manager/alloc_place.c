@@ -55,6 +55,57 @@ static void place_shared(const struct cpumask *allowed, const struct allocator_a
                 }
 }
 
+/* An app spread over the packages (spread): want_cores of the free CPUs, as evenly over the
+ * packages as their free CPUs allow, each next core on the package it has fewest on (of
+ * equals, the one where it holds most now, then the lowest); on each package the CPUs it holds
+ * first, so a change of count moves as few as it can. */
+static int place_spread(const struct topology *t, struct cpumask *free_cpus,
+                        const struct allocator_app *a, const struct cpumask *cur,
+                        struct cpumask *out)
+{
+        unsigned avail[64] = {0}, held[64] = {0}, quota[64] = {0};
+
+        cpumask_foreach (c, free_cpus) {
+                int pkg = (unsigned)c < t->n_cpus ? t->cpu[c].package : 0;
+
+                if (pkg < 0 || pkg >= 64)
+                        continue;
+                avail[pkg]++;
+                if (cpumask_test(cur, (unsigned)c))
+                        held[pkg]++;
+        }
+        for (unsigned k = 0; k < a->want_cores; k++) {
+                int best = -1;
+
+                for (int p = 0; p < 64; p++) {
+                        if (quota[p] >= avail[p])
+                                continue;
+                        if (best < 0 || quota[p] < quota[best] ||
+                            (quota[p] == quota[best] && held[p] > held[best]))
+                                best = p;
+                }
+                if (best < 0)
+                        return -ENOSPC;
+                quota[best]++;
+        }
+        cpumask_zero(out);
+        for (int pass = 0; pass < 2; pass++)
+                cpumask_foreach (c, free_cpus) {
+                        int pkg = (unsigned)c < t->n_cpus ? t->cpu[c].package : 0;
+
+                        if (pkg < 0 || pkg >= 64 || !quota[pkg] ||
+                            (pass == 0 && !cpumask_test(cur, (unsigned)c)))
+                                continue;
+                        if (cpumask_test(out, (unsigned)c))
+                                continue;
+                        cpumask_set(out, (unsigned)c);
+                        quota[pkg]--;
+                }
+        cpumask_foreach (c, out)
+                cpumask_clear(free_cpus, (unsigned)c);
+        return 0;
+}
+
 int allocator_place(const struct topology *t, const struct cpumask *allowed,
                     const struct allocator_app *apps, const struct cpumask *cur,
                     struct cpumask *out, unsigned n)
@@ -114,7 +165,7 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
                 unsigned kept = 0;
                 int pkg = main_package(t, &cur[i]);
 
-                if (apps[i].shares_cpus || !cpumask_empty(&out[i]))
+                if (apps[i].shares_cpus || apps[i].spread || !cpumask_empty(&out[i]))
                         continue;
                 /* First the CPUs on its main package, then the others. */
                 for (int pass = 0; pass < 2; pass++) {
@@ -131,6 +182,17 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
                                 kept++;
                         }
                 }
+        }
+        /* An app spread over the packages takes its share of each that the others left,
+         * its own CPUs first. */
+        for (unsigned i = 0; i < n; i++) {
+                int r;
+
+                if (!apps[i].spread || apps[i].shares_cpus || !cpumask_empty(&out[i]))
+                        continue;
+                r = place_spread(t, &free_cpus, &apps[i], &cur[i], &out[i]);
+                if (r < 0)
+                        return r;
         }
         /* Then fill from the package each app uses most, else the roomiest one. */
         for (unsigned i = 0; i < n; i++) {

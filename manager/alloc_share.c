@@ -20,6 +20,13 @@
  * taking a settled app's cores for the learning. */
 #define ALLOCATOR_LEARNER_CORES 8.0
 
+/* Spreading an app alone over the packages: the share of its cycles its counters count
+ * stalled from which it is spread. Above the counters' noise (0.5-3 % per sample), so only an
+ * app that waits on memory is spread: for it, each package adds the bandwidth of its own
+ * memory controllers. Not the estimator's memory fraction: fitted from the IPC at two clocks,
+ * it read 6 % for a compute-bound app under 3 % noise on the model machine. */
+#define ALLOCATOR_SPREAD_STALL 0.05
+
 /* What one core less than its reserve costs the app, by the model: the relative rise of its
  * predicted score at the frequency it wants, over its weight. NaN when the model cannot say. */
 static double trim_cost(const struct allocator_ctx *ctx, const struct allocator_app *a)
@@ -34,25 +41,34 @@ static double trim_cost(const struct allocator_ctx *ctx, const struct allocator_
         return (less - now) / fabs(now) / a->policy->weight;
 }
 
-/* An app's frequency sensitivity where the estimator has none (it never ran at another
- * clock: in a shared domain it cannot): the stalled share of the cycles of its cores making
- * progress, which do not shrink with the clock. A spinning thread's cycles are busy without
- * progress and retire little, so count stalled: they are left out. NaN when unknown, when the
- * estimator has a sensitivity of its own, or where another app time-shares its CPUs. */
-static double stall_share(const struct allocator_ctx *ctx, const struct allocator_app *a)
+/* The stalled share of the cycles of an app's cores making progress, as its counters count
+ * them. A spinning thread's cycles are busy without progress and retire little, so count
+ * stalled: they are left out. NaN when unknown, or where another app time-shares its CPUs.
+ * stall_share is the same where the estimator has no frequency sensitivity of its own (it
+ * never ran at another clock: in a shared domain it cannot): the cycles that do not shrink
+ * with the clock. */
+static double counted_stall_share(const struct allocator_ctx *ctx, const struct allocator_app *a)
 {
         const struct estimate *e = estimator_get(ctx->est, a->id);
         unsigned need = ESTIMATE_STALLS | ESTIMATE_IPC | ESTIMATE_I0 | ESTIMATE_SPEEDUP;
         double core, cycles, spin, share;
 
-        if (!e || (e->known & ESTIMATE_MEM_FRACTION) || (e->known & need) != need ||
-            !isfinite(e->busy_cores) || !(e->ipc > 0))
+        if (!e || (e->known & need) != need || !isfinite(e->busy_cores) || !(e->ipc > 0))
                 return NAN;
         core = e->i0 / e->ipc; /* the busiest core's cycles */
         cycles = core * e->speedup;
         spin = e->busy_cores > e->speedup ? core * (e->busy_cores - e->speedup) : 0;
         share = (e->stalls - spin) / cycles;
         return cycles > 0 && share >= 0 && share <= 1 ? share : NAN;
+}
+
+static double stall_share(const struct allocator_ctx *ctx, const struct allocator_app *a)
+{
+        const struct estimate *e = estimator_get(ctx->est, a->id);
+
+        if (!e || (e->known & ESTIMATE_MEM_FRACTION))
+                return NAN;
+        return counted_stall_share(ctx, a);
 }
 
 /* The app's predicted score at a frequency the fitted power model has not seen (it knows only
@@ -277,6 +293,31 @@ static void clock_choose(const struct allocator_ctx *ctx, struct allocator_app *
         a->want_freq_khz = best_khz;
 }
 
+/* Spreading over packages (docs/allocator.md): the only app in the partition whose cores
+ * stall on memory is placed evenly over the packages (allocator_place). Each package has
+ * memory controllers of its own, so packed on one it is held to that package's bandwidth
+ * while the others' idle; alone, it shares no package's clock with another app. Once spread
+ * it stays so while it is alone: spreading relieves the stalls that showed the need, and
+ * packing it again would move it back into them. */
+static void spread_alone(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
+{
+        struct allocator_app *alone = NULL;
+        unsigned partitioned = 0;
+
+        for (unsigned i = 0; i < n; i++) {
+                if (apps[i].effective == OBJECTIVE_MONITOR || apps[i].shares_cpus)
+                        continue;
+                partitioned++;
+                alone = &apps[i];
+        }
+        for (unsigned i = 0; i < n; i++)
+                if (partitioned != 1 || &apps[i] != alone || apps[i].own_domain)
+                        apps[i].spread = false;
+        if (partitioned != 1 || alone->own_domain || alone->spread)
+                return;
+        alone->spread = counted_stall_share(ctx, alone) >= ALLOCATOR_SPREAD_STALL;
+}
+
 /* An app alone in its domain: once the estimator has learned its frequency sensitivity there
  * (from the clock it was given with the domain and the one it ran at before), the model
  * chooses the domain's clock (clock_choose). */
@@ -394,5 +435,6 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
                 alloc_idle_run_note(ctx, victim);
                 alloc_wait_note(ctx, victim);
         }
+        spread_alone(ctx, apps, n);
         return 0;
 }

@@ -189,6 +189,10 @@ struct allocator_app {
         /* Placed alone on a package (frequency domain), the others on the rest, so its own
          * frequency can be searched: it wants a lower clock than its neighbours. */
         bool own_domain;
+        /* Placed over every package, evenly: it is the only app in the partition and its
+         * cores stall on memory, which each package serves with memory controllers of its
+         * own (docs/allocator.md, "Spreading over packages"). Kept while it is alone. */
+        bool spread;
         uint64_t clock_probed;    /* the decision it was sent to the lowest clock there; 0: not */
         uint64_t domain_returned; /* the decision it gave its domain back; 0: never */
         /* The extrapolation's best core count for its objective within its policy's bounds,
@@ -257,7 +261,8 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
                     struct allocator_point *out);
 
 /* Picks CPUs: each app keeps as many of its current CPUs as it still may, then takes free
- * ones from the package it already uses most, so apps stay on whole packages where they can.
+ * ones from the package it already uses most, so apps stay on whole packages where they can;
+ * an app with spread gets its count evenly over the packages instead.
  * An app with shares_cpus is outside the partition: it gets want_cores of `allowed` (its
  * current ones first), whoever else runs there. cur[i] is app i's current mask, out[i]
  * receives the new one. -ENOSPC if the partitioned wants do not fit in `allowed`. */

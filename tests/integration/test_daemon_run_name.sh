@@ -36,12 +36,15 @@ grep -q "pid $child now runs" "$T/pctld.log" &&
 "$PCTL" --socket "$T/pctl.sock" status | grep -Eq "^sleep +$child " ||
         fail "pctl status does not show sleep $child"
 echo "ok: pid $child is named sleep in status and the log"
-# pctld's own app group (v1, or v2 inside its delegated scope), and status says so.
+# How pctld holds it, as status says: on cgroup v1 a group of its own; under systemd (v2) the
+# transient scope pctl run's command gets, through AllowedCPUs=.
 held=$(json_get "$T/status.json" "[a['held_by'] for a in d['apps'] if a['pid'] == $child][0]")
-case "$held" in
-"cgroup $CG_FS/"*"/app-$child") echo "ok: status says sleep is held by $held" ;;
-*) fail "status says sleep is held by '$held', not pctld's group app-$child" ;;
+case "$CG_MODE:$held" in
+"v1:cgroup $CG_FS/"*"/app-$child") ;;
+"v2:systemd unit pctl-run-$child.scope (AllowedCPUs=)") ;;
+*) fail "status says sleep is held by '$held' ($CG_MODE)" ;;
 esac
+echo "ok: status says sleep is held by $held"
 
 # Adopted by PID, then it execs: renamed at the next sample, logged once.
 bash -c 'read -r _ </dev/null; sleep 0.5; exec sleep 30' &

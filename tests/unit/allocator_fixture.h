@@ -105,6 +105,31 @@ static inline void feed_ipc(struct fixture *f, struct allocator_ctx *ctx, struct
         feed_ipc_at(f, ctx, a, 2000000, ipc, intervals);
 }
 
+/* Counters of app id at P 0.9 on cores [first, first + 4) at 2000 MHz, a share `stalled` of
+ * every core's cycles stalled (counted: SENSOR_STALLS). */
+static inline void feed_stalled(struct fixture *f, uint64_t id, unsigned first, double stalled,
+                                unsigned intervals)
+{
+        struct synth_app a = {.p = 0.9,
+                              .ipc_ref = 1,
+                              .freq_ref_khz = 2000000,
+                              .first_cpu = first,
+                              .n_cores = 4,
+                              .freq_khz = 2000000};
+
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY | SENSOR_STALLS;
+        for (unsigned i = 0; i < intervals; i++) {
+                struct estimator_app_view v = synth_view(id, &a, -1);
+
+                synth_begin(&f->m, &f->s, INTERVAL_NS);
+                synth_run(&f->m, &f->s, &a, -1);
+                synth_end(&f->m, &f->s, false);
+                for (unsigned c = first; c < first + 4; c++)
+                        f->s.cpu[c].stalls = (uint64_t)llround(stalled * f->s.cpu[c].cycles);
+                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
+        }
+}
+
 /* Appends a point measured over 3 samples at decision `decision`. */
 static inline void add_point(struct allocator_app *a, unsigned cores, unsigned freq_khz,
                              double score, uint64_t decision)

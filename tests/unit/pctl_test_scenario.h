@@ -3,6 +3,7 @@
 #pragma once
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,4 +68,37 @@ static inline double sim_edp_over_oracle(const char *text, const char *label)
         sim_free(m);
         unlink(path);
         return ratio;
+}
+
+/* A directory with the scenario (app.ini) and the history file the runs share. */
+struct runs_dir {
+        char dir[48], path[64], hist[64];
+};
+
+static inline void runs_dir_make(struct runs_dir *d, const char *text)
+{
+        int fd;
+
+        snprintf(d->dir, sizeof(d->dir), "/tmp/pctl-test-runs-XXXXXX");
+        assert_non_null(mkdtemp(d->dir));
+        snprintf(d->path, sizeof(d->path), "%s/app.ini", d->dir);
+        snprintf(d->hist, sizeof(d->hist), "%s/history.db", d->dir);
+        fd = open(d->path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+}
+
+static inline void runs_dir_remove(const struct runs_dir *d)
+{
+        static const char *const files[] = {"app.ini", "history.db", "history.db-wal",
+                                            "history.db-shm"};
+
+        for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                char p[96];
+
+                snprintf(p, sizeof(p), "%s/%s", d->dir, files[i]);
+                unlink(p);
+        }
+        assert_int_equal(rmdir(d->dir), 0);
 }

@@ -1326,31 +1326,6 @@ static void spinning_app_gives_up_cores_first(void **state)
         }
 }
 
-/* Counters of app id at P 0.9 on cores [first, first + 4) at 2000 MHz, a share `stalled` of
- * every core's cycles stalled (counted: SENSOR_STALLS). */
-static void feed_stalled(struct fixture *f, uint64_t id, unsigned first, double stalled,
-                         unsigned intervals)
-{
-        struct synth_app a = {.p = 0.9,
-                              .ipc_ref = 1,
-                              .freq_ref_khz = 2000000,
-                              .first_cpu = first,
-                              .n_cores = 4,
-                              .freq_khz = 2000000};
-
-        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY | SENSOR_STALLS;
-        for (unsigned i = 0; i < intervals; i++) {
-                struct estimator_app_view v = synth_view(id, &a, -1);
-
-                synth_begin(&f->m, &f->s, INTERVAL_NS);
-                synth_run(&f->m, &f->s, &a, -1);
-                synth_end(&f->m, &f->s, false);
-                for (unsigned c = first; c < first + 4; c++)
-                        f->s.cpu[c].stalls = (uint64_t)llround(stalled * f->s.cpu[c].cycles);
-                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
-        }
-}
-
 /* Two apps on a machine of two 4-CPU frequency domains, each on one package's worth of CPUs
  * but sharing a domain's clock: the one whose cycles mostly stall is given a domain of its own
  * at a lower clock (the model, its time scaled by the stalled share and its power bounded by

@@ -36,38 +36,6 @@
         "[app a2]\ninstructions = 1.706e+11\np = 0.9820\nipc = 1.329\n"                            \
         "mem_bytes_per_instruction = 4.830\nimbalance = 2.563\nprogress_units = 603396\n"
 
-struct runs_dir {
-        char dir[48], path[64], hist[64];
-};
-
-static void runs_dir_make(struct runs_dir *d, const char *text)
-{
-        int fd;
-
-        snprintf(d->dir, sizeof(d->dir), "/tmp/pctl-test-history-shared-XXXXXX");
-        assert_non_null(mkdtemp(d->dir));
-        snprintf(d->path, sizeof(d->path), "%s/apps.ini", d->dir);
-        snprintf(d->hist, sizeof(d->hist), "%s/history.db", d->dir);
-        fd = open(d->path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-        close(fd);
-}
-
-static void runs_dir_remove(const struct runs_dir *d)
-{
-        static const char *const files[] = {"apps.ini", "history.db", "history.db-wal",
-                                            "history.db-shm"};
-
-        for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-                char p[96];
-
-                snprintf(p, sizeof(p), "%s/%s", d->dir, files[i]);
-                unlink(p);
-        }
-        assert_int_equal(rmdir(d->dir), 0);
-}
-
 /* One `sim run --policy edp --history FILE`: the sum over apps of each app's EDP over the
  * partition oracle's (bench_random's figure). */
 static double run_with_history(const struct runs_dir *d, double oracle)

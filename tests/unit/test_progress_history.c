@@ -81,39 +81,6 @@ static double run_with_history(const char *path, const char *text, const char *h
         "[machine]\npreset = server-64\ncounter_noise = 0.0134\nseed = 949832\n"                   \
         "[app a0]\ninstructions = 2.277e+11\np = 0.8144\nipc = 0.617\nimbalance = 2.836\n"
 
-/* A directory with the scenario (app.ini) and the history file the runs share. */
-struct runs_dir {
-        char dir[48], path[64], hist[64];
-};
-
-static void runs_dir_make(struct runs_dir *d, const char *text)
-{
-        int fd;
-
-        snprintf(d->dir, sizeof(d->dir), "/tmp/pctl-test-progress-history-XXXXXX");
-        assert_non_null(mkdtemp(d->dir));
-        snprintf(d->path, sizeof(d->path), "%s/app.ini", d->dir);
-        snprintf(d->hist, sizeof(d->hist), "%s/history.db", d->dir);
-        fd = open(d->path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-        close(fd);
-}
-
-static void runs_dir_remove(const struct runs_dir *d)
-{
-        static const char *const files[] = {"app.ini", "history.db", "history.db-wal",
-                                            "history.db-shm"};
-
-        for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-                char p[96];
-
-                snprintf(p, sizeof(p), "%s/%s", d->dir, files[i]);
-                unlink(p);
-        }
-        assert_int_equal(rmdir(d->dir), 0);
-}
-
 /* Five runs of the same app with one history file; the runs' figures and end counts. */
 static void five_runs(const struct runs_dir *d, const char *text, double ratio[5],
                       unsigned cores[5])

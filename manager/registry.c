@@ -218,12 +218,11 @@ static int adopt_as(struct manager *m, pid_t pid, uid_t uid, const struct policy
                 return r;
         }
         a = &m->apps[m->n_apps];
-        *a = (struct mapp){
-            .id = ++m->next_id,
-            .pid = pid,
-            .uid = uid,
-            .handle = handle,
-            .since_ns = platform_now_ns(m->pf)};
+        *a = (struct mapp){.id = ++m->next_id,
+                           .pid = pid,
+                           .uid = uid,
+                           .handle = handle,
+                           .since_ns = platform_now_ns(m->pf)};
         (void)strscpy(a->name, name, sizeof(a->name));
         (void)strscpy(a->comm, comm, sizeof(a->comm));
         copy_policy(&a->policy, pol);

@@ -41,24 +41,35 @@ static inline struct sim_machine *sim_load_ok(const char *text)
         return m;
 }
 
-/* The EDP of `sim run --policy edp` on the scenario's first app over the oracle's (the app's
- * best static setting); prints where each ended, after `label`. */
-static inline double sim_edp_over_oracle(const char *text, const char *label)
+/* `sim run --policy edp` on the scenario text (written to a temporary file), or the test
+ * fails with sim run's error. */
+static inline void sim_run_edp(const char *text, struct simrun_result *res)
 {
         char path[] = "/tmp/pctl-test-edp-XXXXXX";
         char err[512];
         int fd = mkstemp(path);
         struct simrun_options o = {.scenario = path, .policy = "edp", .delta_i_rate = NAN};
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+        if (simrun_policy(&o, res, err, sizeof(err)) < 0) {
+                unlink(path);
+                fail_msg("sim run: %s", err);
+        }
+        unlink(path);
+}
+
+/* The EDP of `sim run --policy edp` on the scenario's first app over the oracle's (the app's
+ * best static setting); prints where each ended, after `label`. */
+static inline double sim_edp_over_oracle(const char *text, const char *label)
+{
         struct simrun_result res;
         struct sim_machine *m = sim_load_ok(text);
         struct sim_result best;
         double ratio;
 
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-        close(fd);
-        if (simrun_policy(&o, &res, err, sizeof(err)) < 0)
-                fail_msg("sim run: %s", err);
+        sim_run_edp(text, &res);
         assert_int_equal(sim_oracle_app(m, 0, SIM_OBJ_EDP, 100 * 1000 * 1000ULL, &best, NULL, NULL),
                          0);
         ratio = res.apps[0].energy_j * res.apps[0].time_s / sim_objective_score(SIM_OBJ_EDP, &best);
@@ -66,7 +77,6 @@ static inline double sim_edp_over_oracle(const char *text, const char *label)
                res.apps[0].cores, best.cores, ratio);
         simrun_result_free(&res);
         sim_free(m);
-        unlink(path);
         return ratio;
 }
 

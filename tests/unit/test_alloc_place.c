@@ -126,20 +126,12 @@ static void only_a_stalled_app_alone_is_spread(void **state)
  * CPUs 0..k-1 and so cannot show what spreading buys). */
 static double edp_over_partition_oracle(const char *text, const char *label)
 {
-        char path[] = "/tmp/pctl-test-place-XXXXXX";
-        char err[512];
-        int fd = mkstemp(path);
-        struct simrun_options o = {.scenario = path, .policy = "edp", .delta_i_rate = NAN};
         struct simrun_result res;
         struct sim_machine *m = sim_load_ok(text);
         struct sim_together t;
         double ratio;
 
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-        close(fd);
-        if (simrun_policy(&o, &res, err, sizeof(err)) < 0)
-                fail_msg("sim run: %s", err);
+        sim_run_edp(text, &res);
         assert_int_equal(
             sim_oracle_together(m, SIM_OBJ_EDP, SIM_TOGETHER_EXHAUSTIVE, 100 * 1000 * 1000ULL, &t),
             0);
@@ -149,7 +141,6 @@ static double edp_over_partition_oracle(const char *text, const char *label)
         sim_together_free(&t);
         simrun_result_free(&res);
         sim_free(m);
-        unlink(path);
         return ratio;
 }
 

@@ -109,7 +109,10 @@ struct manager {
         struct sensor_sample sample;
         bool targets_ok;
 
-        pid_t *seen; /* processes seen by the last scan, sorted */
+        /* Processes seen by the last scan, sorted by PID, with the name each had then: a PID
+         * whose name has changed since (it exec'd, or the PID was given to a new process) is
+         * looked at again. */
+        struct platform_proc *seen;
         unsigned n_seen;
         pid_t *ignored; /* released by hand: never matched by a rule again */
         unsigned n_ignored;

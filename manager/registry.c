@@ -31,6 +31,24 @@ static bool pid_in(const pid_t *v, unsigned n, pid_t pid)
         return n && bsearch(&pid, v, n, sizeof(*v), pid_cmp);
 }
 
+/* struct platform_proc starts with its pid: pid_cmp orders them by it. */
+static int proc_cmp(const void *a, const void *b)
+{
+        return pid_cmp(&((const struct platform_proc *)a)->pid,
+                       &((const struct platform_proc *)b)->pid);
+}
+
+/* The last scan saw this process already: the same PID under the same name. A shell or a job
+ * script that execs the real program after its set-up keeps its PID and changes its name, and
+ * a PID handed to a new process between two scans mostly comes with another name: both are
+ * new to the rules. */
+static bool proc_seen(const struct platform_proc *seen, unsigned n, const struct platform_proc *p)
+{
+        const struct platform_proc *s = n ? bsearch(p, seen, n, sizeof(*seen), proc_cmp) : NULL;
+
+        return s && strncmp(s->comm, p->comm, sizeof(s->comm)) == 0;
+}
+
 bool policies_have_rules(const struct policy_set *s)
 {
         for (size_t i = 0; i < s->n; i++)
@@ -511,15 +529,15 @@ static bool rule_admits(struct manager *m, const struct policy *pol, const struc
 /* Processes started since the last scan that a policy's rules select. */
 void adopt_by_rules(struct manager *m)
 {
-        struct platform_proc *procs;
-        pid_t *seen;
+        struct platform_proc *procs, *seen;
+        pid_t *pids;
         int n;
 
         if (!m->rules)
                 return;
         procs = malloc(MANAGER_MAX_PROCS * sizeof(*procs));
-        seen = procs ? malloc(MANAGER_MAX_PROCS * sizeof(*seen)) : NULL;
-        if (!seen) {
+        pids = procs ? malloc(MANAGER_MAX_PROCS * sizeof(*pids)) : NULL;
+        if (!pids) {
                 free(procs);
                 return;
         }
@@ -530,8 +548,8 @@ void adopt_by_rules(struct manager *m)
                 struct mapp *a;
                 char err[256];
 
-                seen[i] = procs[i].pid;
-                if (pid_in(m->seen, m->n_seen, procs[i].pid) ||
+                pids[i] = procs[i].pid;
+                if (proc_seen(m->seen, m->n_seen, &procs[i]) ||
                     pid_in(m->ignored, m->n_ignored, procs[i].pid) ||
                     find_app(m, procs[i].pid, NULL) || procs[i].pid == getpid())
                         continue;
@@ -557,13 +575,21 @@ void adopt_by_rules(struct manager *m)
                         a->by_rule = true;
         }
         if (n >= 0) {
-                qsort(seen, (size_t)n, sizeof(*seen), pid_cmp);
+                qsort(pids, (size_t)n, sizeof(*pids), pid_cmp);
+                ignored_keep_only(m, pids, (unsigned)n);
+                qsort(procs, (size_t)n, sizeof(*procs), proc_cmp);
+                /* Kept until the next scan: only as large as what was seen. */
+                seen = n ? realloc(procs, (size_t)n * sizeof(*procs)) : NULL;
+                if (!seen) {
+                        seen = n ? procs : NULL;
+                        if (!n)
+                                free(procs);
+                }
                 free(m->seen);
                 m->seen = seen;
                 m->n_seen = (unsigned)n;
-                ignored_keep_only(m, seen, (unsigned)n);
         } else {
-                free(seen);
+                free(procs);
         }
-        free(procs);
+        free(pids);
 }

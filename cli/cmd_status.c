@@ -85,7 +85,11 @@ static void status_state_record(struct json_object *s)
                 printf("record    %s: '%s': %s; skipped at start, kept in the record\n", file,
                        text ? text : "?", why ? why : "?");
         }
-        if (total > n)
+        if (total > n && n == 0) /* their text is root's */
+                printf("record    %s: %.0f lines skipped at start, kept in the record (root sees "
+                       "them)\n",
+                       file, total);
+        else if (total > n)
                 printf("record    %s: %.0f more lines skipped\n", file, total - (double)n);
 }
 

@@ -447,8 +447,9 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
 
 /* The actuators' state record as the start found it: the lines it could not read (their
  * number then, their beginning, why), which stay in it until an operator removes them. null
- * where there is no record (the model machine). */
-static struct json_object *state_record_json(const struct actuator_recovery *rec)
+ * where there is no record (the model machine). The lines are root's to read: they name
+ * other users' cgroups and processes; any other user gets their number only. */
+static struct json_object *state_record_json(const struct actuator_recovery *rec, bool lines)
 {
         struct json_object *j, *skipped;
 
@@ -458,7 +459,7 @@ static struct json_object *state_record_json(const struct actuator_recovery *rec
         skipped = json_object_new_array();
         json_object_object_add(j, "file", jsonfmt_string(rec->record));
         json_object_object_add(j, "skipped_lines", json_object_new_uint64(rec->n_skipped));
-        for (unsigned i = 0; i < rec->n_skipped && i < ACTUATOR_MAX_SKIPPED; i++) {
+        for (unsigned i = 0; lines && i < rec->n_skipped && i < ACTUATOR_MAX_SKIPPED; i++) {
                 struct json_object *l = json_object_new_object();
 
                 json_object_object_add(l, "line", json_object_new_uint64(rec->skipped[i].line));
@@ -496,7 +497,8 @@ static void status_of(const struct manager *m, const uid_t *only, struct json_ob
                                               : m->pf->actuator->can_set_freq
                                                   ? NULL
                                                   : m->pf->actuator->freq_reason));
-        json_object_object_add(j, "state_record", state_record_json(&m->pf->actuator->recovery));
+        json_object_object_add(j, "state_record",
+                               state_record_json(&m->pf->actuator->recovery, !only));
         cpumask_format(&m->managed_cpus, list, sizeof(list));
         json_object_object_add(j, "managed_cpus", jsonfmt_string(list));
         /* The packages the allocator's frequency domains and placement follow. */

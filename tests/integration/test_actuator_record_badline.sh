@@ -55,6 +55,21 @@ grep "^record" "$T/status.txt"
 status_json
 [ "$(json_get "$T/status.json" "d['state_record']['skipped'][0]['text']")" = "task garbage" ] ||
         fail "pctl status --json does not show it: $(json_get "$T/status.json" "d.get('state_record')")"
+# Another user learns that lines were skipped, not what they say: they name other users'
+# cgroups and processes.
+if command -v setpriv >/dev/null; then
+        chmod o+x "$T"
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$PCTL" status --json \
+                --socket "$T/pctl.sock" >"$T/nobody.json" || fail "nobody's status failed"
+        [ "$(json_get "$T/nobody.json" "d['state_record']['skipped_lines']")" = 1 ] ||
+                fail "nobody is not told of the skipped line: $(cat "$T/nobody.json")"
+        grep -q "task garbage" "$T/nobody.json" && fail "nobody reads the skipped line's text"
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$PCTL" status \
+                --socket "$T/pctl.sock" >"$T/nobody.txt" || fail "nobody's status failed"
+        grep -q "^record .*actuators.state: 1 lines skipped at start" "$T/nobody.txt" ||
+                fail "nobody's pctl status does not count it: $(cat "$T/nobody.txt")"
+        echo "ok: another user sees that 1 line was skipped, not its text"
+fi
 now=$(main_state $app)
 [ "$now" = "$before" ] || fail "the app is at '$now', not back at '$before'"
 echo "ok: the app is back at '$before'"

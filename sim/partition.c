@@ -899,10 +899,28 @@ out:
         return r;
 }
 
+/* The evaluator's score, or INFINITY for a partition outside the narrow moves' space: an app
+ * spanning packages at two clocks. */
+static double try_score(struct dp_ctx *x, const struct sim_partition *p, bool wide)
+{
+        for (unsigned i = 0; !wide && i < p->n_apps; i++) {
+                unsigned f = 0;
+
+                for (unsigned q = 0; q < p->n_packages; q++)
+                        if (p->cores[i * p->n_packages + q] > 0) {
+                                if (f != 0 && p->freq_mhz[q] != f)
+                                        return INFINITY;
+                                f = p->freq_mhz[q];
+                        }
+        }
+        return evaluate(x, p, NULL);
+}
+
 /* Single moves while the evaluator improves: one CPU from one owner to another within a
  * package (owner n_apps is "unused"), a package to another P-state, an app that sits in one
- * package to another package with room. */
-static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
+ * package to another package with room; when wide, also an app's count in a package set to any
+ * other the room allows, and one CPU of an app to another package. */
+static void improve_moves(struct dp_ctx *x, struct sim_partition *p, double *score, bool wide)
 {
         const struct sim_machine_spec *ms = &x->m->sc->mach;
         unsigned n = x->n_apps, P = x->n_pkgs;
@@ -924,7 +942,7 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
                                                 p->cores[a * P + q]--;
                                         if (b < n)
                                                 p->cores[b * P + q]++;
-                                        double s = evaluate(x, p, NULL);
+                                        double s = try_score(x, p, wide);
                                         if (s < *score) {
                                                 *score = s;
                                                 better = true;
@@ -947,7 +965,7 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
                                 if (ms->freqs_mhz[fi] == old)
                                         continue;
                                 p->freq_mhz[q] = ms->freqs_mhz[fi];
-                                double s = evaluate(x, p, NULL);
+                                double s = try_score(x, p, wide);
                                 if (s < *score) {
                                         *score = s;
                                         better = true;
@@ -956,9 +974,31 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
                                 p->freq_mhz[q] = old;
                         }
                 }
+                /* An app's CPUs in a package at every other count the room allows: a move
+                 * of several CPUs at once, past counts where one CPU alone does not pay
+                 * (with the pool, an app's count changes when the others end and so what
+                 * each bears). */
+                for (unsigned i = 0; wide && i < n; i++)
+                        for (unsigned q = 0; q < P; q++) {
+                                unsigned used = 0, was = p->cores[i * P + q], best_c = was;
+                                for (unsigned j = 0; j < n; j++)
+                                        used += p->cores[j * P + q];
+                                for (unsigned c = 0; c <= x->cpp - used + was; c++) {
+                                        if (c == was)
+                                                continue;
+                                        p->cores[i * P + q] = c;
+                                        double s = try_score(x, p, wide);
+                                        if (s < *score) {
+                                                *score = s;
+                                                best_c = c;
+                                                better = true;
+                                        }
+                                }
+                                p->cores[i * P + q] = best_c;
+                        }
                 /* One CPU of an app from one package to another with room: the same count,
                  * its lanes and traffic spread otherwise, or its clock another package's. */
-                for (unsigned i = 0; i < n && P > 1; i++)
+                for (unsigned i = 0; wide && i < n && P > 1; i++)
                         for (unsigned from = 0; from < P; from++)
                                 for (unsigned to = 0; to < P; to++) {
                                         unsigned used = 0;
@@ -969,7 +1009,7 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
                                                 continue;
                                         p->cores[i * P + from]--;
                                         p->cores[i * P + to]++;
-                                        double s = evaluate(x, p, NULL);
+                                        double s = try_score(x, p, wide);
                                         if (s < *score) {
                                                 *score = s;
                                                 better = true;
@@ -996,7 +1036,7 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
                                         continue;
                                 p->cores[i * P + from] = 0;
                                 p->cores[i * P + q] = c;
-                                double s = evaluate(x, p, NULL);
+                                double s = try_score(x, p, wide);
                                 if (s < *score) {
                                         *score = s;
                                         better = true;
@@ -1013,6 +1053,18 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
  * of its run, the rate then set to what the evaluator says the app bore, until the partition
  * repeats; then the best of those, improved by single moves, in *local and *local_score
  * (INFINITY when no partition fits). */
+/* Single moves while the evaluator improves: first the narrow ones to a local best (one CPU
+ * between owners in a package, a package's P-state, an app whole to another package; no app at
+ * two clocks), then from there also the wide ones (any count of an app in a package, one CPU of
+ * an app to another package, apps at two clocks). Starting the wide search where the narrow one
+ * ends means the wider space never ends worse than the narrow one from the same start: a local
+ * search with more moves can otherwise stop at another, worse local best. */
+static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
+{
+        improve_moves(x, p, score, false);
+        improve_moves(x, p, score, true);
+}
+
 enum dp_space {
         DP_FULL,     /* every count per package (dp_full) */
         DP_SHARED,   /* one P-state, counts placed in order (dp_shared) */

@@ -135,11 +135,14 @@ static void dp_sees_memory_contention(void **state)
 /* DP against exhaustive search on scenarios drawn at random (sim_random_scenario, seeds fixed
  * here), on machines small enough to enumerate: the i7 at 3 P-states, and the 2-package Xeon cut
  * to 2 x 3 cores at 3 P-states with its bandwidth cut in step (25.6 GB/s a package, the preset's
- * per core), 1-3 apps. The step is 1 s (both methods measure with it). Where no two apps can
- * slow each other through memory bandwidth and no app's traffic changes with a phase, the DP is
- * exact over every partition (docs/sim.md); elsewhere it may be worse than the exhaustive answer
- * by at most RANDOM_DP_TOL. Before the DP searched counts per package (and at two clocks) and
- * counted the traffic of extra work, seed 7045 was 1.143x and seed 7068 1.158x. */
+ * per core), each with the preset's static pool and without one, 1-3 apps. The step is 1 s
+ * (both methods measure with it). Without the pool, where no two apps can slow each other
+ * through memory bandwidth and no app's traffic changes with a phase, every app's figure
+ * depends only on its own CPUs and clocks and the DP is exact over every partition
+ * (docs/sim.md); everywhere it may be worse than the exhaustive answer by at most
+ * RANDOM_DP_TOL. Before the DP searched counts per package (and at two clocks) and counted the
+ * traffic of extra work it was worse on four of these seeds: 7045 by 1.143x, 7068 by 1.158x,
+ * 7097 by 1.070x (with the pool), 7107 by 1.049x (without: an exact case). */
 #define RANDOM_DP_TOL 0.05
 #define RANDOM_DP_STEP_NS (1000 * 1000 * 1000ULL)
 #define RANDOM_DP_MAX_PARTITIONS 1500u
@@ -148,13 +151,17 @@ static const char *const random_machines[] = {
     "preset = i7-4820k\nfreqs_mhz = 1200 2400 3700\n",
     "preset = xeon-e5-2630v2x2\ncores_per_socket = 3\nfreqs_mhz = 1200 1800 2600\n"
     "mem_bandwidth_gbs = 25.6\n",
+    "preset = i7-4820k\nfreqs_mhz = 1200 2400 3700\n" NO_POOL,
+    "preset = xeon-e5-2630v2x2\ncores_per_socket = 3\nfreqs_mhz = 1200 1800 2600\n"
+    "mem_bandwidth_gbs = 25.6\n" NO_POOL,
 };
 
 /* The drawn scenario with the preset line replaced by the small machine's lines. */
 static bool random_small_scenario(uint64_t seed, unsigned mach, unsigned n_apps, char *out,
                                   size_t size)
 {
-        static const char *const presets[] = {"i7-4820k", "xeon-e5-2630v2x2"};
+        static const char *const presets[] = {"i7-4820k", "xeon-e5-2630v2x2", "i7-4820k",
+                                              "xeon-e5-2630v2x2"};
         char text[8192], line[64];
         const char *at;
 
@@ -166,9 +173,9 @@ static bool random_small_scenario(uint64_t seed, unsigned mach, unsigned n_apps,
                         at + strlen(line)) < (int)size;
 }
 
-/* Whether the DP's objective is the machine's: at most one app with memory traffic, and its
- * traffic without phases (the tables and the evaluator use its average). Read from the text:
- * the generator writes one key a line. */
+/* Whether, without the pool, the DP's objective is the machine's: at most one app with memory
+ * traffic, and its traffic without phases (the tables and the evaluator use its average). Read
+ * from the text: the generator writes one key a line. */
 static bool random_dp_exact(const char *text)
 {
         unsigned traffic = 0;
@@ -192,7 +199,7 @@ static void dp_within_tolerance_of_exhaustive_on_random_scenarios(void **state)
         double worst = 1;
 
         for (uint64_t seed = 7001; seed <= 7120; seed++) {
-                unsigned mach = (unsigned)(seed % 2), n_apps = 1 + (unsigned)(seed / 2 % 3);
+                unsigned mach = (unsigned)(seed % 4), n_apps = 1 + (unsigned)(seed / 4 % 3);
                 char text[8192];
                 struct sim_machine *m;
                 struct sim_together e, d;
@@ -209,14 +216,14 @@ static void dp_within_tolerance_of_exhaustive_on_random_scenarios(void **state)
                 assert_int_equal(
                     sim_oracle_together(m, SIM_OBJ_EDP, SIM_TOGETHER_DP, RANDOM_DP_STEP_NS, &d), 0);
                 double ratio = d.score / e.score;
-                bool must_equal = random_dp_exact(text);
+                bool must_equal = mach >= 2 && random_dp_exact(text);
                 tried++;
                 exact += must_equal;
                 worse += ratio > 1 + 1e-9;
                 worst = fmax(worst, ratio);
                 if (ratio > 1 + 1e-9)
                         printf("seed %llu (%s, %u apps%s): dp/exhaustive = %.6f\n",
-                               (unsigned long long)seed, mach ? "xeon 2x3" : "i7", n_apps,
+                               (unsigned long long)seed, mach % 2 ? "xeon 2x3" : "i7", n_apps,
                                must_equal ? ", exact case" : "", ratio);
                 assert_true(ratio >= 1 - 1e-9); /* exhaustive covers the DP's partition */
                 if (must_equal)
@@ -229,7 +236,7 @@ static void dp_within_tolerance_of_exhaustive_on_random_scenarios(void **state)
                "(tolerance %.3f)\n",
                tried, exact, worse, worst, 1 + RANDOM_DP_TOL);
         assert_true(tried >= 100);
-        assert_true(exact >= 50);
+        assert_true(exact >= 40);
         assert_true(worst <= 1 + RANDOM_DP_TOL);
 }
 

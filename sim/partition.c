@@ -329,9 +329,9 @@ static int together_exhaustive(const struct sim_machine *m, enum sim_objective o
  * per package from them. */
 struct cand {
         bool ok;
-        double time_s, own_j; /* alone, its own memory traffic included */
-        double free_s, own_w; /* without any bandwidth limit; its own power (stalls included) */
-        double demand_bps;    /* memory traffic at the free rate (instructions retired), B/s */
+        double time_s, own_j;    /* alone, its own memory traffic included */
+        double free_s, own_w;    /* without any bandwidth limit; its own power (stalls included) */
+        double demand_bps;       /* memory traffic at the free rate (instructions retired), B/s */
         double busy0_s, busy1_s; /* busy seconds of lane 0 and of each other lane, free run */
         double instructions, p_true;
 };
@@ -512,10 +512,10 @@ static int table_fill(struct dp_ctx *x)
                                             .own_j = own_j,
                                             .free_s = t.time_s,
                                             .own_w = own_j / t.time_s,
-                                            .demand_bps = s->n_rows > 0
-                                                              ? 0
-                                                              : retired / t.time_s *
-                                                                    s->mem_bytes_per_instr,
+                                            .demand_bps =
+                                                s->n_rows > 0
+                                                    ? 0
+                                                    : retired / t.time_s * s->mem_bytes_per_instr,
                                             .busy0_s = a->app_cpu[0].busy_ns / 1e9,
                                             .busy1_s = c > 1 ? a->app_cpu[1].busy_ns / 1e9 : 0,
                                             .instructions = t.instructions_total,
@@ -692,9 +692,9 @@ static int dp_full(struct dp_ctx *x, const unsigned *fv, const double *rate_w,
                                 bool fits = isfinite(cost[v]);
 
                                 for (unsigned q = 0; fits && q < P; q++)
-                                        fits = digits[(size_t)s * P + q] +
-                                                   digits[(size_t)v * P + q] <
-                                               R;
+                                        fits =
+                                            digits[(size_t)s * P + q] + digits[(size_t)v * P + q] <
+                                            R;
                                 if (!fits)
                                         continue;
                                 double val = cur[s] + cost[v];

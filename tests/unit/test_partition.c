@@ -271,9 +271,10 @@ static void dp_wide_moves_start_where_narrow_ones_end(void **state)
  * moves alone stay packed, 1.3x worse here. */
 static void dp_spreads_a_bandwidth_bound_app_on_server64(void **state)
 {
-        struct sim_machine *m = sim_load_ok("[machine]\npreset = server-64\n"
-                                            "[app mem]\ninstructions = 4e12\np = 0.98\nipc = 1.2\n"
-                                            "mem_fraction = 0.7\nmem_bytes_per_instruction = 7.5\n");
+        struct sim_machine *m =
+            sim_load_ok("[machine]\npreset = server-64\n"
+                        "[app mem]\ninstructions = 4e12\np = 0.98\nipc = 1.2\n"
+                        "mem_fraction = 0.7\nmem_bytes_per_instruction = 7.5\n");
         struct sim_machine_info info;
         struct sim_partition p;
         struct sim_result app;
@@ -293,8 +294,8 @@ static void dp_spreads_a_bandwidth_bound_app_on_server64(void **state)
                                     0);
                                 best = fmin(best, sim_objective_score(SIM_OBJ_EDP, &app));
                         }
-        assert_int_equal(sim_oracle_together(m, SIM_OBJ_EDP, SIM_TOGETHER_DP, RANDOM_DP_STEP_NS, &t),
-                         0);
+        assert_int_equal(
+            sim_oracle_together(m, SIM_OBJ_EDP, SIM_TOGETHER_DP, RANDOM_DP_STEP_NS, &t), 0);
         printf("dp %.6g, best at one clock %.6g: %u + %u CPUs\n", t.score, best, t.best.cores[0],
                t.best.cores[1]);
         assert_true(t.score <= best * (1 + 1e-6));

@@ -323,15 +323,25 @@ static int together_exhaustive(const struct sim_machine *m, enum sim_objective o
 
 /* ---- Dynamic programming on tables measured alone. */
 
-/* One app alone at (cores, freq): its time and the energy that does not depend on the other
- * apps (dynamic energy of its busy CPUs, leakage of its held ones). */
+/* One app alone on some CPUs: its time and the energy that does not depend on the other apps
+ * (dynamic energy of its busy CPUs, leakage of its held ones). The tables hold it at (cores,
+ * P-state) without a bandwidth limit; cand_for() prices any count per package at any P-state
+ * per package from them. */
 struct cand {
         bool ok;
-        double time_s, own_j; /* alone on CPUs 0..N-1, its own memory traffic included */
-        double free_s, own_w; /* without any bandwidth limit; its own power (stalls included) */
-        double demand_bps;    /* memory traffic at the free rate, bytes/s */
+        double time_s, own_j;    /* alone, its own memory traffic included */
+        double free_s, own_w;    /* without any bandwidth limit; its own power (stalls included) */
+        double demand_bps;       /* memory traffic at the free rate (instructions retired), B/s */
+        double busy0_s, busy1_s; /* busy seconds of lane 0 and of each other lane, free run */
         double instructions, p_true;
 };
+
+/* DP work (states x choices x apps x P-state vectors x pool rounds) up to which every count
+ * per package and every P-state per package is searched; beyond it (the 2 x 32 server) the
+ * restricted spaces of dp_shared and dp_packages, and the single moves. 2e8 keeps the 2 x 6
+ * Xeon with 6 apps (49 x 49 x 6 x 64 x 6 = 5.5e6) well inside and one scenario's search under
+ * about a second. */
+#define DP_MAX_WORK 2e8
 
 struct dp_ctx {
         const struct sim_machine *m;
@@ -339,13 +349,14 @@ struct dp_ctx {
         unsigned n_apps, n_cpus, n_pkgs, n_freqs, cpp; /* cpp: CPUs per package */
         struct cand *tab;                              /* [app][cores 0..n_cpus][freq index] */
         double pool_w;                                 /* uncore of every package */
-        double idle_cpu_w;
+        double idle_cpu_w, static_cpu_w;
         double bw_bps; /* memory bandwidth per package; 0: unlimited */
+        double *dyn_w; /* [freq index]: one busy CPU's dynamic power */
         double *start_s;
         /* scratch for the evaluator */
         double *ev_t, *ev_pool, *ev_own, *ev_rem, *ev_busy; /* ev_busy: [app][package] */
-        unsigned *ev_cores;
-        struct cand **ev_c;
+        unsigned *ev_cores, *ev_fv;
+        struct cand *ev_c;
         unsigned long evaluated;
 };
 
@@ -372,44 +383,85 @@ static unsigned busy_cpus(const struct dp_ctx *x, const struct sim_app_spec *s, 
         return s->n_rows > 0 || cores < threads ? cores : threads;
 }
 
-/* The share of an app's memory traffic on each package (out[n_pkgs]): its busy CPUs are the
- * first of its set, which runs package by package. */
-static void busy_split(const struct dp_ctx *x, const struct sim_app_spec *s,
-                       const unsigned *cores_per_pkg, unsigned cores, double *out)
+/* The busy lanes of an app in each package (out[n_pkgs]): lane j runs on the j-th CPU of its
+ * set, and the set runs package by package. */
+static unsigned lanes_split(const struct dp_ctx *x, const struct sim_app_spec *s,
+                            const unsigned *cores_per_pkg, unsigned cores, unsigned *out)
 {
         unsigned k = busy_cpus(x, s, cores), left = k;
 
         for (unsigned q = 0; q < x->n_pkgs; q++) {
-                unsigned b = cores_per_pkg[q] < left ? cores_per_pkg[q] : left;
-
-                out[q] = k ? (double)b / k : 0;
-                left -= b;
+                out[q] = cores_per_pkg[q] < left ? cores_per_pkg[q] : left;
+                left -= out[q];
         }
+        return k;
 }
 
-/* The machine's slow-down of an app alone on CPUs 0..cores-1 with its traffic at ips
- * instructions per second: its most loaded package's demand over the bandwidth, at least 1. */
-static double alone_stretch(const struct dp_ctx *x, const struct sim_app_spec *s, unsigned cores,
-                            double ips)
+/* The share of an app's memory traffic on each package (out[n_pkgs]). */
+static void busy_split(const struct dp_ctx *x, const struct sim_app_spec *s,
+                       const unsigned *cores_per_pkg, unsigned cores, double *out)
 {
-        unsigned per[SENSOR_MAX_PACKAGES] = {0};
-        double split[SENSOR_MAX_PACKAGES], st = 1;
+        unsigned lanes[SENSOR_MAX_PACKAGES];
+        unsigned k = lanes_split(x, s, cores_per_pkg, cores, lanes);
 
-        if (x->bw_bps <= 0 || s->n_rows > 0 || s->mem_bytes_per_instr <= 0)
-                return 1;
-        for (unsigned c = 0; c < cores; c++)
-                per[x->m->cpu_pkg[c]]++;
-        busy_split(x, s, per, cores, split);
         for (unsigned q = 0; q < x->n_pkgs; q++)
-                if (split[q] > 0)
-                        st = fmax(st, ips * s->mem_bytes_per_instr * split[q] / x->bw_bps);
-        return st;
+                out[q] = k ? (double)lanes[q] / k : 0;
+}
+
+/* App i with cores[q] CPUs in package q at P-state index fv[q], alone: it runs at its slowest
+ * package's clock (its threads meet at barriers), each busy CPU burns the dynamic power of its
+ * own package's clock, and its traffic on each package is its lanes' share there, slowed by the
+ * most loaded package's demand over the bandwidth (as sim_step). From the free run at (total
+ * CPUs, slowest clock). False where it cannot run (no CPUs, outside a rows app's grid). */
+static bool cand_for(const struct dp_ctx *x, unsigned i, const unsigned *cores, const unsigned *fv,
+                     struct cand *out)
+{
+        const struct sim_machine_spec *ms = &x->m->sc->mach;
+        const struct sim_app_spec *s = x->m->apps[i].spec;
+        unsigned c = 0, fmin = UINT_MAX, lanes[SENSOR_MAX_PACKAGES];
+        bool one_clock = true;
+
+        for (unsigned q = 0; q < x->n_pkgs; q++) {
+                if (cores[q] == 0)
+                        continue;
+                c += cores[q];
+                if (fmin != UINT_MAX && fv[q] != fmin)
+                        one_clock = false;
+                if (fmin == UINT_MAX || ms->freqs_mhz[fv[q]] < ms->freqs_mhz[fmin])
+                        fmin = fv[q];
+        }
+        if (c == 0 || !cand_at(x, i, c, fmin)->ok)
+                return false;
+        *out = *cand_at(x, i, c, fmin);
+        /* A rows app's power is its row's at the clock it runs at, wherever its CPUs are. */
+        if (s->n_rows > 0)
+                return true;
+        unsigned k = lanes_split(x, s, cores, c, lanes);
+        double own_free_j = out->own_j, st = 1;
+
+        if (!one_clock) {
+                own_free_j = x->static_cpu_w * c * out->free_s;
+                for (unsigned q = 0, lane = 0; q < x->n_pkgs; lane += lanes[q], q++) {
+                        double busy_s = lanes[q] == 0 ? 0
+                                        : lane == 0   ? out->busy0_s + (lanes[q] - 1) * out->busy1_s
+                                                      : lanes[q] * out->busy1_s;
+                        own_free_j += x->dyn_w[fv[q]] * busy_s;
+                }
+        }
+        for (unsigned q = 0; x->bw_bps > 0 && q < x->n_pkgs; q++)
+                if (lanes[q] > 0)
+                        st = fmax(st, out->demand_bps * lanes[q] / k / x->bw_bps);
+        out->own_w = own_free_j / out->free_s;
+        out->time_s = out->free_s * st;
+        out->own_j = own_free_j * st;
+        return true;
 }
 
 /* Alone, from time 0, on CPUs 0..cores-1, every package at the frequency, without a bandwidth
  * limit, in one long step. Time and own energy are then exact at any step (leakage and dynamic
  * energy follow its active and busy time, phases are split inside a step); only its pool share
- * is not (the step's idle energy after its end), and the tables do not use it. */
+ * is not (the step's idle energy after its end), and the tables do not use it. own_j here is
+ * the free run's; cand_for() adds the bandwidth's stretch for a placement. */
 static int table_fill(struct dp_ctx *x)
 {
         const struct sim_machine_spec *ms = &x->m->sc->mach;
@@ -447,20 +499,25 @@ static int table_fill(struct dp_ctx *x)
                                         r = sim_truth_app(a, 0, &t);
                                 if (r == 0) {
                                         double own_j = t.energy_j - t.pool_j;
-                                        /* Alone on CPUs 0..c-1: its busy ones first. */
-                                        double stretch =
-                                            alone_stretch(x, s, c, t.instructions_total / t.time_s);
+                                        unsigned lanes = busy_cpus(x, s, c);
+                                        /* Instructions retired, extra work included: the
+                                         * traffic follows them, not the progress. */
+                                        double retired =
+                                            t.instructions_total *
+                                            (1 + s->extra_work * (lanes > 1 ? lanes - 1.0 : 0));
 
                                         *k = (struct cand){
                                             .ok = true,
-                                            .time_s = t.time_s * stretch,
-                                            .own_j = own_j * stretch,
+                                            .time_s = t.time_s,
+                                            .own_j = own_j,
                                             .free_s = t.time_s,
                                             .own_w = own_j / t.time_s,
-                                            .demand_bps = s->n_rows > 0
-                                                              ? 0
-                                                              : t.instructions_total / t.time_s *
-                                                                    s->mem_bytes_per_instr,
+                                            .demand_bps =
+                                                s->n_rows > 0
+                                                    ? 0
+                                                    : retired / t.time_s * s->mem_bytes_per_instr,
+                                            .busy0_s = a->app_cpu[0].busy_ns / 1e9,
+                                            .busy1_s = c > 1 ? a->app_cpu[1].busy_ns / 1e9 : 0,
                                             .instructions = t.instructions_total,
                                             .p_true = t.p_true,
                                         };
@@ -485,7 +542,7 @@ static double app_stretch(const struct dp_ctx *x, unsigned i, const double *dema
 {
         double st = 1;
 
-        if (x->bw_bps <= 0 || x->ev_c[i]->demand_bps <= 0)
+        if (x->bw_bps <= 0 || x->ev_c[i].demand_bps <= 0)
                 return 1;
         for (unsigned q = 0; q < x->n_pkgs; q++)
                 if (x->ev_busy[i * x->n_pkgs + q] > 0)
@@ -498,36 +555,28 @@ static double app_stretch(const struct dp_ctx *x, unsigned i, const double *dema
  * apps running on its packages over their bandwidth (as sim_step slows it); its own energy
  * runs at its own power; the pool (uncore, and idle power of CPUs no running app holds) is
  * split evenly among the apps running, as sim_step splits it. pool_out (may be NULL) gets each
- * app's pool energy, x->ev_t each app's time. INFINITY when an app has no CPUs, spans packages
- * at different frequencies, or sits where its rows do not reach. */
+ * app's pool energy, x->ev_t each app's time. INFINITY when an app has no CPUs or sits where
+ * its rows do not reach. */
 static double evaluate(struct dp_ctx *x, const struct sim_partition *p, double *pool_out)
 {
         unsigned n = x->n_apps, P = x->n_pkgs, left = n;
         double total = 0, t_s = INFINITY, demand[SENSOR_MAX_PACKAGES];
 
         x->evaluated++;
-        for (unsigned i = 0; i < n; i++) {
-                unsigned f = 0, c = 0, fi;
-
-                for (unsigned q = 0; q < P; q++) {
-                        unsigned k = p->cores[i * P + q];
-
-                        if (k == 0)
-                                continue;
-                        if (f != 0 && p->freq_mhz[q] != f)
-                                return INFINITY;
-                        f = p->freq_mhz[q];
-                        c += k;
-                }
-                fi = freq_index(x, f);
-                if (c == 0 || fi == UINT_MAX || !cand_at(x, i, c, fi)->ok)
+        for (unsigned q = 0; q < P; q++) {
+                x->ev_fv[q] = freq_index(x, p->freq_mhz[q]);
+                if (x->ev_fv[q] == UINT_MAX)
                         return INFINITY;
-                x->ev_c[i] = cand_at(x, i, c, fi);
-                x->ev_cores[i] = c;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                if (!cand_for(x, i, &p->cores[i * P], x->ev_fv, &x->ev_c[i]))
+                        return INFINITY;
+                x->ev_cores[i] = app_cores(p, i);
                 x->ev_rem[i] = 1;
                 x->ev_own[i] = x->ev_pool[i] = 0;
                 x->ev_t[i] = NAN;
-                busy_split(x, x->m->apps[i].spec, &p->cores[i * P], c, &x->ev_busy[i * P]);
+                busy_split(x, x->m->apps[i].spec, &p->cores[i * P], x->ev_cores[i],
+                           &x->ev_busy[i * P]);
                 t_s = fmin(t_s, x->start_s[i]);
         }
         /* At most one event per start and per end. */
@@ -542,7 +591,7 @@ static double evaluate(struct dp_ctx *x, const struct sim_partition *p, double *
                                 running++;
                                 held += x->ev_cores[i];
                                 for (unsigned q = 0; q < P; q++)
-                                        demand[q] += x->ev_c[i]->demand_bps * x->ev_busy[i * P + q];
+                                        demand[q] += x->ev_c[i].demand_bps * x->ev_busy[i * P + q];
                         }
                 /* The next start or end. */
                 for (unsigned i = 0; i < n; i++) {
@@ -552,7 +601,7 @@ static double evaluate(struct dp_ctx *x, const struct sim_partition *p, double *
                                 next_s = fmin(next_s, x->start_s[i]);
                                 continue;
                         }
-                        next_s = fmin(next_s, t_s + x->ev_rem[i] * x->ev_c[i]->free_s *
+                        next_s = fmin(next_s, t_s + x->ev_rem[i] * x->ev_c[i].free_s *
                                                         app_stretch(x, i, demand));
                 }
                 if (!isfinite(next_s))
@@ -566,15 +615,15 @@ static double evaluate(struct dp_ctx *x, const struct sim_partition *p, double *
                         if (x->start_s[i] > t_s || !isnan(x->ev_t[i]))
                                 continue;
                         double st = app_stretch(x, i, demand);
-                        double end_s = t_s + x->ev_rem[i] * x->ev_c[i]->free_s * st;
+                        double end_s = t_s + x->ev_rem[i] * x->ev_c[i].free_s * st;
 
-                        x->ev_own[i] += x->ev_c[i]->own_w * dt_s;
+                        x->ev_own[i] += x->ev_c[i].own_w * dt_s;
                         x->ev_pool[i] += share_j;
                         if (end_s <= next_s) {
                                 x->ev_t[i] = next_s - x->start_s[i];
                                 left--;
                         } else {
-                                x->ev_rem[i] -= dt_s / (x->ev_c[i]->free_s * st);
+                                x->ev_rem[i] -= dt_s / (x->ev_c[i].free_s * st);
                         }
                 }
                 t_s = next_s;
@@ -582,7 +631,7 @@ static double evaluate(struct dp_ctx *x, const struct sim_partition *p, double *
         for (unsigned i = 0; i < n; i++) {
                 struct sim_result res = {.time_s = x->ev_t[i],
                                          .energy_j = x->ev_own[i] + x->ev_pool[i],
-                                         .instructions = x->ev_c[i]->instructions};
+                                         .instructions = x->ev_c[i].instructions};
 
                 if (isnan(x->ev_t[i]))
                         return INFINITY;
@@ -593,32 +642,134 @@ static double evaluate(struct dp_ctx *x, const struct sim_partition *p, double *
         return total;
 }
 
-/* Shared frequency fi on every package: apps may span packages, only core counts matter.
- * Minimises sum_i score(T_i, own_i + rate_i * T_i) over counts summing to at most n_cpus. */
+/* App i's separable cost with cores[q] CPUs in each package at P-states fv: its objective with
+ * its pool charged at rate_w per second of its run; INFINITY where it cannot run. */
+static double cost_for(const struct dp_ctx *x, unsigned i, const unsigned *cores,
+                       const unsigned *fv, double rate_w)
+{
+        struct cand k;
+
+        if (!cand_for(x, i, cores, fv, &k))
+                return INFINITY;
+        return cand_score(x, &k, rate_w * k.time_s);
+}
+
+/* Every partition: a P-state per package (fv, indices) and any count of CPUs per package for
+ * each app. The state is the CPUs used in each package, in mixed radix (cpp + 1); an app's
+ * choice is a vector of counts in the same radix, added digit by digit. Minimises the sum of
+ * cost_for() exactly. */
+static int dp_full(struct dp_ctx *x, const unsigned *fv, const double *rate_w,
+                   struct sim_partition *out)
+{
+        unsigned n = x->n_apps, P = x->n_pkgs, R = x->cpp + 1, S = 1;
+        int r = 0;
+
+        for (unsigned q = 0; q < P; q++)
+                S *= R;
+        double *cur = malloc(S * sizeof(double)), *nxt = malloc(S * sizeof(double));
+        double *cost = malloc(S * sizeof(double));
+        unsigned *choice = malloc((size_t)n * S * sizeof(unsigned));
+        unsigned *digits = malloc((size_t)S * P * sizeof(unsigned));
+        if (!cur || !nxt || !cost || !choice || !digits) {
+                r = -ENOMEM;
+                goto out;
+        }
+        for (unsigned s = 0; s < S; s++)
+                for (unsigned q = 0, rest = s; q < P; q++, rest /= R)
+                        digits[(size_t)s * P + q] = rest % R;
+        for (unsigned s = 0; s < S; s++)
+                cur[s] = s == 0 ? 0 : INFINITY;
+        for (unsigned i = 0; i < n; i++) {
+                cost[0] = INFINITY;
+                for (unsigned v = 1; v < S; v++)
+                        cost[v] = cost_for(x, i, &digits[(size_t)v * P], fv, rate_w[i]);
+                for (unsigned s = 0; s < S; s++)
+                        nxt[s] = INFINITY;
+                for (unsigned s = 0; s < S; s++) {
+                        if (!isfinite(cur[s]))
+                                continue;
+                        for (unsigned v = 1; v < S; v++) {
+                                bool fits = isfinite(cost[v]);
+
+                                for (unsigned q = 0; fits && q < P; q++)
+                                        fits =
+                                            digits[(size_t)s * P + q] + digits[(size_t)v * P + q] <
+                                            R;
+                                if (!fits)
+                                        continue;
+                                double val = cur[s] + cost[v];
+                                unsigned ns = s + v; /* no digit carries: each fits */
+                                if (val < nxt[ns]) {
+                                        nxt[ns] = val;
+                                        choice[(size_t)i * S + ns] = v;
+                                }
+                        }
+                }
+                double *tmp = cur;
+                cur = nxt;
+                nxt = tmp;
+        }
+        unsigned best = 0;
+        for (unsigned s = 1; s < S; s++)
+                if (cur[s] < cur[best])
+                        best = s;
+        if (!isfinite(cur[best])) {
+                r = -ENOENT;
+                goto out;
+        }
+        for (unsigned i = n; i-- > 0;) {
+                unsigned v = choice[(size_t)i * S + best];
+
+                for (unsigned q = 0; q < P; q++)
+                        out->cores[i * P + q] = digits[(size_t)v * P + q];
+                best -= v;
+        }
+        for (unsigned q = 0; q < P; q++)
+                out->freq_mhz[q] = x->m->sc->mach.freqs_mhz[fv[q]];
+out:
+        free(cur);
+        free(nxt);
+        free(cost);
+        free(choice);
+        free(digits);
+        return r;
+}
+
+/* Shared frequency fi on every package: apps may span packages, only core counts matter
+ * (placed package after package, in app order). Minimises sum_i cost_for() over counts
+ * summing to at most n_cpus. */
 static int dp_shared(struct dp_ctx *x, unsigned fi, const double *rate_w, struct sim_partition *out)
 {
-        unsigned n = x->n_apps, S = x->n_cpus + 1;
+        unsigned n = x->n_apps, S = x->n_cpus + 1, P = x->n_pkgs;
         double *cur = malloc(S * sizeof(double)), *nxt = malloc(S * sizeof(double));
         unsigned short *choice = malloc((size_t)n * S * sizeof(unsigned short));
+        unsigned fv[SENSOR_MAX_PACKAGES], packed[SENSOR_MAX_PACKAGES];
         int r = 0;
 
         if (!cur || !nxt || !choice) {
                 r = -ENOMEM;
                 goto out;
         }
+        for (unsigned q = 0; q < P; q++)
+                fv[q] = fi;
         for (unsigned u = 0; u < S; u++)
                 cur[u] = u == 0 ? 0 : INFINITY;
         for (unsigned i = 0; i < n; i++) {
                 for (unsigned u = 0; u < S; u++)
                         nxt[u] = INFINITY;
-                for (unsigned u = 0; u < S; u++) {
-                        if (!isfinite(cur[u]))
+                for (unsigned c = 1; c < S; c++) {
+                        /* Priced packed from package 0, as the tables were run. */
+                        for (unsigned q = 0, left = c; q < P; q++) {
+                                packed[q] = left < x->cpp ? left : x->cpp;
+                                left -= packed[q];
+                        }
+                        double cost = cost_for(x, i, packed, fv, rate_w[i]);
+                        if (!isfinite(cost))
                                 continue;
-                        for (unsigned c = 1; u + c < S; c++) {
-                                const struct cand *k = cand_at(x, i, c, fi);
-                                if (!k->ok)
+                        for (unsigned u = 0; u + c < S; u++) {
+                                if (!isfinite(cur[u]))
                                         continue;
-                                double v = cur[u] + cand_score(x, k, rate_w[i] * k->time_s);
+                                double v = cur[u] + cost;
                                 if (v < nxt[u + c]) {
                                         nxt[u + c] = v;
                                         choice[(size_t)i * S + u + c] = (unsigned short)c;
@@ -676,19 +827,27 @@ static int dp_packages(struct dp_ctx *x, const unsigned *fvec, const double *rat
                        struct sim_partition *out)
 {
         unsigned n = x->n_apps, P = x->n_pkgs, R = x->cpp + 1, S = 1;
+        unsigned one[SENSOR_MAX_PACKAGES] = {0};
         int r = 0;
 
         for (unsigned q = 0; q < P; q++)
                 S *= R;
         double *cur = malloc(S * sizeof(double)), *nxt = malloc(S * sizeof(double));
+        double *cost = malloc((size_t)P * R * sizeof(double));
         unsigned *choice = malloc((size_t)n * S * sizeof(unsigned));
-        if (!cur || !nxt || !choice) {
+        if (!cur || !nxt || !cost || !choice) {
                 r = -ENOMEM;
                 goto out;
         }
         for (unsigned s = 0; s < S; s++)
                 cur[s] = s == 0 ? 0 : INFINITY;
         for (unsigned i = 0; i < n; i++) {
+                for (unsigned q = 0; q < P; q++)
+                        for (unsigned c = 1; c < R; c++) {
+                                one[q] = c;
+                                cost[q * R + c] = cost_for(x, i, one, fvec, rate_w[i]);
+                                one[q] = 0;
+                        }
                 for (unsigned s = 0; s < S; s++)
                         nxt[s] = INFINITY;
                 for (unsigned s = 0; s < S; s++) {
@@ -698,10 +857,9 @@ static int dp_packages(struct dp_ctx *x, const unsigned *fvec, const double *rat
                              q++, radix *= R, rest /= R) {
                                 unsigned used = rest % R;
                                 for (unsigned c = 1; used + c < R; c++) {
-                                        const struct cand *k = cand_at(x, i, c, fvec[q]);
-                                        if (!k->ok)
+                                        if (!isfinite(cost[q * R + c]))
                                                 continue;
-                                        double v = cur[s] + cand_score(x, k, rate_w[i] * k->time_s);
+                                        double v = cur[s] + cost[q * R + c];
                                         unsigned ns = s + c * radix;
                                         if (v < nxt[ns]) {
                                                 nxt[ns] = v;
@@ -736,14 +894,33 @@ static int dp_packages(struct dp_ctx *x, const unsigned *fvec, const double *rat
 out:
         free(cur);
         free(nxt);
+        free(cost);
         free(choice);
         return r;
 }
 
+/* The evaluator's score, or INFINITY for a partition outside the narrow moves' space: an app
+ * spanning packages at two clocks. */
+static double try_score(struct dp_ctx *x, const struct sim_partition *p, bool wide)
+{
+        for (unsigned i = 0; !wide && i < p->n_apps; i++) {
+                unsigned f = 0;
+
+                for (unsigned q = 0; q < p->n_packages; q++)
+                        if (p->cores[i * p->n_packages + q] > 0) {
+                                if (f != 0 && p->freq_mhz[q] != f)
+                                        return INFINITY;
+                                f = p->freq_mhz[q];
+                        }
+        }
+        return evaluate(x, p, NULL);
+}
+
 /* Single moves while the evaluator improves: one CPU from one owner to another within a
  * package (owner n_apps is "unused"), a package to another P-state, an app that sits in one
- * package to another package with room. */
-static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
+ * package to another package with room; when wide, also an app's count in a package set to any
+ * other the room allows, and one CPU of an app to another package. */
+static void improve_moves(struct dp_ctx *x, struct sim_partition *p, double *score, bool wide)
 {
         const struct sim_machine_spec *ms = &x->m->sc->mach;
         unsigned n = x->n_apps, P = x->n_pkgs;
@@ -765,7 +942,7 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
                                                 p->cores[a * P + q]--;
                                         if (b < n)
                                                 p->cores[b * P + q]++;
-                                        double s = evaluate(x, p, NULL);
+                                        double s = try_score(x, p, wide);
                                         if (s < *score) {
                                                 *score = s;
                                                 better = true;
@@ -788,7 +965,7 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
                                 if (ms->freqs_mhz[fi] == old)
                                         continue;
                                 p->freq_mhz[q] = ms->freqs_mhz[fi];
-                                double s = evaluate(x, p, NULL);
+                                double s = try_score(x, p, wide);
                                 if (s < *score) {
                                         *score = s;
                                         better = true;
@@ -797,6 +974,50 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
                                 p->freq_mhz[q] = old;
                         }
                 }
+                /* An app's CPUs in a package at every other count the room allows: a move
+                 * of several CPUs at once, past counts where one CPU alone does not pay
+                 * (with the pool, an app's count changes when the others end and so what
+                 * each bears). */
+                for (unsigned i = 0; wide && i < n; i++)
+                        for (unsigned q = 0; q < P; q++) {
+                                unsigned used = 0, was = p->cores[i * P + q], best_c = was;
+                                for (unsigned j = 0; j < n; j++)
+                                        used += p->cores[j * P + q];
+                                for (unsigned c = 0; c <= x->cpp - used + was; c++) {
+                                        if (c == was)
+                                                continue;
+                                        p->cores[i * P + q] = c;
+                                        double s = try_score(x, p, wide);
+                                        if (s < *score) {
+                                                *score = s;
+                                                best_c = c;
+                                                better = true;
+                                        }
+                                }
+                                p->cores[i * P + q] = best_c;
+                        }
+                /* One CPU of an app from one package to another with room: the same count,
+                 * its lanes and traffic spread otherwise, or its clock another package's. */
+                for (unsigned i = 0; wide && i < n && P > 1; i++)
+                        for (unsigned from = 0; from < P; from++)
+                                for (unsigned to = 0; to < P; to++) {
+                                        unsigned used = 0;
+                                        for (unsigned j = 0; j < n; j++)
+                                                used += p->cores[j * P + to];
+                                        if (to == from || p->cores[i * P + from] == 0 ||
+                                            used == x->cpp)
+                                                continue;
+                                        p->cores[i * P + from]--;
+                                        p->cores[i * P + to]++;
+                                        double s = try_score(x, p, wide);
+                                        if (s < *score) {
+                                                *score = s;
+                                                better = true;
+                                                continue;
+                                        }
+                                        p->cores[i * P + from]++;
+                                        p->cores[i * P + to]--;
+                                }
                 /* An app inside one package, whole, to another one with room. */
                 for (unsigned i = 0; i < n && P > 1; i++) {
                         unsigned from = P, c = 0;
@@ -815,7 +1036,7 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
                                         continue;
                                 p->cores[i * P + from] = 0;
                                 p->cores[i * P + q] = c;
-                                double s = evaluate(x, p, NULL);
+                                double s = try_score(x, p, wide);
                                 if (s < *score) {
                                         *score = s;
                                         better = true;
@@ -832,7 +1053,25 @@ static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
  * of its run, the rate then set to what the evaluator says the app bore, until the partition
  * repeats; then the best of those, improved by single moves, in *local and *local_score
  * (INFINITY when no partition fits). */
-static int dp_assignment(struct dp_ctx *x, const unsigned *fvec, bool shared,
+/* Single moves while the evaluator improves: first the narrow ones to a local best (one CPU
+ * between owners in a package, a package's P-state, an app whole to another package; no app at
+ * two clocks), then from there also the wide ones (any count of an app in a package, one CPU of
+ * an app to another package, apps at two clocks). Starting the wide search where the narrow one
+ * ends means the wider space never ends worse than the narrow one from the same start: a local
+ * search with more moves can otherwise stop at another, worse local best. */
+static void improve(struct dp_ctx *x, struct sim_partition *p, double *score)
+{
+        improve_moves(x, p, score, false);
+        improve_moves(x, p, score, true);
+}
+
+enum dp_space {
+        DP_FULL,     /* every count per package (dp_full) */
+        DP_SHARED,   /* one P-state, counts placed in order (dp_shared) */
+        DP_PACKAGES, /* each app inside one package (dp_packages) */
+};
+
+static int dp_assignment(struct dp_ctx *x, const unsigned *fvec, enum dp_space space,
                          struct sim_partition *local, double *local_score, double *rate_w,
                          double *pool_j)
 {
@@ -847,8 +1086,9 @@ static int dp_assignment(struct dp_ctx *x, const unsigned *fvec, bool shared,
         for (unsigned i = 0; i < x->n_apps; i++)
                 rate_w[i] = x->pool_w / x->n_apps;
         for (unsigned round = 0; round < DP_POOL_ROUNDS; round++) {
-                r = shared ? dp_shared(x, fvec[0], rate_w, &work)
-                           : dp_packages(x, fvec, rate_w, &work);
+                r = space == DP_FULL     ? dp_full(x, fvec, rate_w, &work)
+                    : space == DP_SHARED ? dp_shared(x, fvec[0], rate_w, &work)
+                                         : dp_packages(x, fvec, rate_w, &work);
                 if (r == -ENOENT) { /* no partition fits (rows apps' grids) */
                         r = 0;
                         break;
@@ -908,6 +1148,7 @@ static int together_dp(const struct sim_machine *m, enum sim_objective o, uint64
             .cpp = m->n_cpus / m->n_packages,
             .pool_w = ms->uncore_w * m->n_packages,
             .idle_cpu_w = ms->core_idle_w / ms->threads_per_core,
+            .static_cpu_w = ms->core_static_w / ms->threads_per_core,
             .bw_bps = ms->mem_bandwidth_gbs * 1e9,
         };
         struct dp_cand *cands = NULL;
@@ -926,28 +1167,42 @@ static int together_dp(const struct sim_machine *m, enum sim_objective o, uint64
         x.ev_busy = calloc((size_t)x.n_apps * x.n_pkgs, sizeof(double));
         x.ev_cores = calloc(x.n_apps, sizeof(unsigned));
         x.ev_c = calloc(x.n_apps, sizeof(*x.ev_c));
+        x.ev_fv = calloc(x.n_pkgs, sizeof(unsigned));
+        x.dyn_w = calloc(x.n_freqs, sizeof(double));
         rate_w = calloc(x.n_apps, sizeof(double));
         pool_j = calloc(x.n_apps, sizeof(double));
         fvec = calloc(x.n_pkgs, sizeof(unsigned));
         apps = calloc(x.n_apps, sizeof(*apps));
         if (!x.tab || !x.start_s || !x.ev_t || !x.ev_pool || !x.ev_own || !x.ev_rem || !x.ev_busy ||
-            !x.ev_cores || !x.ev_c || !rate_w || !pool_j || !fvec || !apps)
+            !x.ev_cores || !x.ev_c || !x.ev_fv || !x.dyn_w || !rate_w || !pool_j || !fvec || !apps)
                 goto out;
         for (unsigned i = 0; i < x.n_apps; i++)
                 x.start_s[i] = m->apps[i].start_s;
+        for (unsigned fi = 0; fi < x.n_freqs; fi++)
+                x.dyn_w[fi] = sim_dyn_w_at(m, fi);
         r = table_fill(&x);
         if (r < 0)
                 goto out;
         for (unsigned q = 0; q < x.n_pkgs && states <= DP_MAX_STATES; q++)
                 states *= x.cpp + 1;
-        /* First every package at one P-state (apps anywhere), fvec[0] = 0 .. n_freqs - 1;
-         * then, where the state fits, a P-state per package, non-decreasing (the packages are
-         * alike, so one order of a set of P-states stands for all), not all equal (done
-         * already): each app inside one package. */
+        /* Where the work allows, every P-state vector (not only one order of a set: an app
+         * spanning two packages has its first, busiest lane in the lower one) with every
+         * count per package. Otherwise first every package at one P-state (apps anywhere),
+         * fvec[0] = 0 .. n_freqs - 1; then, where the state fits, a P-state per package,
+         * non-decreasing (the packages are alike, so one order of a set of P-states stands
+         * for all), not all equal (done already): each app inside one package. */
+        double vectors = pow(x.n_freqs, x.n_pkgs);
+        bool full = states <= DP_MAX_STATES &&
+                    (double)states * states * x.n_apps * vectors * DP_POOL_ROUNDS <= DP_MAX_WORK;
         for (unsigned k = 0;; k++) {
-                bool shared = k < x.n_freqs;
+                enum dp_space space = full ? DP_FULL : k < x.n_freqs ? DP_SHARED : DP_PACKAGES;
 
-                if (shared) {
+                if (full) {
+                        if (k == (unsigned)vectors)
+                                break;
+                        for (unsigned q = 0, rest = k; q < x.n_pkgs; q++, rest /= x.n_freqs)
+                                fvec[q] = rest % x.n_freqs;
+                } else if (space == DP_SHARED) {
                         fvec[0] = k;
                 } else {
                         if (x.n_pkgs < 2 || states > DP_MAX_STATES)
@@ -978,7 +1233,7 @@ static int together_dp(const struct sim_machine *m, enum sim_objective o, uint64
                 }
                 r = sim_partition_alloc(&cands[n_cands].p, x.n_apps, x.n_pkgs);
                 if (r == 0)
-                        r = dp_assignment(&x, fvec, shared, &cands[n_cands].p,
+                        r = dp_assignment(&x, fvec, space, &cands[n_cands].p,
                                           &cands[n_cands].predicted, rate_w, pool_j);
                 if (r < 0 || !isfinite(cands[n_cands].predicted)) {
                         sim_partition_free(&cands[n_cands].p);
@@ -1032,6 +1287,8 @@ out:
         free(x.ev_busy);
         free(x.ev_cores);
         free(x.ev_c);
+        free(x.ev_fv);
+        free(x.dyn_w);
         free(rate_w);
         free(pool_j);
         free(fvec);

@@ -313,15 +313,20 @@ uint32_t sim_rapl_raw(const struct sim_machine *m, unsigned package)
         return (uint32_t)(m->rapl_start[package] + units);
 }
 
-/* Dynamic power of one busy CPU in package p: C*V^2*f, relative to the top P-state. */
-static double dyn_w(const struct sim_machine *m, unsigned package)
+/* Dynamic power of one busy CPU at P-state fi: C*V^2*f, relative to the top P-state. */
+double sim_dyn_w_at(const struct sim_machine *m, unsigned fi)
 {
         const struct sim_machine_spec *ms = &m->sc->mach;
-        unsigned fi = m->pkg_freq[package], top = ms->n_freqs - 1;
+        unsigned top = ms->n_freqs - 1;
         double v = ms->volts[fi] / ms->volts[top];
 
         return ms->core_dyn_w / ms->threads_per_core * v * v *
                ((double)ms->freqs_mhz[fi] / ms->freqs_mhz[top]);
+}
+
+static double dyn_w(const struct sim_machine *m, unsigned package)
+{
+        return sim_dyn_w_at(m, m->pkg_freq[package]);
 }
 
 static void phase_at(const struct sim_app_spec *s, double run_s, double *p, double *ipc,

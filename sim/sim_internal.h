@@ -186,3 +186,7 @@ double sim_app_compute_cpi(const struct sim_app_state *a);
 
 /* Keep every app's thread states from now on (the thread-state backend, sim_threadstate.c). */
 int sim_track_threads(struct sim_machine *m);
+
+/* Dynamic power of one busy CPU at P-state index fi (C*V^2*f relative to the top P-state), as
+ * the machine charges it; the partition oracle prices CPUs of one app at two clocks with it. */
+double sim_dyn_w_at(const struct sim_machine *m, unsigned fi);

@@ -27,14 +27,14 @@ struct simrun_options {
         double delta_i_rate;  /* NaN: the estimator's default */
         double ipc1;          /* 0: unknown */
         double max_virtual_s; /* stop after this much virtual time; 0: 1e6 s */
-        /* Stop after this much virtual time and report the run so far (apps that have not
-         * finished: their time and energy until then), where max_virtual_s fails; 0: run to
-         * the end. What pctl saw over a run's first seconds, to compare two runs by. */
-        double stop_at_s;
         bool log;             /* keep the manager's log: each decision (debug) and change */
         /* pctl history on the model machine: read at the start (returning apps start at
          * their best), written as each app ends. NULL: none. */
         const char *history_path;
+        /* Stop after this much virtual time and report the run so far (apps that have not
+         * finished: their time and energy until then), where max_virtual_s fails; 0: run to
+         * the end. What pctl saw over a run's first seconds, to compare two runs by. */
+        double stop_at_s;
 };
 
 struct simrun_app {

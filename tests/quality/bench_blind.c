@@ -16,7 +16,10 @@
  *   costs the same app when X = 0;
  * - hedges: the best choice for an assumed X of 0.01 and 0.02, their worst over the grid and
  *   their cost at X = 0;
- * - budgets: the best worst-over-X of a choice that costs X = 0 at most 1 % (5 %).
+ * - budgets: the best worst-over-X of a choice that costs X = 0 at most 1 % (5 %);
+ * - the prior's choice: the lowest expected ratio when X is drawn as the generator draws it
+ *   (0 with 85 %, else uniform in [0.01, 0.2]), its expected gain over X = 0's best choice and
+ *   its cost at X = 0: what a blind hedge can buy the suite's mean at best.
  * The grid holds the generator's range [0.01, 0.2], 0 (no extra work) and the app's own X;
  * over fewer X than the whole range, its minimax is a lower bound of the range's: no blind
  * choice does better than it says.
@@ -66,6 +69,13 @@ static const double hedges[] = {0.01, 0.02};
  * (ALLOC_RISK_MARGIN) and what the single-app suite's ±0.01 rule allows a hedge. */
 static const double budgets[] = {0.01, 0.05};
 #define N_BUDGETS (sizeof(budgets) / sizeof(budgets[0]))
+/* The generator's prior: an app has extra work with this chance, X then uniform over
+ * [PRIOR_X_LO, PRIOR_X_HI] (sim/random.c), independently of everything else it draws, markers
+ * included. The choice with the lowest expected ratio under it is the best blind choice for
+ * the suite's mean. */
+#define PRIOR_EXTRA 0.15
+#define PRIOR_X_LO 0.01
+#define PRIOR_X_HI 0.2
 /* The premise is checked over at most this much virtual time after the app starts. */
 #define PREMISE_S 10.0
 /* Two estimates this close (relative) are the same: the runs differ only in how the machine
@@ -83,18 +93,21 @@ struct row {
         unsigned long long seed;
         char preset[24];
         unsigned n_apps, app;
-        double x;                 /* the app's own */
-        double pctl_x, pctl_0;    /* pctl / best static at X and at 0; NaN: several apps */
-        double pctl_worst;        /* over the grid */
+        double x;              /* the app's own */
+        double pctl_x, pctl_0; /* pctl / best static at X and at 0; NaN: several apps */
+        double pctl_worst;     /* over the grid */
         struct choice best_0, best_x;
-        double best_0_at_x;       /* the best choice for X = 0, at the app's X */
+        double best_0_at_x; /* the best choice for X = 0, at the app's X */
         struct choice minimax;
-        double minimax_ratio;     /* its worst over the grid */
-        double minimax_cost_0;    /* its ratio at X = 0 */
+        double minimax_ratio;  /* its worst over the grid */
+        double minimax_cost_0; /* its ratio at X = 0 */
         struct choice hedge[N_HEDGES];
         double hedge_worst[N_HEDGES], hedge_cost_0[N_HEDGES];
         double budget_worst[N_BUDGETS];
-        double premise_s;         /* virtual time the premise was checked over */
+        struct choice bayes; /* the lowest expected ratio under the generator's prior */
+        double bayes_gain;   /* its expected ratio over X = 0's best's, less 1 */
+        double bayes_cost_0;
+        double premise_s; /* virtual time the premise was checked over */
         bool premise_ok;
         int err;
         char what[200];
@@ -187,10 +200,8 @@ static int write_file(const char *path, const char *text)
 static int pctl_run(const char *path, double stop_at_s, struct simrun_result *res, char *err,
                     size_t err_size)
 {
-        struct simrun_options o = {.scenario = path,
-                                   .policy = "edp",
-                                   .delta_i_rate = NAN,
-                                   .stop_at_s = stop_at_s};
+        struct simrun_options o = {
+            .scenario = path, .policy = "edp", .delta_i_rate = NAN, .stop_at_s = stop_at_s};
 
         return simrun_policy(&o, res, err, err_size);
 }
@@ -217,26 +228,27 @@ static bool same_view(const struct simrun_result *a, const struct simrun_result 
                           same(p->p_est, q->p_est) && same(p->speedup_est, q->speedup_est) &&
                           same(p->energy_j, q->energy_j) && same(p->time_s, q->time_s) &&
                           p->speedup_source == q->speedup_source &&
-                          p->ipc1_source == q->ipc1_source && p->stack.known == q->stack.known && same(p->stack.cores, q->stack.cores) &&
+                          p->ipc1_source == q->ipc1_source && p->stack.known == q->stack.known &&
+                          same(p->stack.cores, q->stack.cores) &&
                           same(p->stack.speedup, q->stack.speedup);
 
                 for (unsigned c = 0; ok && c < STACK_COMPONENTS; c++)
                         ok = same(p->stack.component[c], q->stack.component[c]);
                 if (!ok) {
                         say(what, size,
-                                 "app %s: %u/%u cores, P %.6g/%.6g, speedup %.6g/%.6g, stack "
-                                 "speedup %.6g/%.6g, %.6g/%.6g J",
-                                 p->name, p->cores, q->cores, p->p_est, q->p_est, p->speedup_est,
-                                 q->speedup_est, p->stack.speedup, q->stack.speedup, p->energy_j,
-                                 q->energy_j);
+                            "app %s: %u/%u cores, P %.6g/%.6g, speedup %.6g/%.6g, stack "
+                            "speedup %.6g/%.6g, %.6g/%.6g J",
+                            p->name, p->cores, q->cores, p->p_est, q->p_est, p->speedup_est,
+                            q->speedup_est, p->stack.speedup, q->stack.speedup, p->energy_j,
+                            q->energy_j);
                         return false;
                 }
         }
         return true;
 }
 
-static int premise(struct row *w, const char *texts[], unsigned n_x, const double xs[],
-                   double t_s, const char *path)
+static int premise(struct row *w, const char *texts[], unsigned n_x, const double xs[], double t_s,
+                   const char *path)
 {
         /* X = 0, the app's own and the range's top. */
         const double want[] = {0, w->x, x_grid[N_GRID - 1]};
@@ -261,7 +273,7 @@ static int premise(struct row *w, const char *texts[], unsigned n_x, const doubl
                         r = pctl_run(path, t_s, &res[k], err, sizeof(err));
                 if (r < 0)
                         say(w->what, sizeof(w->what), "premise, X %.4f: %s", want[k],
-                                 r == -ENOENT ? "not in the grid" : err);
+                            r == -ENOENT ? "not in the grid" : err);
                 else
                         got++;
         }
@@ -271,7 +283,7 @@ static int premise(struct row *w, const char *texts[], unsigned n_x, const doubl
                 if (!same_view(&res[0], &res[k], what, sizeof(what))) {
                         w->premise_ok = false;
                         say(w->what, sizeof(w->what), "X 0 and %.4f differ within %.1f s: %s",
-                                 want[k], t_s, what);
+                            want[k], t_s, what);
                 }
         }
         for (unsigned k = 0; k < got; k++)
@@ -314,8 +326,7 @@ static void run_one(struct row *w, const char *dir)
         bool marks;
         int r;
 
-        r = sim_random_scenario(w->seed, w->preset, w->n_apps ? w->n_apps : 0, text,
-                                sizeof(text));
+        r = sim_random_scenario(w->seed, w->preset, w->n_apps ? w->n_apps : 0, text, sizeof(text));
         if (r < 0) {
                 say(w->what, sizeof(w->what), "generator: %s", strerror(-r));
                 goto out;
@@ -348,20 +359,18 @@ static void run_one(struct row *w, const char *dir)
                         r = sim_load_string(texts[j], path, &m, &serr);
                 if (r < 0) {
                         say(w->what, sizeof(w->what), "X %.4f: %s", xs[j],
-                                 r == -ENOBUFS ? "scenario too long" : serr.all);
+                            r == -ENOBUFS ? "scenario too long" : serr.all);
                         goto out;
                 }
                 r = sim_oracle_app(m, w->app, SIM_OBJ_EDP, STEP_NS, &b, &all[j], &n);
                 sim_free(m);
                 if (r < 0) {
-                        say(w->what, sizeof(w->what), "oracle, X %.4f: %s", xs[j],
-                                 strerror(-r));
+                        say(w->what, sizeof(w->what), "oracle, X %.4f: %s", xs[j], strerror(-r));
                         goto out;
                 }
                 if (j > 0 && n != n_cfg) {
                         r = -EPROTO;
-                        say(w->what, sizeof(w->what), "oracle: %u candidates, then %u",
-                                 n_cfg, n);
+                        say(w->what, sizeof(w->what), "oracle: %u candidates, then %u", n_cfg, n);
                         goto out;
                 }
                 n_cfg = n;
@@ -405,6 +414,37 @@ static void run_one(struct row *w, const char *dir)
                         w->hedge_worst[h] = fmax(w->hedge_worst[h], edp_of(&all[k][c]) / best[k]);
                 w->hedge_cost_0[h] = edp_of(&all[0][c]) / best[0];
         }
+        {
+                /* The prior's expectation: X = 0 with 1 - PRIOR_EXTRA, else the trapezoid
+                 * rule over the grid's points in [PRIOR_X_LO, PRIOR_X_HI] (the app's own X
+                 * left out, so that every app is weighed on the same points). */
+                double wt[N_GRID] = {0}, best_e = INFINITY, e_c0 = 0;
+                unsigned c0 = argmin(all[0], n_cfg);
+
+                wt[0] = 1 - PRIOR_EXTRA;
+                for (unsigned g = 0; g + 1 < N_GRID; g++) {
+                        double a = x_grid[g], b = x_grid[g + 1];
+
+                        if (a < PRIOR_X_LO || b > PRIOR_X_HI)
+                                continue;
+                        wt[g] += PRIOR_EXTRA * (b - a) / (PRIOR_X_HI - PRIOR_X_LO) / 2;
+                        wt[g + 1] += PRIOR_EXTRA * (b - a) / (PRIOR_X_HI - PRIOR_X_LO) / 2;
+                }
+                for (unsigned c = 0; c < n_cfg; c++) {
+                        double e = 0;
+
+                        for (unsigned g = 0; g < N_GRID; g++)
+                                e += wt[g] * edp_of(&all[g][c]) / best[g];
+                        if (c == c0)
+                                e_c0 = e;
+                        if (e < best_e) {
+                                best_e = e;
+                                w->bayes = (struct choice){all[0][c].cores, all[0][c].freq_mhz};
+                                w->bayes_cost_0 = edp_of(&all[0][c]) / best[0];
+                        }
+                }
+                w->bayes_gain = best_e / e_c0 - 1;
+        }
 
         /* pctl at every X (one app only). */
         w->pctl_x = w->pctl_0 = w->pctl_worst = NAN;
@@ -418,8 +458,7 @@ static void run_one(struct row *w, const char *dir)
                         if (r == 0)
                                 r = pctl_run(path, 0, &res, err, sizeof(err));
                         if (r < 0) {
-                                say(w->what, sizeof(w->what), "pctl, X %.4f: %s", xs[j],
-                                         err);
+                                say(w->what, sizeof(w->what), "pctl, X %.4f: %s", xs[j], err);
                                 goto out;
                         }
                         ratio = res.apps[0].energy_j * res.apps[0].time_s / best[j];
@@ -546,8 +585,7 @@ int main(int argc, char **argv)
                         if (only && strcmp(only, sim_random_presets[p]) != 0)
                                 continue;
                         for (unsigned j = 0; j < PER_PRESET; j++) {
-                                int r = add_cases(bases[b] + 1000ULL * p + j,
-                                                  sim_random_presets[p],
+                                int r = add_cases(bases[b] + 1000ULL * p + j, sim_random_presets[p],
                                                   j < SINGLE_PER_PRESET ? 1 : 0, &rows, &n, &cap);
 
                                 if (r < 0) {
@@ -606,14 +644,15 @@ int main(int argc, char **argv)
                "(cores@GHz) at the same X; X over {0, 0.005 ... 0.2} and the app's own\n",
                n);
         printf("bench: blind %-6s %-16s %4s %3s %6s %7s %7s %7s %8s %8s %7s %8s %7s %7s %8s %7s "
-               "%7s %8s %7s %7s %6s %6s %s\n",
+               "%7s %8s %7s %7s %6s %6s %8s %6s %6s %s\n",
                "seed", "preset", "apps", "app", "X", "pctl@X", "pctl@0", "pctl<=", "best@0",
                "best@X", "b0@X", "minimax", "worst", "cost@0", "h.01", "worst", "cost@0", "h.02",
-               "worst", "cost@0", "1%@0", "5%@0", "premise");
+               "worst", "cost@0", "1%@0", "5%@0", "prior", "gain", "cost@0", "premise");
         {
                 double sum_mm[2] = {0}, worst_mm[2] = {0}, sum_cost[2] = {0}, max_cost[2] = {0};
                 double sum_px = 0, sum_p0 = 0, sum_b0x[2] = {0}, sum_bud[2][N_BUDGETS] = {{0}};
-                double max_bud[2][N_BUDGETS] = {{0}};
+                double max_bud[2][N_BUDGETS] = {{0}}, sum_gain[2] = {0}, max_gain[2] = {0};
+                double sum_bcost[2] = {0};
                 unsigned n_ok[2] = {0}, within[2] = {0};
 
                 for (unsigned i = 0; i < n; i++) {
@@ -640,6 +679,8 @@ int main(int argc, char **argv)
                         }
                         for (unsigned b = 0; b < N_BUDGETS; b++)
                                 printf(" %6.3f", r->budget_worst[b]);
+                        print_config(&r->bayes);
+                        printf(" %6.3f %6.3f", r->bayes_gain, r->bayes_cost_0);
                         printf(" %s (%.1f s)%s%s\n", r->premise_ok ? "same" : "BROKEN",
                                r->premise_s, r->premise_ok ? "" : ": ",
                                r->premise_ok ? "" : r->what);
@@ -654,6 +695,9 @@ int main(int argc, char **argv)
                                 max_cost[k] = fmax(max_cost[k], r->minimax_cost_0);
                                 sum_b0x[k] += r->best_0_at_x;
                                 within[k] += r->minimax_ratio <= TARGET_WORST;
+                                sum_gain[k] += r->bayes_gain;
+                                max_gain[k] = fmin(max_gain[k], r->bayes_gain);
+                                sum_bcost[k] += r->bayes_cost_0;
                                 for (unsigned b = 0; b < N_BUDGETS; b++) {
                                         sum_bud[k][b] += r->budget_worst[b];
                                         max_bud[k][b] = fmax(max_bud[k][b], r->budget_worst[b]);
@@ -677,6 +721,11 @@ int main(int argc, char **argv)
                                 printf("; costing X = 0 at most %.0f%%: worst over X mean %.3f, "
                                        "worst %.3f",
                                        100 * budgets[b], sum_bud[k][b] / n_ok[k], max_bud[k][b]);
+                        printf("; the prior's best blind choice over X = 0's best: expected "
+                               "ratio %+.1f%% on average (largest %+.1f%%), its cost at X = 0 "
+                               "mean %.3f",
+                               100 * sum_gain[k] / n_ok[k], 100 * max_gain[k],
+                               sum_bcost[k] / n_ok[k]);
                         if (k == 0)
                                 printf("; pctl at the app's X mean %.3f, at X = 0 %.3f",
                                        sum_px / n_ok[k], sum_p0 / n_ok[k]);

@@ -322,6 +322,8 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
         next_decision = decision_ns;
         limit_ns = (uint64_t)((opt->max_virtual_s > 0 ? opt->max_virtual_s : 1e6) * 1e9);
         while (!sim_done(pf->sim)) {
+                if (opt->stop_at_s > 0 && sim_now_ns(pf->sim) >= opt->stop_at_s * 1e9)
+                        break;
                 if (sim_now_ns(pf->sim) >= limit_ns) {
                         snprintf(err, err_size,
                                  "the scenario did not finish in %.0f s of "

@@ -31,6 +31,10 @@ struct simrun_options {
         /* pctl history on the model machine: read at the start (returning apps start at
          * their best), written as each app ends. NULL: none. */
         const char *history_path;
+        /* Stop after this much virtual time and report the run so far (apps that have not
+         * finished: their time and energy until then), where max_virtual_s fails; 0: run to
+         * the end. What pctl saw over a run's first seconds, to compare two runs by. */
+        double stop_at_s;
 };
 
 struct simrun_app {

@@ -124,10 +124,57 @@ static void extra_work_key_is_checked(void **state)
                        4, "extra_work, progress_units) do not mix");
 }
 
+/* Within a run pctl cannot see extra work (docs/allocator.md, "What a first run can reach
+ * without markers"): stopped after 3 s (simrun's stop_at_s: the run so far), the runs with
+ * X = 0 and X = 0.1 leave pctl the same estimates, settings and decisions, the app unfinished
+ * at 3 s in both; only run to its end does the second take longer. */
+static void pctl_sees_no_extra_work_within_a_run(void **state)
+{
+        static const double xs[] = {0, 0.1};
+        struct simrun_result at3[2], whole[2];
+
+        (void)state;
+        for (unsigned i = 0; i < 2; i++) {
+                char text[256], err[512];
+                struct runs_dir d;
+                struct simrun_options o = {.policy = "edp", .delta_i_rate = NAN, .stop_at_s = 3};
+
+                snprintf(text, sizeof(text),
+                         "[machine]\npreset = i7-4820k\ncounter_noise = 0.01\n"
+                         "[app a]\ninstructions = 1.3e11\np = 0.95\nipc = 1\nextra_work = %g\n",
+                         xs[i]);
+                runs_dir_make(&d, text);
+                o.scenario = d.path;
+                if (simrun_policy(&o, &at3[i], err, sizeof(err)) < 0)
+                        fail_msg("sim run, stopped at 3 s: %s", err);
+                o.stop_at_s = 0;
+                if (simrun_policy(&o, &whole[i], err, sizeof(err)) < 0)
+                        fail_msg("sim run: %s", err);
+                runs_dir_remove(&d);
+                assert_near(at3[i].apps[0].time_s, 3, 0.11);
+        }
+        assert_int_equal(at3[0].apps[0].cores, at3[1].apps[0].cores);
+        assert_int_equal(at3[0].apps[0].freq_mhz, at3[1].apps[0].freq_mhz);
+        assert_int_equal(at3[0].decisions, at3[1].decisions);
+        assert_int_equal(at3[0].changes, at3[1].changes);
+        assert_true(isfinite(at3[0].apps[0].p_est) && isfinite(at3[0].apps[0].speedup_est));
+        assert_near(at3[0].apps[0].p_est, at3[1].apps[0].p_est, 1e-9);
+        assert_near(at3[0].apps[0].speedup_est, at3[1].apps[0].speedup_est, 1e-9);
+        assert_near(at3[0].apps[0].energy_j, at3[1].apps[0].energy_j,
+                    1e-9 * at3[0].apps[0].energy_j);
+        assert_true(whole[0].apps[0].time_s > 5);
+        assert_true(whole[1].apps[0].time_s > 1.1 * whole[0].apps[0].time_s);
+        for (unsigned i = 0; i < 2; i++) {
+                simrun_result_free(&at3[i]);
+                simrun_result_free(&whole[i]);
+        }
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(extra_work_inflates_instructions_not_progress),
     cmocka_unit_test(one_cpu_runs_without_extra_work),
     cmocka_unit_test(extra_work_key_is_checked),
+    cmocka_unit_test(pctl_sees_no_extra_work_within_a_run),
 };
 
 PCTL_TEST_MAIN(tests)

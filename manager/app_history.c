@@ -133,10 +133,8 @@ void history_record(struct manager *m, unsigned i, bool ended)
                  * model settled it at is what was learned; still learning, nothing was. */
                 if (!allocator_searched(al) || al->exploring || !al->cores)
                         return;
-                best = (struct allocator_point){.cores = al->cores,
-                                                .freq_khz = al->freq_khz,
-                                                .score = NAN,
-                                                .apps = ctx.n_apps};
+                best = (struct allocator_point){
+                    .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN, .apps = ctx.n_apps};
         }
         /* An exploring run measured the other count, not a better one: what the past runs
          * settled at stays the start (without its score, measured in the other unit or

@@ -39,9 +39,9 @@ struct history_entry {
          * a start point and its score hold for the machine shared that way. 0: not known (an
          * entry recorded before schema 3). */
         unsigned shared_apps;
-        char *stack_json;       /* the last speedup stack as JSON; NULL when none (owned) */
-        unsigned runs;          /* runs recorded */
-        int64_t updated_s;      /* when last recorded (Unix time) */
+        char *stack_json;  /* the last speedup stack as JSON; NULL when none (owned) */
+        unsigned runs;     /* runs recorded */
+        int64_t updated_s; /* when last recorded (Unix time) */
 };
 
 /* Opens (creating when missing, unless read_only) and migrates the file. A file that can be

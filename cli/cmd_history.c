@@ -175,6 +175,9 @@ static int list_one(const struct history_entry *e, void *ctx)
                     o, "best_freq_mhz",
                     e->best_freq_khz ? json_object_new_uint64(e->best_freq_khz / 1000) : NULL);
                 json_object_object_add(o, "best_score", jsonfmt_double(e->best_score));
+                json_object_object_add(o, "shared_apps",
+                                       e->shared_apps ? json_object_new_uint64(e->shared_apps)
+                                                      : NULL);
                 json_object_object_add(o, "stack", stack);
                 json_object_object_add(o, "updated", jsonfmt_string(when));
                 json_object_array_add(l->apps, o);

@@ -234,6 +234,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 p->revisit_score += (score - p->revisit_score) / p->revisit_samples;
         }
         p->decision = ctx->decision;
+        p->apps = ctx->n_apps;
         if (p->revisit_samples) {
                 struct allocator_point again = *p;
 
@@ -248,7 +249,8 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                                                         .freq_khz = again.freq_khz,
                                                         .score = again.revisit_score,
                                                         .samples = alloc_probe_samples(ctx),
-                                                        .decision = ctx->decision};
+                                                        .decision = ctx->decision,
+                                                        .apps = ctx->n_apps};
                 app->n_hist = 1;
                 app->drifts++;
                 return;

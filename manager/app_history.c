@@ -134,7 +134,7 @@ void history_record(struct manager *m, unsigned i, bool ended)
                 if (!allocator_searched(al) || al->exploring || !al->cores)
                         return;
                 best = (struct allocator_point){
-                    .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN};
+                    .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN, .apps = ctx.n_apps};
         }
         /* An exploring run measured the other count, not a better one: what the past runs
          * settled at stays the start (without its score, measured in the other unit or
@@ -142,7 +142,8 @@ void history_record(struct manager *m, unsigned i, bool ended)
         if (m->alloc[i].hint_explore_from)
                 best = (struct allocator_point){.cores = m->alloc[i].hint_explore_from,
                                                 .freq_khz = m->alloc[i].hint_freq_khz,
-                                                .score = NAN};
+                                                .score = NAN,
+                                                .apps = m->alloc[i].hint_apps};
         e = estimator_get(m->est, a->id);
         (void)strscpy(h.objective, objective_to_string(a->policy.objective), sizeof(h.objective));
         h.p = e && (e->known & ESTIMATE_P_LS) ? e->p_ls : NAN;
@@ -150,6 +151,7 @@ void history_record(struct manager *m, unsigned i, bool ended)
         h.best_cores = best.cores;
         h.best_freq_khz = best.freq_khz;
         h.best_score = best.score;
+        h.shared_apps = best.apps;
         stack = appstack_json(m->stacks, a->pid);
         h.stack_json =
             stack ? (char *)json_object_to_json_string_ext(stack, JSON_C_TO_STRING_PLAIN) : NULL;
@@ -258,6 +260,7 @@ void history_recall(struct manager *m, unsigned i)
                 /* A score remembered by instructions is not one by progress: the model
                  * decides once it can rank (an entry does not say which it was). */
                 al->hint_score = al->history_x_known ? NAN : h.best_score;
+                al->hint_apps = h.shared_apps;
                 char mhz[32] = "";
 
                 if (history_explores(a, al, &h)) {

@@ -63,11 +63,14 @@ static const char *const migrations[HISTORY_SCHEMA_VERSION] = {
     " bins TEXT,"
     " updated_s INTEGER NOT NULL);"
     "CREATE INDEX runs_key ON runs (exe, policy, args_hash, calibration)",
+    /* 3: how many apps shared the machine when the best configuration was measured; NULL
+     * (an entry from before) is not known. */
+    "ALTER TABLE apps ADD COLUMN shared_apps INTEGER",
 };
 
 #define COLUMNS                                                                                    \
         "exe, policy, args_hash, calibration, objective, p, mem_fraction, best_cores, "            \
-        "best_freq_khz, best_score, stack_json, runs, updated_s"
+        "best_freq_khz, best_score, stack_json, runs, updated_s, shared_apps"
 
 uint64_t history_hash(const void *data, size_t len)
 {
@@ -428,6 +431,7 @@ static int row_read(sqlite3_stmt *st, struct history_entry *e)
         }
         e->runs = (unsigned)sqlite3_column_int64(st, 11);
         e->updated_s = sqlite3_column_int64(st, 12);
+        e->shared_apps = (unsigned)sqlite3_column_int64(st, 13); /* NULL reads 0: not known */
         return 0;
 }
 
@@ -477,12 +481,12 @@ static int store_now(struct history *h, const struct history_entry *e, char *err
         rc = sqlite3_prepare_v2(
             h->db,
             "INSERT INTO apps (" COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-            "1, ?12) ON CONFLICT (exe, policy, args_hash, calibration) DO UPDATE SET "
+            "1, ?12, ?13) ON CONFLICT (exe, policy, args_hash, calibration) DO UPDATE SET "
             "objective = excluded.objective, p = excluded.p, mem_fraction = excluded.mem_fraction, "
             "best_cores = excluded.best_cores, best_freq_khz = excluded.best_freq_khz, "
             "best_score = excluded.best_score, "
             "stack_json = coalesce(excluded.stack_json, stack_json), runs = runs + 1, "
-            "updated_s = excluded.updated_s",
+            "updated_s = excluded.updated_s, shared_apps = excluded.shared_apps",
             -1, &st, NULL);
         if (rc == SQLITE_OK) {
                 bind_key(st, &e->key, hash, sizeof(hash));
@@ -497,6 +501,10 @@ static int store_now(struct history *h, const struct history_entry *e, char *err
                 else
                         sqlite3_bind_null(st, 11);
                 sqlite3_bind_int64(st, 12, e->updated_s ? e->updated_s : (int64_t)time(NULL));
+                if (e->shared_apps)
+                        sqlite3_bind_int64(st, 13, e->shared_apps);
+                else
+                        sqlite3_bind_null(st, 13);
                 rc = sqlite3_step(st);
         }
         sqlite3_finalize(st);

@@ -46,6 +46,7 @@ struct allocator_point {
         double score;
         unsigned samples;
         uint64_t decision; /* when last measured */
+        unsigned apps;     /* apps managed then (ctx->n_apps): the sharing it was measured in */
         /* Back at a point measured before: the new visit's own mean, compared with `score`
          * once it is complete. A different figure means the app changed (a phase the
          * estimator may not see), and every other point is then as stale as this one was. */
@@ -90,6 +91,9 @@ struct allocator_app {
          * around it. 0 cores: none. The allocator clears hint_cores when it is done with it. */
         unsigned hint_cores, hint_freq_khz;
         double hint_score;
+        /* The apps managed when the remembered configuration was measured (this one
+         * included; 0: not known): an exploring run records its remembered start with it. */
+        unsigned hint_apps;
         /* Not 0: the hint is an exploration (docs/history.md, "Progress from whole runs"): its
          * past runs all ran at about this many cores, and it holds hint_cores for this whole
          * run so that two runs at different counts measure its extra work. */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 /* The schema this pctl writes. */
-#define HISTORY_SCHEMA_VERSION 2
+#define HISTORY_SCHEMA_VERSION 3
 /* How long a write waits for another process's lock before it gives up (-EBUSY). */
 #define HISTORY_BUSY_TIMEOUT_MS 200
 
@@ -35,9 +35,13 @@ struct history_entry {
         unsigned best_cores;    /* the best configuration measured; 0: none */
         unsigned best_freq_khz; /* 0 without DVFS */
         double best_score;      /* its objective's measured rate (lower is better) */
-        char *stack_json;       /* the last speedup stack as JSON; NULL when none (owned) */
-        unsigned runs;          /* runs recorded */
-        int64_t updated_s;      /* when last recorded (Unix time) */
+        /* How many apps pctl managed (this one included) when best_* was measured (schema 3):
+         * a start point and its score hold for the machine shared that way. 0: not known (an
+         * entry recorded before schema 3). */
+        unsigned shared_apps;
+        char *stack_json;  /* the last speedup stack as JSON; NULL when none (owned) */
+        unsigned runs;     /* runs recorded */
+        int64_t updated_s; /* when last recorded (Unix time) */
 };
 
 /* Opens (creating when missing, unless read_only) and migrates the file. A file that can be

@@ -81,6 +81,7 @@ static void store_then_lookup_round_trips(void **state)
         assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
         e.stack_json = NULL; /* a later run without a stack keeps the last one */
         e.best_cores = 2;
+        e.shared_apps = 3;
         assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
         history_close(h);
 
@@ -93,6 +94,7 @@ static void store_then_lookup_round_trips(void **state)
         assert_true(isnan(got.mem_fraction));
         assert_near(got.best_score, 1.5e-18, 1e-30);
         assert_string_equal(got.stack_json, "{\"sequential\":0.2}");
+        assert_int_equal(got.shared_apps, 3);
         assert_true(got.key.args_hash == e.key.args_hash);
         history_entry_clear(&got);
         /* Another argument hash is another app. */
@@ -423,6 +425,66 @@ static void schema_1_file_gains_runs_and_keeps_its_entries(void **state)
         tmpdb_remove(&t);
 }
 
+/* A file written by pctl with schema 2 (before the sharing was kept): opened, it walks up to
+ * schema 3; its entry reads as shared by an unknown number of apps (0), keeps the rest, and
+ * the next run records the number; a read-only schema-2 file is not used (-EROFS). */
+static void schema_2_file_gains_shared_apps_and_keeps_its_entries(void **state)
+{
+        struct tmpdb t;
+        struct history *h;
+        struct history_entry e = sample_entry("/usr/bin/zstd", 6), got;
+        struct history_run runs[4];
+        unsigned n = 9;
+        char err[640], sql[1024];
+
+        tmpdb_make(&t);
+        /* Schema 2 exactly as pctl wrote it, with one entry and one run. */
+        raw_exec(t.path, "CREATE TABLE apps (exe TEXT NOT NULL, policy TEXT NOT NULL, args_hash "
+                         "TEXT NOT NULL, calibration TEXT NOT NULL, objective TEXT NOT NULL, p "
+                         "REAL, mem_fraction REAL, best_cores INTEGER NOT NULL, best_freq_khz "
+                         "INTEGER NOT NULL, best_score REAL, stack_json TEXT, runs INTEGER NOT "
+                         "NULL, updated_s INTEGER NOT NULL, PRIMARY KEY (exe, policy, args_hash, "
+                         "calibration));"
+                         "CREATE TABLE runs (exe TEXT NOT NULL, policy TEXT NOT NULL, args_hash "
+                         "TEXT NOT NULL, calibration TEXT NOT NULL, instructions REAL NOT NULL, "
+                         "instructions_err REAL NOT NULL, cores REAL NOT NULL, bins TEXT, "
+                         "updated_s INTEGER NOT NULL);"
+                         "CREATE INDEX runs_key ON runs (exe, policy, args_hash, calibration);"
+                         "PRAGMA user_version = 2;");
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO apps VALUES ('/usr/bin/zstd', 'edp', '%016llx', '%s', 'edp', 0.93, "
+                 "NULL, 6, 2700000, 1.5e-18, NULL, 3, 1000);"
+                 "INSERT INTO runs VALUES ('/usr/bin/zstd', 'edp', '%016llx', '%s', 1e11, 1e8, "
+                 "5.5, '6:1e11', 1000)",
+                 (unsigned long long)e.key.args_hash, e.key.calibration,
+                 (unsigned long long)e.key.args_hash, e.key.calibration);
+        raw_exec(t.path, sql);
+        /* Opened read-only, it is not walked up, so not used. */
+        assert_int_equal(history_open(t.path, true, &h, err, sizeof(err)), -EROFS);
+        assert_non_null(strstr(err, "schema 2, not 3"));
+        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
+        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
+        assert_int_equal(got.best_cores, 6);
+        assert_int_equal(got.runs, 3);
+        assert_near(got.best_score, 1.5e-18, 1e-30);
+        assert_int_equal(got.shared_apps, 0); /* not known */
+        history_entry_clear(&got);
+        assert_int_equal(history_runs(h, &e.key, runs, 4, &n, err, sizeof(err)), 0);
+        assert_int_equal(n, 1);
+        assert_near(runs[0].cores, 5.5, 1e-12);
+        e.shared_apps = 4;
+        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
+        history_close(h);
+        /* Reopened: at this schema, the number is kept. */
+        assert_int_equal(history_open(t.path, true, &h, err, sizeof(err)), 0);
+        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
+        assert_int_equal(got.shared_apps, 4);
+        assert_int_equal(got.runs, 4);
+        history_entry_clear(&got);
+        history_close(h);
+        tmpdb_remove(&t);
+}
+
 /* The newest HISTORY_RUNS_KEEP runs per app, oldest first; other apps' runs apart; a run that
  * is not one refused; forget removes an app's runs with its entry. */
 static void runs_keep_the_newest_and_go_with_forget(void **state)
@@ -499,6 +561,7 @@ static void runs_keep_the_newest_and_go_with_forget(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(schema_1_file_gains_runs_and_keeps_its_entries),
+    cmocka_unit_test(schema_2_file_gains_shared_apps_and_keeps_its_entries),
     cmocka_unit_test(runs_keep_the_newest_and_go_with_forget),
     cmocka_unit_test(store_then_lookup_round_trips),
     cmocka_unit_test(forget_by_name_path_or_all),

@@ -13,6 +13,7 @@
 #include "pctl_test.h"
 #include "pctl_test_scenario.h"
 #include "pctl_test_sim.h"
+#include "pctl/history.h"
 #include "pctl/sim.h"
 #include "pctl/simrun.h"
 
@@ -148,6 +149,48 @@ static void a_verified_start_holds_for_a_while_not_the_run(void **state)
         later_runs_no_worse(SEED_93006);
 }
 
+static int collect_shared_apps(const struct history_entry *e, void *ctx)
+{
+        unsigned *seen = ctx;
+
+        printf("  %s: best %u cores, measured with %u apps managed\n", e->key.exe, e->best_cores,
+               e->shared_apps);
+        seen[seen[0] + 1 < 8 ? ++seen[0] : 0] = e->shared_apps;
+        return 0;
+}
+
+/* What each app's start was measured beside is recorded with it (schema 3): alone, one app;
+ * seed 2721's three apps (two from the start, one arriving at 5.6 s), between one and three,
+ * and not all alone. */
+static void the_sharing_a_start_was_measured_in_is_recorded(void **state)
+{
+        static const struct {
+                const char *text;
+                unsigned n, min_apps, max_apps;
+        } cases[] = {{SEED_93006, 1, 1, 1}, {SEED_2721, 3, 1, 3}};
+
+        for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+                struct runs_dir d;
+                struct history *h;
+                unsigned seen[8] = {0}, most = 0;
+                char err[640];
+
+                runs_dir_make(&d, cases[c].text);
+                (void)run_with_history(&d, 1);
+                assert_int_equal(history_open(d.hist, true, &h, err, sizeof(err)), 0);
+                assert_int_equal(history_foreach(h, collect_shared_apps, seen, err, sizeof(err)),
+                                 0);
+                history_close(h);
+                runs_dir_remove(&d);
+                assert_int_equal(seen[0], cases[c].n);
+                for (unsigned k = 1; k <= seen[0]; k++) {
+                        assert_in_range(seen[k], cases[c].min_apps, cases[c].max_apps);
+                        most = seen[k] > most ? seen[k] : most;
+                }
+                assert_int_equal(most, cases[c].max_apps);
+        }
+}
+
 int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
@@ -155,6 +198,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(no_start_recorded_past_a_phase_change_while_learning),
             cmocka_unit_test(an_app_that_did_not_run_where_it_settled_is_not_explored),
             cmocka_unit_test(a_verified_start_holds_for_a_while_not_the_run),
+            cmocka_unit_test(the_sharing_a_start_was_measured_in_is_recorded),
         };
 
         if (argc > 1)

@@ -452,6 +452,7 @@ static bool probe_measured_first(struct decision *d, const struct measured *m)
                 a->denied_cores = a->cores;
                 a->denied_freq_khz = a->freq_khz;
                 a->denied_decision = ctx->decision;
+                a->denied_by_share = false; /* room does not make it measurable */
                 a->want_cores = m->best_meas->cores;
                 a->want_freq_khz = m->best_meas->freq_khz;
                 a->probe_cores = a->probe_freq_khz = 0;

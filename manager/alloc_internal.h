@@ -169,6 +169,12 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
 
 int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
 
+/* alloc_room.c: room in the partition */
+
+/* Before the apps decide: every denial by sharing (denied_by_share) lapses when some CPUs
+ * are held by no app. */
+void alloc_room_lapse(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
+
 /* allocator.c: the state machine */
 
 bool alloc_phase_settled(const struct allocator_app *a);

@@ -452,6 +452,7 @@ static bool probe_measured_first(struct decision *d, const struct measured *m)
                 a->denied_cores = a->cores;
                 a->denied_freq_khz = a->freq_khz;
                 a->denied_decision = ctx->decision;
+                a->denied_by_share = false; /* room does not make it measurable */
                 a->want_cores = m->best_meas->cores;
                 a->want_freq_khz = m->best_meas->freq_khz;
                 a->probe_cores = a->probe_freq_khz = 0;
@@ -522,6 +523,7 @@ static bool model_jump(struct decision *d, const struct measured *m)
 {
         const struct allocator_ctx *ctx = d->ctx;
         struct allocator_app *a = d->a;
+        unsigned span;
         char ftext[32];
 
         if (isnan(m->best_pred) || a->model_refuted ||
@@ -530,6 +532,15 @@ static bool model_jump(struct decision *d, const struct measured *m)
             alloc_denied(ctx, a, m->best_n, m->best_f) ||
             !(isnan(m->cur_pred) || objective_better(m->cur_pred, m->best_pred, ctx->hysteresis)))
                 return false;
+        /* With nothing measured (it shared the machine without a power of its own, or its
+         * phase changed), the jump's length is all the search knows of the scale: should the
+         * measurement refute it, the optimum lies anywhere along the jump, and steps of a
+         * quarter of it bracket it in two halvings, as the first steps do over the range.
+         * The steps of a search that had settled would walk it back one core at a time. */
+        span = (m->best_n > a->cores ? m->best_n - a->cores : a->cores - m->best_n) /
+               ALLOCATOR_STEP_DIV;
+        if (!m->best_meas && span > a->step_cores)
+                a->step_cores = span;
         a->want_cores = m->best_n;
         a->want_freq_khz = m->best_f;
         a->model_cores = m->best_n;

@@ -427,6 +427,7 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
                         victim->denied_cores = victim->want_cores;
                         victim->denied_freq_khz = victim->want_freq_khz;
                         victim->denied_decision = ctx->decision;
+                        victim->denied_by_share = true;
                         victim->exploring = false;
                 }
                 victim->want_cores = victim->reserve_cores;

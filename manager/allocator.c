@@ -195,9 +195,11 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
 
         if (ctx->n_cpus == 0)
                 return -EINVAL;
-        for (unsigned i = 0; i < n; i++) {
+        for (unsigned i = 0; i < n; i++)
                 if (!apps[i].policy)
                         return -EINVAL;
+        alloc_room_lapse(ctx, apps, n);
+        for (unsigned i = 0; i < n; i++) {
                 apps[i].reserve_cores = 0;
                 apps[i].exploring = false;
                 decide_one(ctx, &apps[i]);

@@ -186,6 +186,9 @@ struct allocator_app {
          * not asked for again until it is stale, or the search would ask every decision. */
         unsigned denied_cores, denied_freq_khz;
         uint64_t denied_decision;
+        /* Denied by the partition (not because it could not be measured): the denial
+         * lapses once CPUs are held by no app (alloc_room_lapse). */
+        bool denied_by_share;
         enum objective_kind effective; /* the objective pursued (see objective_effective) */
         /* Learning with ctx->learners_share: placed on want_cores of the allowed CPUs (all of
          * them at the baseline), time-sharing with the others, outside the partition. */

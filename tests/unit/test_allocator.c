@@ -984,6 +984,72 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
                          apps[0].reason);
 }
 
+/* A denial is about the apps beside it: once CPUs are held by no app (the other app left),
+ * the denied probe is asked for again at once, not a minute later. */
+static void denial_lapses_when_cpus_are_free(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app apps[2] = {
+            {.id = 1,
+             .policy = policy_builtin(OBJECTIVE_EDP),
+             .cores = 4,
+             .phase = ALLOCATOR_PHASE_SEARCH,
+             .step_cores = 1},
+            {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 4},
+        };
+        struct allocator_ctx ctx;
+
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2); /* learning: wants every CPU */
+        feed(f, 1, 0.5, 0, 4, 30);
+        ctx = ctx_for(f, N_CPUS);
+        ctx.pm = NULL;
+        ctx.power_measured = true;
+        ctx.n_apps = 2;
+        add_point(&apps[0], 4, 0, 5, ctx.decision);
+        add_point(&apps[0], 3, 0, 6, ctx.decision);
+        assert_int_equal(allocator_decide(&ctx, apps, 2), 0);
+        assert_int_equal(apps[0].denied_cores, 5);
+        assert_true(apps[0].denied_by_share);
+        /* The other app exits: 4 of the 8 CPUs are free. */
+        ctx.decision++;
+        ctx.n_apps = 1;
+        assert_int_equal(allocator_decide(&ctx, apps, 1), 0);
+        if (apps[0].want_cores != 5)
+                fail_msg("alone with free CPUs, wants %u, not the denied 5 (%s)",
+                         apps[0].want_cores, apps[0].reason);
+}
+
+/* A settled search (steps of one core) that has nothing measured, sent far by the model's
+ * jump: its steps become a quarter of the jump, so that a refuted jump is searched back in
+ * halvings, not one core at a time. */
+static void far_jump_with_nothing_measured_widens_the_steps(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a = {.id = 1,
+                                  .policy = policy_builtin(OBJECTIVE_EDP),
+                                  .cores = 10,
+                                  .phase = ALLOCATOR_PHASE_SETTLED,
+                                  .step_cores = 1,
+                                  .step_freqs = 1,
+                                  .start_decided = true,
+                                  .start_at = 10};
+        struct allocator_ctx ctx;
+
+        synth_sample_free(&f->s);
+        assert_int_equal(synth_sample_alloc(&f->s, 64, 0), 0);
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.99, 0, 10, 30);
+        ctx = ctx_for(f, 64);
+        assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+        if (a.want_cores < 30 || !strstr(a.reason, "model"))
+                fail_msg("no far model jump: wants %u (%s)", a.want_cores, a.reason);
+        if (a.step_cores < (a.want_cores - 10) / 4)
+                fail_msg("jumped %u -> %u with steps of %u core(s)", 10, a.want_cores,
+                         a.step_cores);
+}
+
 /* Cores that do not fit go where the model says they gain most: of two settled apps wanting
  * more than the machine, the scalable one keeps more (by cores per weight they would be
  * halved). */
@@ -1436,6 +1502,8 @@ static const struct CMUnitTest tests[] = {
     fixture_case(revisit_that_measures_differently_restarts_the_search),
     fixture_case(shared_domain_app_searches_cores_only),
     fixture_case(probe_denied_by_sharing_is_not_asked_again),
+    fixture_case(denial_lapses_when_cpus_are_free),
+    fixture_case(far_jump_with_nothing_measured_widens_the_steps),
     fixture_case(learners_share_when_counted_apart),
     fixture_case(learned_app_is_partitioned_learner_shares),
     fixture_case(shared_cores_go_where_the_model_gains_most),

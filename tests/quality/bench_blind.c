@@ -45,6 +45,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fanout.h"
 #include "pctl/sim.h"
 #include "pctl/sim_random.h"
 #include "pctl/simrun.h"
@@ -528,6 +529,11 @@ static void print_config(const struct choice *c)
         printf(" %8s", s);
 }
 
+static void run_row(void *row, const char *dir)
+{
+        run_one(row, dir);
+}
+
 int main(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -542,7 +548,7 @@ int main(int argc, char **argv)
         char tmpdir[] = "/tmp/bench_blind.XXXXXX";
         struct row *rows = NULL;
         bool *received;
-        int c, fds[2];
+        int c;
 
         memcpy(bases, set_bases, sizeof(bases));
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -602,42 +608,12 @@ int main(int argc, char **argv)
                 return 1;
         }
         received = calloc(n, sizeof(*received));
-        if (!received || !mkdtemp(tmpdir) || pipe(fds) < 0) {
+        if (!received || !mkdtemp(tmpdir)) {
                 perror("bench_blind");
                 return 1;
         }
-        /* Each worker runs every jobs-th case and sends its row back through the pipe (a row is
-         * shorter than PIPE_BUF, so writes do not interleave). */
-        for (unsigned wk = 0; wk < jobs; wk++) {
-                pid_t pid = fork();
-
-                if (pid < 0) {
-                        perror("bench_blind: fork");
-                        return 1;
-                }
-                if (pid == 0) {
-                        close(fds[0]);
-                        for (unsigned i = wk; i < n; i += jobs) {
-                                run_one(&rows[i], tmpdir);
-                                if (write(fds[1], &rows[i], sizeof(rows[i])) != sizeof(rows[i]))
-                                        _exit(1);
-                        }
-                        _exit(0);
-                }
-        }
-        close(fds[1]);
-        for (unsigned got = 0; got < n;) {
-                struct row r;
-
-                if (read(fds[0], &r, sizeof(r)) != sizeof(r) || r.idx >= n || received[r.idx])
-                        break;
-                rows[r.idx] = r;
-                received[r.idx] = true;
-                got++;
-        }
-        close(fds[0]);
-        while (wait(NULL) > 0)
-                ;
+        if (fanout_rows("bench_blind", rows, sizeof(*rows), n, jobs, run_row, tmpdir, received) < 0)
+                return 1;
         (void)rmdir(tmpdir);
 
         printf("bench: blind: %u apps with extra work and no markers; EDP over the best static "

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "pctl/calibrate.h"
+#include "fanout.h"
 #include "pctl/sim.h"
 #include "pctl/sim_random.h"
 #include "pctl/simrun.h"
@@ -249,6 +250,11 @@ static void usage(void)
                         "[--preset NAME] [--keep DIR] [--calibrated] [--history-runs N]\n");
 }
 
+static void run_row(void *row, const char *dir)
+{
+        run_one(row, dir);
+}
+
 int main(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -271,7 +277,7 @@ int main(int argc, char **argv)
         double *ratios, *base_ratios, base_sum = 0, best_gain = 1, worst_loss = 1;
         unsigned base_over_default = 0, search_wins = 0, base_wins = 0;
         double sum = 0, mean, p90, worst, w0 = wall_s(), cpu_total = 0;
-        int c, fds[2];
+        int c;
         bool met;
 
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -354,45 +360,8 @@ int main(int argc, char **argv)
                 perror("bench_random: mkdtemp");
                 return 1;
         }
-        /* Each worker runs every jobs-th scenario and sends its rows back through the pipe (a
-         * row is shorter than PIPE_BUF, so writes do not interleave). */
-        if (pipe(fds) < 0) {
-                perror("bench_random: pipe");
+        if (fanout_rows("bench_random", rows, sizeof(*rows), n, jobs, run_row, dir, received) < 0)
                 return 1;
-        }
-        for (unsigned wk = 0; wk < jobs; wk++) {
-                pid_t pid = fork();
-
-                if (pid < 0) {
-                        perror("bench_random: fork");
-                        return 1;
-                }
-                if (pid == 0) {
-                        close(fds[0]);
-                        for (unsigned i = wk; i < n; i += jobs) {
-                                run_one(&rows[i], dir);
-                                if (write(fds[1], &rows[i], sizeof(rows[i])) != sizeof(rows[i]))
-                                        _exit(1);
-                        }
-                        _exit(0);
-                }
-        }
-        close(fds[1]);
-        for (unsigned got = 0; got < n;) {
-                struct row r;
-                ssize_t k = read(fds[0], &r, sizeof(r));
-
-                if (k != sizeof(r))
-                        break;
-                if (r.idx >= n || received[r.idx])
-                        break;
-                rows[r.idx] = r;
-                received[r.idx] = true;
-                got++;
-        }
-        close(fds[0]);
-        while (wait(NULL) > 0)
-                ;
         if (!keep) {
                 for (unsigned i = 0; i < n; i++) {
                         char path[600];

@@ -654,6 +654,17 @@ static double cost_for(const struct dp_ctx *x, unsigned i, const unsigned *cores
         return cand_score(x, &k, rate_w * k.time_s);
 }
 
+/* The DP's best final state of S: its index, or -ENOENT when no partition reached one. */
+static int dp_best_state(const double *cur, unsigned S)
+{
+        unsigned best = 0;
+
+        for (unsigned s = 1; s < S; s++)
+                if (cur[s] < cur[best])
+                        best = s;
+        return isfinite(cur[best]) ? (int)best : -ENOENT;
+}
+
 /* Every partition: a P-state per package (fv, indices) and any count of CPUs per package for
  * each app. The state is the CPUs used in each package, in mixed radix (cpp + 1); an app's
  * choice is a vector of counts in the same radix, added digit by digit. Minimises the sum of
@@ -709,14 +720,11 @@ static int dp_full(struct dp_ctx *x, const unsigned *fv, const double *rate_w,
                 cur = nxt;
                 nxt = tmp;
         }
-        unsigned best = 0;
-        for (unsigned s = 1; s < S; s++)
-                if (cur[s] < cur[best])
-                        best = s;
-        if (!isfinite(cur[best])) {
-                r = -ENOENT;
+        r = dp_best_state(cur, S);
+        if (r < 0)
                 goto out;
-        }
+        unsigned best = (unsigned)r;
+        r = 0;
         for (unsigned i = n; i-- > 0;) {
                 unsigned v = choice[(size_t)i * S + best];
 
@@ -780,14 +788,11 @@ static int dp_shared(struct dp_ctx *x, unsigned fi, const double *rate_w, struct
                 cur = nxt;
                 nxt = tmp;
         }
-        unsigned best = 0;
-        for (unsigned u = 1; u < S; u++)
-                if (cur[u] < cur[best])
-                        best = u;
-        if (!isfinite(cur[best])) {
-                r = -ENOENT;
+        r = dp_best_state(cur, S);
+        if (r < 0)
                 goto out;
-        }
+        unsigned best = (unsigned)r;
+        r = 0;
         /* Back from the last app; then fill the packages in order with the counts. */
         unsigned *cores = malloc(n * sizeof(unsigned));
         if (!cores) {
@@ -872,14 +877,11 @@ static int dp_packages(struct dp_ctx *x, const unsigned *fvec, const double *rat
                 cur = nxt;
                 nxt = tmp;
         }
-        unsigned best = 0;
-        for (unsigned s = 1; s < S; s++)
-                if (cur[s] < cur[best])
-                        best = s;
-        if (!isfinite(cur[best])) {
-                r = -ENOENT;
+        r = dp_best_state(cur, S);
+        if (r < 0)
                 goto out;
-        }
+        unsigned best = (unsigned)r;
+        r = 0;
         memset(out->cores, 0, (size_t)n * P * sizeof(unsigned));
         for (unsigned i = n; i-- > 0;) {
                 unsigned ch = choice[(size_t)i * S + best], q = ch / R, c = ch % R, radix = 1;

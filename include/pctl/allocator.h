@@ -189,12 +189,21 @@ struct allocator_app {
         /* Placed alone on a package (frequency domain), the others on the rest, so its own
          * frequency can be searched: it wants a lower clock than its neighbours. */
         bool own_domain;
-        /* Placed over every package, evenly: it is the only app in the partition and its
-         * cores stall on memory, which each package serves with memory controllers of its
-         * own (docs/allocator.md, "Spreading over packages"). Kept while it is alone. */
+        /* Placed over every package, evenly: its cores stall on memory, which each package
+         * serves with memory controllers of its own (docs/allocator.md, "Spreading over
+         * packages"). Beside other apps a trial: kept where its stalled share fell once
+         * spread (it was short of a package's bandwidth). */
         bool spread;
-        uint64_t clock_probed;    /* the decision it was sent to the lowest clock there; 0: not */
-        uint64_t domain_returned; /* the decision it gave its domain back; 0: never */
+        /* Spreading did not relieve its stalls (they are latency, not a package's bandwidth):
+         * it is not spread again. */
+        bool spread_refuted;
+        uint64_t spread_since;      /* the decision its trial of spreading began; 0: none open */
+        double spread_stall_at;     /* its stalled share when the trial began */
+        unsigned spread_cores;      /* and its core count then: judged only at that count */
+        unsigned spread_prev_cores; /* its count as last seen, */
+        uint64_t spread_prev_since; /* since this decision */
+        uint64_t clock_probed;      /* the decision it was sent to the lowest clock there; 0: not */
+        uint64_t domain_returned;   /* the decision it gave its domain back; 0: never */
         /* The extrapolation's best core count for its objective within its policy's bounds,
          * and the largest speedup over one core there (0 and NaN: unknown). */
         unsigned predicted_best_cores;

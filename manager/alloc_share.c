@@ -309,6 +309,30 @@ static void clock_choose(const struct allocator_ctx *ctx, struct allocator_app *
  * says nothing (more cores stall more on a package's bandwidth): the trial ends untried.
  * While an app holds a frequency domain of its own, none is spread: the packages are kept
  * whole for the clocks. */
+/* Whether spreading `a` relieved the stalls: its own fell, and not onto the others. The
+ * bandwidth it finds on another package is that package's apps' too, so what counts is the
+ * stalled cores of every app (its stalled share times its cores) at the count it had when the
+ * trial began: summed, they must fall by ALLOCATOR_SPREAD_STALL of the spread app's cores. An
+ * app whose count moved, or whose stalls are not known at both ends, is left out. */
+static bool spread_relieves(const struct allocator_ctx *ctx, const struct allocator_app *apps,
+                            unsigned n, const struct allocator_app *a)
+{
+        double change = 0;
+
+        for (unsigned i = 0; i < n; i++) {
+                const struct allocator_app *o = &apps[i];
+                double now;
+
+                if (o->effective == OBJECTIVE_MONITOR || o->shares_cpus ||
+                    o->cores != o->spread_cores || !isfinite(o->spread_stall_at))
+                        continue;
+                now = counted_stall_share(ctx, o);
+                if (isfinite(now))
+                        change += (now - o->spread_stall_at) * o->cores;
+        }
+        return change <= -ALLOCATOR_SPREAD_STALL * a->cores;
+}
+
 static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
 {
         struct allocator_app *next = NULL;
@@ -367,7 +391,7 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                         a->spread = false;
                         continue;
                 }
-                if (stall > a->spread_stall_at - ALLOCATOR_SPREAD_STALL) {
+                if (!spread_relieves(ctx, apps, n, a)) {
                         a->spread = false;
                         a->spread_refuted = true;
                 }
@@ -376,8 +400,10 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
         if (next && !open) {
                 next->spread = true;
                 next->spread_since = ctx->decision;
-                next->spread_stall_at = next_stall;
-                next->spread_cores = next->cores;
+                for (unsigned i = 0; i < n; i++) {
+                        apps[i].spread_stall_at = counted_stall_share(ctx, &apps[i]);
+                        apps[i].spread_cores = apps[i].cores;
+                }
         }
 }
 

@@ -129,13 +129,20 @@ static void only_a_stalled_app_alone_is_spread(void **state)
 }
 
 /* Beside another app, spreading is a trial: the stalled app (held at its count for a
- * decision) is spread, the one without stalls is not; at the next decision, stalls fallen by
- * 5 points or more keep it spread (a package's bandwidth), stalls as before (memory latency)
- * pack it and it is not tried again. Of two stalled apps, only the more stalled one is tried
- * at a time. */
+ * decision) is spread, the one without stalls is not; at the next decision, stalled cores
+ * fallen by 5 % of its cores or more keep it spread (a package's bandwidth), stalls as before
+ * (memory latency) pack it and it is not tried again, and so do its stalls fallen onto the
+ * other app (the bandwidth it found was that app's). Of two stalled apps, only the more
+ * stalled one is tried at a time. */
 static void a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls(void **state)
 {
-        for (int relieved = 0; relieved < 2; relieved++) {
+        /* Its stalled share after the trial, and the other app's. */
+        static const struct {
+                double own, other;
+                bool stays;
+        } cases[] = {{0.3, 0, true}, {0.49, 0, false}, {0.3, 0.25, false}};
+
+        for (unsigned k = 0; k < ARRAY_SIZE(cases); k++) {
                 struct fixture *f = *state;
                 struct allocator_app a[2] = {searching(1), searching(2)};
                 struct allocator_ctx ctx;
@@ -156,16 +163,17 @@ static void a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls(v
                 if (!a[0].spread || a[1].spread)
                         fail_msg("trial: spread %d and %d (%s)", a[0].spread, a[1].spread,
                                  a[0].reason);
-                feed_stalled(f, 1, 0, relieved ? 0.3 : 0.49, 30);
+                feed_stalled(f, 1, 0, cases[k].own, 30);
+                feed_stalled(f, 2, 4, cases[k].other, 30);
                 assert_int_equal(allocator_decide(&ctx, a, 2), 0);
-                if (a[0].spread != (bool)relieved)
-                        fail_msg("stalls %s: spread %d", relieved ? "relieved" : "as before",
+                if (a[0].spread != cases[k].stays)
+                        fail_msg("stalls %.2f and %.2f: spread %d", cases[k].own, cases[k].other,
                                  a[0].spread);
                 feed_stalled(f, 1, 0, 0.5, 30);
                 for (unsigned d = 0; d < 3; d++) {
                         ctx.decision++;
                         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
-                        assert_true(a[0].spread == (bool)relieved);
+                        assert_true(a[0].spread == cases[k].stays);
                 }
         }
         /* Both stalled: the more stalled one first, the other not while it is open. */

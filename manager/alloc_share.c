@@ -295,20 +295,6 @@ static void clock_choose(const struct allocator_ctx *ctx, struct allocator_app *
         a->want_freq_khz = best_khz;
 }
 
-/* Spreading over packages (docs/allocator.md): an app whose cores stall on memory is placed
- * evenly over the packages (allocator_place). Each package has memory controllers of its
- * own, so packed on one an app is held to that package's bandwidth, which the apps there
- * share, while the others' may idle. Alone, it moves no other app and shares no package's
- * clock: it is spread as soon as it stalls, and stays so. Beside others, stalls do not say
- * whether they are a package's bandwidth (which spreading relieves) or memory latency (which
- * it does not), and spreading moves the others' CPUs, so it is a trial: one app at a time,
- * the most stalled first, at a count it has held since the last decision, judged at the next
- * decision at the same count. Stalls fallen by ALLOCATOR_SPREAD_STALL or more keep it spread
- * (packing it again would move it back into them); otherwise it is no longer placed spread
- * (it keeps its CPUs as any app does) and is not tried again. A count that moved in between
- * says nothing (more cores stall more on a package's bandwidth): the trial ends untried.
- * While an app holds a frequency domain of its own, none is spread: the packages are kept
- * whole for the clocks. */
 /* Whether spreading `a` relieved the stalls: its own fell, and not onto the others. The
  * bandwidth it finds on another package is that package's apps' too, so what counts is the
  * stalled cores of every app (its stalled share times its cores) at the count it had when the
@@ -333,6 +319,20 @@ static bool spread_relieves(const struct allocator_ctx *ctx, const struct alloca
         return change <= -ALLOCATOR_SPREAD_STALL * a->cores;
 }
 
+/* Spreading over packages (docs/allocator.md): an app whose cores stall on memory is placed
+ * evenly over the packages (allocator_place). Each package has memory controllers of its
+ * own, so packed on one an app is held to that package's bandwidth, which the apps there
+ * share, while the others' may idle. Alone, it moves no other app and shares no package's
+ * clock: it is spread as soon as it stalls, and stays so. Beside others, stalls do not say
+ * whether they are a package's bandwidth (which spreading relieves) or memory latency (which
+ * it does not), and spreading moves the others' CPUs, so it is a trial: one app at a time,
+ * the most stalled first, at a count it has held since the last decision, judged at the next
+ * decision at the same count. Stalls relieved (spread_relieves) keep it spread (packing it
+ * again would move it back into them); otherwise it is no longer placed spread (it keeps its
+ * CPUs as any app does) and is not tried again. A count that moved in between says nothing
+ * (more cores stall more on a package's bandwidth): the trial ends untried. While an app
+ * holds a frequency domain of its own, none is spread: the packages are kept whole for the
+ * clocks. */
 static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
 {
         struct allocator_app *next = NULL;

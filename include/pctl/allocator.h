@@ -191,8 +191,8 @@ struct allocator_app {
         bool own_domain;
         /* Placed over every package, evenly: its cores stall on memory, which each package
          * serves with memory controllers of its own (docs/allocator.md, "Spreading over
-         * packages"). Beside other apps a trial: kept where its stalled share fell once
-         * spread (it was short of a package's bandwidth). */
+         * packages"). Beside other apps a trial: kept where the stalled cores of every app
+         * fell once it was spread (it was short of a package's bandwidth). */
         bool spread;
         /* Spreading did not relieve its stalls (they are latency, not a package's bandwidth):
          * it is not spread again. */
@@ -271,7 +271,8 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
 
 /* Picks CPUs: each app keeps as many of its current CPUs as it still may, then takes free
  * ones from the package it already uses most, so apps stay on whole packages where they can;
- * an app with spread gets its count evenly over the packages instead.
+ * an app with spread gets its count evenly over the packages instead, placed before the others
+ * keep theirs (its own CPUs first, then free ones, then another app's).
  * An app with shares_cpus is outside the partition: it gets want_cores of `allowed` (its
  * current ones first), whoever else runs there. cur[i] is app i's current mask, out[i]
  * receives the new one. -ENOSPC if the partitioned wants do not fit in `allowed`. */

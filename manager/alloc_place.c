@@ -61,7 +61,7 @@ static void place_shared(const struct cpumask *allowed, const struct allocator_a
  * first, so a change of count moves as few as it can. */
 static int place_spread(const struct topology *t, struct cpumask *free_cpus,
                         const struct allocator_app *a, const struct cpumask *cur,
-                        struct cpumask *out)
+                        const struct cpumask *others, struct cpumask *out)
 {
         unsigned avail[64] = {0}, held[64] = {0}, quota[64] = {0};
 
@@ -89,12 +89,14 @@ static int place_spread(const struct topology *t, struct cpumask *free_cpus,
                 quota[best]++;
         }
         cpumask_zero(out);
-        for (int pass = 0; pass < 2; pass++)
+        /* Its own CPUs, then those no app holds, then another app's (it moves elsewhere). */
+        for (int pass = 0; pass < 3; pass++)
                 cpumask_foreach (c, free_cpus) {
                         int pkg = (unsigned)c < t->n_cpus ? t->cpu[c].package : 0;
 
                         if (pkg < 0 || pkg >= 64 || !quota[pkg] ||
-                            (pass == 0 && !cpumask_test(cur, (unsigned)c)))
+                            (pass == 0 && !cpumask_test(cur, (unsigned)c)) ||
+                            (pass == 1 && cpumask_test(others, (unsigned)c)))
                                 continue;
                         if (cpumask_test(out, (unsigned)c))
                                 continue;
@@ -160,6 +162,23 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
                 cpumask_foreach (c, &free_home)
                         cpumask_clear(&free_cpus, (unsigned)c);
         }
+        /* An app spread over the packages takes its share of each, before the others keep
+         * theirs: packed on one package it would stay there wherever the others sit. Its own
+         * CPUs first, then free ones, so that it moves as few of the others as it can. */
+        for (unsigned i = 0; i < n; i++) {
+                struct cpumask others;
+                int r;
+
+                if (!apps[i].spread || apps[i].shares_cpus || !cpumask_empty(&out[i]))
+                        continue;
+                cpumask_zero(&others);
+                for (unsigned j = 0; j < n; j++)
+                        if (j != i)
+                                cpumask_or(&others, &others, &cur[j]);
+                r = place_spread(t, &free_cpus, &apps[i], &cur[i], &others, &out[i]);
+                if (r < 0)
+                        return r;
+        }
         /* Keep what each app already has and may still have. */
         for (unsigned i = 0; i < n; i++) {
                 unsigned kept = 0;
@@ -182,17 +201,6 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
                                 kept++;
                         }
                 }
-        }
-        /* An app spread over the packages takes its share of each that the others left,
-         * its own CPUs first. */
-        for (unsigned i = 0; i < n; i++) {
-                int r;
-
-                if (!apps[i].spread || apps[i].shares_cpus || !cpumask_empty(&out[i]))
-                        continue;
-                r = place_spread(t, &free_cpus, &apps[i], &cur[i], &out[i]);
-                if (r < 0)
-                        return r;
         }
         /* Then fill from the package each app uses most, else the roomiest one. */
         for (unsigned i = 0; i < n; i++) {

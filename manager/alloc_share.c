@@ -20,11 +20,13 @@
  * taking a settled app's cores for the learning. */
 #define ALLOCATOR_LEARNER_CORES 8.0
 
-/* Spreading an app alone over the packages: the share of its cycles its counters count
- * stalled from which it is spread. Above the counters' noise (0.5-3 % per sample), so only an
- * app that waits on memory is spread: for it, each package adds the bandwidth of its own
- * memory controllers. Not the estimator's memory fraction: fitted from the IPC at two clocks,
- * it read 6 % for a compute-bound app under 3 % noise on the model machine. */
+/* Spreading an app over the packages: the share of its cycles its counters count stalled
+ * from which it is spread, and by which that share must fall for a trial of spreading beside
+ * other apps to stand. Above the counters' noise (0.5-3 % per sample), so only an app that
+ * waits on memory is spread, and only a fall the spreading caused keeps it so: for it, each
+ * package adds the bandwidth of its own memory controllers. Not the estimator's memory
+ * fraction: fitted from the IPC at two clocks, it read 6 % for a compute-bound app under 3 %
+ * noise on the model machine. */
 #define ALLOCATOR_SPREAD_STALL 0.05
 
 /* What one core less than its reserve costs the app, by the model: the relative rise of its
@@ -293,29 +295,116 @@ static void clock_choose(const struct allocator_ctx *ctx, struct allocator_app *
         a->want_freq_khz = best_khz;
 }
 
-/* Spreading over packages (docs/allocator.md): the only app in the partition whose cores
- * stall on memory is placed evenly over the packages (allocator_place). Each package has
- * memory controllers of its own, so packed on one it is held to that package's bandwidth
- * while the others' idle; alone, it shares no package's clock with another app. Once spread
- * it stays so while it is alone: spreading relieves the stalls that showed the need, and
- * packing it again would move it back into them. */
-static void spread_alone(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
+/* Whether spreading `a` relieved the stalls: its own fell, and not onto the others. The
+ * bandwidth it finds on another package is that package's apps' too, so what counts is the
+ * stalled cores of every app (its stalled share times its cores) at the count it had when the
+ * trial began: summed, they must fall by ALLOCATOR_SPREAD_STALL of the spread app's cores. An
+ * app whose count moved, or whose stalls are not known at both ends, is left out. */
+static bool spread_relieves(const struct allocator_ctx *ctx, const struct allocator_app *apps,
+                            unsigned n, const struct allocator_app *a)
 {
-        struct allocator_app *alone = NULL;
-        unsigned partitioned = 0;
+        double change = 0;
 
         for (unsigned i = 0; i < n; i++) {
-                if (apps[i].effective == OBJECTIVE_MONITOR || apps[i].shares_cpus)
+                const struct allocator_app *o = &apps[i];
+                double now;
+
+                if (o->effective == OBJECTIVE_MONITOR || o->shares_cpus ||
+                    o->cores != o->spread_cores || !isfinite(o->spread_stall_at))
                         continue;
-                partitioned++;
-                alone = &apps[i];
+                now = counted_stall_share(ctx, o);
+                if (isfinite(now))
+                        change += (now - o->spread_stall_at) * o->cores;
         }
-        for (unsigned i = 0; i < n; i++)
-                if (partitioned != 1 || &apps[i] != alone || apps[i].own_domain)
-                        apps[i].spread = false;
-        if (partitioned != 1 || alone->own_domain || alone->spread)
-                return;
-        alone->spread = counted_stall_share(ctx, alone) >= ALLOCATOR_SPREAD_STALL;
+        return change <= -ALLOCATOR_SPREAD_STALL * a->cores;
+}
+
+/* Spreading over packages (docs/allocator.md): an app whose cores stall on memory is placed
+ * evenly over the packages (allocator_place). Each package has memory controllers of its
+ * own, so packed on one an app is held to that package's bandwidth, which the apps there
+ * share, while the others' may idle. Alone, it moves no other app and shares no package's
+ * clock: it is spread as soon as it stalls, and stays so. Beside others, stalls do not say
+ * whether they are a package's bandwidth (which spreading relieves) or memory latency (which
+ * it does not), and spreading moves the others' CPUs, so it is a trial: one app at a time,
+ * the most stalled first, at a count it has held since the last decision, judged at the next
+ * decision at the same count. Stalls relieved (spread_relieves) keep it spread (packing it
+ * again would move it back into them); otherwise it is no longer placed spread (it keeps its
+ * CPUs as any app does) and is not tried again. A count that moved in between says nothing
+ * (more cores stall more on a package's bandwidth): the trial ends untried. While an app
+ * holds a frequency domain of its own, none is spread: the packages are kept whole for the
+ * clocks. */
+static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
+{
+        struct allocator_app *next = NULL;
+        double next_stall = 0;
+        bool open = false, domains = false;
+        unsigned managed = 0;
+
+        for (unsigned i = 0; i < n; i++) {
+                domains |= apps[i].own_domain;
+                managed += apps[i].effective != OBJECTIVE_MONITOR;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                struct allocator_app *a = &apps[i];
+                double stall;
+                bool held;
+
+                if (a->effective == OBJECTIVE_MONITOR || a->shares_cpus || domains ||
+                    a->spread_refuted) {
+                        a->spread = false;
+                        a->spread_since = 0;
+                        continue;
+                }
+                stall = counted_stall_share(ctx, a);
+                if (a->spread_prev_cores != a->cores) {
+                        a->spread_prev_cores = a->cores;
+                        a->spread_prev_since = ctx->decision;
+                }
+                held = ctx->decision > a->spread_prev_since;
+                if (managed == 1) {
+                        /* Alone it moves no other app's CPUs and shares no package: spread
+                         * while it stalls, and kept so, without a trial. */
+                        a->spread_since = 0;
+                        a->spread = a->spread || stall >= ALLOCATOR_SPREAD_STALL;
+                        continue;
+                }
+                if (!a->spread) {
+                        /* One core cannot be spread; a count just set (or about to
+                         * change) would not be the one the trial is judged at. */
+                        if (a->cores >= 2 && a->want_cores == a->cores && held &&
+                            stall >= ALLOCATOR_SPREAD_STALL && stall > next_stall) {
+                                next = a;
+                                next_stall = stall;
+                        }
+                        continue;
+                }
+                if (!a->spread_since)
+                        continue; /* judged */
+                if (ctx->decision <= a->spread_since || !isfinite(stall)) {
+                        open = true; /* not measured spread yet */
+                        continue;
+                }
+                a->spread_since = 0;
+                if (a->cores != a->spread_cores) {
+                        /* Its count moved: more or fewer cores move its stalls too, so the
+                         * trial says nothing; it may be tried again. */
+                        a->spread = false;
+                        continue;
+                }
+                if (!spread_relieves(ctx, apps, n, a)) {
+                        a->spread = false;
+                        a->spread_refuted = true;
+                }
+        }
+        /* One trial at a time, the most stalled app first: each moves the others' CPUs. */
+        if (next && !open) {
+                next->spread = true;
+                next->spread_since = ctx->decision;
+                for (unsigned i = 0; i < n; i++) {
+                        apps[i].spread_stall_at = counted_stall_share(ctx, &apps[i]);
+                        apps[i].spread_cores = apps[i].cores;
+                }
+        }
 }
 
 /* An app alone in its domain: once the estimator has learned its frequency sensitivity there
@@ -436,6 +525,6 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
                 alloc_idle_run_note(ctx, victim);
                 alloc_wait_note(ctx, victim);
         }
-        spread_alone(ctx, apps, n);
+        spread_stalled(ctx, apps, n);
         return 0;
 }

@@ -196,12 +196,21 @@ struct allocator_app {
         /* Placed alone on a package (frequency domain), the others on the rest, so its own
          * frequency can be searched: it wants a lower clock than its neighbours. */
         bool own_domain;
-        /* Placed over every package, evenly: it is the only app in the partition and its
-         * cores stall on memory, which each package serves with memory controllers of its
-         * own (docs/allocator.md, "Spreading over packages"). Kept while it is alone. */
+        /* Placed over every package, evenly: its cores stall on memory, which each package
+         * serves with memory controllers of its own (docs/allocator.md, "Spreading over
+         * packages"). Beside other apps a trial: kept where the stalled cores of every app
+         * fell once it was spread (it was short of a package's bandwidth). */
         bool spread;
-        uint64_t clock_probed;    /* the decision it was sent to the lowest clock there; 0: not */
-        uint64_t domain_returned; /* the decision it gave its domain back; 0: never */
+        /* Spreading did not relieve its stalls (they are latency, not a package's bandwidth):
+         * it is not spread again. */
+        bool spread_refuted;
+        uint64_t spread_since;      /* the decision its trial of spreading began; 0: none open */
+        double spread_stall_at;     /* its stalled share when the trial began */
+        unsigned spread_cores;      /* and its core count then: judged only at that count */
+        unsigned spread_prev_cores; /* its count as last seen, */
+        uint64_t spread_prev_since; /* since this decision */
+        uint64_t clock_probed;      /* the decision it was sent to the lowest clock there; 0: not */
+        uint64_t domain_returned;   /* the decision it gave its domain back; 0: never */
         /* The extrapolation's best core count for its objective within its policy's bounds,
          * and the largest speedup over one core there (0 and NaN: unknown). */
         unsigned predicted_best_cores;
@@ -269,7 +278,8 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
 
 /* Picks CPUs: each app keeps as many of its current CPUs as it still may, then takes free
  * ones from the package it already uses most, so apps stay on whole packages where they can;
- * an app with spread gets its count evenly over the packages instead.
+ * an app with spread gets its count evenly over the packages instead, placed before the others
+ * keep theirs (its own CPUs first, then free ones, then another app's).
  * An app with shares_cpus is outside the partition: it gets want_cores of `allowed` (its
  * current ones first), whoever else runs there. cur[i] is app i's current mask, out[i]
  * receives the new one. -ENOSPC if the partitioned wants do not fit in `allowed`. */

@@ -114,7 +114,7 @@ void alloc_wait_note(const struct allocator_ctx *ctx, struct allocator_app *a);
 
 /* alloc_points.c: measured points and bounds */
 
-void alloc_app_bounds(const struct allocator_ctx *ctx, const struct policy *pol,
+void alloc_app_bounds(const struct allocator_ctx *ctx, const struct allocator_app *a,
                       struct allocator_bounds *b);
 
 const struct allocator_point *alloc_best_fresh(const struct allocator_ctx *ctx,

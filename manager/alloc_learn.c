@@ -457,6 +457,8 @@ bool alloc_hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
                 return false;
         }
         a->from_history = true;
+        if (a->hint_explore_from)
+                a->explore_cap = a->hint_cores;
         a->step_cores = a->step_freqs = 1;
         a->halving = false;
         a->want_cores = a->hint_cores;

@@ -79,11 +79,15 @@ void alloc_phase_reset(const struct allocator_ctx *ctx, struct allocator_app *ap
         alloc_search_reset(app);
 }
 
-void alloc_app_bounds(const struct allocator_ctx *ctx, const struct policy *pol,
+void alloc_app_bounds(const struct allocator_ctx *ctx, const struct allocator_app *a,
                       struct allocator_bounds *b)
 {
+        const struct policy *pol = a->policy;
+
         b->max_cores =
             pol->max_cores && pol->max_cores < ctx->n_cpus ? pol->max_cores : ctx->n_cpus;
+        if (a->explore_cap && !a->progress_known && a->explore_cap < b->max_cores)
+                b->max_cores = a->explore_cap;
         b->min_cores = pol->min_cores ? pol->min_cores : 1;
         if (b->min_cores > b->max_cores)
                 b->min_cores = b->max_cores;
@@ -169,7 +173,7 @@ const struct allocator_point *alloc_best_fresh(const struct allocator_ctx *ctx,
 
         if (!app->policy)
                 return NULL;
-        alloc_app_bounds(ctx, app->policy, &b);
+        alloc_app_bounds(ctx, app, &b);
         for (unsigned i = 0; i < app->n_hist; i++) {
                 const struct allocator_point *p = &app->hist[i];
 

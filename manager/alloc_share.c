@@ -124,7 +124,7 @@ static bool wants_lower_clock(const struct allocator_ctx *ctx, const struct allo
 
         if (!e || (!own && isnan(m)) || isfinite(a->policy->max_slowdown))
                 return false; /* a slowdown bound is checked by measuring, not here */
-        alloc_app_bounds(ctx, a->policy, &b);
+        alloc_app_bounds(ctx, a, &b);
         /* Without a sensitivity of its own the estimator scales all its time with the clock
          * from the one it ran at: the stalled share does not scale. */
         ref = e->freq_khz ? e->freq_khz : theirs_khz;
@@ -267,7 +267,7 @@ static void clock_choose(const struct allocator_ctx *ctx, struct allocator_app *
         double at, best;
         unsigned best_n = a->want_cores, best_khz = a->want_freq_khz, top;
 
-        alloc_app_bounds(ctx, a->policy, &b);
+        alloc_app_bounds(ctx, a, &b);
         top = b.max_cores < ctx->domain_cpus ? b.max_cores : ctx->domain_cpus;
         at = score_clock_scaled(ctx, a, a->want_cores, a->want_freq_khz, 1.0);
         best = at;

@@ -120,7 +120,7 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
 
         a->changed = false;
         a->shares_cpus = false;
-        alloc_app_bounds(ctx, a->policy, &d.b);
+        alloc_app_bounds(ctx, a, &d.b);
         a->effective =
             objective_effective(a->policy->objective, ctx->pm || ctx->power_measured, &d.why);
         alloc_wait_observe(ctx, a);

@@ -98,6 +98,12 @@ struct allocator_app {
          * past runs all ran at about this many cores, and it holds hint_cores for this whole
          * run so that two runs at different counts measure its extra work. */
         unsigned hint_explore_from;
+        /* Not 0: an exploring run's cap on its cores, for the whole run. The run is the
+         * measurement: sharing may trim the app below it, and nothing (the model, the search,
+         * a machine freed by apps leaving) takes it above, or its run would average near the
+         * past runs' count again and measure nothing. Markers lift it (progress is then
+         * measured within the run). */
+        unsigned explore_cap;
         bool from_history;      /* placed at the remembered configuration */
         uint64_t hint_verified; /* the decision the hint measured as remembered; 0: not yet */
         /* The best point of the app's first phase, kept when it changed phase: what a

@@ -1,6 +1,5 @@
 /* Placement: which CPUs each app gets, keeping what it holds and whole packages where it
- * can. Pure: the apps' wants and current masks in, masks out (and, for a trial of spreading,
- * where each app was when it began). */
+ * can. Pure: the apps' wants and current masks in, masks out. */
 
 #include "alloc_internal.h"
 
@@ -109,27 +108,8 @@ static int place_spread(const struct topology *t, struct cpumask *free_cpus,
         return 0;
 }
 
-/* Of `from`, as many as still free up to `want` into `out`, those on its main package first. */
-static void keep_cpus(const struct topology *t, const struct cpumask *from, unsigned want,
-                      struct cpumask *free_cpus, struct cpumask *out)
-{
-        int pkg = main_package(t, from);
-
-        for (int pass = 0; pass < 2; pass++)
-                cpumask_foreach (c, from) {
-                        bool on_main = (unsigned)c < t->n_cpus && t->cpu[c].package == pkg;
-
-                        if (cpumask_count(out) == want)
-                                return;
-                        if ((pass == 0) != on_main || !cpumask_test(free_cpus, (unsigned)c))
-                                continue;
-                        cpumask_set(out, (unsigned)c);
-                        cpumask_clear(free_cpus, (unsigned)c);
-                }
-}
-
 int allocator_place(const struct topology *t, const struct cpumask *allowed,
-                    struct allocator_app *apps, const struct cpumask *cur,
+                    const struct allocator_app *apps, const struct cpumask *cur,
                     struct cpumask *out, unsigned n)
 {
         struct cpumask free_cpus = *allowed, free_home;
@@ -199,22 +179,29 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
                 if (r < 0)
                         return r;
         }
-        /* Keep what each app already has and may still have. After a trial of spreading that
-         * ended without a verdict, each app first takes back what it held when the trial
-         * began, before any app keeps its current CPUs, so that the trial leaves no app where
-         * it put it: displaced beside the spread app's home package it would stay there for a
-         * trial that said nothing. (keep_cpus stops at the count: an app placed whole above
-         * keeps nothing more.) */
-        for (int order = 0; order < 2; order++)
-                for (unsigned i = 0; i < n; i++) {
-                        if (apps[i].shares_cpus || apps[i].spread)
-                                continue;
-                        if (order == 0 && apps[i].spread_home_state == SPREAD_HOME_RETURN)
-                                keep_cpus(t, &apps[i].spread_home, apps[i].want_cores,
-                                          &free_cpus, &out[i]);
-                        if (order == 1)
-                                keep_cpus(t, &cur[i], apps[i].want_cores, &free_cpus, &out[i]);
+        /* Keep what each app already has and may still have. */
+        for (unsigned i = 0; i < n; i++) {
+                unsigned kept = 0;
+                int pkg = main_package(t, &cur[i]);
+
+                if (apps[i].shares_cpus || apps[i].spread || !cpumask_empty(&out[i]))
+                        continue;
+                /* First the CPUs on its main package, then the others. */
+                for (int pass = 0; pass < 2; pass++) {
+                        cpumask_foreach (c, &cur[i]) {
+                                bool on_main = (unsigned)c < t->n_cpus && t->cpu[c].package == pkg;
+
+                                if (kept == apps[i].want_cores)
+                                        break;
+                                if ((pass == 0) != on_main ||
+                                    !cpumask_test(&free_cpus, (unsigned)c))
+                                        continue;
+                                cpumask_set(&out[i], (unsigned)c);
+                                cpumask_clear(&free_cpus, (unsigned)c);
+                                kept++;
+                        }
                 }
+        }
         /* Then fill from the package each app uses most, else the roomiest one. */
         for (unsigned i = 0; i < n; i++) {
                 if (apps[i].shares_cpus) {
@@ -241,18 +228,5 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
                         cpumask_clear(&free_cpus, (unsigned)pick);
                 }
         }
-        /* Placed: a trial begun records where each app is, one ended has put them back. */
-        for (unsigned i = 0; i < n; i++)
-                switch (apps[i].spread_home_state) {
-                case SPREAD_HOME_TO_RECORD:
-                        apps[i].spread_home = cur[i];
-                        apps[i].spread_home_state = SPREAD_HOME_HELD;
-                        break;
-                case SPREAD_HOME_RETURN:
-                        apps[i].spread_home_state = SPREAD_HOME_NONE;
-                        break;
-                default:
-                        break;
-                }
         return 0;
 }

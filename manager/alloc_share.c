@@ -337,7 +337,7 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
 {
         struct allocator_app *next = NULL;
         double next_stall = 0;
-        bool open = false, domains = false, ended = false, judged = false;
+        bool open = false, domains = false;
         unsigned managed = 0;
 
         for (unsigned i = 0; i < n; i++) {
@@ -351,7 +351,6 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
 
                 if (a->effective == OBJECTIVE_MONITOR || a->shares_cpus || domains ||
                     a->spread_refuted) {
-                        ended |= a->spread_since != 0;
                         a->spread = false;
                         a->spread_since = 0;
                         continue;
@@ -365,8 +364,6 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                 if (managed == 1) {
                         /* Alone it moves no other app's CPUs and shares no package: spread
                          * while it stalls, and kept so, without a trial. */
-                        if (a->spread_since)
-                                judged = true; /* no other app to put back */
                         a->spread_since = 0;
                         a->spread = a->spread || stall >= ALLOCATOR_SPREAD_STALL;
                         continue;
@@ -392,39 +389,20 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                         /* Its count moved: more or fewer cores move its stalls too, so the
                          * trial says nothing; it may be tried again. */
                         a->spread = false;
-                        ended = true;
                         continue;
                 }
-                /* Judged: kept spread, or refuted and left where it is (putting every app
-                 * back after a refuted trial measured worse: docs/allocator.md, "A trial that
-                 * ends without a verdict"). */
-                judged = true;
                 if (!spread_relieves(ctx, apps, n, a)) {
                         a->spread = false;
                         a->spread_refuted = true;
                 }
         }
-        /* A trial that ended without a verdict puts every app back where it was when it began:
-         * placement keeps each app's CPUs, so the apps it displaced would stay beside the spread
-         * app's home package, for a trial that said nothing. The next trial waits a decision:
-         * its stalls before must be measured where the apps are back, not where this one put
-         * them. */
-        for (unsigned i = 0; i < n; i++) {
-                enum spread_home *h = &apps[i].spread_home_state;
-
-                if (ended && *h != SPREAD_HOME_NONE)
-                        *h = *h == SPREAD_HOME_TO_RECORD ? SPREAD_HOME_NONE : SPREAD_HOME_RETURN;
-                else if (judged)
-                        *h = SPREAD_HOME_NONE;
-        }
         /* One trial at a time, the most stalled app first: each moves the others' CPUs. */
-        if (next && !open && !ended) {
+        if (next && !open) {
                 next->spread = true;
                 next->spread_since = ctx->decision;
                 for (unsigned i = 0; i < n; i++) {
                         apps[i].spread_stall_at = counted_stall_share(ctx, &apps[i]);
                         apps[i].spread_cores = apps[i].cores;
-                        apps[i].spread_home_state = SPREAD_HOME_TO_RECORD;
                 }
         }
 }

@@ -54,16 +54,6 @@ struct allocator_point {
         unsigned revisit_samples;
 };
 
-/* The CPUs an app held when the open trial of spreading began (allocator_app.spread_home):
- * allocator_decide asks for them, allocator_place records them at the trial's first placement
- * and returns the app to them when allocator_decide says the trial ended without a verdict. */
-enum spread_home {
-        SPREAD_HOME_NONE,      /* no trial open, or it stood */
-        SPREAD_HOME_TO_RECORD, /* a trial begins: record the CPUs held now */
-        SPREAD_HOME_HELD,      /* recorded, the trial open */
-        SPREAD_HOME_RETURN,    /* the trial ended without a verdict: go back to them */
-};
-
 struct allocator_app {
         /* In: set by the caller. */
         uint64_t id;
@@ -225,12 +215,6 @@ struct allocator_app {
         unsigned spread_cores;      /* and its core count then: judged only at that count */
         unsigned spread_prev_cores; /* its count as last seen, */
         uint64_t spread_prev_since; /* since this decision */
-        /* Where it was when a trial of spreading (its own or another app's) began, so that a
-         * trial that ends without a verdict puts every app back: a spread app displaces the
-         * others, and left where the trial put them they run beside it on its home package
-         * (docs/allocator.md, "A trial that ends without a verdict"). */
-        enum spread_home spread_home_state;
-        struct cpumask spread_home;
         uint64_t clock_probed;      /* the decision it was sent to the lowest clock there; 0: not */
         uint64_t domain_returned;   /* the decision it gave its domain back; 0: never */
         /* The extrapolation's best core count for its objective within its policy's bounds,
@@ -304,11 +288,7 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
  * keep theirs (its own CPUs first, then free ones, then another app's).
  * An app with shares_cpus is outside the partition: it gets want_cores of `allowed` (its
  * current ones first), whoever else runs there. cur[i] is app i's current mask, out[i]
- * receives the new one. Of the apps only spread_home and its state change: at a trial of
- * spreading's first placement each app's current mask is recorded, and when the trial ended
- * without a verdict each app takes back the CPUs it held then before any app keeps its
- * current ones. -ENOSPC if the partitioned wants do not fit in `allowed`
- * (nothing changed then). */
+ * receives the new one. -ENOSPC if the partitioned wants do not fit in `allowed`. */
 int allocator_place(const struct topology *t, const struct cpumask *allowed,
-                    struct allocator_app *apps, const struct cpumask *cur,
+                    const struct allocator_app *apps, const struct cpumask *cur,
                     struct cpumask *out, unsigned n);

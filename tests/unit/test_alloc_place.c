@@ -200,73 +200,6 @@ static void a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls(v
         }
 }
 
-/* A trial of spreading that ends without a verdict (the spread app's count moved before it
- * was judged) puts every app back where it was when the trial began: on two packages of 4,
- * app 1 packed on 0-3 is spread 2 + 2 and displaces app 2 from 4-7; once its count moves, app
- * 2 is back on 4-7 and app 1 on package 0 (before, each kept the CPUs the trial gave it, app
- * 2 half on app 1's package). A trial judged (here refuted: its stalls as before) leaves the
- * apps where they are. */
-static void a_trial_without_verdict_puts_the_apps_back(void **state)
-{
-        for (int verdict = 0; verdict < 2; verdict++) {
-                struct fixture *f = *state;
-                struct allocator_app a[2] = {searching(1), searching(2)};
-                struct allocator_ctx ctx;
-                struct topology t;
-                struct cpumask allowed, cur[2], trial[2], out[2];
-                char list[64];
-
-                fixture_reset(f);
-                ctx = (struct allocator_ctx){.est = f->est,
-                                             .pm = &f->pm,
-                                             .n_cpus = N_CPUS,
-                                             .hysteresis = 0.05,
-                                             .decision = 100,
-                                             .n_apps = 2};
-                assert_int_equal(topology_synthetic(&t, 2, 4, 1), 0); /* 0-3 and 4-7 */
-                cpumask_parse("0-7", &allowed);
-                cpumask_parse("0-3", &cur[0]);
-                cpumask_parse("4-7", &cur[1]);
-                estimator_app_add(f->est, 1);
-                estimator_app_add(f->est, 2);
-                feed_stalled(f, 1, 0, 0.5, 30);
-                feed_stalled(f, 2, 4, 0, 30);
-                for (unsigned d = 0; d < 2; d++, ctx.decision++)
-                        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
-                assert_true(a[0].spread);
-                a[0].want_cores = a[1].want_cores = 4;
-                assert_int_equal(allocator_place(&t, &allowed, a, cur, trial, 2), 0);
-                assert_int_equal(on_package(&t, &trial[0], 0), 2);
-                assert_int_equal(on_package(&t, &trial[0], 1), 2);
-                assert_int_equal(on_package(&t, &trial[1], 0), 2); /* displaced */
-
-                feed_stalled(f, 1, 0, 0.5, 30);
-                feed_stalled(f, 2, 4, 0, 30);
-                if (!verdict)
-                        a[0].cores = 3; /* its count moved: the trial says nothing */
-                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
-                assert_false(a[0].spread);
-                assert_int_equal(a[0].spread_refuted, verdict);
-                a[0].want_cores = verdict ? 4 : 3;
-                a[1].want_cores = 4;
-                assert_int_equal(allocator_place(&t, &allowed, a, trial, out, 2), 0);
-                if (verdict) {
-                        assert_true(cpumask_equal(&out[0], &trial[0]));
-                        assert_true(cpumask_equal(&out[1], &trial[1]));
-                } else {
-                        cpumask_format(&out[1], list, sizeof(list));
-                        assert_string_equal(list, "4-7");
-                        assert_true(cpumask_subset(&out[0], &cur[0]));
-                        assert_int_equal(cpumask_count(&out[0]), 3);
-                }
-                /* Put back once: the next placement keeps what each app has. */
-                assert_int_equal(allocator_place(&t, &allowed, a, out, trial, 2), 0);
-                assert_true(cpumask_equal(&out[0], &trial[0]));
-                assert_true(cpumask_equal(&out[1], &trial[1]));
-                topology_free(&t);
-        }
-}
-
 /* The EDP of `sim run --policy edp` on the scenario's one app over the partition oracle's,
  * which sets the app's CPUs per package (the single-app oracle, sim_oracle_app, packs it on
  * CPUs 0..k-1 and so cannot show what spreading buys). */
@@ -355,7 +288,6 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_spread_app_takes_the_packages_evenly),
     fixture_case(only_a_stalled_app_alone_is_spread),
     fixture_case(a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls),
-    fixture_case(a_trial_without_verdict_puts_the_apps_back),
     cmocka_unit_test(bandwidth_bound_app_alone_ends_near_its_oracle),
     cmocka_unit_test(bandwidth_bound_app_beside_another_is_spread),
 };

@@ -171,7 +171,7 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
 
 /* alloc_room.c: room in the partition */
 
-/* Before the apps decide: every denial by sharing (denied_by_share) lapses when some CPUs
+/* Before the apps decide: every denial by sharing (denied.by_share) lapses when some CPUs
  * are held by no app. */
 void alloc_room_lapse(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
 

@@ -55,9 +55,9 @@ static void idle_run_observe(struct allocator_app *a, const struct estimate *e)
         if (!(idle >= ALLOCATOR_IDLE_RUN_MIN_IDLE))
                 return;
         share = fmin(1, fmax(0, (e->busy_cores - e->speedup) / idle));
-        if (a->idle_run_samples < ALLOCATOR_MEAN_SAMPLES)
-                a->idle_run_samples++;
-        a->idle_run_share += (share - a->idle_run_share) / a->idle_run_samples;
+        if (a->spin.samples < ALLOCATOR_MEAN_SAMPLES)
+                a->spin.samples++;
+        a->spin.share += (share - a->spin.share) / a->spin.samples;
 }
 
 /* The app's rate of progress over the interval just observed: units of work per second from
@@ -67,33 +67,33 @@ static void idle_run_observe(struct allocator_app *a, const struct estimate *e)
  * next reading then covers the longer time. */
 static bool progress_rate(struct allocator_app *a, double *rate)
 {
-        bool had = a->progress_prev_ns != 0;
+        bool had = a->markers.prev_ns != 0;
         uint64_t du, dt;
 
         if (!a->progress_known) {
-                if (a->progress_by_markers) {
-                        a->progress_by_markers = false;
-                        a->n_ipu = 0;
-                        a->work_x = 0;
+                if (a->markers.scored) {
+                        a->markers.scored = false;
+                        a->markers.n_ipu = 0;
+                        a->markers.work_x = 0;
                         alloc_search_reset(a);
                 }
-                a->progress_prev_ns = 0;
+                a->markers.prev_ns = 0;
                 return true;
         }
-        if (!had || a->progress_ns <= a->progress_prev_ns ||
-            a->progress_units < a->progress_prev_units) {
-                a->progress_prev_units = a->progress_units;
-                a->progress_prev_ns = a->progress_ns;
+        if (!had || a->progress_ns <= a->markers.prev_ns ||
+            a->progress_units < a->markers.prev_units) {
+                a->markers.prev_units = a->progress_units;
+                a->markers.prev_ns = a->progress_ns;
                 return false;
         }
-        du = a->progress_units - a->progress_prev_units;
-        dt = a->progress_ns - a->progress_prev_ns;
+        du = a->progress_units - a->markers.prev_units;
+        dt = a->progress_ns - a->markers.prev_ns;
         if (!du)
                 return false;
-        a->progress_prev_units = a->progress_units;
-        a->progress_prev_ns = a->progress_ns;
-        if (!a->progress_by_markers) {
-                a->progress_by_markers = true;
+        a->markers.prev_units = a->progress_units;
+        a->markers.prev_ns = a->progress_ns;
+        if (!a->markers.scored) {
+                a->markers.scored = true;
                 alloc_search_reset(a);
         }
         *rate = du / (dt / 1e9);
@@ -114,28 +114,28 @@ static void work_inflation_add(struct allocator_app *a, double ipu)
 
         if (!(ipu > 0) || !isfinite(ipu))
                 return;
-        for (i = 0; i < a->n_ipu && a->ipu[i].cores != a->cores; i++)
+        for (i = 0; i < a->markers.n_ipu && a->markers.ipu[i].cores != a->cores; i++)
                 ;
-        if (i == a->n_ipu) {
-                if (a->n_ipu == ALLOCATOR_IPU_POINTS)
+        if (i == a->markers.n_ipu) {
+                if (a->markers.n_ipu == ALLOCATOR_IPU_POINTS)
                         return; /* enough counts to fit from */
-                a->ipu[a->n_ipu++] = (typeof(a->ipu[0])){.cores = a->cores};
+                a->markers.ipu[a->markers.n_ipu++] = (typeof(a->markers.ipu[0])){.cores = a->cores};
         }
-        if (a->ipu[i].samples < ALLOCATOR_MEAN_SAMPLES)
-                a->ipu[i].samples++;
-        a->ipu[i].ipu += (ipu - a->ipu[i].ipu) / a->ipu[i].samples;
-        for (i = 0; i < a->n_ipu; i++) {
-                double k = a->ipu[i].cores, w = a->ipu[i].samples;
+        if (a->markers.ipu[i].samples < ALLOCATOR_MEAN_SAMPLES)
+                a->markers.ipu[i].samples++;
+        a->markers.ipu[i].ipu += (ipu - a->markers.ipu[i].ipu) / a->markers.ipu[i].samples;
+        for (i = 0; i < a->markers.n_ipu; i++) {
+                double k = a->markers.ipu[i].cores, w = a->markers.ipu[i].samples;
 
                 n += w;
                 sk += w * k;
-                su += w * a->ipu[i].ipu;
+                su += w * a->markers.ipu[i].ipu;
                 skk += w * k * k;
-                sku += w * k * a->ipu[i].ipu;
-                kmin = a->ipu[i].cores < kmin ? a->ipu[i].cores : kmin;
-                kmax = a->ipu[i].cores > kmax ? a->ipu[i].cores : kmax;
+                sku += w * k * a->markers.ipu[i].ipu;
+                kmin = a->markers.ipu[i].cores < kmin ? a->markers.ipu[i].cores : kmin;
+                kmax = a->markers.ipu[i].cores > kmax ? a->markers.ipu[i].cores : kmax;
         }
-        a->work_x = 0;
+        a->markers.work_x = 0;
         if (kmax == kmin || !(n * skk - sk * sk > 0))
                 return;
         slope = (n * sku - sk * su) / (n * skk - sk * sk);
@@ -144,7 +144,7 @@ static void work_inflation_add(struct allocator_app *a, double ipu)
                 return;
         x = slope / (slope + icpt);
         if (x * (kmax - kmin) >= ALLOCATOR_INFLATION_MIN)
-                a->work_x = fmin(x, 1);
+                a->markers.work_x = fmin(x, 1);
 }
 
 void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *app)
@@ -159,18 +159,19 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         if (!e || !app->policy || app->cores == 0)
                 return;
         rate = e->ips;
-        if (app->cores != app->at_cores || app->freq_khz != app->at_freq_khz) {
-                app->at_cores = app->cores;
-                app->at_freq_khz = app->freq_khz;
-                app->samples_here = 0;
-                app->early_rejected_here = false;
+        if (app->cores != app->search.at_cores || app->freq_khz != app->search.at_freq_khz) {
+                app->search.at_cores = app->cores;
+                app->search.at_freq_khz = app->freq_khz;
+                app->search.samples_here = 0;
+                app->search.early_rejected_here = false;
         }
         /* A new phase makes every old measurement of this app meaningless. But a "phase" the
          * estimator sees right after we moved the app is our move showing where the Amdahl
          * model is wrong (speedup falling past some N): the measurements still hold then. */
         if (e->phase_changes != app->phase_changes_seen) {
                 app->phase_changes_seen = e->phase_changes;
-                if (!allocator_searched(app) || app->samples_here > ALLOCATOR_PHASE_AFTER_MOVE)
+                if (!allocator_searched(app) ||
+                    app->search.samples_here > ALLOCATOR_PHASE_AFTER_MOVE)
                         alloc_phase_reset(ctx, app);
         }
         /* Time-sharing CPUs with other apps, the score is theirs as much as its own: it
@@ -184,12 +185,12 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         /* Read at every interval, so that a rate never spans a change. */
         rate_ok = progress_rate(app, &rate);
         /* Without markers, whole runs in history may say how much of it is progress. */
-        if (rate_ok && !app->progress_by_markers)
+        if (rate_ok && !app->markers.scored)
                 rate = alloc_progress_rate(app, rate);
         /* The first interval after a change may straddle it. */
-        if (++app->samples_here < 2 || !rate_ok)
+        if (++app->search.samples_here < 2 || !rate_ok)
                 return;
-        if (app->progress_by_markers && (e->known & ESTIMATE_IPS))
+        if (app->markers.scored && (e->known & ESTIMATE_IPS))
                 work_inflation_add(app, e->ips / rate);
         idle_run_observe(app, e);
         obj = objective_effective(app->policy->objective, ctx->pm || ctx->power_measured, NULL);
@@ -221,7 +222,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                 }
                 p = &app->hist[app->n_hist++];
                 *p = (struct allocator_point){.cores = app->cores, .freq_khz = app->freq_khz};
-        } else if (app->samples_here == 2) {
+        } else if (app->search.samples_here == 2) {
                 /* The first sample of a new visit. A stale point is measured afresh; a
                  * complete one is measured again on the side and compared. */
                 if (!alloc_point_fresh(ctx, p))
@@ -252,7 +253,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                                                         .decision = ctx->decision,
                                                         .apps = ctx->n_apps};
                 app->n_hist = 1;
-                app->drifts++;
+                app->search.drifts++;
                 return;
         }
         /* Running mean over the last few samples: enough to average the counters' noise,
@@ -273,8 +274,8 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                         p->samples = alloc_probe_samples(ctx);
                         scaling_complete(&app->scaling, p->cores, p->freq_khz,
                                          alloc_probe_samples(ctx));
-                        app->early_rejects++;
-                        app->early_rejected_here = true;
+                        app->search.early_rejects++;
+                        app->search.early_rejected_here = true;
                 }
         }
 }
@@ -288,7 +289,7 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
  * it does not use, at a cost the search cannot win back. A start-up that is sequential work (a real
  * app reading its input) shows a speedup near 1 and moves too: it loses nothing there, and eq. 9
  * learns P on any count of two cores or more. Decided once, at the first decision with a speedup
- * measured on every core; the reason is kept in start_reason. Otherwise every allowed core:
+ * measured on every core; the reason is kept in learn_at.reason. Otherwise every allowed core:
  * an app that scales loses more by a slow start than the ladder's probes cost it; a narrow
  * range is searched by single steps from the top anyway; a slowdown limit is relative to
  * every core and cannot be checked before P is known; sharing the machine, learners are
@@ -301,9 +302,10 @@ unsigned alloc_start_cores(const struct allocator_ctx *ctx, struct allocator_app
 
         if (!alloc_range_wide(b) || isfinite(a->policy->max_slowdown))
                 return b->max_cores;
-        if (a->start_decided)
-                return a->start_at >= b->min_cores && a->start_at <= b->max_cores ? a->start_at
-                                                                                  : b->max_cores;
+        if (a->learn_at.decided)
+                return a->learn_at.cores >= b->min_cores && a->learn_at.cores <= b->max_cores
+                           ? a->learn_at.cores
+                           : b->max_cores;
         /* Not yet measured where it was placed: wait for it there. Alone, that is every
          * core; sharing, the share it was given (at least a wide range's worth). */
         if (!e || !(e->known & ESTIMATE_SPEEDUP) || allocator_searched(a))
@@ -316,19 +318,19 @@ unsigned alloc_start_cores(const struct allocator_ctx *ctx, struct allocator_app
                 q = b->min_cores;
         if (q < ALLOCATOR_LEARN_MIN_CORES)
                 q = ALLOCATOR_LEARN_MIN_CORES;
-        a->start_decided = true;
-        a->start_at = b->max_cores;
+        a->learn_at.decided = true;
+        a->learn_at.cores = b->max_cores;
         if (q >= n || model_p_from_speedup(n, e->speedup, &p) < 0 ||
             model_speedup(p, n, &s_all) < 0 || model_speedup(p, q, &s_q) < 0 || !(s_all > 0))
-                return a->start_at;
+                return a->learn_at.cores;
         if (s_q / s_all >= ALLOCATOR_START_KEEP) {
-                a->start_at = q;
-                snprintf(a->start_reason, sizeof(a->start_reason),
+                a->learn_at.cores = q;
+                snprintf(a->learn_at.reason, sizeof(a->learn_at.reason),
                          "speedup %.1f on %u cores: P %.2f keeps %.0f%% of it on %u; warming up "
                          "there",
                          e->speedup, n, p, 100 * s_q / s_all, q);
         }
-        return a->start_at;
+        return a->learn_at.cores;
 }
 
 /* Student's t, two-sided 95%, for 2..7 degrees of freedom; index 0 and 1 unused. */
@@ -368,7 +370,7 @@ static bool ipc1_own(const struct estimate *e)
  * one does not count on the probe's CPU: that interval is clean enough. */
 bool alloc_ipc1_probe_done(const struct allocator_app *a, const struct estimate *e)
 {
-        return ipc1_own(e) && a->cores == 1 && e->intervals > a->ipc1_probe_since;
+        return ipc1_own(e) && a->cores == 1 && e->intervals > a->ipc1.since;
 }
 
 /* The probe's want: one core at the frequency it was started at. */
@@ -377,7 +379,7 @@ static void ipc1_probe_want(struct allocator_app *a, const struct estimate *e)
         char ftext[32];
 
         a->want_cores = 1;
-        a->want_freq_khz = a->ipc1_probe_khz;
+        a->want_freq_khz = a->ipc1.khz;
         a->exploring = true;
         snprintf(a->reason, sizeof(a->reason),
                  "one-core probe%s: the app's own IPC_I0(1) for eq. 9 (now %s)",
@@ -398,20 +400,20 @@ bool alloc_ipc1_probe_start(const struct allocator_ctx *ctx, struct allocator_ap
 {
         int fi = ctx->n_freqs ? alloc_freq_index(ctx, a->freq_khz) : 0;
 
-        if (!e || fi < 0 || fi >= 64 || (a->ipc1_probed & (UINT64_C(1) << fi)) ||
+        if (!e || fi < 0 || fi >= 64 || (a->ipc1.probed & (UINT64_C(1) << fi)) ||
             b->min_cores > 1 || b->max_cores < 2 || a->cores < 2 ||
             e->speedup_source != ESTIMATE_SPEEDUP_COUNTERS || ipc1_own(e))
                 return false;
-        if (!a->ipc1_probed
+        if (!a->ipc1.probed
                 ? !(e->known & ESTIMATE_IPC_CORE_DROP) ||
                       !(e->ipc_core_drop > ALLOCATOR_IPC1_PROBE_DROP)
                 : !alloc_phase_settled(a) || e->ipc1_source != ESTIMATE_IPC1_ONE_CORE_SCALED)
                 return false;
-        a->ipc1_probed |= UINT64_C(1) << fi;
-        a->ipc1_probe_since = e->intervals;
-        a->ipc1_probe_khz = a->freq_khz;
-        a->ipc1_back_cores = a->cores;
-        a->ipc1_back_khz = a->freq_khz;
+        a->ipc1.probed |= UINT64_C(1) << fi;
+        a->ipc1.since = e->intervals;
+        a->ipc1.khz = a->freq_khz;
+        a->ipc1.back_cores = a->cores;
+        a->ipc1.back_khz = a->freq_khz;
         ipc1_probe_want(a, e);
         return true;
 }
@@ -423,12 +425,12 @@ bool alloc_ipc1_probe_step(struct allocator_app *a, const struct estimate *e)
         bool done = alloc_ipc1_probe_done(a, e);
         char ftext[32];
 
-        if (!done && e->intervals - a->ipc1_probe_since < ALLOCATOR_IPC1_PROBE_INTERVALS) {
+        if (!done && e->intervals - a->ipc1.since < ALLOCATOR_IPC1_PROBE_INTERVALS) {
                 ipc1_probe_want(a, e);
                 return false;
         }
-        a->want_cores = a->ipc1_back_cores;
-        a->want_freq_khz = a->ipc1_back_khz;
+        a->want_cores = a->ipc1.back_cores;
+        a->want_freq_khz = a->ipc1.back_khz;
         if (done)
                 snprintf(a->reason, sizeof(a->reason),
                          "one-core probe done: IPC_I0(1) %.3f; back to %u cores%s", e->ipc1,
@@ -449,25 +451,25 @@ bool alloc_hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
 {
         char ftext[32];
         bool freq_ok =
-            !ctx->n_freqs || !a->hint_freq_khz ||
-            (alloc_freq_in(b, a->hint_freq_khz) && alloc_freq_index(ctx, a->hint_freq_khz) >= 0);
+            !ctx->n_freqs || !a->hint.freq_khz ||
+            (alloc_freq_in(b, a->hint.freq_khz) && alloc_freq_index(ctx, a->hint.freq_khz) >= 0);
 
-        if (a->hint_cores < b->min_cores || a->hint_cores > b->max_cores || !freq_ok) {
-                a->hint_cores = 0;
+        if (a->hint.cores < b->min_cores || a->hint.cores > b->max_cores || !freq_ok) {
+                a->hint.cores = 0;
                 return false;
         }
         a->from_history = true;
-        if (a->hint_explore_from)
-                a->explore_cap = a->hint_cores;
-        a->step_cores = a->step_freqs = 1;
-        a->halving = false;
-        a->want_cores = a->hint_cores;
+        if (a->hint.explore_from)
+                a->hint.explore_cap = a->hint.cores;
+        a->search.step_cores = a->search.step_freqs = 1;
+        a->search.halving = false;
+        a->want_cores = a->hint.cores;
         a->want_freq_khz = !ctx->n_freqs      ? a->freq_khz
-                           : a->hint_freq_khz ? a->hint_freq_khz
+                           : a->hint.freq_khz ? a->hint.freq_khz
                                               : b->max_khz;
-        a->hint_freq_khz = a->want_freq_khz;
+        a->hint.freq_khz = a->want_freq_khz;
         snprintf(a->reason, sizeof(a->reason),
-                 "from history: %u cores%s, the best of a past run; verifying", a->hint_cores,
+                 "from history: %u cores%s, the best of a past run; verifying", a->hint.cores,
                  alloc_freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
         return true;
 }
@@ -475,7 +477,7 @@ bool alloc_hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
 /* The returning app at its remembered configuration: measuring it, then confirming it when it
  * measures within ALLOCATOR_HISTORY_VERIFY of the remembered score (it stays while that
  * measurement is fresh). Measured further off, moved (sharing trimmed it), or once the
- * measurement is stale, the hint is spent (hint_cores 0) and the measured search goes on from
+ * measurement is stale, the hint is spent (hint.cores 0) and the measured search goes on from
  * here. */
 enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct allocator_app *a,
                                    const struct allocator_point *cur, double best_pred)
@@ -483,53 +485,53 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
         char ftext[32];
         double off;
 
-        if (!a->hint_verified && !a->hint_explore_from &&
-            (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz))) {
+        if (!a->hint.verified && !a->hint.explore_from &&
+            (a->cores != a->hint.cores || (ctx->n_freqs && a->freq_khz != a->hint.freq_khz))) {
                 /* The partition gave it other cores (or the shared domain another clock)
                  * than it remembered: its past run ended there sharing the machine
                  * otherwise. */
-                a->hint_cores = 0;
+                a->hint.cores = 0;
                 return HINT_MOVED;
         }
-        if (a->cores != a->hint_cores || (ctx->n_freqs && a->freq_khz != a->hint_freq_khz) ||
-            (!cur && a->hint_verified) || (a->hint_explore_from && a->progress_known)) {
-                a->hint_cores = 0;
+        if (a->cores != a->hint.cores || (ctx->n_freqs && a->freq_khz != a->hint.freq_khz) ||
+            (!cur && a->hint.verified) || (a->hint.explore_from && a->progress_known)) {
+                a->hint.cores = 0;
                 return HINT_SPENT;
         }
-        alloc_freq_text(a->hint_freq_khz, ftext, sizeof(ftext));
-        if (a->hint_explore_from) {
+        alloc_freq_text(a->hint.freq_khz, ftext, sizeof(ftext));
+        if (a->hint.explore_from) {
                 /* Held for the whole run: the run is the measurement. */
                 alloc_stay(a, "%s", "");
                 snprintf(a->reason, sizeof(a->reason),
                          "from history: exploring %u cores%s for this run (its past runs ran at "
                          "about %u): whole runs at two core counts measure its extra work",
-                         a->hint_cores, ftext, a->hint_explore_from);
+                         a->hint.cores, ftext, a->hint.explore_from);
                 return HINT_EXPLORE;
         }
-        if (!isfinite(a->hint_score)) {
+        if (!isfinite(a->hint.score)) {
                 /* Remembered without a measured score (no counters): nothing to verify by.
                  * It holds until the model can rank configurations; the model decides then. */
                 if (!isnan(best_pred)) {
-                        a->hint_cores = 0;
+                        a->hint.cores = 0;
                         return HINT_SPENT;
                 }
                 alloc_stay(a, "%s", "");
                 snprintf(a->reason, sizeof(a->reason),
                          "from history: %u cores%s (remembered without a measured score)",
-                         a->hint_cores, ftext);
+                         a->hint.cores, ftext);
                 return HINT_HOLD;
         }
         if (!cur) {
                 alloc_stay(a, "%s", "");
                 snprintf(a->reason, sizeof(a->reason), "from history: %u cores%s; measuring it",
-                         a->hint_cores, ftext);
+                         a->hint.cores, ftext);
                 return HINT_HOLD;
         }
-        off = a->hint_score != 0 ? (cur->score - a->hint_score) / fabs(a->hint_score) : NAN;
+        off = a->hint.score != 0 ? (cur->score - a->hint.score) / fabs(a->hint.score) : NAN;
         alloc_stay(a, "%s", "");
-        if (!a->hint_verified && !(fabs(off) <= ALLOCATOR_HISTORY_VERIFY)) {
+        if (!a->hint.verified && !(fabs(off) <= ALLOCATOR_HISTORY_VERIFY)) {
                 /* Another load, input or phase than last time: search from here. */
-                a->hint_cores = 0;
+                a->hint.cores = 0;
                 snprintf(a->reason, sizeof(a->reason),
                          "from history: %u cores%s measured %+.0f%% off the remembered score; "
                          "searching around it",
@@ -542,15 +544,15 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
          * held for the rest of the run (bench_random's seed 93001: a first phase's 61 cores
          * at 3000 MHz through a second that wants 2100 MHz, 3.46 x the oracle's EDP against
          * 2.63 on its first run). Then the search decides, as for any settled app. */
-        if (!a->hint_verified)
-                a->hint_verified = ctx->decision;
-        else if (!alloc_decision_recent(ctx, a->hint_verified)) {
-                a->hint_cores = 0;
+        if (!a->hint.verified)
+                a->hint.verified = ctx->decision;
+        else if (!alloc_decision_recent(ctx, a->hint.verified)) {
+                a->hint.cores = 0;
                 return HINT_SPENT;
         }
         snprintf(a->reason, sizeof(a->reason),
                  "from history: %u cores%s verified (measured %+.0f%% of the remembered score)",
-                 a->hint_cores, ftext, 100 * off);
+                 a->hint.cores, ftext, 100 * off);
         return HINT_VERIFIED;
 }
 
@@ -580,7 +582,7 @@ enum allocator_phase alloc_on_learn(struct decision *d)
         if (d->start < d->b.max_cores) {
                 size_t len = strlen(a->reason);
 
-                snprintf(a->reason + len, sizeof(a->reason) - len, " (%s)", a->start_reason);
+                snprintf(a->reason + len, sizeof(a->reason) - len, " (%s)", a->learn_at.reason);
         }
         return ALLOCATOR_PHASE_LEARN;
 }

@@ -20,10 +20,10 @@ void alloc_idle_run_note(const struct allocator_ctx *ctx, struct allocator_app *
 {
         size_t len = strlen(a->reason);
 
-        if (ctx->pm && a->idle_run_samples && a->idle_run_share >= ALLOCATOR_IDLE_RUN_NOTE)
+        if (ctx->pm && a->spin.samples && a->spin.share >= ALLOCATOR_IDLE_RUN_NOTE)
                 snprintf(a->reason + len, sizeof(a->reason) - len,
                          "; %.0f%% of its idle cores run (spinning): charged busy",
-                         100 * a->idle_run_share);
+                         100 * a->spin.share);
 }
 
 /* The one rule for static power, in measured scores and in predictions alike: the machine's
@@ -53,13 +53,13 @@ double alloc_predicted_score_k(const struct allocator_ctx *ctx, const struct all
         /* The model's time is for the instructions; with extra work a unit of it takes
          * 1 + X (k - 1) times as many (X measured from the app's markers, else 0). Waits at
          * locks and barriers the stack measured and the counters miss stretch it too. */
-        pr.time_s *= time_k * (1 + a->work_x * (cores > 1 ? cores - 1.0 : 0.0)) *
+        pr.time_s *= time_k * (1 + a->markers.work_x * (cores > 1 ? cores - 1.0 : 0.0)) *
                      alloc_wait_time_k(ctx, a, cores);
         /* Amdahl's law counts the cores its work leaves idle as idle; an app whose waiting
          * threads spin keeps a measured share of them running: a busy core's power each. */
-        if (a->idle_run_samples && ctx->pm && isfinite(pr.power_w) && cores > pr.busy_cores) {
+        if (a->spin.samples && ctx->pm && isfinite(pr.power_w) && cores > pr.busy_cores) {
                 unsigned f = freq_khz ? freq_khz : model_power_max_freq(ctx->pm);
-                double run = a->idle_run_share * (cores - pr.busy_cores), busy_w, idle_w;
+                double run = a->spin.share * (cores - pr.busy_cores), busy_w, idle_w;
 
                 if (model_power_at(ctx->pm, f, run, 0, &busy_w) == 0 &&
                     model_power_at(ctx->pm, f, 0, run, &idle_w) == 0)
@@ -170,13 +170,13 @@ void alloc_decide_model_only(const struct allocator_ctx *ctx, struct allocator_a
         /* Its first move goes wherever the model says; later ones, as P's estimate moves a
          * little at each setting, only for more than the hysteresis. */
         if ((best_n == a->cores && best_f == a->freq_khz) ||
-            (a->model_cores && !isnan(cur_pred) &&
+            (a->model.cores && !isnan(cur_pred) &&
              !objective_better(cur_pred, best_pred, ctx->hysteresis))) {
                 alloc_stay(a, "%s", "model only: holding at the model's best");
                 return;
         }
-        a->want_cores = a->model_cores = best_n;
-        a->want_freq_khz = a->model_freq_khz = best_f;
+        a->want_cores = a->model.cores = best_n;
+        a->want_freq_khz = a->model.freq_khz = best_f;
         snprintf(a->reason, sizeof(a->reason),
                  "model only: %s %.0f%% better at %u cores%s (P=%.2f)",
                  objective_to_string(a->effective),

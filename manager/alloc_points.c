@@ -53,11 +53,11 @@ const struct allocator_point *alloc_hist_fresh(const struct allocator_ctx *ctx,
 void alloc_search_reset(struct allocator_app *a)
 {
         a->n_hist = 0;
-        a->step_cores = a->step_freqs = 0;
-        a->halving = false;
-        a->model_cores = a->model_freq_khz = 0;
-        a->model_refuted = false;
-        a->scaling_jumps = 0;
+        a->search.step_cores = a->search.step_freqs = 0;
+        a->search.halving = false;
+        a->model.cores = a->model.freq_khz = 0;
+        a->model.refuted = false;
+        a->model.jumps = 0;
         scaling_reset(&a->scaling);
 }
 
@@ -67,12 +67,12 @@ void alloc_phase_reset(const struct allocator_ctx *ctx, struct allocator_app *ap
 {
         const struct allocator_point *best = alloc_best_fresh(ctx, app);
 
-        if (!app->start_saved && !app->start_lost) {
+        if (!app->first_phase.saved && !app->first_phase.lost) {
                 if (allocator_searched(app) && best) {
-                        app->start_best = *best;
-                        app->start_saved = true;
+                        app->first_phase.best = *best;
+                        app->first_phase.saved = true;
                 } else {
-                        app->start_lost = true;
+                        app->first_phase.lost = true;
                 }
         }
         alloc_wait_reset(app); /* another phase waits differently */
@@ -86,8 +86,8 @@ void alloc_app_bounds(const struct allocator_ctx *ctx, const struct allocator_ap
 
         b->max_cores =
             pol->max_cores && pol->max_cores < ctx->n_cpus ? pol->max_cores : ctx->n_cpus;
-        if (a->explore_cap && !a->progress_known && a->explore_cap < b->max_cores)
-                b->max_cores = a->explore_cap;
+        if (a->hint.explore_cap && !a->progress_known && a->hint.explore_cap < b->max_cores)
+                b->max_cores = a->hint.explore_cap;
         b->min_cores = pol->min_cores ? pol->min_cores : 1;
         if (b->min_cores > b->max_cores)
                 b->min_cores = b->max_cores;
@@ -156,12 +156,12 @@ int alloc_freq_index(const struct allocator_ctx *ctx, unsigned freq_khz)
         return -1;
 }
 
-/* Whether sharing denied this configuration lately (see allocator_app.denied_cores). */
+/* Whether sharing denied this configuration lately (see allocator_app.denied.cores). */
 bool alloc_denied(const struct allocator_ctx *ctx, const struct allocator_app *a, unsigned cores,
                   unsigned freq_khz)
 {
-        return a->denied_decision && cores == a->denied_cores && freq_khz == a->denied_freq_khz &&
-               ctx->decision - a->denied_decision <= ALLOCATOR_STALE_DECISIONS;
+        return a->denied.decision && cores == a->denied.cores && freq_khz == a->denied.freq_khz &&
+               ctx->decision - a->denied.decision <= ALLOCATOR_STALE_DECISIONS;
 }
 
 /* The best fresh measured point within the policy's bounds, NULL when none. */

@@ -18,7 +18,7 @@
 
 enum alloc_progress alloc_progress_source(const struct allocator_app *a)
 {
-        if (a->progress_by_markers || a->progress_known)
+        if (a->markers.scored || a->progress_known)
                 return ALLOC_PROGRESS_MARKERS;
         if (a->history_x_known)
                 return ALLOC_PROGRESS_HISTORY;
@@ -44,7 +44,7 @@ double alloc_progress_rate(struct allocator_app *a, double ips)
 
         if (alloc_progress_source(a) != ALLOC_PROGRESS_HISTORY)
                 return ips;
-        a->work_x = x;
+        a->markers.work_x = x;
         return ips / (1 + x * (a->cores > 1 ? a->cores - 1.0 : 0.0));
 }
 

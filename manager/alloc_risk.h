@@ -30,8 +30,8 @@ enum alloc_progress alloc_progress_source(const struct allocator_app *a);
 const char *alloc_progress_name(enum alloc_progress p);
 
 /* The progress rate of an app scored by history from its instructions per second at its
- * core count (and its predictions' inflation, work_x, set to history's); `ips` as it is for
- * any other source. */
+ * core count (and its predictions' inflation, markers.work_x, set to history's); `ips` as it
+ * is for any other source. */
 double alloc_progress_rate(struct allocator_app *a, double ips);
 
 /* Whether the app's measured scores count instructions alone, not its own units of work: more

@@ -33,6 +33,6 @@ void alloc_room_lapse(const struct allocator_ctx *ctx, struct allocator_app *app
         if (apps_hold(ctx, apps, n) >= ctx->n_cpus)
                 return;
         for (unsigned i = 0; i < n; i++)
-                if (apps[i].denied_decision && apps[i].denied_by_share)
-                        apps[i].denied_decision = 0;
+                if (apps[i].denied.decision && apps[i].denied.by_share)
+                        apps[i].denied.decision = 0;
 }

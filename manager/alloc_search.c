@@ -45,10 +45,11 @@ static bool move_known_worse(const struct allocator_ctx *ctx, struct allocator_a
 {
         int fi = alloc_freq_index(ctx, freq_khz);
         /* Close by: within the search's step, a quarter of the core count, two P-states. */
-        unsigned near_cores =
-            a->step_cores > cores / ALLOCATOR_STEP_DIV ? a->step_cores : cores / ALLOCATOR_STEP_DIV;
-        int near_freqs =
-            a->step_freqs > ALLOCATOR_NEAR_FREQS ? (int)a->step_freqs : ALLOCATOR_NEAR_FREQS;
+        unsigned near_cores = a->search.step_cores > cores / ALLOCATOR_STEP_DIV
+                                  ? a->search.step_cores
+                                  : cores / ALLOCATOR_STEP_DIV;
+        int near_freqs = a->search.step_freqs > ALLOCATOR_NEAR_FREQS ? (int)a->search.step_freqs
+                                                                     : ALLOCATOR_NEAR_FREQS;
 
         for (unsigned i = 0; i < a->n_hist; i++) {
                 const struct allocator_point *from = &a->hist[i], *to;
@@ -177,8 +178,8 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                            unsigned freq_khz, const struct stack_hint *hint, bool *hinted,
                            struct allocator_cand out[4])
 {
-        int fi = alloc_freq_index(ctx, freq_khz), sf = (int)a->step_freqs;
-        long sc = a->step_cores;
+        int fi = alloc_freq_index(ctx, freq_khz), sf = (int)a->search.step_freqs;
+        long sc = a->search.step_cores;
         struct allocator_cand c[4] = {
             {cores > sc ? (unsigned)(cores - sc) : 0, freq_khz, NAN},
             {(unsigned)(cores + sc), freq_khz, NAN},
@@ -191,7 +192,7 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
         /* The ladder: the half, then the double, of the best point while the score keeps
          * improving; from the full count only halves. Fewer cores first: each probe is
          * cheaper. Both measured (or ruled out): the optimum lies between them. */
-        if (a->halving) {
+        if (a->search.halving) {
                 unsigned rung[2] = {cores / 2 > b->min_cores ? cores / 2 : b->min_cores,
                                     2 * cores < b->max_cores ? 2 * cores : b->max_cores};
 
@@ -258,7 +259,7 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
         /* Where the model cannot rank (no prediction) or has been shown wrong for this app,
          * the stack's direction goes first. */
         for (unsigned i = 1;
-             hint->dir != STACK_HINT_NONE && (!ctx->pm || a->model_refuted) && i < n; i++) {
+             hint->dir != STACK_HINT_NONE && (!ctx->pm || a->model.refuted) && i < n; i++) {
                 struct allocator_cand x = out[i];
                 bool fewer = x.cores < cores && x.freq_khz == freq_khz;
                 bool lower = x.cores == cores && x.freq_khz < freq_khz;
@@ -270,7 +271,7 @@ static unsigned neighbours(const struct allocator_ctx *ctx, struct allocator_app
                 *hinted = true;
                 break;
         }
-        if (n && hint->dir != STACK_HINT_NONE && (!ctx->pm || a->model_refuted) && !*hinted)
+        if (n && hint->dir != STACK_HINT_NONE && (!ctx->pm || a->model.refuted) && !*hinted)
                 *hinted = hint->dir == STACK_HINT_FEWER_CORES
                               ? out[0].cores < cores && out[0].freq_khz == freq_khz
                               : out[0].cores == cores && out[0].freq_khz < freq_khz;
@@ -324,7 +325,7 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
         extrap_best_cores(&m->time, b->max_cores, &smax);
         a->predicted_best_cores = m->trusted ? n : 0;
         a->predicted_speedup_max = m->trusted ? smax : NAN;
-        if (!n || !m->trusted || n == best->cores || a->scaling_jumps >= ALLOCATOR_SCALING_JUMPS ||
+        if (!n || !m->trusted || n == best->cores || a->model.jumps >= ALLOCATOR_SCALING_JUMPS ||
             alloc_hist_fresh(ctx, a, n, best->freq_khz) ||
             alloc_denied(ctx, a, n, best->freq_khz) ||
             !objective_better(scaling_predict_score(m, a->effective, best->cores),
@@ -335,13 +336,13 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
         if (isnan(base_t) ? isfinite(a->policy->max_slowdown) && n < b->max_cores
                           : !objective_slowdown_ok(base_t, t, a->policy->max_slowdown))
                 return false;
-        a->scaling_jumps++;
-        a->halving = false;
+        a->model.jumps++;
+        a->search.halving = false;
         /* A quarter of the target, or the search's step if finer: a jump the measurement
          * refutes leaves the search around the best point at the step it had reached, not at
          * the coarse steps of a far target. */
-        if (!a->step_cores || n / ALLOCATOR_STEP_DIV < a->step_cores)
-                a->step_cores = n / ALLOCATOR_STEP_DIV > 1 ? n / ALLOCATOR_STEP_DIV : 1;
+        if (!a->search.step_cores || n / ALLOCATOR_STEP_DIV < a->search.step_cores)
+                a->search.step_cores = n / ALLOCATOR_STEP_DIV > 1 ? n / ALLOCATOR_STEP_DIV : 1;
         a->want_cores = n;
         a->want_freq_khz = best->freq_khz;
         a->reserve_cores = best->cores;
@@ -375,7 +376,7 @@ static enum allocator_phase measured_prepare(struct decision *d, struct measured
         const struct allocator_bounds *b = &d->b;
         struct allocator_app *a = d->a;
 
-        if (!a->step_cores) {
+        if (!a->search.step_cores) {
                 unsigned nf = 0;
 
                 if (cur == ALLOCATOR_PHASE_SETTLED || cur == ALLOCATOR_PHASE_MODEL)
@@ -383,12 +384,12 @@ static enum allocator_phase measured_prepare(struct decision *d, struct measured
                 for (unsigned i = 0; i < ctx->n_freqs; i++)
                         nf += alloc_freq_in(b, ctx->freqs_khz[i]);
                 /* Wide first steps, halved as the search closes in: O(log N) probes. */
-                a->step_cores =
+                a->search.step_cores =
                     alloc_range_wide(b) ? (b->max_cores - b->min_cores) / ALLOCATOR_STEP_DIV : 1;
-                a->step_freqs = nf >= ALLOCATOR_WIDE_FREQS ? nf / ALLOCATOR_STEP_DIV : 1;
+                a->search.step_freqs = nf >= ALLOCATOR_WIDE_FREQS ? nf / ALLOCATOR_STEP_DIV : 1;
                 /* From where it started on a wide range, halving (and doubling, from below
                  * the full count) finds the scale in O(log N) probes. */
-                a->halving = alloc_range_wide(b) && a->cores == d->start;
+                a->search.halving = alloc_range_wide(b) && a->cores == d->start;
         }
         *m = (struct measured){.base_t = NAN, .best_n = a->cores, .best_f = a->freq_khz};
         alloc_predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b->max_cores, b->max_khz, &m->base_t);
@@ -421,15 +422,15 @@ static void measured_points(struct decision *d, struct measured *m)
         m->risk_best = m->best_meas;
         m->best_meas = alloc_risk_measured(a, m->best_meas, alloc_meas_eligible,
                                            &(struct alloc_meas_arg){ctx, a, &d->b});
-        if (a->model_cores && m->best_meas) {
+        if (a->model.cores && m->best_meas) {
                 const struct allocator_point *mp =
-                    alloc_hist_fresh(ctx, a, a->model_cores, a->model_freq_khz);
+                    alloc_hist_fresh(ctx, a, a->model.cores, a->model.freq_khz);
 
                 if (mp && objective_better(mp->score, m->best_meas->score, ALLOCATOR_SEARCH_MARGIN))
-                        a->model_refuted = true;
+                        a->model.refuted = true;
         }
-        if (!a->model_refuted && m->best_meas && !isnan(m->best_pred))
-                a->model_refuted = alloc_model_contradicted(ctx, a, &d->b, m->best_meas);
+        if (!a->model.refuted && m->best_meas && !isnan(m->best_pred))
+                a->model.refuted = alloc_model_contradicted(ctx, a, &d->b, m->best_meas);
 }
 
 /* At a probe not measured yet, sharing the machine: its measurement first. A model jump from
@@ -442,20 +443,20 @@ static bool probe_measured_first(struct decision *d, const struct measured *m)
         struct allocator_app *a = d->a;
         char ftext[32];
 
-        if (m->cur_meas || a->cores != a->probe_cores || a->freq_khz != a->probe_freq_khz ||
-            ctx->n_apps <= 1)
+        if (m->cur_meas || a->cores != a->search.probe_cores ||
+            a->freq_khz != a->search.probe_freq_khz || ctx->n_apps <= 1)
                 return false;
         /* Begun alone, a probe cannot be measured once another app arrives and the app's own
          * power is not measured: it would hold an unmeasured probe to the end. Back to the
          * best measured point; the model ranks from there. */
         if (m->best_meas && !alloc_score_measurable(ctx, a, d->e)) {
-                a->denied_cores = a->cores;
-                a->denied_freq_khz = a->freq_khz;
-                a->denied_decision = ctx->decision;
-                a->denied_by_share = false; /* room does not make it measurable */
+                a->denied.cores = a->cores;
+                a->denied.freq_khz = a->freq_khz;
+                a->denied.decision = ctx->decision;
+                a->denied.by_share = false; /* room does not make it measurable */
                 a->want_cores = m->best_meas->cores;
                 a->want_freq_khz = m->best_meas->freq_khz;
-                a->probe_cores = a->probe_freq_khz = 0;
+                a->search.probe_cores = a->search.probe_freq_khz = 0;
                 snprintf(a->reason, sizeof(a->reason),
                          "probe of %u cores%s abandoned: its %s cannot be measured "
                          "while sharing (no power of its own); back to %u cores%s",
@@ -498,15 +499,15 @@ static bool stack_first_probe(struct decision *d, const struct measured *m,
         struct allocator_app *a = d->a;
         unsigned n;
 
-        if (hint->dir != STACK_HINT_FEWER_CORES || !hint->saturates || !a->halving ||
+        if (hint->dir != STACK_HINT_FEWER_CORES || !hint->saturates || !a->search.halving ||
             !m->cur_meas || a->cores != d->start)
                 return false;
         n = hint->busy > d->b.min_cores ? hint->busy : d->b.min_cores;
         if (n >= a->cores / 2 || alloc_hist_fresh(ctx, a, n, a->freq_khz) ||
             alloc_denied(ctx, a, n, a->freq_khz))
                 return false;
-        a->halving = false;
-        a->step_cores = n / ALLOCATOR_STEP_DIV > 1 ? n / ALLOCATOR_STEP_DIV : 1;
+        a->search.halving = false;
+        a->search.step_cores = n / ALLOCATOR_STEP_DIV > 1 ? n / ALLOCATOR_STEP_DIV : 1;
         a->want_cores = n;
         a->want_freq_khz = a->freq_khz;
         a->exploring = true;
@@ -526,7 +527,7 @@ static bool model_jump(struct decision *d, const struct measured *m)
         unsigned span;
         char ftext[32];
 
-        if (isnan(m->best_pred) || a->model_refuted ||
+        if (isnan(m->best_pred) || a->model.refuted ||
             (m->best_n == a->cores && m->best_f == a->freq_khz) ||
             alloc_hist_fresh(ctx, a, m->best_n, m->best_f) ||
             alloc_denied(ctx, a, m->best_n, m->best_f) ||
@@ -539,12 +540,12 @@ static bool model_jump(struct decision *d, const struct measured *m)
          * The steps of a search that had settled would walk it back one core at a time. */
         span = (m->best_n > a->cores ? m->best_n - a->cores : a->cores - m->best_n) /
                ALLOCATOR_STEP_DIV;
-        if (!m->best_meas && span > a->step_cores)
-                a->step_cores = span;
+        if (!m->best_meas && span > a->search.step_cores)
+                a->search.step_cores = span;
         a->want_cores = m->best_n;
         a->want_freq_khz = m->best_f;
-        a->model_cores = m->best_n;
-        a->model_freq_khz = m->best_f;
+        a->model.cores = m->best_n;
+        a->model.freq_khz = m->best_f;
         a->exploring = true;
         snprintf(a->reason, sizeof(a->reason), "model: %s %.0f%% better at %u cores%s (P=%.2f)%s%s",
                  objective_to_string(a->effective),
@@ -573,17 +574,17 @@ static enum allocator_phase pattern_step(struct decision *d, const struct measur
                 unsigned n = neighbours(ctx, a, &d->b, m->base_t, best->cores, best->freq_khz, hint,
                                         &hinted, cand);
 
-                if (!n && a->halving) {
+                if (!n && a->search.halving) {
                         /* The optimum lies between the best and its halves: search there. */
-                        a->halving = false;
-                        a->step_cores = best->cores / ALLOCATOR_STEP_DIV > 1
-                                            ? best->cores / ALLOCATOR_STEP_DIV
-                                            : 1;
+                        a->search.halving = false;
+                        a->search.step_cores = best->cores / ALLOCATOR_STEP_DIV > 1
+                                                   ? best->cores / ALLOCATOR_STEP_DIV
+                                                   : 1;
                         continue;
                 }
                 if (n) {
-                        a->want_cores = a->probe_cores = cand[0].cores;
-                        a->want_freq_khz = a->probe_freq_khz = cand[0].freq_khz;
+                        a->want_cores = a->search.probe_cores = cand[0].cores;
+                        a->want_freq_khz = a->search.probe_freq_khz = cand[0].freq_khz;
                         a->reserve_cores = best->cores;
                         a->exploring = true;
                         snprintf(a->reason, sizeof(a->reason),
@@ -603,10 +604,10 @@ static enum allocator_phase pattern_step(struct decision *d, const struct measur
                         }
                         return ALLOCATOR_PHASE_SEARCH;
                 }
-                if (a->step_cores <= 1 && a->step_freqs <= 1)
+                if (a->search.step_cores <= 1 && a->search.step_freqs <= 1)
                         break;
-                a->step_cores = (a->step_cores + 1) / 2;
-                a->step_freqs = (a->step_freqs + 1) / 2;
+                a->search.step_cores = (a->search.step_cores + 1) / 2;
+                a->search.step_freqs = (a->search.step_freqs + 1) / 2;
         }
         /* Sharing the machine, every score moves a little with what the others do: a
          * settled app moves for the hysteresis then, not for the search's margin. */
@@ -647,7 +648,7 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
         if (cur == ALLOCATOR_PHASE_MODEL)
                 cur = ALLOCATOR_PHASE_SETTLED;
         measured_points(d, &m);
-        if (a->hint_cores) {
+        if (a->hint.cores) {
                 enum hint_verdict v = alloc_hint_check(ctx, a, m.cur_meas, m.best_pred);
 
                 switch (v) {

@@ -310,11 +310,11 @@ static bool spread_relieves(const struct allocator_ctx *ctx, const struct alloca
                 double now;
 
                 if (o->effective == OBJECTIVE_MONITOR || o->shares_cpus ||
-                    o->cores != o->spread_cores || !isfinite(o->spread_stall_at))
+                    o->cores != o->spreading.cores || !isfinite(o->spreading.stall_at))
                         continue;
                 now = counted_stall_share(ctx, o);
                 if (isfinite(now))
-                        change += (now - o->spread_stall_at) * o->cores;
+                        change += (now - o->spreading.stall_at) * o->cores;
         }
         return change <= -ALLOCATOR_SPREAD_STALL * a->cores;
 }
@@ -350,21 +350,21 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                 bool held;
 
                 if (a->effective == OBJECTIVE_MONITOR || a->shares_cpus || domains ||
-                    a->spread_refuted) {
+                    a->spreading.refuted) {
                         a->spread = false;
-                        a->spread_since = 0;
+                        a->spreading.since = 0;
                         continue;
                 }
                 stall = counted_stall_share(ctx, a);
-                if (a->spread_prev_cores != a->cores) {
-                        a->spread_prev_cores = a->cores;
-                        a->spread_prev_since = ctx->decision;
+                if (a->spreading.prev_cores != a->cores) {
+                        a->spreading.prev_cores = a->cores;
+                        a->spreading.prev_since = ctx->decision;
                 }
-                held = ctx->decision > a->spread_prev_since;
+                held = ctx->decision > a->spreading.prev_since;
                 if (managed == 1) {
                         /* Alone it moves no other app's CPUs and shares no package: spread
                          * while it stalls, and kept so, without a trial. */
-                        a->spread_since = 0;
+                        a->spreading.since = 0;
                         a->spread = a->spread || stall >= ALLOCATOR_SPREAD_STALL;
                         continue;
                 }
@@ -378,14 +378,14 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                         }
                         continue;
                 }
-                if (!a->spread_since)
+                if (!a->spreading.since)
                         continue; /* judged */
-                if (ctx->decision <= a->spread_since || !isfinite(stall)) {
+                if (ctx->decision <= a->spreading.since || !isfinite(stall)) {
                         open = true; /* not measured spread yet */
                         continue;
                 }
-                a->spread_since = 0;
-                if (a->cores != a->spread_cores) {
+                a->spreading.since = 0;
+                if (a->cores != a->spreading.cores) {
                         /* Its count moved: more or fewer cores move its stalls too, so the
                          * trial says nothing; it may be tried again. */
                         a->spread = false;
@@ -393,16 +393,16 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                 }
                 if (!spread_relieves(ctx, apps, n, a)) {
                         a->spread = false;
-                        a->spread_refuted = true;
+                        a->spreading.refuted = true;
                 }
         }
         /* One trial at a time, the most stalled app first: each moves the others' CPUs. */
         if (next && !open) {
                 next->spread = true;
-                next->spread_since = ctx->decision;
+                next->spreading.since = ctx->decision;
                 for (unsigned i = 0; i < n; i++) {
-                        apps[i].spread_stall_at = counted_stall_share(ctx, &apps[i]);
-                        apps[i].spread_cores = apps[i].cores;
+                        apps[i].spreading.stall_at = counted_stall_share(ctx, &apps[i]);
+                        apps[i].spreading.cores = apps[i].cores;
                 }
         }
 }
@@ -513,10 +513,10 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
                         continue; /* a probe below its reserve goes on */
                 if (victim->exploring) {
                         /* What it asked for, before this trim: it is a probe no more. */
-                        victim->denied_cores = victim->want_cores;
-                        victim->denied_freq_khz = victim->want_freq_khz;
-                        victim->denied_decision = ctx->decision;
-                        victim->denied_by_share = true;
+                        victim->denied.cores = victim->want_cores;
+                        victim->denied.freq_khz = victim->want_freq_khz;
+                        victim->denied.decision = ctx->decision;
+                        victim->denied.by_share = true;
                         victim->exploring = false;
                 }
                 victim->want_cores = victim->reserve_cores;

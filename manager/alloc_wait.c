@@ -59,29 +59,29 @@ void alloc_wait_observe(const struct allocator_ctx *ctx, struct allocator_app *a
          * threads: their time is the app's own pace, which the stack's speedup does not
          * separate. Where they could explain the gap, nothing is corrected. */
         if (gap > ALLOCATOR_WAIT_GAP * model && wait > 0 && st->component[STACK_IO] < gap) {
-                a->wait_cores = a->cores;
-                a->wait_speedup = model - fmin(gap, wait);
-        } else if (a->cores >= a->wait_cores) {
+                a->wait.cores = a->cores;
+                a->wait.speedup = model - fmin(gap, wait);
+        } else if (a->cores >= a->wait.cores) {
                 /* The model holds up to here: waits that grow with the cores would show at
                  * this count if they showed at fewer. At fewer cores a lock may just not bind
                  * yet: the correction stays. */
-                a->wait_cores = 0;
+                a->wait.cores = 0;
         }
 }
 
 void alloc_wait_reset(struct allocator_app *a)
 {
-        a->wait_cores = 0;
-        a->wait_speedup = 0;
+        a->wait.cores = 0;
+        a->wait.speedup = 0;
 }
 
 double alloc_wait_time_k(const struct allocator_ctx *ctx, const struct allocator_app *a,
                          unsigned cores)
 {
         const struct estimate *e;
-        double p, pc, n = a->wait_cores;
+        double p, pc, n = a->wait.cores;
 
-        if (a->wait_cores < 2 || !(a->wait_speedup >= 1) || cores == 0)
+        if (a->wait.cores < 2 || !(a->wait.speedup >= 1) || cores == 0)
                 return 1;
         e = estimator_get(ctx->est, a->id);
         /* Where its score is measured, the measurements hold the waits and decide: the
@@ -92,7 +92,7 @@ double alloc_wait_time_k(const struct allocator_ctx *ctx, const struct allocator
         if (!(p > 0 && p <= 1))
                 return 1;
         /* Eq. 10: the P whose Amdahl speedup at the stack's count is the stack's. */
-        pc = (1 - 1 / a->wait_speedup) / (1 - 1 / n);
+        pc = (1 - 1 / a->wait.speedup) / (1 - 1 / n);
         if (!(pc < p))
                 return 1;
         return amdahl(p, cores) / amdahl(fmax(pc, 0), cores);
@@ -108,5 +108,5 @@ void alloc_wait_note(const struct allocator_ctx *ctx, struct allocator_app *a)
         snprintf(a->reason + len, sizeof(a->reason) - len,
                  "; its stack shows waits at locks or barriers its counters miss: speedup %.1f "
                  "on %u cores, the model's corrected to it",
-                 a->wait_speedup, a->wait_cores);
+                 a->wait.speedup, a->wait.cores);
 }

@@ -44,7 +44,7 @@ bool allocator_searched(const struct allocator_app *a)
 bool alloc_phase_settled(const struct allocator_app *a)
 {
         return (a->phase == ALLOCATOR_PHASE_SETTLED || a->phase == ALLOCATOR_PHASE_MODEL) &&
-               a->step_cores != 0;
+               a->search.step_cores != 0;
 }
 
 /* MONITOR: only watched where it runs. It takes no place in the partition, or a few watched
@@ -82,7 +82,7 @@ static enum allocator_phase decide_phase(struct decision *d)
         if (a->phase == ALLOCATOR_PHASE_MONITOR)
                 a->phase = a->phase_resume; /* and acts in this same decision */
         /* A returning app starts where its past run ended best, instead of learning. */
-        if (a->hint_cores && !allocator_searched(a) && alloc_hint_start(ctx, a, &d->b)) {
+        if (a->hint.cores && !allocator_searched(a) && alloc_hint_start(ctx, a, &d->b)) {
                 if (a->phase != ALLOCATOR_PHASE_PROBE)
                         return ALLOCATOR_PHASE_RECALL;
                 a->phase_resume = ALLOCATOR_PHASE_RECALL; /* once the probe is over */
@@ -136,7 +136,7 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
         if (!app->policy || app->policy->objective == OBJECTIVE_MONITOR)
                 return false;
         /* A returning app is placed at its remembered configuration at once. */
-        if (app->hint_cores && !allocator_searched(app))
+        if (app->hint.cores && !allocator_searched(app))
                 return true;
         e = estimator_get(ctx->est, app->id);
         if (!e)
@@ -144,10 +144,11 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
         switch (app->phase) {
         case ALLOCATOR_PHASE_PROBE:
                 return alloc_ipc1_probe_done(app, e) ||
-                       e->intervals - app->ipc1_probe_since >= ALLOCATOR_IPC1_PROBE_INTERVALS;
+                       e->intervals - app->ipc1.since >= ALLOCATOR_IPC1_PROBE_INTERVALS;
         case ALLOCATOR_PHASE_LEARN:
-                return alloc_p_settled(e) || (e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
-                                              app->samples_here >= 1 + alloc_probe_samples(ctx));
+                return alloc_p_settled(e) ||
+                       (e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
+                        app->search.samples_here >= 1 + alloc_probe_samples(ctx));
         case ALLOCATOR_PHASE_MONITOR:
                 return false;
         case ALLOCATOR_PHASE_SETTLED:
@@ -161,11 +162,11 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
         case _ALLOCATOR_PHASE_MAX:
                 break;
         }
-        if (app->cores != app->at_cores || app->freq_khz != app->at_freq_khz)
+        if (app->cores != app->search.at_cores || app->freq_khz != app->search.at_freq_khz)
                 return false;
-        if (app->early_rejected_here)
+        if (app->search.early_rejected_here)
                 return true; /* a probe far worse than the best, from its first sample */
-        if (app->samples_here < 1 + alloc_probe_samples(ctx))
+        if (app->search.samples_here < 1 + alloc_probe_samples(ctx))
                 return false;
         /* Only once the point holds a measurement: a score that cannot be computed must not
          * make every sample a decision. */
@@ -180,9 +181,9 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
 {
         const struct allocator_point *best = alloc_best_fresh(ctx, app);
 
-        if (app->start_saved)
-                best = &app->start_best;
-        else if (app->start_lost)
+        if (app->first_phase.saved)
+                best = &app->first_phase.best;
+        else if (app->first_phase.lost)
                 best = NULL; /* a later phase's best is no start for its first */
         if (best)
                 *out = *best;

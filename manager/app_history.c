@@ -122,7 +122,7 @@ void history_record(struct manager *m, unsigned i, bool ended)
                  * seed 93013: a phase at P 0.45 remembered at 9 cores held the next run's
                  * P 0.99 phase on them, 5.86 x the oracle's EDP against 2.21 on the first).
                  * The next run learns. */
-                if (al->start_lost) {
+                if (al->first_phase.lost) {
                         log_debug("history: %s (%s): changed phase before its first phase had "
                                   "a best; nothing to start the next run at, not recorded",
                                   a->name, a->key.exe);
@@ -139,11 +139,11 @@ void history_record(struct manager *m, unsigned i, bool ended)
         /* An exploring run measured the other count, not a better one: what the past runs
          * settled at stays the start (without its score, measured in the other unit or
          * not at all: the model decides once it can rank). */
-        if (m->alloc[i].hint_explore_from)
-                best = (struct allocator_point){.cores = m->alloc[i].hint_explore_from,
-                                                .freq_khz = m->alloc[i].hint_freq_khz,
+        if (m->alloc[i].hint.explore_from)
+                best = (struct allocator_point){.cores = m->alloc[i].hint.explore_from,
+                                                .freq_khz = m->alloc[i].hint.freq_khz,
                                                 .score = NAN,
-                                                .apps = m->alloc[i].hint_apps};
+                                                .apps = m->alloc[i].hint.apps};
         e = estimator_get(m->est, a->id);
         (void)strscpy(h.objective, objective_to_string(a->policy.objective), sizeof(h.objective));
         h.p = e && (e->known & ESTIMATE_P_LS) ? e->p_ls : NAN;
@@ -201,7 +201,7 @@ static bool history_explores(const struct mapp *a, const struct allocator_app *a
 }
 
 /* Looks app i up in the history once it is known who it is: a past run's best configuration
- * becomes the allocator's starting point (allocator_app.hint_cores). */
+ * becomes the allocator's starting point (allocator_app.hint.cores). */
 void history_recall(struct manager *m, unsigned i)
 {
         struct mapp *a = &m->apps[i];
@@ -255,26 +255,26 @@ void history_recall(struct manager *m, unsigned i)
                 return;
         }
         if (h.best_cores && strcmp(h.objective, objective_to_string(a->policy.objective)) == 0) {
-                al->hint_cores = h.best_cores;
-                al->hint_freq_khz = h.best_freq_khz;
+                al->hint.cores = h.best_cores;
+                al->hint.freq_khz = h.best_freq_khz;
                 /* A score remembered by instructions is not one by progress: the model
                  * decides once it can rank (an entry does not say which it was). */
-                al->hint_score = al->history_x_known ? NAN : h.best_score;
-                al->hint_apps = h.shared_apps;
+                al->hint.score = al->history_x_known ? NAN : h.best_score;
+                al->hint.apps = h.shared_apps;
                 char mhz[32] = "";
 
                 if (history_explores(a, al, &h)) {
-                        al->hint_explore_from = h.best_cores;
-                        al->hint_cores = h.best_cores / 2;
-                        al->hint_score = NAN;
+                        al->hint.explore_from = h.best_cores;
+                        al->hint.cores = h.best_cores / 2;
+                        al->hint.score = NAN;
                 }
                 if (h.best_freq_khz)
                         snprintf(mhz, sizeof(mhz), " at %u MHz", h.best_freq_khz / 1000);
                 log_app_info(a->name, (int)a->pid, a->policy.name,
                              "%s (pid %d): from history (%u past runs, P %.2f): starts at %u "
                              "cores%s%s",
-                             a->name, (int)a->pid, h.runs, h.p, al->hint_cores, mhz,
-                             al->hint_explore_from ? " (exploring: its extra work is not measured)"
+                             a->name, (int)a->pid, h.runs, h.p, al->hint.cores, mhz,
+                             al->hint.explore_from ? " (exploring: its extra work is not measured)"
                                                    : "");
         }
         history_entry_clear(&h);

@@ -270,7 +270,7 @@ static int adopt_as(struct manager *m, pid_t pid, uid_t uid, const struct policy
          * machine): placed at once, not after its first sample. */
         m->alloc[m->n_apps - 1].policy = &a->policy;
         history_recall(m, m->n_apps - 1);
-        if (m->alloc[m->n_apps - 1].hint_cores)
+        if (m->alloc[m->n_apps - 1].hint.cores)
                 (void)tick_decide(m);
         return 0;
 }

@@ -412,7 +412,7 @@ static bool observe(struct manager *m, struct allocator_ctx *ctx)
                 /* A returning app is placed before the first decision tick, too; a new app is
                  * placed at the first sample it is seen in (learners get CPUs of their own when
                  * there is room), not left where it started until the tick. */
-                want |= (m->decisions > 0 || m->alloc[i].hint_cores) &&
+                want |= (m->decisions > 0 || m->alloc[i].hint.cores) &&
                         allocator_wants_decision(ctx, &m->alloc[i]);
                 want |= !m->apps[i].decided;
         }

@@ -84,101 +84,127 @@ struct allocator_app {
          * returns to. */
         enum allocator_phase phase;
         enum allocator_phase phase_resume;
-        /* From history (pctl history): the best configuration a past run of the same app
-         * measured, and its score there. The app starts there instead of learning, at its
-         * first decision, and verifies it: measured within ALLOCATOR_HISTORY_VERIFY of the
-         * remembered score, it stays while the measurement is fresh; otherwise it searches
-         * around it. 0 cores: none. The allocator clears hint_cores when it is done with it. */
-        unsigned hint_cores, hint_freq_khz;
-        double hint_score;
-        /* The apps managed when the remembered configuration was measured (this one
-         * included; 0: not known): an exploring run records its remembered start with it. */
-        unsigned hint_apps;
-        /* Not 0: the hint is an exploration (docs/history.md, "Progress from whole runs"): its
-         * past runs all ran at about this many cores, and it holds hint_cores for this whole
-         * run so that two runs at different counts measure its extra work. */
-        unsigned hint_explore_from;
-        /* Not 0: an exploring run's cap on its cores, for the whole run. The run is the
-         * measurement: sharing may trim the app below it, and nothing (the model, the search,
-         * a machine freed by apps leaving) takes it above, or its run would average near the
-         * past runs' count again and measure nothing. Markers lift it (progress is then
-         * measured within the run). */
-        unsigned explore_cap;
-        bool from_history;      /* placed at the remembered configuration */
-        uint64_t hint_verified; /* the decision the hint measured as remembered; 0: not yet */
-        /* The best point of the app's first phase, kept when it changed phase: what a
-         * returning app (which starts in that phase) should start at. */
-        struct allocator_point start_best;
-        bool start_saved;
-        /* It changed phase before its first phase had a best (still learning, or never
-         * measured): the run knows no configuration to start a returning app at. */
-        bool start_lost;
+        /* The remembered start, from history (pctl history): the best configuration a past
+         * run of the same app measured, and its score there. The app starts there instead of
+         * learning, at its first decision, and verifies it: measured within
+         * ALLOCATOR_HISTORY_VERIFY of the remembered score, it stays while the measurement is
+         * fresh; otherwise it searches around it. */
+        struct {
+                /* 0: none. The allocator clears it when it is done with the hint. */
+                unsigned cores, freq_khz;
+                double score;
+                /* The apps managed when the remembered configuration was measured (this one
+                 * included; 0: not known): an exploring run records its remembered start with
+                 * it. */
+                unsigned apps;
+                /* Not 0: the hint is an exploration (docs/history.md, "Progress from whole
+                 * runs"): its past runs all ran at about this many cores, and it holds
+                 * hint.cores for this whole run so that two runs at different counts measure
+                 * its extra work. */
+                unsigned explore_from;
+                /* Not 0: an exploring run's cap on its cores, for the whole run. The run is
+                 * the measurement: sharing may trim the app below it, and nothing (the model,
+                 * the search, a machine freed by apps leaving) takes it above, or its run would
+                 * average near the past runs' count again and measure nothing. Markers lift it
+                 * (progress is then measured within the run). */
+                unsigned explore_cap;
+                uint64_t verified; /* the decision the hint measured as remembered; 0: not yet */
+        } hint;
+        bool from_history; /* placed at the remembered configuration */
+        /* What a returning app (which starts in its first phase) should start at. */
+        struct {
+                /* The best point of the app's first phase, kept when it changed phase. */
+                struct allocator_point best;
+                bool saved;
+                /* It changed phase before its first phase had a best (still learning, or never
+                 * measured): the run knows no configuration to start a returning app at. */
+                bool lost;
+        } first_phase;
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
         unsigned n_hist;
         unsigned phase_changes_seen;
         /* The measured search (see docs/allocator.md): the configuration being measured, the
-         * samples taken there since the change, and the pattern search's step sizes. */
-        unsigned at_cores, at_freq_khz;
-        unsigned samples_here;
-        unsigned step_cores; /* 0: not started */
-        unsigned step_freqs;
-        /* The search's first stage from the full core count: halve the cores while the
-         * measured score improves, then search between the last two halvings. */
-        bool halving;
-        /* The model's last jump, and whether its measurement came out worse than a measured
-         * point: then the model is wrong for this app (spinning, speedup falling past some
-         * N) and only ranks the search's neighbours until the search restarts. */
-        unsigned model_cores, model_freq_khz;
-        bool model_refuted;
-        unsigned drifts;          /* revisits that measured a changed app (the search restarted) */
-        unsigned early_rejects;   /* probes complete after one sample: far worse than the best */
-        bool early_rejected_here; /* the current configuration is such a probe */
+         * samples taken there since the change, the pattern search's step sizes, and its
+         * last probe. */
+        struct {
+                unsigned at_cores, at_freq_khz;
+                unsigned samples_here;
+                unsigned step_cores; /* 0: not started */
+                unsigned step_freqs;
+                /* The first stage from the full core count: halve the cores while the
+                 * measured score improves, then search between the last two halvings. */
+                bool halving;
+                unsigned drifts; /* revisits that measured a changed app (it restarted) */
+                /* Probes complete after one sample: far worse than the best. */
+                unsigned early_rejects;
+                bool early_rejected_here; /* the current configuration is such a probe */
+                unsigned probe_cores, probe_freq_khz; /* the last probe */
+        } search;
+        /* The model's jumps: the last one, and whether its measurement came out worse than a
+         * measured point: then the model is wrong for this app (spinning, speedup falling past
+         * some N) and only ranks the search's neighbours until the search restarts. */
+        struct {
+                unsigned cores, freq_khz;
+                bool refuted;
+                unsigned jumps; /* jumps to its predicted optimum in this search */
+        } model;
         /* The one-core probe for eq. 9's IPC_I0(1) (ALLOCATOR_PHASE_PROBE): since which
          * interval, at which frequency, where it goes back to, and the settable frequencies
          * (by index) probed already. */
-        uint64_t ipc1_probe_since;
-        unsigned ipc1_probe_khz, ipc1_back_cores, ipc1_back_khz;
-        uint64_t ipc1_probed;
+        struct {
+                uint64_t since;
+                unsigned khz, back_cores, back_khz;
+                uint64_t probed;
+        } ipc1;
         /* Where it warms up and learns (alloc_start_cores, manager/alloc_learn.c): decided
-         * once from its speedup on every core; start_at below the full count when that
-         * speedup is small, and why. */
-        bool start_decided;
-        unsigned start_at;
-        char start_reason[120];
+         * once from its speedup on every core; cores below the full count when that speedup
+         * is small, and why. */
+        struct {
+                bool decided;
+                unsigned cores;
+                char reason[120];
+        } learn_at;
         uint64_t seen_intervals; /* the estimate's interval count at the last observation */
         /* Its measured scaling and ESTIMA's extrapolation of it at the best point's
          * frequency (include/pctl/scaling.h, docs/extrapolation.md). */
         struct scaling scaling;
         struct scaling_model scaling_model;
-        unsigned scaling_jumps; /* jumps to its predicted optimum in this search */
         /* Of the cores Amdahl's law counts idle (N minus the speedup), the share its threads
          * kept running without progress (spinning while they wait): its busy cores over its
-         * speedup, a running mean over the intervals observed (idle_run_samples). Those cores
+         * speedup, a running mean over the intervals observed (spin.samples). Those cores
          * draw a busy core's power, which its predictions charge (docs/allocator.md,
-         * "Spinning apps"). idle_run_samples 0: unknown, Amdahl's count stands. */
-        double idle_run_share;
-        unsigned idle_run_samples;
-        /* The last marker reading a score was taken from, and what the points in hist were
-         * measured in (progress_by_markers: units of work; else instructions). */
-        uint64_t progress_prev_units, progress_prev_ns;
-        bool progress_by_markers;
-        /* With markers: instructions per unit of work at each core count measured, and the
-         * work inflation they show, fitted as 1 + work_x (k - 1) (0: none seen). The model's
-         * predicted times are stretched by it (docs/allocator.md, "Progress"). */
+         * "Spinning apps"). spin.samples 0: unknown, Amdahl's count stands. */
         struct {
-                unsigned cores;
-                double ipu;
+                double share;
                 unsigned samples;
-        } ipu[ALLOCATOR_IPU_POINTS];
-        unsigned n_ipu;
-        double work_x;
+        } spin;
+        /* Scoring by progress markers. */
+        struct {
+                /* The last marker reading a score was taken from, and what the points in hist
+                 * were measured in (scored: units of work; else instructions). */
+                uint64_t prev_units, prev_ns;
+                bool scored;
+                /* Instructions per unit of work at each core count measured, and the work
+                 * inflation they show, fitted as 1 + work_x (k - 1) (0: none seen). The
+                 * model's predicted times are stretched by it (docs/allocator.md,
+                 * "Progress"). */
+                struct {
+                        unsigned cores;
+                        double ipu;
+                        unsigned samples;
+                } ipu[ALLOCATOR_IPU_POINTS];
+                unsigned n_ipu;
+                double work_x;
+        } markers;
         /* Waits at locks and barriers its counters do not show: the speedup its stack
-         * measured at wait_cores cores where the model's was clearly higher (0: none). The
+         * measured at wait.cores cores where the model's was clearly higher (0: none). The
          * model's predictions are corrected to it (docs/allocator.md, "Waits the counters
          * miss"). */
-        unsigned wait_cores;
-        double wait_speedup;
+        struct {
+                unsigned cores;
+                double speedup;
+        } wait;
         /* Out. */
         unsigned want_cores;
         unsigned want_freq_khz;
@@ -187,14 +213,15 @@ struct allocator_app {
          * lose them again when it returns: every probe would move every app). */
         unsigned reserve_cores;
         bool exploring; /* want_* is a probe of the search or a jump of the model */
-        unsigned probe_cores, probe_freq_khz; /* the search's last probe */
         /* The last probe sharing could not grant (it asked for more cores than its share):
          * not asked for again until it is stale, or the search would ask every decision. */
-        unsigned denied_cores, denied_freq_khz;
-        uint64_t denied_decision;
-        /* Denied by the partition (not because it could not be measured): the denial
-         * lapses once CPUs are held by no app (alloc_room_lapse). */
-        bool denied_by_share;
+        struct {
+                unsigned cores, freq_khz;
+                uint64_t decision;
+                /* Denied by the partition (not because it could not be measured): the denial
+                 * lapses once CPUs are held by no app (alloc_room_lapse). */
+                bool by_share;
+        } denied;
         enum objective_kind effective; /* the objective pursued (see objective_effective) */
         /* Learning with ctx->learners_share: placed on want_cores of the allowed CPUs (all of
          * them at the baseline), time-sharing with the others, outside the partition. */
@@ -207,16 +234,19 @@ struct allocator_app {
          * packages"). Beside other apps a trial: kept where the stalled cores of every app
          * fell once it was spread (it was short of a package's bandwidth). */
         bool spread;
-        /* Spreading did not relieve its stalls (they are latency, not a package's bandwidth):
-         * it is not spread again. */
-        bool spread_refuted;
-        uint64_t spread_since;      /* the decision its trial of spreading began; 0: none open */
-        double spread_stall_at;     /* its stalled share when the trial began */
-        unsigned spread_cores;      /* and its core count then: judged only at that count */
-        unsigned spread_prev_cores; /* its count as last seen, */
-        uint64_t spread_prev_since; /* since this decision */
-        uint64_t clock_probed;      /* the decision it was sent to the lowest clock there; 0: not */
-        uint64_t domain_returned;   /* the decision it gave its domain back; 0: never */
+        /* The trial of spreading and its verdict. */
+        struct {
+                /* Spreading did not relieve its stalls (they are latency, not a package's
+                 * bandwidth): it is not spread again. */
+                bool refuted;
+                uint64_t since;      /* the decision its trial began; 0: none open */
+                double stall_at;     /* its stalled share when the trial began */
+                unsigned cores;      /* and its core count then: judged only at that count */
+                unsigned prev_cores; /* its count as last seen, */
+                uint64_t prev_since; /* since this decision */
+        } spreading;
+        uint64_t clock_probed;    /* the decision it was sent to the lowest clock there; 0: not */
+        uint64_t domain_returned; /* the decision it gave its domain back; 0: never */
         /* The extrapolation's best core count for its objective within its policy's bounds,
          * and the largest speedup over one core there (0 and NaN: unknown). */
         unsigned predicted_best_cores;
@@ -278,7 +308,7 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
 /* What a run teaches pctl history: the best fresh measured point of the app within its
  * policy's bounds, or, when it changed phase, its first phase's best (a returning app starts
  * in its first phase). False when nothing has been measured, or when it changed phase before
- * its first phase had a best (start_lost). */
+ * its first phase had a best (first_phase.lost). */
 bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
                     struct allocator_point *out);
 

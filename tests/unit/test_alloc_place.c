@@ -85,7 +85,7 @@ static struct allocator_app searching(uint64_t id)
                                       .cores = 4,
                                       .freq_khz = 2000000,
                                       .phase = ALLOCATOR_PHASE_SEARCH,
-                                      .step_cores = 1};
+                                      .search.step_cores = 1};
 }
 
 /* Alone, an app whose cycles stall half the time is spread at once; one without stalls is

@@ -47,7 +47,7 @@ static unsigned search(struct fixture *f, const double score[N_CPUS + 1], unsign
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = from,
-                                  .progress_by_markers = markers};
+                                  .markers.scored = markers};
         struct allocator_ctx ctx = measured_ctx(f);
 
         for (unsigned step = 0; step < 30; step++) {
@@ -108,8 +108,8 @@ static void the_current_point_keeps_its_place_within_two_margins(void **state)
                                           .policy = policy_builtin(OBJECTIVE_EDP),
                                           .cores = 5,
                                           .phase = ALLOCATOR_PHASE_SEARCH,
-                                          .step_cores = 1,
-                                          .step_freqs = 1};
+                                          .search.step_cores = 1,
+                                          .search.step_freqs = 1};
                 struct allocator_ctx ctx;
 
                 if (i)
@@ -136,9 +136,9 @@ static void an_exploring_hint_holds_for_the_run_until_markers_appear(void **stat
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = N_CPUS,
-                                  .hint_cores = 4,
-                                  .hint_score = NAN,
-                                  .hint_explore_from = 8};
+                                  .hint.cores = 4,
+                                  .hint.score = NAN,
+                                  .hint.explore_from = 8};
         struct allocator_ctx ctx = measured_ctx(f);
 
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
@@ -156,7 +156,7 @@ static void an_exploring_hint_holds_for_the_run_until_markers_appear(void **stat
         a.progress_known = true;
         ctx.decision++;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-        assert_int_equal(a.hint_cores, 0);
+        assert_int_equal(a.hint.cores, 0);
         if (!a.changed || a.want_cores != 8)
                 fail_msg("with markers, stayed at %u cores: %s", a.want_cores, a.reason);
 }
@@ -173,9 +173,9 @@ static void an_exploring_run_stays_at_or_below_its_count(void **state)
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = N_CPUS,
-                                  .hint_cores = 4,
-                                  .hint_score = NAN,
-                                  .hint_explore_from = 8};
+                                  .hint.cores = 4,
+                                  .hint.score = NAN,
+                                  .hint.explore_from = 8};
         struct allocator_ctx ctx = measured_ctx(f);
         unsigned most = 0;
 

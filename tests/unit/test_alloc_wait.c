@@ -37,7 +37,7 @@ static void share_two(struct fixture *f, struct allocator_app a[2], const struct
                                               .policy = policy_builtin(OBJECTIVE_EDP),
                                               .cores = 2,
                                               .phase = ALLOCATOR_PHASE_SEARCH,
-                                              .step_cores = 1};
+                                              .search.step_cores = 1};
         if (st0)
                 a[0].stack = *st0;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
@@ -66,10 +66,10 @@ static void lock_waits_the_counters_miss_cost_cores(void **state)
         assert_int_equal(a[0].want_cores, a[1].want_cores);
         share_two(f, a, &sleep);
         assert_int_equal(a[0].want_cores, a[1].want_cores);
-        assert_int_equal(a[0].wait_cores, 0);
+        assert_int_equal(a[0].wait.cores, 0);
         share_two(f, a, &lock);
-        assert_int_equal(a[0].wait_cores, 2);
-        assert_near(a[0].wait_speedup, 1.3, 1e-9);
+        assert_int_equal(a[0].wait.cores, 2);
+        assert_near(a[0].wait.speedup, 1.3, 1e-9);
         if (!(a[0].want_cores < a[1].want_cores))
                 fail_msg("app with lock waits %u cores, its twin %u (%s)", a[0].want_cores,
                          a[1].want_cores, a[0].reason);
@@ -90,24 +90,24 @@ static void the_correction_holds_until_more_cores_show_none(void **state)
 
         feed_two(f);
         alloc_wait_observe(&ctx, &a);
-        assert_int_equal(a.wait_cores, 4);
+        assert_int_equal(a.wait.cores, 4);
         a.cores = 2;
         a.stack = stack_at(2, 1.81, 0.1, 0); /* Amdahl's 1.82 at P 0.9: no gap */
         alloc_wait_observe(&ctx, &a);
-        assert_int_equal(a.wait_cores, 4);
+        assert_int_equal(a.wait.cores, 4);
         if (!(alloc_wait_time_k(&ctx, &a, 8) > 1.2))
                 fail_msg("at 2 cores the model's time at 8 is stretched by %.3f only",
                          alloc_wait_time_k(&ctx, &a, 8));
         a.cores = 4;
         a.stack = stack_at(4, 3.07, 0.3, 0);
         alloc_wait_observe(&ctx, &a);
-        assert_int_equal(a.wait_cores, 0);
+        assert_int_equal(a.wait.cores, 0);
         assert_near(alloc_wait_time_k(&ctx, &a, 8), 1, 1e-12);
         a.stack = stack_at(4, 2.0, 1.5, 0);
         alloc_wait_observe(&ctx, &a);
-        assert_int_equal(a.wait_cores, 4);
+        assert_int_equal(a.wait.cores, 4);
         alloc_phase_reset(&ctx, &a);
-        assert_int_equal(a.wait_cores, 0);
+        assert_int_equal(a.wait.cores, 0);
 }
 
 /* The decisions the corrected model drives say so. Where its score is measured (here: an
@@ -122,7 +122,7 @@ static void a_measured_score_is_not_corrected(void **state)
 
         feed_two(f);
         share_two(f, a, &lock);
-        assert_int_equal(a[0].wait_cores, 2);
+        assert_int_equal(a[0].wait.cores, 2);
         assert_true(alloc_wait_time_k(&ctx, &a[0], 8) > 1.2);
         snprintf(a[0].reason, sizeof(a[0].reason), "model: edp 6%% better at 4 cores");
         alloc_wait_note(&ctx, &a[0]);

@@ -600,7 +600,7 @@ static void small_speedup_starts_on_a_quarter(void **state)
                 /* Nothing measured yet: it waits on every core. */
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 assert_int_equal(a.want_cores, 64);
-                assert_false(a.start_decided);
+                assert_false(a.learn_at.decided);
                 feed(f, 1, cases[i].p, 0, 64, 1);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
                 if (a.want_cores != cases[i].want || a.phase != ALLOCATOR_PHASE_LEARN)
@@ -624,8 +624,8 @@ static void ladder_climbs_from_a_quarter(void **state)
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 16,
-                                  .start_decided = true,
-                                  .start_at = 16};
+                                  .learn_at.decided = true,
+                                  .learn_at.cores = 16};
 
         search_on_quadratic(*state, &a, 40, (const unsigned[]){8, 32, 64}, 12);
 }
@@ -651,8 +651,8 @@ static void extrapolation_does_not_jump_below_the_measured_counts(void **state)
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 8,
                                   .phase = ALLOCATOR_PHASE_SEARCH,
-                                  .step_cores = 1,
-                                  .step_freqs = 1};
+                                  .search.step_cores = 1,
+                                  .search.step_freqs = 1};
         struct allocator_ctx ctx;
 
         ctx = measured_ctx(f, 64);
@@ -689,7 +689,7 @@ static void far_worse_probe_is_complete_after_one_sample(void **state)
         feed_observed(f, &ctx, &a, 0.05, 1); /* skipped: it may straddle the move */
         assert_false(allocator_wants_decision(&ctx, &a));
         feed_observed(f, &ctx, &a, 0.05, 1);
-        assert_int_equal(a.early_rejects, 1);
+        assert_int_equal(a.search.early_rejects, 1);
         assert_int_equal(hist_samples(&a, a.cores), 3);
         assert_true(allocator_wants_decision(&ctx, &a));
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
@@ -698,7 +698,7 @@ static void far_worse_probe_is_complete_after_one_sample(void **state)
         a.cores = N_CPUS - 2;
         ctx.n_apps = 2;
         feed_observed(f, &ctx, &a, 0.05, 2);
-        assert_int_equal(a.early_rejects, 1);
+        assert_int_equal(a.search.early_rejects, 1);
         assert_false(allocator_wants_decision(&ctx, &a));
 }
 
@@ -712,8 +712,8 @@ static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **stat
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 8,
                                   .phase = ALLOCATOR_PHASE_SEARCH,
-                                  .step_cores = 1,
-                                  .step_freqs = 1};
+                                  .search.step_cores = 1,
+                                  .search.step_freqs = 1};
         struct allocator_ctx ctx;
 
         ctx = measured_ctx(f, 64);
@@ -725,7 +725,7 @@ static void extrapolation_jumps_at_most_to_twice_the_measured_counts(void **stat
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         if (a.want_cores != 16 || !strstr(a.reason, "extrapolated"))
                 fail_msg("want %u cores: %s", a.want_cores, a.reason);
-        assert_int_equal(a.step_cores, 1);
+        assert_int_equal(a.search.step_cores, 1);
 }
 
 /* An SP-like app whose predicted time flattens (Amdahl P 0.7 measured at 4-8 cores: speedup
@@ -740,8 +740,8 @@ static void extrapolation_jumps_to_the_knee_not_the_argmin(void **state)
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 8,
                                   .phase = ALLOCATOR_PHASE_SEARCH,
-                                  .step_cores = 1,
-                                  .step_freqs = 1};
+                                  .search.step_cores = 1,
+                                  .search.step_freqs = 1};
         struct allocator_ctx ctx;
 
         ctx = measured_ctx(f, 64);
@@ -770,15 +770,15 @@ static void refuted_model_is_not_followed(void **state)
          * worse than N_CPUS. */
         add_point(&a, N_CPUS, 0, 5, ctx.decision);
         add_point(&a, 2, 0, 9, ctx.decision);
-        a.model_cores = 2;
+        a.model.cores = 2;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-        assert_true(a.model_refuted);
+        assert_true(a.model.refuted);
         assert_int_not_equal(a.want_cores, 1);
         assert_null(strstr(a.reason, "model"));
         /* Unrefuted, and with no measurement the model contradicts, it is followed. */
         a.n_hist = 1;
-        a.model_cores = 0;
-        a.model_refuted = false;
+        a.model.cores = 0;
+        a.model.refuted = false;
         a.cores = N_CPUS;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 1);
@@ -801,7 +801,7 @@ static void contradicted_model_is_not_followed(void **state)
         add_point(&a, N_CPUS, 0, 5, ctx.decision);
         add_point(&a, 4, 0, 9, ctx.decision);
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-        assert_true(a.model_refuted);
+        assert_true(a.model.refuted);
         assert_null(strstr(a.reason, "model"));
         assert_int_not_equal(a.want_cores, 1);
 }
@@ -824,8 +824,8 @@ static void failed_direction_is_not_probed_again(void **state)
                                           .cores = N_CPUS,
                                           .freq_khz = 2000000,
                                           .phase = ALLOCATOR_PHASE_SEARCH,
-                                          .step_cores = 1,
-                                          .step_freqs = 1};
+                                          .search.step_cores = 1,
+                                          .search.step_freqs = 1};
 
                 add_point(&a, N_CPUS, 3000000, 5, ctx.decision);
                 add_point(&a, N_CPUS, 2000000, 4, ctx.decision);
@@ -861,8 +861,8 @@ static void far_worse_move_is_not_probed_again_anywhere(void **state)
                                           .cores = N_CPUS,
                                           .freq_khz = 1000000,
                                           .phase = ALLOCATOR_PHASE_SEARCH,
-                                          .step_cores = 1,
-                                          .step_freqs = 1};
+                                          .search.step_cores = 1,
+                                          .search.step_freqs = 1};
 
                 add_point(&a, N_CPUS, 1900000, 5, ctx.decision);
                 add_point(&a, N_CPUS - 1, 1900000, far_worse ? 6 : 5.5, ctx.decision);
@@ -904,11 +904,11 @@ static void revisit_that_measures_differently_restarts_the_search(void **state)
                 /* P = 0.2 on 8 cores: a far worse EDP rate than P = 0.9 had there. */
                 feed_observed(f, &ctx, &a, changed ? 0.2 : 0.9, 4);
                 if (changed) {
-                        assert_int_equal(a.drifts, 1);
+                        assert_int_equal(a.search.drifts, 1);
                         assert_int_equal(a.n_hist, 1);
                         assert_int_equal(a.hist[0].cores, N_CPUS);
                 } else {
-                        assert_int_equal(a.drifts, 0);
+                        assert_int_equal(a.search.drifts, 0);
                         assert_int_equal(a.n_hist, 2);
                 }
         }
@@ -932,8 +932,8 @@ static void shared_domain_app_searches_cores_only(void **state)
                                           .freq_khz = 3000000,
                                           .freq_shared = shared,
                                           .phase = ALLOCATOR_PHASE_SEARCH,
-                                          .step_cores = 1,
-                                          .step_freqs = 1};
+                                          .search.step_cores = 1,
+                                          .search.step_freqs = 1};
 
                 add_point(&a, N_CPUS, 3000000, 4, ctx.decision);
                 add_point(&a, N_CPUS - 1, 3000000, 5, ctx.decision);
@@ -957,7 +957,7 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
              .policy = policy_builtin(OBJECTIVE_EDP),
              .cores = 4,
              .phase = ALLOCATOR_PHASE_SEARCH,
-             .step_cores = 1},
+             .search.step_cores = 1},
             {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 4},
         };
         struct allocator_ctx ctx;
@@ -973,7 +973,7 @@ static void probe_denied_by_sharing_is_not_asked_again(void **state)
         add_point(&apps[0], 3, 0, 6, ctx.decision);
         assert_int_equal(allocator_decide(&ctx, apps, 2), 0);
         assert_int_equal(apps[0].want_cores, 4);
-        assert_int_equal(apps[0].denied_cores, 5);
+        assert_int_equal(apps[0].denied.cores, 5);
         assert_int_equal(apps[0].want_cores + apps[1].want_cores, N_CPUS);
         ctx.decision++;
         assert_int_equal(allocator_decide(&ctx, apps, 2), 0);
@@ -994,7 +994,7 @@ static void denial_lapses_when_cpus_are_free(void **state)
              .policy = policy_builtin(OBJECTIVE_EDP),
              .cores = 4,
              .phase = ALLOCATOR_PHASE_SEARCH,
-             .step_cores = 1},
+             .search.step_cores = 1},
             {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 4},
         };
         struct allocator_ctx ctx;
@@ -1009,8 +1009,8 @@ static void denial_lapses_when_cpus_are_free(void **state)
         add_point(&apps[0], 4, 0, 5, ctx.decision);
         add_point(&apps[0], 3, 0, 6, ctx.decision);
         assert_int_equal(allocator_decide(&ctx, apps, 2), 0);
-        assert_int_equal(apps[0].denied_cores, 5);
-        assert_true(apps[0].denied_by_share);
+        assert_int_equal(apps[0].denied.cores, 5);
+        assert_true(apps[0].denied.by_share);
         /* The other app exits: 4 of the 8 CPUs are free. */
         ctx.decision++;
         ctx.n_apps = 1;
@@ -1030,10 +1030,10 @@ static void far_jump_with_nothing_measured_widens_the_steps(void **state)
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 10,
                                   .phase = ALLOCATOR_PHASE_SETTLED,
-                                  .step_cores = 1,
-                                  .step_freqs = 1,
-                                  .start_decided = true,
-                                  .start_at = 10};
+                                  .search.step_cores = 1,
+                                  .search.step_freqs = 1,
+                                  .learn_at.decided = true,
+                                  .learn_at.cores = 10};
         struct allocator_ctx ctx;
 
         synth_sample_free(&f->s);
@@ -1045,9 +1045,9 @@ static void far_jump_with_nothing_measured_widens_the_steps(void **state)
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         if (a.want_cores < 30 || !strstr(a.reason, "model"))
                 fail_msg("no far model jump: wants %u (%s)", a.want_cores, a.reason);
-        if (a.step_cores < (a.want_cores - 10) / 4)
+        if (a.search.step_cores < (a.want_cores - 10) / 4)
                 fail_msg("jumped %u -> %u with steps of %u core(s)", 10, a.want_cores,
-                         a.step_cores);
+                         a.search.step_cores);
 }
 
 /* Cores that do not fit go where the model says they gain most: of two settled apps wanting
@@ -1112,7 +1112,7 @@ static void learner_gets_room_when_every_app_can_have_two(void **state)
              .policy = policy_builtin(OBJECTIVE_EDP),
              .cores = N_CPUS,
              .phase = ALLOCATOR_PHASE_SEARCH,
-             .step_cores = 1},
+             .search.step_cores = 1},
             {.id = 2, .policy = policy_builtin(OBJECTIVE_EDP), .cores = N_CPUS},
         };
         struct allocator_ctx ctx;
@@ -1142,8 +1142,8 @@ static void returning_app_starts_at_its_remembered_best(void **state)
         struct allocator_app a = {.id = 1,
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = N_CPUS,
-                                  .hint_cores = 3,
-                                  .hint_score = 5};
+                                  .hint.cores = 3,
+                                  .hint.score = 5};
         struct allocator_app b;
         struct allocator_ctx ctx;
 
@@ -1173,15 +1173,15 @@ static void returning_app_starts_at_its_remembered_best(void **state)
         add_point(&b, 3, 0, 8, ctx.decision);
         assert_int_equal(allocator_decide(&ctx, &b, 1), 0);
         assert_non_null(strstr(b.reason, "off the remembered score"));
-        assert_int_equal(b.hint_cores, 0);
+        assert_int_equal(b.hint.cores, 0);
         assert_int_equal(allocator_decide(&ctx, &b, 1), 0);
         assert_non_null(strstr(b.reason, "exploring"));
         /* Bounds that no longer allow it: it learns as a new app would. */
         b = (struct allocator_app){.id = 1,
                                    .policy = policy_builtin(OBJECTIVE_EDP),
                                    .cores = N_CPUS,
-                                   .hint_cores = N_CPUS + 1,
-                                   .hint_score = 5};
+                                   .hint.cores = N_CPUS + 1,
+                                   .hint.score = 5};
         assert_int_equal(allocator_decide(&ctx, &b, 1), 0);
         assert_true(b.phase == ALLOCATOR_PHASE_LEARN && !b.from_history);
 }
@@ -1201,8 +1201,8 @@ static void best_is_the_first_phases_when_it_changed(void **state)
         add_point(&a, 1, 0, 2, ctx.decision - 61); /* stale */
         assert_true(allocator_best(&ctx, &a, &p));
         assert_int_equal(p.cores, 2);
-        a.start_best = a.hist[0];
-        a.start_saved = true;
+        a.first_phase.best = a.hist[0];
+        a.first_phase.saved = true;
         assert_true(allocator_best(&ctx, &a, &p));
         assert_int_equal(p.cores, 4);
 }
@@ -1219,8 +1219,8 @@ static void no_best_when_it_changed_phase_while_learning(void **state)
 
         add_point(&a, 4, 0, 5, ctx.decision);
         alloc_phase_reset(&ctx, &a);
-        assert_true(a.start_lost);
-        assert_false(a.start_saved);
+        assert_true(a.first_phase.lost);
+        assert_false(a.first_phase.saved);
         a.phase = ALLOCATOR_PHASE_SETTLED;
         add_point(&a, 2, 0, 3, ctx.decision);
         assert_false(allocator_best(&ctx, &a, &p));
@@ -1229,7 +1229,7 @@ static void no_best_when_it_changed_phase_while_learning(void **state)
             .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .phase = ALLOCATOR_PHASE_SEARCH};
         add_point(&a, 4, 0, 5, ctx.decision);
         alloc_phase_reset(&ctx, &a);
-        assert_false(a.start_lost);
+        assert_false(a.first_phase.lost);
         assert_true(allocator_best(&ctx, &a, &p));
         assert_int_equal(p.cores, 4);
 }
@@ -1243,8 +1243,8 @@ static void probe_is_measured_before_the_model_moves_it(void **state)
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 1,
                                   .phase = ALLOCATOR_PHASE_SEARCH,
-                                  .step_cores = 1,
-                                  .probe_cores = 1};
+                                  .search.step_cores = 1,
+                                  .search.probe_cores = 1};
         struct allocator_ctx ctx;
         struct estimator_config cfg = {.delta_i_rate = NAN};
 
@@ -1262,7 +1262,7 @@ static void probe_is_measured_before_the_model_moves_it(void **state)
         assert_int_equal(a.want_cores, 1);
         assert_non_null(strstr(a.reason, "measuring this configuration"));
         /* Not at a probe of its own, the model moves it. */
-        a.probe_cores = 0;
+        a.search.probe_cores = 0;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_true(a.want_cores > 1);
 }
@@ -1277,8 +1277,8 @@ static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
                                   .policy = policy_builtin(OBJECTIVE_EDP),
                                   .cores = 1,
                                   .phase = ALLOCATOR_PHASE_SEARCH,
-                                  .step_cores = 1,
-                                  .probe_cores = 1};
+                                  .search.step_cores = 1,
+                                  .search.probe_cores = 1};
         struct allocator_ctx ctx;
 
         estimator_app_add(f->est, 1);
@@ -1289,14 +1289,14 @@ static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
         assert_int_equal(a.want_cores, 4);
         assert_non_null(strstr(a.reason, "abandoned"));
-        assert_int_equal(a.denied_cores, 1);
+        assert_int_equal(a.denied.cores, 1);
         /* Alone, the package's energy measures it: no abandon. */
         a = (struct allocator_app){.id = 1,
                                    .policy = policy_builtin(OBJECTIVE_EDP),
                                    .cores = 1,
                                    .phase = ALLOCATOR_PHASE_SEARCH,
-                                   .step_cores = 1,
-                                   .probe_cores = 1};
+                                   .search.step_cores = 1,
+                                   .search.probe_cores = 1};
         add_point(&a, 4, 0, 5, ctx.decision);
         ctx.n_apps = 1;
         assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
@@ -1336,12 +1336,12 @@ static void spinning_share_is_measured_from_busy_beyond_the_speedup(void **state
                         assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
                         allocator_observe(&ctx, &a);
                 }
-                assert_true(a.idle_run_samples > 0);
+                assert_true(a.spin.samples > 0);
                 if (spin)
-                        assert_true(fabs(a.idle_run_share -
-                                         0.6 * (7 - (speedup - 1)) / (8 - speedup)) < 0.03);
+                        assert_true(fabs(a.spin.share - 0.6 * (7 - (speedup - 1)) / (8 - speedup)) <
+                                    0.03);
                 else
-                        assert_true(a.idle_run_share < 0.02);
+                        assert_true(a.spin.share < 0.02);
         }
 }
 
@@ -1376,9 +1376,9 @@ static void spinning_app_gives_up_cores_first(void **state)
                                                       .policy = policy_builtin(OBJECTIVE_EDP),
                                                       .cores = 2,
                                                       .phase = ALLOCATOR_PHASE_SEARCH,
-                                                      .step_cores = 1};
-                a[0].idle_run_samples = spin ? 8 : 0;
-                a[0].idle_run_share = spin ? 0.8 : 0;
+                                                      .search.step_cores = 1};
+                a[0].spin.samples = spin ? 8 : 0;
+                a[0].spin.share = spin ? 0.8 : 0;
                 assert_int_equal(allocator_decide(&ctx, a, 2), 0);
                 assert_int_equal(a[0].want_cores + a[1].want_cores, 12);
                 if (!spin) {
@@ -1431,7 +1431,7 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                                                               .freq_khz = 2000000,
                                                               .freq_shared = true,
                                                               .phase = ALLOCATOR_PHASE_SEARCH,
-                                                              .step_cores = 1};
+                                                              .search.step_cores = 1};
                         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
                         assert_false(a[1].own_domain);
                         if (!stalls || !dom) {

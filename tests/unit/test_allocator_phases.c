@@ -53,8 +53,8 @@ static struct allocator_app settled_at_5(const struct allocator_ctx *ctx)
                                   .policy = edp(),
                                   .cores = 5,
                                   .phase = ALLOCATOR_PHASE_SEARCH,
-                                  .step_cores = 1,
-                                  .step_freqs = 1};
+                                  .search.step_cores = 1,
+                                  .search.step_freqs = 1};
 
         add_point(&a, 4, 0, 4, ctx->decision);
         add_point(&a, 5, 0, 3, ctx->decision);
@@ -111,7 +111,7 @@ static void new_to_search(void **state)
         settle_p(f);
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
-        assert_true(a.step_cores > 0);
+        assert_true(a.search.step_cores > 0);
 }
 
 /* NEW -> RECALL: history remembers a configuration; the app starts there, before any
@@ -120,7 +120,7 @@ static void new_to_recall(void **state)
 {
         struct fixture *f = *state;
         struct allocator_app a = {
-            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint.cores = 3, .hint.score = 5};
         struct allocator_ctx ctx = measured_ctx(f);
 
         assert_true(allocator_wants_decision(&ctx, &a));
@@ -135,7 +135,7 @@ static void new_to_learn_when_recall_out_of_bounds(void **state)
 {
         struct fixture *f = *state;
         struct allocator_app a = {
-            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = N_CPUS + 1, .hint_score = 5};
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint.cores = N_CPUS + 1, .hint.score = 5};
         struct allocator_ctx ctx = measured_ctx(f);
 
         decide(&ctx, &a);
@@ -237,8 +237,8 @@ static void learn_to_recall(void **state)
         assert_int_equal(estimator_app_add(f->est, 1), 0);
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_LEARN);
-        a.hint_cores = 3;
-        a.hint_score = 5;
+        a.hint.cores = 3;
+        a.hint.score = 5;
         assert_true(allocator_wants_decision(&ctx, &a));
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_RECALL);
@@ -297,8 +297,8 @@ static void probe_to_recall(void **state)
         contention_shows(f, &ctx, &a);
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_PROBE);
-        a.hint_cores = 3;
-        a.hint_score = 5;
+        a.hint.cores = 3;
+        a.hint.score = 5;
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_PROBE);
         assert_int_equal(a.phase_resume, ALLOCATOR_PHASE_RECALL);
@@ -318,7 +318,7 @@ static void search_to_probe_and_back(void **state)
 
         contention_shows(f, &ctx, &a);
         a.phase = ALLOCATOR_PHASE_SEARCH;
-        a.step_cores = a.step_freqs = 1;
+        a.search.step_cores = a.search.step_freqs = 1;
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_PROBE);
         assert_int_equal(a.phase_resume, ALLOCATOR_PHASE_SEARCH);
@@ -355,11 +355,11 @@ static void settled_to_probe_at_a_new_clock(void **state)
         e = estimator_get(f->est, 1);
         assert_int_equal(e->ipc1_source, ESTIMATE_IPC1_ONE_CORE_SCALED);
         a.phase = ALLOCATOR_PHASE_SEARCH;
-        a.step_cores = a.step_freqs = 1;
+        a.search.step_cores = a.search.step_freqs = 1;
         decide(&ctx, &a);
         assert_true(a.phase != ALLOCATOR_PHASE_PROBE);
         a.phase = ALLOCATOR_PHASE_SETTLED;
-        a.step_cores = a.step_freqs = 1;
+        a.search.step_cores = a.search.step_freqs = 1;
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_PROBE);
         assert_int_equal(a.phase_resume, ALLOCATOR_PHASE_SETTLED);
@@ -373,7 +373,7 @@ static void recall_to_settled(void **state)
 {
         struct fixture *f = *state;
         struct allocator_app a = {
-            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint.cores = 3, .hint.score = 5};
         struct allocator_ctx ctx = measured_ctx(f);
 
         settle_p(f);
@@ -398,7 +398,7 @@ static void settled_to_search_when_the_verified_hold_is_stale(void **state)
 {
         struct fixture *f = *state;
         struct allocator_app a = {
-            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint.cores = 3, .hint.score = 5};
         struct allocator_ctx ctx = measured_ctx(f);
 
         settle_p(f);
@@ -412,11 +412,11 @@ static void settled_to_search_when_the_verified_hold_is_stale(void **state)
         a.hist[0].decision = ctx.decision;
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
-        assert_int_equal(a.hint_cores, 3);
+        assert_int_equal(a.hint.cores, 3);
         ctx.decision++;
         a.hist[0].decision = ctx.decision;
         decide(&ctx, &a);
-        assert_int_equal(a.hint_cores, 0);
+        assert_int_equal(a.hint.cores, 0);
         assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
         assert_null(strstr(a.reason, "from history"));
 }
@@ -426,7 +426,7 @@ static void recall_to_search_when_off(void **state)
 {
         struct fixture *f = *state;
         struct allocator_app a = {
-            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint.cores = 3, .hint.score = 5};
         struct allocator_ctx ctx = measured_ctx(f);
 
         settle_p(f);
@@ -436,7 +436,7 @@ static void recall_to_search_when_off(void **state)
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
         assert_non_null(strstr(a.reason, "off the remembered score"));
-        assert_int_equal(a.hint_cores, 0);
+        assert_int_equal(a.hint.cores, 0);
 }
 
 /* RECALL -> SEARCH when the app is not where history put it (sharing moved it): the hint is
@@ -445,7 +445,7 @@ static void recall_to_search_when_moved(void **state)
 {
         struct fixture *f = *state;
         struct allocator_app a = {
-            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint.cores = 3, .hint.score = 5};
         struct allocator_ctx ctx = measured_ctx(f);
 
         settle_p(f);
@@ -454,7 +454,7 @@ static void recall_to_search_when_moved(void **state)
         a.cores = 4;
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
-        assert_int_equal(a.hint_cores, 0);
+        assert_int_equal(a.hint.cores, 0);
 }
 
 /* RECALL -> LEARN when sharing put it elsewhere before P is known: the remembered
@@ -464,7 +464,7 @@ static void recall_to_learn_when_moved_before_p(void **state)
 {
         struct fixture *f = *state;
         struct allocator_app a = {
-            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint.cores = 3, .hint.score = 5};
         struct allocator_ctx ctx = measured_ctx(f);
 
         assert_int_equal(estimator_app_add(f->est, 1), 0);
@@ -473,7 +473,7 @@ static void recall_to_learn_when_moved_before_p(void **state)
         a.cores = 1;
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_LEARN);
-        assert_int_equal(a.hint_cores, 0);
+        assert_int_equal(a.hint.cores, 0);
         assert_true(a.from_history);
         assert_non_null(strstr(a.reason, "learning"));
 }
@@ -485,7 +485,7 @@ static void recall_to_learn_when_off_sharing_before_p(void **state)
 {
         struct fixture *f = *state;
         struct allocator_app a = {
-            .id = 1, .policy = edp(), .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+            .id = 1, .policy = edp(), .cores = N_CPUS, .hint.cores = 3, .hint.score = 5};
         struct allocator_app alone;
         struct allocator_ctx ctx = measured_ctx(f);
 
@@ -499,7 +499,7 @@ static void recall_to_learn_when_off_sharing_before_p(void **state)
         ctx.n_apps = 2;
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_LEARN);
-        assert_int_equal(a.hint_cores, 0);
+        assert_int_equal(a.hint.cores, 0);
 }
 
 /* SETTLED -> LEARN: an exploring hint holds for the run and ends when markers appear; the
@@ -510,9 +510,9 @@ static void settled_to_learn_when_the_hint_ends_sharing_before_p(void **state)
         struct allocator_app a = {.id = 1,
                                   .policy = edp(),
                                   .cores = N_CPUS,
-                                  .hint_cores = 3,
-                                  .hint_score = NAN,
-                                  .hint_explore_from = 6};
+                                  .hint.cores = 3,
+                                  .hint.score = NAN,
+                                  .hint.explore_from = 6};
         struct allocator_ctx ctx = measured_ctx(f);
 
         assert_int_equal(estimator_app_add(f->est, 1), 0);
@@ -526,7 +526,7 @@ static void settled_to_learn_when_the_hint_ends_sharing_before_p(void **state)
         a.progress_known = true;
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_LEARN);
-        assert_int_equal(a.hint_cores, 0);
+        assert_int_equal(a.hint.cores, 0);
 }
 
 /* RECALL -> MODEL: the policy's search becomes model-only while the remembered configuration
@@ -536,7 +536,7 @@ static void recall_to_model(void **state)
         struct fixture *f = *state;
         struct policy pol = *edp();
         struct allocator_app a = {
-            .id = 1, .policy = &pol, .cores = N_CPUS, .hint_cores = 3, .hint_score = 5};
+            .id = 1, .policy = &pol, .cores = N_CPUS, .hint.cores = 3, .hint.score = 5};
         struct allocator_ctx ctx = measured_ctx(f);
 
         settle_p(f);
@@ -628,10 +628,10 @@ static void settled_to_search_when_reset(void **state)
         assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
         /* What a phase change does to it (observe's reset): no measured points, no steps. */
         a.n_hist = 0;
-        a.step_cores = a.step_freqs = 0;
+        a.search.step_cores = a.search.step_freqs = 0;
         add_point(&a, 5, 0, 3, ctx.decision);
-        a.at_cores = 5;
-        a.samples_here = 1 + ALLOCATOR_PROBE_SAMPLES;
+        a.search.at_cores = 5;
+        a.search.samples_here = 1 + ALLOCATOR_PROBE_SAMPLES;
         assert_true(allocator_wants_decision(&ctx, &a));
         /* Nothing measured where it is after the reset: the search waits there, re-opened. */
         a.n_hist = 0;

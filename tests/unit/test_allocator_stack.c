@@ -104,9 +104,9 @@ static void growing_delimiter_puts_fewer_cores_first(void **state)
                                           .policy = policy_builtin(OBJECTIVE_EDP),
                                           .cores = 4,
                                           .phase = ALLOCATOR_PHASE_SEARCH,
-                                          .step_cores = 1,
-                                          .step_freqs = 1,
-                                          .model_refuted = true};
+                                          .search.step_cores = 1,
+                                          .search.step_freqs = 1,
+                                          .model.refuted = true};
                 struct allocator_ctx ctx = {.est = f->est,
                                             .pm = &f->pm,
                                             .n_cpus = N_CPUS,
@@ -130,9 +130,9 @@ static void growing_delimiter_puts_fewer_cores_first(void **state)
                                            .policy = policy_builtin(OBJECTIVE_EDP),
                                            .cores = 4,
                                            .phase = ALLOCATOR_PHASE_SEARCH,
-                                           .step_cores = 1,
-                                           .step_freqs = 1,
-                                           .model_refuted = true};
+                                           .search.step_cores = 1,
+                                           .search.step_freqs = 1,
+                                           .model.refuted = true};
                 add_point(&a, 4, 0, 10, ctx.decision);
                 a.stack = stack_of(6, STACK_SEQUENTIAL, 3);
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
@@ -159,8 +159,8 @@ static void decide_at_the_top_clock(struct fixture *f, struct stack st, struct a
                                     .cores = N_CPUS,
                                     .freq_khz = 3000000,
                                     .phase = ALLOCATOR_PHASE_SEARCH,
-                                    .step_cores = 1,
-                                    .step_freqs = 1};
+                                    .search.step_cores = 1,
+                                    .search.step_freqs = 1};
         add_point(a, N_CPUS, 3000000, 10, ctx.decision);
         a->stack = st;
         assert_int_equal(allocator_decide(&ctx, a, 1), 0);

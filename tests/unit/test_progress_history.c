@@ -40,7 +40,7 @@ static void the_progress_source_is_markers_then_history_then_instructions(void *
         assert_string_equal(alloc_progress_name(alloc_progress_source(&a)), "history");
         /* 9 cores at 0.1 per added core: 1.8 instructions per useful one. */
         assert_true(fabs(alloc_progress_rate(&a, 1.8e9) - 1e9) < 1);
-        assert_true(a.work_x == 0.1);
+        assert_true(a.markers.work_x == 0.1);
         /* Fewer instructions in parallel is not taken as more progress. */
         a.history_x = -0.05;
         assert_true(alloc_progress_rate(&a, 1e9) == 1e9);

@@ -442,9 +442,19 @@ void manager_set_policies(struct manager *m, struct policy_set *policies)
         m->policies = *policies;
         *policies = (struct policy_set){0};
         m->rules = policies_have_rules(&m->policies);
-        for (unsigned i = 0; i < m->n_apps; i++) {
+        for (unsigned i = m->n_apps; i-- > 0;) {
                 const struct policy *pol = policy_lookup(&m->policies, m->apps[i].policy.name);
 
+                /* An app its policy's rules took is that policy's: with the policy gone,
+                 * nothing selects it any more, and the default policy would start moving a
+                 * process the operator only ever asked to have watched, or managed as that
+                 * policy said (a monitor rule's services given CPUs by weight). One handed
+                 * over by pctl run or adopt was asked for by name: it goes on under the
+                 * default. */
+                if (!pol && m->apps[i].by_rule) {
+                        release_app(m, i, "its policy is gone and no rule selects it now");
+                        continue;
+                }
                 if (!pol) {
                         log_warning("policy %s of %s (pid %d) is gone, using %s",
                                     m->apps[i].policy.name, m->apps[i].name, (int)m->apps[i].pid,

@@ -16,7 +16,7 @@
 #include "fuzz_util.h"
 #include "pctl/history.h"
 
-#define FIELDS 18
+#define FIELDS 19
 
 static char db_path[64];
 
@@ -75,15 +75,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (sqlite3_open(db_path, &db) != SQLITE_OK)
                 abort();
         sqlite3_exec(db, "DELETE FROM apps; DELETE FROM runs", NULL, NULL, NULL);
-        /* apps: 13 columns; runs: exe, policy, args_hash, calibration from the same row, then
-         * instructions, instructions_err, cores, bins, updated_s. */
+        /* apps: 14 columns, the 14th (shared_apps, schema 3) from the last field so that the
+         * corpus of schema 2 reads as before; runs: exe, policy, args_hash, calibration from
+         * the same row, then instructions, instructions_err, cores, bins, updated_s. */
         if (sqlite3_prepare_v2(db,
                                "INSERT INTO apps VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                               "?10, ?11, ?12, ?13)",
+                               "?10, ?11, ?12, ?13, ?14)",
                                -1, &st, NULL) != SQLITE_OK)
                 abort();
         for (int i = 0; i < 13; i++)
                 sqlite3_bind_text(st, i + 1, field[i] ? field[i] : "", (int)flen[i], SQLITE_STATIC);
+        sqlite3_bind_text(st, 14, field[18] ? field[18] : "", (int)flen[18], SQLITE_STATIC);
         sqlite3_step(st);
         sqlite3_finalize(st);
         if (sqlite3_prepare_v2(db, "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",

@@ -392,11 +392,14 @@ static void ignored_drop_zeros(struct manager *m)
 
 /* A released process is ignored by the rules while it lives; once its PID is not among the
  * n (sorted) processes of a scan it is gone, and a process given that PID later is new. */
-static void ignored_keep_only(struct manager *m, const pid_t *procs, unsigned n)
+static void ignored_keep_only(struct manager *m, const struct platform_proc *procs, unsigned n)
 {
-        for (unsigned i = 0; i < m->n_ignored; i++)
-                if (!pid_in(procs, n, m->ignored[i]))
+        for (unsigned i = 0; i < m->n_ignored; i++) {
+                struct platform_proc key = {.pid = m->ignored[i]};
+
+                if (!n || !bsearch(&key, procs, n, sizeof(*procs), proc_cmp))
                         m->ignored[i] = 0;
+        }
         ignored_drop_zeros(m);
 }
 
@@ -540,17 +543,13 @@ static bool rule_admits(struct manager *m, const struct policy *pol, const struc
 void adopt_by_rules(struct manager *m)
 {
         struct platform_proc *procs, *seen;
-        pid_t *pids;
         int n;
 
         if (!m->rules)
                 return;
         procs = malloc(MANAGER_MAX_PROCS * sizeof(*procs));
-        pids = procs ? malloc(MANAGER_MAX_PROCS * sizeof(*pids)) : NULL;
-        if (!pids) {
-                free(procs);
+        if (!procs)
                 return;
-        }
         n = platform_list_procs(m->pf, procs, MANAGER_MAX_PROCS);
         for (int i = 0; i < n; i++) {
                 struct proc_identity id = {.pid = procs[i].pid};
@@ -558,7 +557,6 @@ void adopt_by_rules(struct manager *m)
                 struct mapp *a;
                 char err[256];
 
-                pids[i] = procs[i].pid;
                 if (proc_seen(m->seen, m->n_seen, &procs[i]) ||
                     pid_in(m->ignored, m->n_ignored, procs[i].pid) ||
                     find_app(m, procs[i].pid, NULL) || procs[i].pid == getpid())
@@ -584,22 +582,19 @@ void adopt_by_rules(struct manager *m)
                 else if ((a = find_app(m, procs[i].pid, NULL)))
                         a->by_rule = true;
         }
-        if (n >= 0) {
-                qsort(pids, (size_t)n, sizeof(*pids), pid_cmp);
-                ignored_keep_only(m, pids, (unsigned)n);
+        if (n <= 0) {
+                free(procs);
+                procs = NULL;
+        } else {
                 qsort(procs, (size_t)n, sizeof(*procs), proc_cmp);
                 /* Kept until the next scan: only as large as what was seen. */
-                seen = n ? realloc(procs, (size_t)n * sizeof(*procs)) : NULL;
-                if (!seen) {
-                        seen = n ? procs : NULL;
-                        if (!n)
-                                free(procs);
-                }
-                free(m->seen);
-                m->seen = seen;
-                m->n_seen = (unsigned)n;
-        } else {
-                free(procs);
+                seen = realloc(procs, (size_t)n * sizeof(*procs));
+                procs = seen ? seen : procs;
         }
-        free(pids);
+        if (n >= 0) {
+                ignored_keep_only(m, procs, (unsigned)n);
+                free(m->seen);
+                m->seen = procs;
+                m->n_seen = (unsigned)n;
+        }
 }

@@ -395,9 +395,10 @@ static enum spreading spreading_of(const struct manager *m, unsigned i)
         return al->spreading.stood ? SPREADING_STOOD : SPREADING_KEPT;
 }
 
-/* The packages app i's CPUs lie on, read from the machine's topology (null: a CPU whose package
- * is not known), and, where they are more than one and the allocator spread it on purpose (or
- * refuted a trial of it), why: `spreading` and a sentence the reason ends with. */
+/* The packages app i's CPUs lie on: the CPUs it holds now (set by the actuator and accepted by
+ * the kernel, or found at adoption), looked up in the machine's topology (null: a CPU whose
+ * package is not known); and, where they are more than one and the allocator spread it on purpose
+ * (or refuted a trial of it), why: `spreading` and a sentence the reason ends with. */
 static void status_packages(const struct manager *m, unsigned i, struct json_object *j, char *why,
                             size_t why_size)
 {

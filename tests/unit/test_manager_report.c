@@ -267,6 +267,41 @@ static void status_shows_a_spread_app_on_two_packages(void **state)
         sim_manager_close(&f);
 }
 
+/* Where the machine did not say which package a CPU is on (sysfs without
+ * physical_package_id: topology_read places it as package 0 and marks it unread), the
+ * packages of an app holding it are unknown: null, and nothing said of spreading, though the
+ * allocator spread the app. Here the spread app's CPU of package 1 is marked so. */
+static void unknown_packages_are_not_guessed(void **state)
+{
+        char text[1024];
+        struct sim_manager f;
+        struct app_status st;
+        struct cpumask cpus;
+        unsigned step;
+
+        snprintf(text, sizeof(text), SEED_91002, "");
+        sim_manager_open(&f, text, "edp", 1);
+        for (step = 0; step < 400; step++) {
+                sim_manager_tick(&f, step);
+                if (step % 10 != 9)
+                        continue;
+                app_status(f.m, 0, &st);
+                if (!strcmp(st.spreading, "alone"))
+                        break;
+        }
+        assert_string_equal(st.spreading, "alone");
+        assert_int_equal(cpumask_parse(st.cpus, &cpus), 0);
+        cpumask_foreach (c, &cpus)
+                if (c >= 6)
+                        cpumask_set(&f.pf->topo.package_unread, (unsigned)c);
+        app_status(f.m, 0, &st);
+        assert_string_equal(st.packages, "null");
+        assert_string_equal(st.spreading, "");
+        if (strstr(st.reason, "spread"))
+                fail_msg("reason with unknown packages: '%s'", st.reason);
+        sim_manager_close(&f);
+}
+
 /* The same app on a machine of one package of 12 CPUs: it stalls as much (more: one
  * package's bandwidth), and the allocator marks it spread, but its CPUs lie on package 0
  * alone: status says packages [0] and not a word of spreading. */
@@ -401,6 +436,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(status_shows_the_allocator_phase),
     cmocka_unit_test(status_shows_a_spread_app_on_two_packages),
     cmocka_unit_test(one_package_says_nothing_of_spreading),
+    cmocka_unit_test(unknown_packages_are_not_guessed),
     cmocka_unit_test(status_shows_a_trial_of_spreading_and_its_verdict),
     cmocka_unit_test(status_shows_a_refuted_trial),
 };

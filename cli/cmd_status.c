@@ -12,6 +12,7 @@
 #include "client.h"
 #include "commands.h"
 #include "pctl/cpumask.h"
+#include "pctl/topology.h"
 #include "pctl/util.h"
 
 static void print_num(struct json_object *o, const char *key, const char *fmt, int width)
@@ -22,6 +23,35 @@ static void print_num(struct json_object *o, const char *key, const char *fmt, i
                 printf(fmt, width, v);
         else
                 printf("%*s", width, "-");
+}
+
+/* The packages the app's CPUs lie on, "0,1"; "-" where pctld does not know them (null, an
+ * older pctld, or anything but an array of package numbers). */
+static void app_packages(struct json_object *a, char *buf, size_t size)
+{
+        struct json_object *arr = NULL;
+        struct cpumask pkgs;
+        size_t n;
+
+        (void)strscpy(buf, "-", size);
+        if (!json_object_object_get_ex(a, "packages", &arr) ||
+            !json_object_is_type(arr, json_type_array))
+                return;
+        n = json_object_array_length(arr);
+        cpumask_zero(&pkgs);
+        for (size_t k = 0; k < n; k++) {
+                struct json_object *v = json_object_array_get_idx(arr, k);
+                int64_t p;
+
+                if (!json_object_is_type(v, json_type_int))
+                        return;
+                p = json_object_get_int64(v);
+                if (p < 0 || p >= CPUMASK_MAX)
+                        return;
+                cpumask_set(&pkgs, (unsigned)p);
+        }
+        if (n && topology_format_packages(&pkgs, buf, size) < 0)
+                (void)strscpy(buf, "-", size);
 }
 
 /* The app's largest scaling delimiter from its speedup stack: "sync 0.70 of 2 cores". */
@@ -124,13 +154,13 @@ static void status_human(struct json_object *s)
         } else {
                 printf("power     unknown (no RAPL, no calibrated or declared model)\n");
         }
-        printf("\n%-15s %7s %-12s %5s %-9s %6s %7s %6s %13s %8s %10s %10s\n", "NAME", "PID",
-               "POLICY", "CORES", "CPUS", "MHZ", "IPC", "SPEEDUP", "P", "POWER_W", "EDP_RATE",
-               "PRED_GAIN%");
+        printf("\n%-15s %7s %-12s %5s %-9s %-5s %6s %7s %6s %13s %8s %10s %10s\n", "NAME", "PID",
+               "POLICY", "CORES", "CPUS", "PKGS", "MHZ", "IPC", "SPEEDUP", "P", "POWER_W",
+               "EDP_RATE", "PRED_GAIN%");
         for (size_t i = 0; i < n_apps; i++) {
                 struct json_object *a = json_object_array_get_idx(apps, i);
                 double p, conf, pid = 0, cores = 0, prun, srun;
-                char pbuf[32] = "-";
+                char pbuf[32] = "-", pkgs[64];
 
                 if (reply_number(a, "p_est", &p)) {
                         if (reply_number(a, "p_confidence", &conf))
@@ -140,8 +170,9 @@ static void status_human(struct json_object *s)
                 }
                 reply_number(a, "pid", &pid);
                 reply_number(a, "cores", &cores);
-                printf("%-15s %7.0f %-12s %5.0f %-9s", reply_text(a, "name", "?"), pid,
-                       reply_text(a, "policy", "?"), cores, reply_text(a, "cpus", "-"));
+                app_packages(a, pkgs, sizeof(pkgs));
+                printf("%-15s %7.0f %-12s %5.0f %-9s %-5s", reply_text(a, "name", "?"), pid,
+                       reply_text(a, "policy", "?"), cores, reply_text(a, "cpus", "-"), pkgs);
                 print_num(a, "freq_mhz", " %*.0f", 6);
                 print_num(a, "ipc", " %*.2f", 7);
                 print_num(a, "speedup", " %*.3f", 7);

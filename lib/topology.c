@@ -47,7 +47,14 @@ int topology_read(struct topology *t)
 
                 snprintf(path, sizeof(path),
                          "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
-                t->cpu[c].package = fs_read_u64(path, &v) == 0 ? (int)v : 0;
+                /* Placement needs a package for every CPU: an unreadable one is placed as
+                 * package 0, and remembered as unread so that no report names it. */
+                if (fs_read_u64(path, &v) == 0 && v < CPUMASK_MAX) {
+                        t->cpu[c].package = (int)v;
+                } else {
+                        t->cpu[c].package = 0;
+                        cpumask_set(&t->package_unread, (unsigned)c);
+                }
                 if ((unsigned)t->cpu[c].package + 1 > t->n_packages)
                         t->n_packages = (unsigned)t->cpu[c].package + 1;
         }
@@ -82,6 +89,30 @@ void topology_free(struct topology *t)
         free(t->cpu);
         t->cpu = NULL;
         t->n_cpus = 0;
+}
+
+int topology_packages_of(const struct topology *t, const struct cpumask *cpus, struct cpumask *out)
+{
+        struct cpumask pkgs;
+        unsigned n = 0;
+
+        cpumask_zero(&pkgs);
+        cpumask_foreach (c, cpus) {
+                int pkg;
+
+                if ((unsigned)c >= t->n_cpus || !cpumask_test(&t->online, (unsigned)c) ||
+                    cpumask_test(&t->package_unread, (unsigned)c))
+                        return -ENODATA;
+                pkg = t->cpu[c].package;
+                if (pkg < 0 || pkg >= CPUMASK_MAX)
+                        return -ENODATA;
+                if (!cpumask_test(&pkgs, (unsigned)pkg)) {
+                        cpumask_set(&pkgs, (unsigned)pkg);
+                        n++;
+                }
+        }
+        *out = pkgs;
+        return (int)n;
 }
 
 void topology_package_cpus(const struct topology *t, int package, struct cpumask *out)

@@ -353,6 +353,7 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                     a->spreading.refuted) {
                         a->spread = false;
                         a->spreading.since = 0;
+                        a->spreading.stood = false;
                         continue;
                 }
                 stall = counted_stall_share(ctx, a);
@@ -394,12 +395,15 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                 if (!spread_relieves(ctx, apps, n, a)) {
                         a->spread = false;
                         a->spreading.refuted = true;
+                } else {
+                        a->spreading.stood = true; /* for pctl status: why it stays spread */
                 }
         }
         /* One trial at a time, the most stalled app first: each moves the others' CPUs. */
         if (next && !open) {
                 next->spread = true;
                 next->spreading.since = ctx->decision;
+                next->spreading.stood = false;
                 for (unsigned i = 0; i < n; i++) {
                         apps[i].spreading.stall_at = counted_stall_share(ctx, &apps[i]);
                         apps[i].spreading.cores = apps[i].cores;

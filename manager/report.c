@@ -346,12 +346,89 @@ static const char *held_by(const struct manager *m, const struct mapp *a, char *
         return buf;
 }
 
+/* Why the allocator spread an app over the packages (docs/allocator.md, "Spreading over
+ * packages", "Spreading beside other apps"). */
+enum spreading {
+        SPREADING_NONE = -1,
+        SPREADING_ALONE,
+        SPREADING_TRIAL,
+        SPREADING_STOOD,
+        SPREADING_KEPT,
+        SPREADING_REFUTED,
+};
+
+/* As `spreading` names each, and as the reason says it ("%s": the packages). */
+static const struct spreading_text {
+        const char *name, *text;
+} spreading_texts[] = {
+    [SPREADING_ALONE] = {"alone", "spread over packages %s: its cores stall on memory, and "
+                                  "alone it may have every package's memory bandwidth"},
+    [SPREADING_TRIAL] = {"on-trial", "spread over packages %s as a trial: its cores stall on "
+                                     "memory; it stays spread if the stalls of every app fall "
+                                     "by the next decision"},
+    [SPREADING_STOOD] = {"trial-stood", "spread over packages %s: a trial beside other apps "
+                                        "relieved the memory stalls, so it stays spread"},
+    [SPREADING_KEPT] = {"kept", "spread over packages %s since its cores stalled on memory "
+                                "while it ran alone; kept spread beside the apps that came "
+                                "since"},
+    [SPREADING_REFUTED] = {"trial-refuted", "on packages %s where a trial of spreading put it: "
+                                            "the trial did not relieve its memory stalls, so it "
+                                            "is no longer placed spread and not tried again"},
+};
+
+/* Why app i is spread, in the allocator's view (SPREADING_NONE: not spread, and no trial
+ * refuted); the caller checks that the CPUs it holds really lie on more than one package. */
+static enum spreading spreading_of(const struct manager *m, unsigned i)
+{
+        const struct allocator_app *al = &m->alloc[i];
+        unsigned managed = 0;
+
+        if (!al->spread)
+                return al->spreading.refuted ? SPREADING_REFUTED : SPREADING_NONE;
+        if (al->spreading.since)
+                return SPREADING_TRIAL;
+        /* Counted as spread_stalled counts them: apps only watched move nothing. */
+        for (unsigned k = 0; k < m->n_apps; k++)
+                managed += m->alloc[k].effective != OBJECTIVE_MONITOR;
+        if (managed <= 1)
+                return SPREADING_ALONE;
+        return al->spreading.stood ? SPREADING_STOOD : SPREADING_KEPT;
+}
+
+/* The packages app i's CPUs lie on: the CPUs it holds now (set by the actuator and accepted by
+ * the kernel, or found at adoption), looked up in the machine's topology (null: a CPU whose
+ * package is not known); and, where they are more than one and the allocator spread it on purpose
+ * (or refuted a trial of it), why: `spreading` and a sentence the reason ends with. */
+static void status_packages(const struct manager *m, unsigned i, struct json_object *j, char *why,
+                            size_t why_size)
+{
+        struct json_object *arr = NULL;
+        struct cpumask pkgs;
+        char list[64];
+        int n = topology_packages_of(&m->pf->topo, &m->apps[i].cpus, &pkgs);
+        enum spreading s = SPREADING_NONE;
+
+        why[0] = '\0';
+        if (n >= 0) {
+                arr = json_object_new_array();
+                cpumask_foreach (p, &pkgs)
+                        json_object_array_add(arr, json_object_new_int(p));
+        }
+        json_object_object_add(j, "packages", arr);
+        if (n >= 2 && topology_format_packages(&pkgs, list, sizeof(list)) == 0)
+                s = spreading_of(m, i);
+        if (s != SPREADING_NONE)
+                snprintf(why, why_size, spreading_texts[s].text, list);
+        json_object_object_add(
+            j, "spreading", jsonfmt_string(s != SPREADING_NONE ? spreading_texts[s].name : NULL));
+}
+
 static struct json_object *status_app(const struct manager *m, unsigned i)
 {
         const struct mapp *a = &m->apps[i];
         struct json_object *j = json_object_new_object();
         const struct estimate *e = estimator_get(m->est, a->id);
-        char list[256], held[STATE_PATH_MAX + 64];
+        char list[256], held[STATE_PATH_MAX + 64], spread[256], reason[sizeof(spread) + 256];
         bool has_p;
         double p;
 
@@ -375,6 +452,7 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
                                jsonfmt_string(allocator_phase_to_string(m->alloc[i].phase)));
         json_object_object_add(j, "cores", json_object_new_uint64(cpumask_count(&a->cpus)));
         json_object_object_add(j, "cpus", jsonfmt_string(list));
+        status_packages(m, i, j, spread, sizeof(spread));
         json_object_object_add(j, "held_by", jsonfmt_string(held_by(m, a, held, sizeof(held))));
         json_object_object_add(j, "freq_mhz",
                                a->freq_khz ? json_object_new_uint64(a->freq_khz / 1000) : NULL);
@@ -437,8 +515,11 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
                                jsonfmt_string(m->alloc[i].predicted_best_cores
                                                   ? scaling_basis_name(&m->alloc[i].scaling_model)
                                                   : NULL));
-        json_object_object_add(
-            j, "reason", jsonfmt_string(m->alloc[i].reason[0] ? m->alloc[i].reason : "starting"));
+        /* Where it lies on several packages on purpose, the reason says why. */
+        snprintf(reason, sizeof(reason), "%s%s%s",
+                 m->alloc[i].reason[0] ? m->alloc[i].reason : "starting", spread[0] ? "; " : "",
+                 spread);
+        json_object_object_add(j, "reason", jsonfmt_string(reason));
         json_object_object_add(j, "stack", appstack_json(m->stacks, a->pid));
         json_object_object_add(j, "from_history",
                                json_object_new_boolean(m->alloc[i].from_history));

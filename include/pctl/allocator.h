@@ -239,6 +239,9 @@ struct allocator_app {
                 /* Spreading did not relieve its stalls (they are latency, not a package's
                  * bandwidth): it is not spread again. */
                 bool refuted;
+                /* Its last trial relieved the stalls: kept spread for that (false while spread
+                 * alone, or kept spread from then beside apps that came since). */
+                bool stood;
                 uint64_t since;      /* the decision its trial began; 0: none open */
                 double stall_at;     /* its stalled share when the trial began */
                 unsigned cores;      /* and its core count then: judged only at that count */

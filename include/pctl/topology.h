@@ -14,6 +14,9 @@ struct topology {
         unsigned n_cpus;     /* highest CPU number + 1 */
         unsigned n_packages; /* highest package id + 1 */
         struct cpumask online;
+        /* Online CPUs whose package sysfs did not give (no physical_package_id, or -1):
+         * placed as package 0, but no report says which package they are on. */
+        struct cpumask package_unread;
         struct topology_cpu *cpu; /* n_cpus entries */
 };
 
@@ -26,6 +29,11 @@ void topology_free(struct topology *t);
 /* The online CPUs of one package. */
 void topology_package_cpus(const struct topology *t, int package, struct cpumask *out);
 
+/* The packages the CPUs of `cpus` lie on, as a set of package ids in *out (bit k: package
+ * k), and how many there are: a fact of the machine, whatever placed them. -ENODATA when
+ * one of them is not an online CPU of t whose package was read (then no one can say where it
+ * lies). *out is written only on success. */
+int topology_packages_of(const struct topology *t, const struct cpumask *cpus, struct cpumask *out);
 /* Packages that hold an online CPU (ids need not be dense). */
 unsigned topology_packages_present(const struct topology *t);
 struct json_object;
@@ -34,3 +42,6 @@ struct json_object;
 struct json_object *topology_json(const struct topology *t);
 /* "4 CPUs (0-3) in 2 packages: package 0: 0-1; package 1: 2-3". Returns 0 or -ENOBUFS. */
 int topology_describe(const struct topology *t, char *buf, size_t size);
+/* A set of package ids as topology_packages_of gives it, as text: "0,1", "0-3", "0,2,4-7"
+ * (runs of three or more as ranges). Returns 0 or -ENOBUFS (buf untouched). */
+int topology_format_packages(const struct cpumask *pkgs, char *buf, size_t size);

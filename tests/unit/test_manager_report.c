@@ -187,11 +187,258 @@ static void measured_energy_is_not_labelled_declared(void **state)
         sim_manager_close(&f);
 }
 
+/* The packages of a cpus list on the 2 x 6 Xeon (CPUs 0-5 package 0, 6-11 package 1), as
+ * status's "packages" writes them: "[0,1]". Computed here from the list, apart from the
+ * daemon's topology. */
+static void xeon_packages(const char *cpus, char *buf, size_t size)
+{
+        struct cpumask m;
+        bool on[2] = {false, false};
+
+        assert_int_equal(cpumask_parse(cpus, &m), 0);
+        cpumask_foreach (c, &m)
+                on[c >= 6] = true;
+        snprintf(buf, size, "[%s%s%s]", on[0] ? "0" : "", on[0] && on[1] ? "," : "",
+                 on[1] ? "1" : "");
+}
+
+/* App k of the status: its cpus, packages (as JSON text), spreading and reason, copied. */
+struct app_status {
+        char cpus[64], packages[64], spreading[32], reason[512];
+};
+
+static void app_status(struct manager *m, unsigned k, struct app_status *out)
+{
+        struct json_object *j = json_object_new_object(), *apps, *app, *v;
+
+        manager_status(m, j);
+        assert_true(json_object_object_get_ex(j, "apps", &apps));
+        app = json_object_array_get_idx(apps, k);
+        assert_non_null(app);
+        snprintf(out->cpus, sizeof(out->cpus), "%s", str(app, "cpus") ? str(app, "cpus") : "");
+        assert_true(json_object_object_get_ex(app, "packages", &v));
+        snprintf(out->packages, sizeof(out->packages), "%s",
+                 v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "null");
+        assert_true(json_object_object_get_ex(app, "spreading", &v));
+        snprintf(out->spreading, sizeof(out->spreading), "%s", v ? json_object_get_string(v) : "");
+        snprintf(out->reason, sizeof(out->reason), "%s",
+                 str(app, "reason") ? str(app, "reason") : "");
+        json_object_put(j);
+}
+
+/* bench_random's seed 91002 (docs/allocator.md, "Spreading over packages"): alone on the
+ * 2 x 6 Xeon, 4.5 bytes per instruction; its cores stall on memory and the allocator spreads
+ * it over both packages. */
+#define SEED_91002                                                                                 \
+        "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0099\nseed = 15831\n%s"           \
+        "[app a0]\ninstructions = 1.337e+12\np = 0.9810\nipc = 1.557\nmem_fraction = 0.104\n"      \
+        "sync = 0.211\nprogress_units = 300550\nmem_bytes_per_instruction = 4.487\n"
+
+/* Status says which packages an app's CPUs lie on (the same as its cpus list shows on the
+ * machine's topology, at every decision), and, once the allocator spread it alone over both,
+ * "spreading": "alone" and a reason that says so; before that, no word of spreading. */
+static void status_shows_a_spread_app_on_two_packages(void **state)
+{
+        char text[1024], want[64];
+        struct sim_manager f;
+        struct app_status st;
+        bool spread = false;
+
+        snprintf(text, sizeof(text), SEED_91002, "");
+        sim_manager_open(&f, text, "edp", 1);
+        for (unsigned step = 0; step < 400 && !spread; step++) {
+                sim_manager_tick(&f, step);
+                if (step % 10 != 9)
+                        continue;
+                app_status(f.m, 0, &st);
+                xeon_packages(st.cpus, want, sizeof(want));
+                assert_string_equal(st.packages, want);
+                spread = strcmp(st.spreading, "alone") == 0;
+                if (!spread && (st.spreading[0] || strstr(st.reason, "spread")))
+                        fail_msg("at %u s: spreading '%s', reason '%s' on CPUs %s", step / 10,
+                                 st.spreading, st.reason, st.cpus);
+        }
+        if (!spread)
+                fail_msg("never shown spread alone: CPUs %s, packages %s, reason '%s'", st.cpus,
+                         st.packages, st.reason);
+        assert_string_equal(st.packages, "[0,1]");
+        if (!strstr(st.reason, "; spread over packages 0,1: its cores stall on memory, and alone"))
+                fail_msg("reason of a spread app: '%s'", st.reason);
+        sim_manager_close(&f);
+}
+
+/* Where the machine did not say which package a CPU is on (sysfs without
+ * physical_package_id: topology_read places it as package 0 and marks it unread), the
+ * packages of an app holding it are unknown: null, and nothing said of spreading, though the
+ * allocator spread the app. Here the spread app's CPU of package 1 is marked so. */
+static void unknown_packages_are_not_guessed(void **state)
+{
+        char text[1024];
+        struct sim_manager f;
+        struct app_status st;
+        struct cpumask cpus;
+        unsigned step;
+
+        snprintf(text, sizeof(text), SEED_91002, "");
+        sim_manager_open(&f, text, "edp", 1);
+        for (step = 0; step < 400; step++) {
+                sim_manager_tick(&f, step);
+                if (step % 10 != 9)
+                        continue;
+                app_status(f.m, 0, &st);
+                if (!strcmp(st.spreading, "alone"))
+                        break;
+        }
+        assert_string_equal(st.spreading, "alone");
+        assert_int_equal(cpumask_parse(st.cpus, &cpus), 0);
+        cpumask_foreach (c, &cpus)
+                if (c >= 6)
+                        cpumask_set(&f.pf->topo.package_unread, (unsigned)c);
+        app_status(f.m, 0, &st);
+        assert_string_equal(st.packages, "null");
+        assert_string_equal(st.spreading, "");
+        if (strstr(st.reason, "spread"))
+                fail_msg("reason with unknown packages: '%s'", st.reason);
+        sim_manager_close(&f);
+}
+
+/* The same app on a machine of one package of 12 CPUs: it stalls as much (more: one
+ * package's bandwidth), and the allocator marks it spread, but its CPUs lie on package 0
+ * alone: status says packages [0] and not a word of spreading. */
+static void one_package_says_nothing_of_spreading(void **state)
+{
+        char text[1024];
+        struct sim_manager f;
+        struct app_status st;
+
+        snprintf(text, sizeof(text), SEED_91002, "sockets = 1\ncores_per_socket = 12\n");
+        sim_manager_open(&f, text, "edp", 1);
+        for (unsigned step = 0; step < 400; step++) {
+                sim_manager_tick(&f, step);
+                if (step % 10 != 9)
+                        continue;
+                app_status(f.m, 0, &st);
+                assert_string_equal(st.packages, "[0]");
+                if (st.spreading[0] || strstr(st.reason, "spread"))
+                        fail_msg("at %u s on one package: spreading '%s', reason '%s'", step / 10,
+                                 st.spreading, st.reason);
+        }
+        sim_manager_close(&f);
+}
+
+/* bench_random's seed 91015 (docs/allocator.md, "Spreading beside other apps"): a lock-bound
+ * a0 beside a spinning, bandwidth-bound a1 on the 2 x 6 Xeon. a1 is spread as a trial, which
+ * stands: status shows it on both packages, "on-trial" with a reason naming the trial, then
+ * "trial-stood"; a0's status never speaks of spreading. */
+static void status_shows_a_trial_of_spreading_and_its_verdict(void **state)
+{
+        static const char text[] =
+            "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0290\nseed = 377825\n"
+            "[app a0]\ninstructions = 5.316e+11\np = 0.8606\nipc = 1.450\nsync = 0.252\n"
+            "progress_units = 79157\n"
+            "[app a1]\ninstructions = 7.987e+11\np = 0.8266\nipc = 1.473\n"
+            "mem_bytes_per_instruction = 6.547\nspin = 0.542\nimbalance = 2.002\n"
+            "progress_units = 393567\n";
+        struct sim_manager f;
+        struct app_status a0, a1;
+        bool trial = false, stood = false;
+        char want[64];
+
+        sim_manager_open(&f, text, "edp", 2);
+        for (unsigned step = 0; step < 300 && !stood; step++) {
+                sim_manager_tick(&f, step);
+                if (step % 10 != 9)
+                        continue;
+                app_status(f.m, 0, &a0);
+                app_status(f.m, 1, &a1);
+                xeon_packages(a1.cpus, want, sizeof(want));
+                assert_string_equal(a1.packages, want);
+                if (a0.spreading[0] || strstr(a0.reason, "spread"))
+                        fail_msg("a0 at %u s: spreading '%s', reason '%s'", step / 10, a0.spreading,
+                                 a0.reason);
+                if (!strcmp(a1.spreading, "on-trial")) {
+                        trial = true;
+                        assert_string_equal(a1.packages, "[0,1]");
+                        if (!strstr(a1.reason, "; spread over packages 0,1 as a trial"))
+                                fail_msg("reason of a1 on trial: '%s'", a1.reason);
+                } else if (!strcmp(a1.spreading, "trial-stood")) {
+                        stood = true;
+                        assert_string_equal(a1.packages, "[0,1]");
+                        if (!strstr(a1.reason, "; spread over packages 0,1: a trial beside other "
+                                               "apps relieved"))
+                                fail_msg("reason of a1 whose trial stood: '%s'", a1.reason);
+                } else if (a1.spreading[0]) {
+                        fail_msg("a1 at %u s: spreading '%s' before its trial stood (reason "
+                                 "'%s')",
+                                 step / 10, a1.spreading, a1.reason);
+                }
+        }
+        if (!trial || !stood)
+                fail_msg("a1's trial of spreading: shown on trial %d, shown stood %d (last: "
+                         "CPUs %s, spreading '%s', reason '%s')",
+                         trial, stood, a1.cpus, a1.spreading, a1.reason);
+        sim_manager_close(&f);
+}
+
+/* 91015's twin whose a1 stalls on memory latency, not bandwidth (no bandwidth key, memory
+ * fraction 0.48): spreading it does not relieve its stalls and the trial is refuted. Where
+ * a1's CPUs are still on both packages, status says "trial-refuted"; once on one, nothing. */
+static void status_shows_a_refuted_trial(void **state)
+{
+        static const char text[] =
+            "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0290\nseed = 377825\n"
+            "[app a0]\ninstructions = 5.316e+11\np = 0.8606\nipc = 1.450\nsync = 0.252\n"
+            "progress_units = 79157\n"
+            "[app a1]\ninstructions = 7.987e+11\np = 0.8266\nipc = 1.473\n"
+            "mem_fraction = 0.48\nspin = 0.542\nimbalance = 2.002\n"
+            "progress_units = 393567\n";
+        struct sim_manager f;
+        struct app_status a1;
+        bool trial = false, refuted = false;
+
+        sim_manager_open(&f, text, "edp", 2);
+        for (unsigned step = 0; step < 100; step++) {
+                sim_manager_tick(&f, step);
+                if (step % 10 != 9)
+                        continue;
+                app_status(f.m, 1, &a1);
+                if (!strcmp(a1.spreading, "on-trial")) {
+                        if (refuted)
+                                fail_msg("a1 tried again at %u s after its trial was refuted",
+                                         step / 10);
+                        trial = true;
+                } else if (!strcmp(a1.spreading, "trial-refuted")) {
+                        refuted = true;
+                        assert_string_equal(a1.packages, "[0,1]");
+                        if (!strstr(a1.reason, "; on packages 0,1 where a trial of spreading put "
+                                               "it: the trial did not relieve its memory stalls"))
+                                fail_msg("reason of a1 whose trial was refuted: '%s'", a1.reason);
+                } else if (a1.spreading[0]) {
+                        fail_msg("a1 at %u s: spreading '%s' (reason '%s')", step / 10,
+                                 a1.spreading, a1.reason);
+                } else if (refuted && strcmp(a1.packages, "[0]") && strcmp(a1.packages, "[1]")) {
+                        fail_msg("a1 at %u s on packages %s after its refuted trial, and status "
+                                 "does not say why",
+                                 step / 10, a1.packages);
+                }
+        }
+        if (!trial || !refuted)
+                fail_msg("a1's trial of spreading: shown on trial %d, shown refuted %d (last: "
+                         "CPUs %s, spreading '%s', reason '%s')",
+                         trial, refuted, a1.cpus, a1.spreading, a1.reason);
+        sim_manager_close(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(report_of_a_finished_app),
     cmocka_unit_test(measured_energy_is_not_labelled_declared),
     cmocka_unit_test(status_shows_the_method_sources),
     cmocka_unit_test(status_shows_the_allocator_phase),
+    cmocka_unit_test(status_shows_a_spread_app_on_two_packages),
+    cmocka_unit_test(one_package_says_nothing_of_spreading),
+    cmocka_unit_test(unknown_packages_are_not_guessed),
+    cmocka_unit_test(status_shows_a_trial_of_spreading_and_its_verdict),
+    cmocka_unit_test(status_shows_a_refuted_trial),
 };
 
 PCTL_TEST_MAIN(tests)

@@ -15,6 +15,7 @@
 #include "pctl/fsio.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/topology.h"
+#include "pctl/util.h"
 
 /* A sysfs tree with the given online list and package id of CPUs 0..n-1. */
 static void fake_cpus(const char *online, const int *package, unsigned n)
@@ -108,11 +109,100 @@ static void two_apps_one_package_each(void **state)
         fake_tree_free();
 }
 
+/* The packages an app's CPUs lie on (pctl status): on the 2 x 6 machine 0-2,6-7 lie on both,
+ * 1-3 on package 0, none on none; a CPU the topology does not have (beyond it, or offline)
+ * makes them unknown, and nothing is written. */
+static void packages_of_cpus(void **state)
+{
+        struct cpumask cpus, pkgs, before;
+        struct topology t;
+        char text[32];
+
+        assert_int_equal(topology_synthetic(&t, 2, 6, 1), 0);
+        assert_int_equal(cpumask_parse("0-2,6-7", &cpus), 0);
+        assert_int_equal(topology_packages_of(&t, &cpus, &pkgs), 2);
+        assert_int_equal(topology_format_packages(&pkgs, text, sizeof(text)), 0);
+        assert_string_equal(text, "0,1");
+        assert_int_equal(cpumask_parse("1-3", &cpus), 0);
+        assert_int_equal(topology_packages_of(&t, &cpus, &pkgs), 1);
+        assert_int_equal(topology_format_packages(&pkgs, text, sizeof(text)), 0);
+        assert_string_equal(text, "0");
+        cpumask_zero(&cpus);
+        assert_int_equal(topology_packages_of(&t, &cpus, &pkgs), 0);
+        assert_true(cpumask_empty(&pkgs));
+
+        assert_int_equal(cpumask_parse("5,12", &cpus), 0); /* 12: not a CPU of this machine */
+        assert_int_equal(cpumask_parse("7", &pkgs), 0);
+        before = pkgs;
+        assert_int_equal(topology_packages_of(&t, &cpus, &pkgs), -ENODATA);
+        assert_true(cpumask_equal(&pkgs, &before));
+        cpumask_clear(&t.online, 3); /* offline */
+        assert_int_equal(cpumask_parse("3", &cpus), 0);
+        assert_int_equal(topology_packages_of(&t, &cpus, &pkgs), -ENODATA);
+        topology_free(&t);
+}
+
+/* A CPU whose package sysfs does not give (no physical_package_id) is placed as package 0, as
+ * before, but no report says which package it is on: the packages of CPUs that include it are
+ * unknown; the others' are known. Read from a fake sysfs. */
+static void an_unread_package_is_unknown(void **state)
+{
+        struct cpumask cpus, pkgs;
+        struct topology t;
+
+        fake_tree_new("topology");
+        fake_put("/sys/devices/system/cpu/online", "0-3\n");
+        fake_put("/sys/devices/system/cpu/cpu0/topology/physical_package_id", "0\n");
+        fake_put("/sys/devices/system/cpu/cpu1/topology/physical_package_id", "0\n");
+        fake_put("/sys/devices/system/cpu/cpu2/topology/physical_package_id", "1\n");
+        fake_put("/sys/devices/system/cpu/cpu3/topology/physical_package_id", "-1\n");
+        fake_tree_use();
+        assert_int_equal(topology_read(&t), 0);
+        assert_int_equal(t.cpu[3].package, 0);
+        assert_true(cpumask_test(&t.package_unread, 3));
+        assert_int_equal(cpumask_parse("1-2", &cpus), 0);
+        assert_int_equal(topology_packages_of(&t, &cpus, &pkgs), 2);
+        assert_int_equal(cpumask_parse("2-3", &cpus), 0);
+        assert_int_equal(topology_packages_of(&t, &cpus, &pkgs), -ENODATA);
+        topology_free(&t);
+        fake_tree_free();
+}
+
+/* Package sets as status prints them: pairs with a comma, runs of three or more as ranges; a
+ * buffer too small gets nothing written. */
+static void package_sets_as_text(void **state)
+{
+        static const struct {
+                const char *set, *text;
+        } cases[] = {
+            {"0", "0"},
+            {"0-1", "0,1"},
+            {"0-3", "0-3"},
+            {"0,2,4-7", "0,2,4-7"},
+            {"1-2,5-6", "1,2,5,6"},
+        };
+        struct cpumask pkgs;
+        char text[32];
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                assert_int_equal(cpumask_parse(cases[k].set, &pkgs), 0);
+                assert_int_equal(topology_format_packages(&pkgs, text, sizeof(text)), 0);
+                assert_string_equal(text, cases[k].text);
+        }
+        assert_int_equal(cpumask_parse("0-1", &pkgs), 0);
+        (void)strscpy(text, "untouched", sizeof(text));
+        assert_int_equal(topology_format_packages(&pkgs, text, 3), -ENOBUFS);
+        assert_string_equal(text, "untouched");
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(two_sockets_read_from_sysfs),
     cmocka_unit_test(package_ids_with_a_gap),
     cmocka_unit_test(describe_too_small),
     cmocka_unit_test(two_apps_one_package_each),
+    cmocka_unit_test(packages_of_cpus),
+    cmocka_unit_test(an_unread_package_is_unknown),
+    cmocka_unit_test(package_sets_as_text),
 };
 
 PCTL_TEST_MAIN(tests)

@@ -159,7 +159,7 @@ void alloc_bwcap_observe(const struct allocator_ctx *ctx, struct allocator_app *
                 const __typeof__(a->bwcap.pt[0]) *q = &a->bwcap.pt[i];
 
                 if (q->freq_khz == a->freq_khz && q->samples >= ALLOCATOR_BWCAP_MIN_SAMPLES &&
-                    (lo == hi || q->cores < a->bwcap.pt[lo].cores))
+                    q->cores < a->bwcap.pt[lo].cores)
                         lo = i;
         }
         if (lo == hi)

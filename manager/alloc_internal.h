@@ -101,15 +101,6 @@ bool alloc_score_measurable(const struct allocator_ctx *ctx, const struct alloca
 
 double alloc_static_share(const struct allocator_ctx *ctx, double power_w);
 
-/* alloc_bwcap.c: a speedup capped by memory bandwidth */
-void alloc_bwcap_observe(const struct allocator_ctx *ctx, struct allocator_app *a);
-void alloc_bwcap_reset(struct allocator_app *a);
-/* The factor on the model's predicted time at (cores, freq_khz) that holds its speedup below
- * the cap the app's stalls showed; 1 without one. */
-double alloc_bwcap_time_k(const struct allocator_ctx *ctx, const struct allocator_app *a,
-                          unsigned cores, unsigned freq_khz);
-void alloc_bwcap_note(const struct allocator_ctx *ctx, struct allocator_app *a);
-
 /* alloc_wait.c: waits the counters do not see */
 
 void alloc_wait_observe(const struct allocator_ctx *ctx, struct allocator_app *a);

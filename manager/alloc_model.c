@@ -52,10 +52,9 @@ double alloc_predicted_score_k(const struct allocator_ctx *ctx, const struct all
                 return NAN;
         /* The model's time is for the instructions; with extra work a unit of it takes
          * 1 + X (k - 1) times as many (X measured from the app's markers, else 0). Waits at
-         * locks and barriers the stack measured and the counters miss stretch it too, and so
-         * does a memory-bandwidth cap its stalls showed. */
+         * locks and barriers the stack measured and the counters miss stretch it too. */
         pr.time_s *= time_k * (1 + a->markers.work_x * (cores > 1 ? cores - 1.0 : 0.0)) *
-                     alloc_wait_time_k(ctx, a, cores) * alloc_bwcap_time_k(ctx, a, cores, freq_khz);
+                     alloc_wait_time_k(ctx, a, cores);
         /* Amdahl's law counts the cores its work leaves idle as idle; an app whose waiting
          * threads spin keeps a measured share of them running: a busy core's power each. */
         if (a->spin.samples && ctx->pm && isfinite(pr.power_w) && cores > pr.busy_cores) {

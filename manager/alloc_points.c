@@ -76,7 +76,6 @@ void alloc_phase_reset(const struct allocator_ctx *ctx, struct allocator_app *ap
                 }
         }
         alloc_wait_reset(app); /* another phase waits differently */
-        alloc_bwcap_reset(app); /* and asks for another bandwidth */
         alloc_search_reset(app);
 }
 

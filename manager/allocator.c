@@ -124,12 +124,9 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
         a->effective =
             objective_effective(a->policy->objective, ctx->pm || ctx->power_measured, &d.why);
         alloc_wait_observe(ctx, a);
-        alloc_bwcap_observe(ctx, a);
         a->phase = decide_phase(&d);
-        if (a->want_cores != a->cores) {
+        if (a->want_cores != a->cores)
                 alloc_wait_note(ctx, a); /* a move the corrected model ranked */
-                alloc_bwcap_note(ctx, a);
-        }
 }
 
 bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allocator_app *app)

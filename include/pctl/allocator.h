@@ -19,8 +19,6 @@
 
 #define ALLOCATOR_HISTORY 48
 #define ALLOCATOR_IPU_POINTS 8
-/* Core counts whose stalls the bandwidth cap remembers (the fewest and the current matter). */
-#define ALLOCATOR_BWCAP_POINTS 4
 
 /* Where an app is in the allocator's state machine (docs/allocator.md, "Phases": what each
  * does, each exit and its condition). The phase changes only at a decision. */
@@ -207,22 +205,6 @@ struct allocator_app {
                 unsigned cores;
                 double speedup;
         } wait;
-        /* A speedup capped by its packages' memory bandwidth (docs/allocator.md, "A
-         * bandwidth cap"): its counters' stalled share and speedup at the counts it held
-         * (running means), and the cap they show, per package its cores span (cap 0: none).
-         * The model's predictions are held below the cap. */
-        struct {
-                struct {
-                        unsigned cores, freq_khz, packages, samples;
-                        double stall, speedup;
-                } pt[ALLOCATOR_BWCAP_POINTS];
-                unsigned n_pt;
-                unsigned ipc1_source; /* the points' speedups' one-core IPC (eq. 9) */
-                unsigned prev_cores, prev_freq_khz; /* at the previous decision */
-                double cap;                         /* speedup per package at cap_freq_khz */
-                double p_free;                      /* eq. 10's P without the stalls */
-                unsigned cap_cores, cap_freq_khz;   /* where the cap was measured */
-        } bwcap;
         /* Out. */
         unsigned want_cores;
         unsigned want_freq_khz;

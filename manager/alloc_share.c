@@ -30,7 +30,11 @@
 #define ALLOCATOR_SPREAD_STALL 0.05
 
 /* What one core less than its reserve costs the app, by the model: the relative rise of its
- * predicted score at the frequency it wants, over its weight. NaN when the model cannot say. */
+ * predicted score at the frequency it wants, times its weight (its share of contended cores:
+ * a loss to a heavier app counts for more). Trimming the least of these costs each time
+ * minimises the apps' weighted sum of log scores, the same for every app whatever its length
+ * (docs/allocator.md, "Not done": the sum of EDPs would need each app's remaining work). NaN
+ * when the model cannot say. */
 static double trim_cost(const struct allocator_ctx *ctx, const struct allocator_app *a)
 {
         double now =
@@ -40,7 +44,7 @@ static double trim_cost(const struct allocator_ctx *ctx, const struct allocator_
 
         if (!isfinite(now) || !isfinite(less) || now == 0)
                 return NAN;
-        return (less - now) / fabs(now) / a->policy->weight;
+        return (less - now) / fabs(now) * a->policy->weight;
 }
 
 /* The stalled share of the cycles of an app's cores making progress, as its counters count
@@ -466,7 +470,7 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
         /* Too many wants: take cores, one at a time. First from an app the model cannot
          * rank (a learner) above its fair share by weight, the one holding the most per unit
          * of weight; then from the app the model says loses least by it (the relative rise of
-         * its predicted score, over its weight), which is how the partition is chosen
+         * its predicted score, times its weight), which is how the partition is chosen
          * jointly; else by cores per weight. Never below an app's minimum. */
         for (unsigned i = 0; i < n; i++)
                 if (!apps[i].shares_cpus)

@@ -1076,6 +1076,36 @@ static void shared_cores_go_where_the_model_gains_most(void **state)
                          a[1].reason);
 }
 
+/* Weight is an app's share of contended cores: of two settled apps alike but for their weight
+ * that want more than the machine, the heavier keeps more. The partition trims the app whose
+ * loss, times its weight, is least: a loss to a heavier app counts for more (divided by it,
+ * the heavier app was trimmed first and kept fewer). */
+static void shared_cores_follow_weight_among_settled_apps(void **state)
+{
+        struct fixture *f = *state;
+        struct policy heavy = *policy_builtin(OBJECTIVE_EDP), light = heavy;
+        /* Holding 2 each: the cores beyond are not taken from anyone. */
+        struct allocator_app a[2] = {
+            {.id = 1, .policy = &heavy, .cores = 2},
+            {.id = 2, .policy = &light, .cores = 2},
+        };
+        struct allocator_ctx ctx;
+
+        heavy.weight = 3;
+        light.weight = 1;
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2);
+        feed(f, 1, 0.99, 0, 4, 30);
+        feed(f, 2, 0.99, 4, 4, 30);
+        ctx = ctx_for(f, N_CPUS);
+        ctx.n_apps = 2;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_int_equal(a[0].want_cores + a[1].want_cores, N_CPUS);
+        if (!(a[0].want_cores > a[1].want_cores))
+                fail_msg("weight 3 gets %u cores, weight 1 %u (%s)", a[0].want_cores,
+                         a[1].want_cores, a[0].reason);
+}
+
 /* Learners get CPUs of their own when the others leave two each; time-share when not. */
 static void learners_get_cpus_of_their_own_when_there_is_room(void **state)
 {
@@ -1507,6 +1537,7 @@ static const struct CMUnitTest tests[] = {
     fixture_case(learners_share_when_counted_apart),
     fixture_case(learned_app_is_partitioned_learner_shares),
     fixture_case(shared_cores_go_where_the_model_gains_most),
+    fixture_case(shared_cores_follow_weight_among_settled_apps),
     fixture_case(learners_get_cpus_of_their_own_when_there_is_room),
     fixture_case(returning_app_starts_at_its_remembered_best),
     fixture_case(best_is_the_first_phases_when_it_changed),

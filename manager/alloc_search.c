@@ -1,4 +1,4 @@
-/* The measured search (docs/allocator.md, "The measured search"): the ladder, the pattern
+/* The measured search (docs/allocator.md, "Deciding"): the ladder, the pattern
  * search over (cores, frequency), the speedup stack's and the extrapolation's say in it, and
  * the handler of the measured phases (recall, search, settled, model). */
 

@@ -1,6 +1,7 @@
-/* Sharing the machine (docs/allocator.md, "Sharing the machine"): learners on CPUs of their
- * own, frequency domains of their own for apps that want a lower clock, and the partition of
- * the managed CPUs, trimmed one core at a time by the model's marginal cost. */
+/* Sharing the machine (docs/allocator.md, "Several apps: one partition, chosen by the
+ * model"): learners on CPUs of their own, frequency domains of their own for apps that want a
+ * lower clock, and the partition of the managed CPUs, trimmed one core at a time by the
+ * model's marginal cost. */
 
 #include "alloc_internal.h"
 

@@ -37,8 +37,8 @@ for i in 1 2; do
 done
 
 # two_placed: both pbench apps on 2 cores, into $T/placed as "CPUS CPUS" (sorted), one package
-# each. While they learn, the allocator may let them share one package's CPUs (docs/allocator.md:
-# learners share); what it may never do is give an app CPUs of both packages: that fails at once.
+# each. While they learn, the allocator may let them share one package's CPUs (docs/allocator.md,
+# "Learning"); what it may never do is give an app CPUs of both packages: that fails at once.
 two_placed() {
         "$PCTL" status --json >"$T/status.json" 2>/dev/null || return 1
         json_get "$T/status.json" "' '.join(sorted(a['cpus'] for a in d['apps'] if a['name'] == 'pbench' and a['cores'] == 2))" >"$T/placed"

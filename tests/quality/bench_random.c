@@ -14,6 +14,12 @@
  * JUDGED says whether a missed target fails the test; until the allocator meets the targets
  * the suite reports them (docs/allocator.md, "Random scenarios").
  *
+ * --replicates K runs pctl on each scenario K - 1 more times with other seeds of the machine's
+ * random generator (the counters' noise and RAPL's start values; the ground truth, and so the
+ * oracle and the default, do not read it), and prints how far each scenario and the suite's
+ * figures move with nothing but the noise: a change whose effect on a scenario is within that
+ * spread is not shown by it. The judged figures stay the first seed's.
+ *
  * A scenario is "blind" when one of its apps has extra work and no progress markers: nothing
  * a first run sees tells its extra instructions from useful ones (quality.bench_blind measures
  * that no first-run rule reaches the worst-case target there). The others are "in reach", and
@@ -61,6 +67,11 @@
 #define JUDGED false
 /* The measured search and the baseline count as tied within this share. */
 #define TIE 0.01
+/* --replicates: at most this many seeds per scenario. */
+#define MAX_REPLICATES 16
+/* The machine seed of replicate k is the drawn one plus k times this (any shift will do: the
+ * generator is splitmix64, so nearby seeds draw unrelated noise). */
+#define REPLICATE_SEED_STEP 7919u
 
 struct row {
         unsigned idx;
@@ -69,7 +80,8 @@ struct row {
         unsigned n_apps;
         char method[16];
         double pctl, oracle, def;
-        double base; /* the model-only baseline (search = model) */
+        double base;                /* the model-only baseline (search = model) */
+        double rep[MAX_REPLICATES]; /* pctl under the k-th noise seed (rep[0] = pctl) */
         double cpu_s;
         bool blind; /* an app with extra work and no markers (above) */
         int err;
@@ -116,6 +128,27 @@ static bool calibrated;
 /* --history-runs N: pctl runs each scenario N times with one history file (seed-N.db beside
  * the scenario, as `pctl sim run --history` does); its figure is the last run's. */
 static unsigned history_runs;
+/* --replicates K: pctl runs each scenario under K noise seeds (1: only the drawn one). Two by
+ * default, so that make test shows the noise beside the figures and checks that the seed
+ * reaches the machine. */
+static unsigned replicates = 2;
+
+/* The scenario text with its machine's `seed = N` line set to N + shift; -EINVAL when the
+ * text has none. */
+static int with_machine_seed(const char *text, unsigned shift, char *out, size_t size)
+{
+        const char *at = strstr(text, "\nseed = ");
+        unsigned long seed;
+        char *end;
+        int n;
+
+        if (!at)
+                return -EINVAL;
+        at += 1;
+        seed = strtoul(at + 7, &end, 10);
+        n = snprintf(out, size, "%.*sseed = %lu%s", (int)(at - text), text, seed + shift, end);
+        return n < 0 || (size_t)n >= size ? -ENOBUFS : 0;
+}
 
 /* The history file of the scenario at path, and its WAL companions. */
 static void history_files(const char *path, char db[600], char wal[600], char shm[600])
@@ -244,8 +277,32 @@ static void run_one(struct row *w, const char *dir)
                 goto out;
         }
         r = policy_edp_sum(path, true, &w->base, err, sizeof(err));
-        if (r < 0)
+        if (r < 0) {
                 set_what(w, "model-only baseline: %s", err);
+                goto out;
+        }
+        w->rep[0] = w->pctl;
+        for (unsigned k = 1; k < replicates; k++) {
+                char rtext[sizeof(text) + 32], rpath[560];
+
+                r = with_machine_seed(text, k * REPLICATE_SEED_STEP, rtext, sizeof(rtext));
+                if (r < 0) {
+                        set_what(w, "replicate %u: %s", k, strerror(-r));
+                        goto out;
+                }
+                snprintf(rpath, sizeof(rpath), "%s/seed-%llu-r%u.ini", dir, w->seed, k);
+                f = fopen(rpath, "we");
+                if (!f || fputs(rtext, f) < 0 || fclose(f) != 0) {
+                        r = -errno;
+                        set_what(w, "%s: %s", rpath, strerror(errno));
+                        goto out;
+                }
+                r = policy_edp_sum(rpath, false, &w->rep[k], err, sizeof(err));
+                if (r < 0) {
+                        set_what(w, "replicate %u: %s", k, err);
+                        goto out;
+                }
+        }
 out:
         if (m)
                 sim_free(m);
@@ -276,10 +333,91 @@ static bool distribution(double *v, unsigned n, double *mean, double *p90, doubl
         return true;
 }
 
+/* --replicates: how far the suite's figures and each scenario move with the noise seed alone
+ * (the lowest and highest over the seeds). -ENOMEM when it cannot count; -EIO when no scenario
+ * moved at all: every scenario draws counter noise of 0.5-3 %, so other seeds that change
+ * nothing did not reach the machine, and the spread printed would be a false zero. */
+static int print_replicates(const struct row *rows, const bool *received, unsigned n)
+{
+        double *all = calloc(n, sizeof(*all)), *in = calloc(n, sizeof(*in));
+        double lo[6], hi[6], spread_max = 0, *spread = calloc(n, sizeof(*spread));
+        unsigned n_ok = 0, moved = 0, n_all, n_in;
+        double avg[6];
+
+        if (!all || !in || !spread) {
+                free(all);
+                free(in);
+                free(spread);
+                return -ENOMEM;
+        }
+        for (unsigned k = 0; k < replicates; k++) {
+                double f[6];
+
+                n_all = n_in = 0;
+                for (unsigned i = 0; i < n; i++) {
+                        if (!received[i] || rows[i].err < 0)
+                                continue;
+                        all[n_all++] = rows[i].rep[k] / rows[i].oracle;
+                        if (!rows[i].blind)
+                                in[n_in++] = rows[i].rep[k] / rows[i].oracle;
+                }
+                (void)distribution(all, n_all, &f[0], &f[1], &f[2]);
+                if (!distribution(in, n_in, &f[3], &f[4], &f[5]))
+                        f[3] = f[4] = f[5] = NAN;
+                for (unsigned j = 0; j < 6; j++) {
+                        lo[j] = k ? fmin(lo[j], f[j]) : f[j];
+                        hi[j] = k ? fmax(hi[j], f[j]) : f[j];
+                }
+        }
+        n_all = n_in = 0;
+        for (unsigned i = 0; i < n; i++) {
+                double a = INFINITY, b = 0, sum = 0;
+
+                if (!received[i] || rows[i].err < 0)
+                        continue;
+                for (unsigned k = 0; k < replicates; k++) {
+                        a = fmin(a, rows[i].rep[k]);
+                        b = fmax(b, rows[i].rep[k]);
+                        sum += rows[i].rep[k] / rows[i].oracle;
+                }
+                all[n_all++] = sum / replicates;
+                if (!rows[i].blind)
+                        in[n_in++] = sum / replicates;
+                spread[n_ok] = b / a - 1;
+                spread_max = fmax(spread_max, spread[n_ok]);
+                moved += spread[n_ok++] > TIE;
+        }
+        qsort(spread, n_ok, sizeof(*spread), cmp_double);
+        (void)distribution(all, n_all, &avg[0], &avg[1], &avg[2]);
+        if (!distribution(in, n_in, &avg[3], &avg[4], &avg[5]))
+                avg[3] = avg[4] = avg[5] = NAN;
+        printf("bench: random: across %u noise seeds: pctl/oracle mean %.3f-%.3f, p90 %.3f-%.3f, "
+               "worst %.3f-%.3f; in reach mean %.3f-%.3f, p90 %.3f-%.3f, worst %.3f-%.3f\n",
+               replicates, lo[0], hi[0], lo[1], hi[1], lo[2], hi[2], lo[3], hi[3], lo[4], hi[4],
+               lo[5], hi[5]);
+        printf("bench: random: each scenario's pctl/oracle averaged over the %u seeds: mean "
+               "%.4f, p90 %.3f, worst %.3f; in reach mean %.4f, p90 %.3f, worst %.3f\n",
+               replicates, avg[0], avg[1], avg[2], avg[3], avg[4], avg[5]);
+        if (n_ok)
+                printf("bench: random: per scenario, pctl's EDP moves with the noise seed by up to "
+                       "%.1f%% (median %.1f%%); %u of %u scenarios by more than %.0f%%\n",
+                       100 * spread_max, 100 * spread[(n_ok - 1) / 2], moved, n_ok, 100 * TIE);
+        free(all);
+        free(in);
+        free(spread);
+        if (n_ok && spread_max == 0) {
+                printf("bench: random: FAILED: no scenario moved with the noise seed: the "
+                       "replicates ran the same machine\n");
+                return -EIO;
+        }
+        return 0;
+}
+
 static void usage(void)
 {
         fprintf(stderr, "usage: bench_random [--seed-base N] [--per-preset N] [--jobs N] "
-                        "[--preset NAME] [--keep DIR] [--calibrated] [--history-runs N]\n");
+                        "[--preset NAME] [--keep DIR] [--calibrated] [--history-runs N] "
+                        "[--replicates K]\n");
 }
 
 static void run_row(void *row, const char *dir)
@@ -297,6 +435,7 @@ int main(int argc, char **argv)
             {"keep", required_argument, NULL, 'k'},
             {"calibrated", no_argument, NULL, 'c'},
             {"history-runs", required_argument, NULL, 'h'},
+            {"replicates", required_argument, NULL, 'r'},
             {NULL, 0, NULL, 0},
         };
         unsigned long long seed_base = SEED_BASE;
@@ -311,8 +450,9 @@ int main(int argc, char **argv)
         double mean, p90, worst, base_mean, base_p90, base_worst, w0 = wall_s(), cpu_total = 0;
         double reach_mean = NAN, reach_p90 = NAN, reach_worst = NAN;
         double blind_mean = NAN, blind_p90 = NAN, blind_worst = NAN;
+        char noise[48];
         int c;
-        bool met, reach_met;
+        bool met, reach_met, rep_failed;
 
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
                 char *end;
@@ -330,7 +470,7 @@ int main(int argc, char **argv)
                         calibrated = true;
                         continue;
                 }
-                if (c != 's' && c != 'n' && c != 'j' && c != 'h') {
+                if (c != 's' && c != 'n' && c != 'j' && c != 'h' && c != 'r') {
                         usage();
                         return 2;
                 }
@@ -341,6 +481,7 @@ int main(int argc, char **argv)
                                 c == 's'   ? "seed-base"
                                 : c == 'n' ? "per-preset"
                                 : c == 'h' ? "history-runs"
+                                : c == 'r' ? "replicates"
                                            : "jobs",
                                 optarg);
                         return 2;
@@ -351,6 +492,11 @@ int main(int argc, char **argv)
                         per_preset = (unsigned)v;
                 else if (c == 'h')
                         history_runs = (unsigned)v;
+                else if (c == 'r' && v > MAX_REPLICATES) {
+                        fprintf(stderr, "bench_random: --replicates: at most %u\n", MAX_REPLICATES);
+                        return 2;
+                } else if (c == 'r')
+                        replicates = (unsigned)v;
                 else
                         jobs = (unsigned)v;
         }
@@ -404,6 +550,11 @@ int main(int argc, char **argv)
 
                         snprintf(path, sizeof(path), "%s/seed-%llu.ini", dir, rows[i].seed);
                         (void)unlink(path);
+                        for (unsigned k = 1; k < replicates; k++) {
+                                snprintf(path, sizeof(path), "%s/seed-%llu-r%u.ini", dir,
+                                         rows[i].seed, k);
+                                (void)unlink(path);
+                        }
                 }
                 (void)rmdir(dir);
         }
@@ -448,12 +599,23 @@ int main(int argc, char **argv)
                         best_gain = r->base / r->pctl;
                 if (r->pctl / r->base > worst_loss)
                         worst_loss = r->pctl / r->base;
+                noise[0] = '\0';
+                if (replicates > 1) {
+                        double lo = r->rep[0], hi = r->rep[0];
+
+                        for (unsigned k = 1; k < replicates; k++) {
+                                lo = fmin(lo, r->rep[k]);
+                                hi = fmax(hi, r->rep[k]);
+                        }
+                        snprintf(noise, sizeof(noise), "  noise %.3f-%.3f", lo / r->oracle,
+                                 hi / r->oracle);
+                }
                 printf("bench: random %4u %-8llu %-17s %4u %11.3f %11.3f %9.3f %12.3f %10s "
-                       "%6.1f%s%s\n",
+                       "%6.1f%s%s%s\n",
                        i, r->seed, r->preset, r->n_apps, r->pctl / r->oracle, r->base / r->oracle,
                        r->pctl / r->base, r->pctl / r->def, r->method, r->cpu_s,
                        r->blind ? "  blind" : "",
-                       r->pctl > TARGET_OVER_DEFAULT * r->def ? "  over the default" : "");
+                       r->pctl > TARGET_OVER_DEFAULT * r->def ? "  over the default" : "", noise);
         }
         if (!n_ok) {
                 printf("bench: random: no scenario ran\n");
@@ -486,6 +648,7 @@ int main(int argc, char **argv)
                "%.2f), worst %.3f (<= %.2f, reported); mean and p90 judged: %s\n",
                n_reach, reach_mean, TARGET_MEAN, reach_p90, TARGET_P90, reach_worst, TARGET_WORST,
                reach_met ? "met" : "MISSED");
+        rep_failed = replicates > 1 && print_replicates(rows, received, n) < 0;
         printf("bench: random: targets %s%s; %u scenarios failed to run\n", met ? "met" : "MISSED",
                JUDGED ? "" : " (reported, not judged yet: docs/allocator.md)", failed);
         free(blind);
@@ -494,5 +657,5 @@ int main(int argc, char **argv)
         free(rows);
         free(received);
         free(ratios);
-        return failed || !reach_met || (JUDGED && !met) ? 1 : 0;
+        return failed || rep_failed || !reach_met || (JUDGED && !met) ? 1 : 0;
 }

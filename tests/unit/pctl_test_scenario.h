@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,3 +113,13 @@ static inline void runs_dir_remove(const struct runs_dir *d)
         }
         assert_int_equal(rmdir(d->dir), 0);
 }
+
+/* bench_random's seed 91015 (set 2): a0 beside a1 on the 2 x 6 Xeon, a1 spinning, its memory
+ * waits given by what goes between the two halves (bandwidth: mem_bytes_per_instruction; or
+ * latency: mem_fraction). Used by the tests of spreading beside other apps and its status. */
+#define SCENARIO_91015_HEAD                                                                        \
+        "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0290\nseed = 377825\n"            \
+        "[app a0]\ninstructions = 5.316e+11\np = 0.8606\nipc = 1.450\nsync = 0.252\n"              \
+        "progress_units = 79157\n"                                                                 \
+        "[app a1]\ninstructions = 7.987e+11\np = 0.8266\nipc = 1.473\n"
+#define SCENARIO_91015_TAIL "spin = 0.542\nimbalance = 2.002\nprogress_units = 393567\n"

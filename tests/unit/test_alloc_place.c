@@ -256,12 +256,7 @@ static void bandwidth_bound_app_alone_ends_near_its_oracle(void **state)
 static void bandwidth_bound_app_beside_another_is_spread(void **state)
 {
         static const char text[] =
-            "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0290\nseed = 377825\n"
-            "[app a0]\ninstructions = 5.316e+11\np = 0.8606\nipc = 1.450\nsync = 0.252\n"
-            "progress_units = 79157\n"
-            "[app a1]\ninstructions = 7.987e+11\np = 0.8266\nipc = 1.473\n"
-            "mem_bytes_per_instruction = 6.547\nspin = 0.542\nimbalance = 2.002\n"
-            "progress_units = 393567\n";
+            SCENARIO_91015_HEAD "mem_bytes_per_instruction = 6.547\n" SCENARIO_91015_TAIL;
         struct simrun_result res;
         struct sim_machine *m = sim_load_ok(text);
         struct sim_together t;

@@ -2,6 +2,7 @@
  * finished and left (the case `pctl run` asks about), with the whole run's P of an Amdahl app
  * whose P is the same throughout, start-up included. */
 #include "pctl_test.h"
+#include "pctl_test_scenario.h"
 #include "pctl_test_sim.h"
 
 #include <errno.h>
@@ -333,12 +334,7 @@ static void one_package_says_nothing_of_spreading(void **state)
 static void status_shows_a_trial_of_spreading_and_its_verdict(void **state)
 {
         static const char text[] =
-            "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0290\nseed = 377825\n"
-            "[app a0]\ninstructions = 5.316e+11\np = 0.8606\nipc = 1.450\nsync = 0.252\n"
-            "progress_units = 79157\n"
-            "[app a1]\ninstructions = 7.987e+11\np = 0.8266\nipc = 1.473\n"
-            "mem_bytes_per_instruction = 6.547\nspin = 0.542\nimbalance = 2.002\n"
-            "progress_units = 393567\n";
+            SCENARIO_91015_HEAD "mem_bytes_per_instruction = 6.547\n" SCENARIO_91015_TAIL;
         struct sim_manager f;
         struct app_status a0, a1;
         bool trial = false, stood = false;
@@ -385,13 +381,7 @@ static void status_shows_a_trial_of_spreading_and_its_verdict(void **state)
  * a1's CPUs are still on both packages, status says "trial-refuted"; once on one, nothing. */
 static void status_shows_a_refuted_trial(void **state)
 {
-        static const char text[] =
-            "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0290\nseed = 377825\n"
-            "[app a0]\ninstructions = 5.316e+11\np = 0.8606\nipc = 1.450\nsync = 0.252\n"
-            "progress_units = 79157\n"
-            "[app a1]\ninstructions = 7.987e+11\np = 0.8266\nipc = 1.473\n"
-            "mem_fraction = 0.48\nspin = 0.542\nimbalance = 2.002\n"
-            "progress_units = 393567\n";
+        static const char text[] = SCENARIO_91015_HEAD "mem_fraction = 0.48\n" SCENARIO_91015_TAIL;
         struct sim_manager f;
         struct app_status a1;
         bool trial = false, refuted = false;

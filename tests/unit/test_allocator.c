@@ -192,24 +192,39 @@ static void bounds_are_honoured(void **state)
         assert_int_equal(a.want_cores, N_CPUS);
 }
 
-/* Two apps that each want every CPU share them by weight, never below their minimum. */
-static void competing_apps_share_by_weight(void **state)
+/* Two apps alike but for their weight, 3 (heavy, app 1) and 1 (light, app 2), under objective
+ * o, holding `cores` each; app 1 measured at P 0.99 on CPUs 0-3, app 2 on 4-7 too when
+ * both_measured. The context has both apps. */
+static struct allocator_ctx weighted_pair(struct fixture *f, enum objective_kind o, unsigned cores,
+                                          bool both_measured, struct policy *heavy,
+                                          struct policy *light, struct allocator_app a[2])
 {
-        struct fixture *f = *state;
-        struct policy heavy = *policy_builtin(OBJECTIVE_PERFORMANCE), light = heavy;
-        struct allocator_app a[2] = {
-            {.id = 1, .policy = &heavy, .cores = 4},
-            {.id = 2, .policy = &light, .cores = 4},
-        };
         struct allocator_ctx ctx;
 
-        heavy.weight = 3;
-        light.weight = 1;
+        *heavy = *policy_builtin(o);
+        *light = *heavy;
+        heavy->weight = 3;
+        light->weight = 1;
+        a[0] = (struct allocator_app){.id = 1, .policy = heavy, .cores = cores};
+        a[1] = (struct allocator_app){.id = 2, .policy = light, .cores = cores};
         estimator_app_add(f->est, 1);
         estimator_app_add(f->est, 2);
         feed(f, 1, 0.99, 0, 4, 30);
+        if (both_measured)
+                feed(f, 2, 0.99, 4, 4, 30);
         ctx = ctx_for(f, N_CPUS);
         ctx.n_apps = 2;
+        return ctx;
+}
+
+/* Two apps that each want every CPU share them by weight, never below their minimum. */
+static void competing_apps_share_by_weight(void **state)
+{
+        struct policy heavy, light;
+        struct allocator_app a[2];
+        struct allocator_ctx ctx =
+            weighted_pair(*state, OBJECTIVE_PERFORMANCE, 4, false, &heavy, &light, a);
+
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
         assert_int_equal(a[0].want_cores + a[1].want_cores, N_CPUS);
         assert_true(a[0].want_cores >= 3 * a[1].want_cores - 3);
@@ -1082,23 +1097,11 @@ static void shared_cores_go_where_the_model_gains_most(void **state)
  * the heavier app was trimmed first and kept fewer). */
 static void shared_cores_follow_weight_among_settled_apps(void **state)
 {
-        struct fixture *f = *state;
-        struct policy heavy = *policy_builtin(OBJECTIVE_EDP), light = heavy;
+        struct policy heavy, light;
+        struct allocator_app a[2];
         /* Holding 2 each: the cores beyond are not taken from anyone. */
-        struct allocator_app a[2] = {
-            {.id = 1, .policy = &heavy, .cores = 2},
-            {.id = 2, .policy = &light, .cores = 2},
-        };
-        struct allocator_ctx ctx;
+        struct allocator_ctx ctx = weighted_pair(*state, OBJECTIVE_EDP, 2, true, &heavy, &light, a);
 
-        heavy.weight = 3;
-        light.weight = 1;
-        estimator_app_add(f->est, 1);
-        estimator_app_add(f->est, 2);
-        feed(f, 1, 0.99, 0, 4, 30);
-        feed(f, 2, 0.99, 4, 4, 30);
-        ctx = ctx_for(f, N_CPUS);
-        ctx.n_apps = 2;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
         assert_int_equal(a[0].want_cores + a[1].want_cores, N_CPUS);
         if (!(a[0].want_cores > a[1].want_cores))

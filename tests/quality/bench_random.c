@@ -317,6 +317,16 @@ static int cmp_double(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
+/* The lowest and highest of pctl's EDP over the noise seeds of row r. */
+static void replicate_range(const struct row *r, double *lo, double *hi)
+{
+        *lo = *hi = r->rep[0];
+        for (unsigned k = 1; k < replicates; k++) {
+                *lo = fmin(*lo, r->rep[k]);
+                *hi = fmax(*hi, r->rep[k]);
+        }
+}
+
 /* Mean, p90 (nearest rank) and worst of the n ratios v, which it sorts; false for none. */
 static bool distribution(double *v, unsigned n, double *mean, double *p90, double *worst)
 {
@@ -371,15 +381,13 @@ static int print_replicates(const struct row *rows, const bool *received, unsign
         }
         n_all = n_in = 0;
         for (unsigned i = 0; i < n; i++) {
-                double a = INFINITY, b = 0, sum = 0;
+                double a, b, sum = 0;
 
                 if (!received[i] || rows[i].err < 0)
                         continue;
-                for (unsigned k = 0; k < replicates; k++) {
-                        a = fmin(a, rows[i].rep[k]);
-                        b = fmax(b, rows[i].rep[k]);
+                replicate_range(&rows[i], &a, &b);
+                for (unsigned k = 0; k < replicates; k++)
                         sum += rows[i].rep[k] / rows[i].oracle;
-                }
                 all[n_all++] = sum / replicates;
                 if (!rows[i].blind)
                         in[n_in++] = sum / replicates;
@@ -601,12 +609,9 @@ int main(int argc, char **argv)
                         worst_loss = r->pctl / r->base;
                 noise[0] = '\0';
                 if (replicates > 1) {
-                        double lo = r->rep[0], hi = r->rep[0];
+                        double lo, hi;
 
-                        for (unsigned k = 1; k < replicates; k++) {
-                                lo = fmin(lo, r->rep[k]);
-                                hi = fmax(hi, r->rep[k]);
-                        }
+                        replicate_range(r, &lo, &hi);
                         snprintf(noise, sizeof(noise), "  noise %.3f-%.3f", lo / r->oracle,
                                  hi / r->oracle);
                 }

@@ -4,7 +4,8 @@
 # harness for SECONDS and prints one line per harness:
 #   fuzz: config: 12345 exec/s, corpus 17 files, 0 crashes
 # Fails when a corpus file or a fuzzing run crashes, leaks, hits UB or hangs; the input that
-# did it is left in BUILD/fuzz/artifacts/ and named on stderr.
+# did it is left in BUILD/fuzz/artifacts/ and named on stderr, with its bytes in base64 (up to
+# 16 KiB), so that a run whose build dir is gone can still be replayed.
 #
 # usage: scripts/fuzz.sh [BUILD_DIR [SECONDS]]   (defaults: build-fuzz, 3)
 set -uo pipefail
@@ -69,7 +70,11 @@ while read -r name; do
                 rc=1
                 grep -aE "ERROR|SUMMARY|runtime error|^ +#[0-9]+ 0x[0-9a-f]+ in .* $src/" "$run_log" |
                         head -n 20 >&2
-                find "$artifacts" -type f -printf 'fuzz: %p\n' >&2
+                # The input itself, for a CI whose build dir is gone: base64 -d > FILE replays it.
+                find "$artifacts" -type f -size -16385c | while read -r f; do
+                        echo "fuzz: $f, base64: $(base64 -w0 "$f")"
+                done >&2
+                find "$artifacts" -type f -size +16384c -printf 'fuzz: %p (over 16 KiB, not printed)\n' >&2
                 echo "fuzz: $name failed; the full output is in $run_log (docs/fuzzing.md:" \
                         "reproduce with $build/fuzz/fuzz-$name FILE)" >&2
         fi

@@ -11,7 +11,9 @@
 # plus the fuzz harnesses' corpora and short runs (scripts/fuzz.sh) and the package. The
 # figures the quality, perf and real tests print ("bench:" lines) are shown as they come; each
 # failing test's output is shown. Every step runs even when one before it failed, and the
-# output ends with one line per label: tests, passed, failed, skipped, wall time.
+# output ends with one line per label: tests, passed, failed, skipped, wall time, and then, for
+# each label or step that failed, the last lines of what it said about it: a CI that keeps only
+# the end of the output still names what failed and why.
 #
 # usage: scripts/test.sh [BUILD_DIR [STEP...]]   (steps: the labels above, fuzz, package;
 #        default: all, in the order above; environment: JOBS, FUZZ_BUILD, FUZZ_TEST_SECONDS)
@@ -26,6 +28,8 @@ logs="$build/test-logs"
 mkdir -p "$logs"
 rows=()
 status=0
+# why.LABEL files: each failed label's or step's own account, printed again after the table.
+why=()
 
 # run_label LABEL PARALLEL SHOW: the label's tests through ctest, and a row for the table; the
 # lines the tests print that start with SHOW (all: every line, '': none), and each failing
@@ -58,13 +62,17 @@ run_label() {
         row "$label" "$log" "$t0"
         if [ $rc -ne 0 ]; then
                 status=1
-                echo "$label: failed; the full output is in $log" >&2
                 # Each failing test's own lines.
-                for t in $(awk '/^ *[0-9]+\/[0-9]+ Test +#/ && /\*\*\*(Failed|Timeout|Exception)|Not Run/ { print $3 }' "$log" |
-                        tr -d '#:'); do
-                        echo "-- $(awk -v t="$t" '$3 == "#" t ":" { print $4 }' "$log"):" >&2
-                        grep -E "^$t: " "$log" | sed 's/^[0-9]*: //' | tail -n 40 >&2
-                done
+                {
+                        echo "$label: failed; the full output is in $log"
+                        for t in $(awk '/^ *[0-9]+\/[0-9]+ Test +#/ && /\*\*\*(Failed|Timeout|Exception)|Not Run/ { print $3 }' "$log" |
+                                tr -d '#:'); do
+                                echo "-- $(awk -v t="$t" '$3 == "#" t ":" { print $4 }' "$log"):"
+                                grep -E "^$t: " "$log" | sed 's/^[0-9]*: //' | tail -n 40
+                        done
+                } >"$logs/why.$label"
+                cat "$logs/why.$label" >&2
+                why+=("$logs/why.$label")
         fi
 }
 
@@ -88,10 +96,14 @@ step() {
         shift
         echo "== $name"
         t0=$(date +%s.%N)
-        "$@"
-        rc=$?
+        # Its stderr is shown as it comes and kept, to be shown again if it fails.
+        { "$@" 2>&1 1>&3 | tee "$logs/why.$name" >&2; } 3>&1
+        rc=${PIPESTATUS[0]}
         t1=$(date +%s.%N)
-        [ $rc -eq 0 ] || status=1
+        if [ $rc -ne 0 ]; then
+                status=1
+                why+=("$logs/why.$name")
+        fi
         rows+=("$(awk -v name="$name" -v ok=$((rc == 0)) -v t0="$t0" -v t1="$t1" \
                 'BEGIN { printf "%-12s %5d %7d %7d %8d %9.1f s", name, 1, ok, !ok, 0, t1 - t0 }')")
 }
@@ -116,5 +128,10 @@ echo
 printf '%-12s %5s %7s %7s %8s %11s\n' label tests passed failed skipped time
 for r in "${rows[@]}"; do
         echo "$r"
+done
+for f in "${why[@]}"; do
+        echo
+        echo "== why ${f##*/why.} failed (the last lines; all of it above and in $logs):"
+        tail -n 30 "$f"
 done
 exit $status

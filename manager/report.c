@@ -173,15 +173,24 @@ static void json_work_inflation(struct json_object *j, const struct mapp *a,
         json_object_object_add(j, "speedup_note", jsonfmt_string(text));
 }
 
-/* A set of package ids as a configuration keeps them (bit k: package k), as JSON: [0, 1]. */
-static struct json_object *packages_word_json(uint64_t pkgs)
+/* A set of package ids as JSON: [0, 1]. */
+static struct json_object *packages_json(const struct cpumask *pkgs)
 {
         struct json_object *arr = json_object_new_array();
 
-        for (unsigned k = 0; k < 64; k++)
-                if (pkgs & UINT64_C(1) << k)
-                        json_object_array_add(arr, json_object_new_int((int)k));
+        cpumask_foreach (p, pkgs)
+                json_object_array_add(arr, json_object_new_int(p));
         return arr;
+}
+
+/* The same of a set as a configuration keeps it (bit k: package k). */
+static struct json_object *packages_word_json(uint64_t pkgs)
+{
+        struct cpumask set;
+
+        cpumask_zero(&set);
+        set.bits[0] = pkgs;
+        return packages_json(&set);
 }
 
 /* Every package the app ran on over its configurations; null where one of them does not know
@@ -466,16 +475,6 @@ int app_packages_word(const struct manager *m, const struct mapp *a, uint64_t *p
                 return -ERANGE;
         *pkgs = set.bits[0];
         return 0;
-}
-
-/* A set of package ids as JSON: [0, 1]. */
-static struct json_object *packages_json(const struct cpumask *pkgs)
-{
-        struct json_object *arr = json_object_new_array();
-
-        cpumask_foreach (p, pkgs)
-                json_object_array_add(arr, json_object_new_int(p));
-        return arr;
 }
 
 /* The packages app i's CPUs lie on (null: a CPU whose package is not known) and, where the

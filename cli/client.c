@@ -195,26 +195,13 @@ int reply_packages(struct json_object *o, const char *key, char *buf, size_t siz
 {
         struct json_object *arr = NULL;
         struct cpumask pkgs;
-        size_t n;
+        int n;
 
-        if (!json_object_object_get_ex(o, key, &arr) || !json_object_is_type(arr, json_type_array))
+        if (!json_object_object_get_ex(o, key, &arr) ||
+            (n = topology_packages_from_json(arr, &pkgs)) < 0 ||
+            topology_format_packages(&pkgs, buf, size) < 0)
                 return -1;
-        n = json_object_array_length(arr);
-        cpumask_zero(&pkgs);
-        for (size_t k = 0; k < n; k++) {
-                struct json_object *v = json_object_array_get_idx(arr, k);
-                int64_t p;
-
-                if (!json_object_is_type(v, json_type_int))
-                        return -1;
-                p = json_object_get_int64(v);
-                if (p < 0 || p >= CPUMASK_MAX)
-                        return -1;
-                cpumask_set(&pkgs, (unsigned)p);
-        }
-        if (topology_format_packages(&pkgs, buf, size) < 0)
-                return -1;
-        return (int)cpumask_count(&pkgs);
+        return n;
 }
 
 /* Sends the request; on success *reply holds the parsed {"ok":true,...} object. */

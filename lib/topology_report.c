@@ -3,6 +3,7 @@
 #include "pctl/topology.h"
 
 #include <errno.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -109,4 +110,28 @@ int topology_format_packages(const struct cpumask *pkgs, char *buf, size_t size)
                 return -ENOBUFS;
         memcpy(buf, text, len + 1);
         return 0;
+}
+
+int topology_packages_from_json(struct json_object *arr, struct cpumask *out)
+{
+        struct cpumask pkgs;
+        size_t n;
+
+        if (!arr || !json_object_is_type(arr, json_type_array))
+                return -EINVAL;
+        n = json_object_array_length(arr);
+        cpumask_zero(&pkgs);
+        for (size_t k = 0; k < n; k++) {
+                struct json_object *v = json_object_array_get_idx(arr, k);
+                int64_t p;
+
+                if (!json_object_is_type(v, json_type_int))
+                        return -EINVAL;
+                p = json_object_get_int64(v);
+                if (p < 0 || p >= CPUMASK_MAX)
+                        return -EINVAL;
+                cpumask_set(&pkgs, (unsigned)p);
+        }
+        *out = pkgs;
+        return (int)cpumask_count(&pkgs);
 }

@@ -292,6 +292,15 @@ static unsigned log_moves(char *log, void (*fn)(const char *line, const char *pa
         return n;
 }
 
+/* The number of CPUs in a list ("0-2,6-8": 6). */
+static unsigned cpumask_count_list(const char *list)
+{
+        struct cpumask m;
+
+        assert_int_equal(cpumask_parse(list, &m), 0);
+        return cpumask_count(&m);
+}
+
 /* The number of packages in status's "packages" ("[0,1]": 2), NaN for null. */
 static double packages_count(const char *packages)
 {
@@ -710,6 +719,58 @@ static void run_report_gives_the_packages_it_ran_on(void **state)
         sim_manager_close(&f);
 }
 
+/* A configuration is its cores, clock and packages: seed 91015's a1 holds 6 cores on package
+ * 1, then the same 6 cores spread over 0 and 1 by the trial, and its run report keeps the two
+ * apart, each with the packages status showed it on at the decision that placed it (the
+ * first configuration, where it was adopted, apart). */
+static void run_report_keeps_each_placement_apart(void **state)
+{
+        static const char text[] =
+            SCENARIO_91015_HEAD "mem_bytes_per_instruction = 6.547\n" SCENARIO_91015_TAIL;
+        struct sim_manager f;
+        struct app_status a1;
+        char seen[32][600], buf[512];
+        unsigned n_seen = 0, single = 0, both = 0;
+        struct json_object *j, *configs;
+
+        memset(&a1, 0, sizeof(a1));
+        sim_manager_open(&f, text, "edp", 2);
+        for (unsigned step = 0; step < 300 && strcmp(a1.spreading, "trial-stood"); step++) {
+                sim_manager_tick(&f, step);
+                if (step % 10 != 9)
+                        continue;
+                app_status(f.m, 1, &a1);
+                assert_true(n_seen < ARRAY_SIZE(seen));
+                snprintf(seen[n_seen++], sizeof(seen[0]), "%u %s", cpumask_count_list(a1.cpus),
+                         a1.packages);
+        }
+        assert_string_equal(a1.spreading, "trial-stood");
+        j = run_report(f.m, SIM_PID_BASE + 1);
+        assert_true(json_object_object_get_ex(j, "configs", &configs));
+        for (size_t k = 1; k < json_object_array_length(configs); k++) {
+                struct json_object *c = json_object_array_get_idx(configs, k);
+                char pair[600];
+                bool found = false;
+
+                member_text(c, "packages", buf, sizeof(buf));
+                snprintf(pair, sizeof(pair), "%d %s", (int)num(c, "cores"), buf);
+                for (unsigned i = 0; i < n_seen && !found; i++)
+                        found = !strcmp(seen[i], pair);
+                if (!found)
+                        fail_msg("configuration %zu (%s) was never a1's status", k,
+                                 json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN));
+                both += !strcmp(buf, "[0,1]");
+                single += !strcmp(buf, "[0]") || !strcmp(buf, "[1]");
+        }
+        if (!both || !single)
+                fail_msg("a1's configurations after its adoption: %u on one package, %u on both: "
+                         "%s",
+                         single, both,
+                         json_object_to_json_string_ext(configs, JSON_C_TO_STRING_PLAIN));
+        json_object_put(j);
+        sim_manager_close(&f);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(report_of_a_finished_app),
     cmocka_unit_test(measured_energy_is_not_labelled_declared),
@@ -723,6 +784,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_spread_is_logged_as_a_spread),
     cmocka_unit_test(metrics_count_the_packages_status_shows),
     cmocka_unit_test(run_report_gives_the_packages_it_ran_on),
+    cmocka_unit_test(run_report_keeps_each_placement_apart),
 };
 
 PCTL_TEST_MAIN(tests)

@@ -12,7 +12,9 @@
 #include "commands.h"
 #include "pctl/config.h"
 #include "pctl/control.h"
+#include "pctl/cpumask.h"
 #include "pctl/registry.h"
+#include "pctl/topology.h"
 #include "pctl/util.h"
 
 static void client_usage(const char *cmd, FILE *f)
@@ -187,6 +189,19 @@ bool reply_number(struct json_object *o, const char *key, double *out)
                 return false;
         *out = json_object_get_double(v);
         return true;
+}
+
+int reply_packages(struct json_object *o, const char *key, char *buf, size_t size)
+{
+        struct json_object *arr = NULL;
+        struct cpumask pkgs;
+        int n;
+
+        if (!json_object_object_get_ex(o, key, &arr) ||
+            (n = topology_packages_from_json(arr, &pkgs)) < 0 ||
+            topology_format_packages(&pkgs, buf, size) < 0)
+                return -1;
+        return n;
 }
 
 /* Sends the request; on success *reply holds the parsed {"ok":true,...} object. */

@@ -33,6 +33,10 @@ const char *reply_string(struct json_object *o, const char *key);
  * that a reply of an older or foreign pctld never puts a NULL through %s. */
 const char *reply_text(struct json_object *o, const char *key, const char *shown);
 bool reply_number(struct json_object *o, const char *key, double *out);
+/* A member that is an array of package numbers ("packages": [0, 1]) as text, "0,1" (runs of
+ * three or more as ranges, "0-3"), and how many there are; -1 with buf untouched where it is
+ * anything else: absent, null (pctld does not know them), or not all package numbers. */
+int reply_packages(struct json_object *o, const char *key, char *buf, size_t size);
 /* The command's one PID argument (cmd names it in messages): an exit code. */
 int pid_request(struct client_args *a, const char *cmd, int argc, char **argv, pid_t *pid);
 /* Sends {"cmd": cmd, "pid": pid, ...} with the options' policy and job; who: the command the

@@ -111,6 +111,56 @@ static const char *energy_source_text(const char *src, char *buf, size_t size)
         return buf;
 }
 
+/* The packages the command ran on (n_pkgs of them, as text; -1: not an array), and why it lay
+ * spread at its end, as `pctl status` says it. Nothing from a pctld that does not give them;
+ * "unknown" where it gives null: a CPU whose package it could not read. */
+static void run_summary_packages(struct json_object *rep, int n_pkgs, const char *pkgs)
+{
+        struct json_object *v = NULL;
+        const char *why;
+
+        if (n_pkgs > 0)
+                fprintf(stderr, "  packages %s\n", pkgs);
+        else if (json_object_object_get_ex(rep, "packages", &v) && !v)
+                fprintf(stderr, "  packages unknown (a CPU it ran on has no package pctld could "
+                                "read)\n");
+        if (n_pkgs >= 2 && (why = reply_string(rep, "spread_reason")))
+                fprintf(stderr, "           at its end: %s\n", why);
+}
+
+void run_report_where(struct json_object *rep)
+{
+        struct json_object *configs = NULL;
+        char pkgs[256];
+        int n_pkgs;
+
+        /* Each configuration's packages only where the run spanned several: on one, the
+         * packages line says it once. */
+        n_pkgs = reply_packages(rep, "packages", pkgs, sizeof(pkgs));
+        if (json_object_object_get_ex(rep, "configs", &configs) &&
+            json_object_is_type(configs, json_type_array)) {
+                size_t n = json_object_array_length(configs);
+
+                for (size_t i = 0; i < n; i++) {
+                        struct json_object *c = json_object_array_get_idx(configs, i);
+                        double cores = 0, mhz, sec = 0;
+                        char cpkgs[256];
+                        int nc;
+
+                        reply_number(c, "cores", &cores);
+                        reply_number(c, "s", &sec);
+                        fprintf(stderr, "  %-8s %.0f cores", i ? "" : "ran at", cores);
+                        if (reply_number(c, "freq_mhz", &mhz))
+                                fprintf(stderr, " at %.0f MHz", mhz);
+                        if (n_pkgs >= 2 &&
+                            (nc = reply_packages(c, "packages", cpkgs, sizeof(cpkgs))) > 0)
+                                fprintf(stderr, " on package%s %s", nc > 1 ? "s" : "", cpkgs);
+                        fprintf(stderr, " for %.2f s\n", sec);
+                }
+        }
+        run_summary_packages(rep, n_pkgs, pkgs);
+}
+
 /* Above this share of the command's CPU time, its children's work is worth a warning. */
 #define RUN_CHILDREN_SHARE 0.1
 
@@ -119,7 +169,6 @@ static void run_summary_human(const struct run_result *r, struct json_object *re
 {
         double user_s = timeval_s(r->ru.ru_utime), sys_s = timeval_s(r->ru.ru_stime), v, seen, conf,
                cpu_s = user_s + sys_s;
-        struct json_object *configs = NULL;
         const char *note, *src;
         char b1[64], b2[96];
         bool completed;
@@ -175,22 +224,7 @@ static void run_summary_human(const struct run_result *r, struct json_object *re
         else
                 fprintf(stderr, "  energy   unknown (pctld has no energy figure for it: no RAPL "
                                 "and no power model, or no sample of it), EDP unknown\n");
-        if (json_object_object_get_ex(rep, "configs", &configs) &&
-            json_object_is_type(configs, json_type_array)) {
-                size_t n = json_object_array_length(configs);
-
-                for (size_t i = 0; i < n; i++) {
-                        struct json_object *c = json_object_array_get_idx(configs, i);
-                        double cores = 0, mhz, sec = 0;
-
-                        reply_number(c, "cores", &cores);
-                        reply_number(c, "s", &sec);
-                        fprintf(stderr, "  %-8s %.0f cores", i ? "" : "ran at", cores);
-                        if (reply_number(c, "freq_mhz", &mhz))
-                                fprintf(stderr, " at %.0f MHz", mhz);
-                        fprintf(stderr, " for %.2f s\n", sec);
-                }
-        }
+        run_report_where(rep);
         if (reply_number(rep, "gain_pct", &v))
                 fprintf(stderr, "  gain     %.1f %% against the default (%s)\n", v,
                         reply_text(rep, "gain_note", "no note"));

@@ -12,7 +12,6 @@
 #include "client.h"
 #include "commands.h"
 #include "pctl/cpumask.h"
-#include "pctl/topology.h"
 #include "pctl/util.h"
 
 static void print_num(struct json_object *o, const char *key, const char *fmt, int width)
@@ -23,35 +22,6 @@ static void print_num(struct json_object *o, const char *key, const char *fmt, i
                 printf(fmt, width, v);
         else
                 printf("%*s", width, "-");
-}
-
-/* The packages the app's CPUs lie on, "0,1"; "-" where pctld does not know them (null, an
- * older pctld, or anything but an array of package numbers). */
-static void app_packages(struct json_object *a, char *buf, size_t size)
-{
-        struct json_object *arr = NULL;
-        struct cpumask pkgs;
-        size_t n;
-
-        (void)strscpy(buf, "-", size);
-        if (!json_object_object_get_ex(a, "packages", &arr) ||
-            !json_object_is_type(arr, json_type_array))
-                return;
-        n = json_object_array_length(arr);
-        cpumask_zero(&pkgs);
-        for (size_t k = 0; k < n; k++) {
-                struct json_object *v = json_object_array_get_idx(arr, k);
-                int64_t p;
-
-                if (!json_object_is_type(v, json_type_int))
-                        return;
-                p = json_object_get_int64(v);
-                if (p < 0 || p >= CPUMASK_MAX)
-                        return;
-                cpumask_set(&pkgs, (unsigned)p);
-        }
-        if (n && topology_format_packages(&pkgs, buf, size) < 0)
-                (void)strscpy(buf, "-", size);
 }
 
 /* The app's largest scaling delimiter from its speedup stack: "sync 0.70 of 2 cores". */
@@ -170,7 +140,9 @@ static void status_human(struct json_object *s)
                 }
                 reply_number(a, "pid", &pid);
                 reply_number(a, "cores", &cores);
-                app_packages(a, pkgs, sizeof(pkgs));
+                /* "-" where pctld does not know them (null, an older pctld). */
+                if (reply_packages(a, "packages", pkgs, sizeof(pkgs)) <= 0)
+                        (void)strscpy(pkgs, "-", sizeof(pkgs));
                 printf("%-15s %7.0f %-12s %5.0f %-9s %-5s", reply_text(a, "name", "?"), pid,
                        reply_text(a, "policy", "?"), cores, reply_text(a, "cpus", "-"), pkgs);
                 print_num(a, "freq_mhz", " %*.0f", 6);

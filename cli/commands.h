@@ -9,6 +9,10 @@ int cmd_policy(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+/* The lines of `pctl run`'s summary that say where the command ran, on stderr, from pctld's
+ * run report (any JSON object): its configurations, the packages and why it lay spread. */
+struct json_object;
+void run_report_where(struct json_object *rep);
 int cmd_adopt(int argc, char **argv);
 int cmd_release(int argc, char **argv);
 int cmd_stack(int argc, char **argv);

@@ -62,7 +62,13 @@ static const struct metrics_family {
      "Share of the package power attributed to the app in the last interval."},
     {METRICS_APP_ENERGY_J, "pctl_app_energy_joules_total", "counter",
      "Energy attributed to the app since pctld took it over."},
+    /* A count, not the ids as a label: a label would start a new series at every move. */
+    {METRICS_APP_PACKAGES, "pctl_app_packages", "gauge",
+     "Processor packages (sockets) the app's CPUs lie on; absent where one's package is not "
+     "known."},
 };
+
+_Static_assert(ARRAY_SIZE(app_families) == METRICS_APP_FIGURES, "a family for every figure");
 
 void metrics_histogram_observe(struct metrics_histogram *h, double seconds)
 {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pctl/topology.h"
 #include "pctl/util.h"
 
 void step_report_init(struct step_report *s)
@@ -35,10 +36,12 @@ static const char *member_string(struct json_object *o, const char *key)
         return json_object_get_string(v);
 }
 
-/* The report's last configuration: where the task ended. */
+/* The report's last configuration: where the task ended. Its packages: null where pctld did
+ * not know them; absent from an older pctld, and then not counted. */
 static void add_last_config(struct step_report *s, struct json_object *report)
 {
-        struct json_object *configs, *last;
+        struct json_object *configs, *last, *pk;
+        struct cpumask pkgs;
         double cores, mhz;
         size_t n;
 
@@ -58,6 +61,12 @@ static void add_last_config(struct step_report *s, struct json_object *report)
                         s->min_mhz = (unsigned)mhz;
                 if ((unsigned)mhz > s->max_mhz)
                         s->max_mhz = (unsigned)mhz;
+        }
+        if (json_object_object_get_ex(last, "packages", &pk)) {
+                if (!pk)
+                        s->n_pkgs_unknown++;
+                else if (topology_packages_from_json(pk, &pkgs) >= 0)
+                        cpumask_or(&s->pkgs, &s->pkgs, &pkgs);
         }
 }
 
@@ -116,6 +125,7 @@ static void append(char *buf, size_t size, size_t *len, const char *fmt, ...)
 void step_report_format(const struct step_report *s, char *buf, size_t size)
 {
         size_t len = 0;
+        char pkgs[64];
         /* An energy sum over some tasks only would read as the step's: all or unknown. */
         bool energy = s->n_tasks > 0 && s->n_energy == s->n_tasks;
 
@@ -139,6 +149,14 @@ void step_report_format(const struct step_report *s, char *buf, size_t size)
                 append(buf, size, &len, ", ended at unknown cores");
         else
                 append(buf, size, &len, ", ended at %u core%s", s->cores, s->cores == 1 ? "" : "s");
+        /* On one package nothing: the line of a one-socket node stays as it was. */
+        if (s->n_pkgs_unknown)
+                append(buf, size, &len, " on unknown packages");
+        else if (cpumask_count(&s->pkgs) >= 2 &&
+                 topology_format_packages(&s->pkgs, pkgs, sizeof(pkgs)) == 0)
+                append(buf, size, &len, " on packages %s", pkgs);
+        else if (cpumask_count(&s->pkgs) >= 2)
+                append(buf, size, &len, " on %u packages", cpumask_count(&s->pkgs));
         if (s->max_mhz == 0)
                 append(buf, size, &len, ", clock unknown");
         else if (s->min_mhz == s->max_mhz)

@@ -80,33 +80,3 @@ int topology_describe(const struct topology *t, char *buf, size_t size)
         memcpy(buf, text, len + 1);
         return 0;
 }
-
-int topology_format_packages(const struct cpumask *pkgs, char *buf, size_t size)
-{
-        char text[CPUMASK_LIST_MAX];
-        size_t len = 0;
-
-        cpumask_foreach (p, pkgs) {
-                int last = p, n;
-
-                /* A run of three or more reads better as a range; two stay "0,1". */
-                while (cpumask_test(pkgs, (unsigned)last + 1))
-                        last++;
-                if (last - p >= 2)
-                        n = snprintf(text + len, sizeof(text) - len, "%s%d-%d", len ? "," : "", p,
-                                     last);
-                else if (last > p)
-                        n = snprintf(text + len, sizeof(text) - len, "%s%d,%d", len ? "," : "", p,
-                                     last);
-                else
-                        n = snprintf(text + len, sizeof(text) - len, "%s%d", len ? "," : "", p);
-                if (n < 0 || (size_t)n >= sizeof(text) - len)
-                        return -ENOBUFS;
-                len += (size_t)n;
-                p = last; /* the loop goes on after the run */
-        }
-        if (len >= size)
-                return -ENOBUFS;
-        memcpy(buf, text, len + 1);
-        return 0;
-}

@@ -39,10 +39,14 @@ struct json_object;
 /* Why an app that ended is released: only then was its whole run seen. */
 #define MANAGER_WHY_EXITED "it exited"
 
-/* How long an app ran at one configuration. */
+/* How long an app ran at one configuration: its cores and frequency, and the packages its CPUs
+ * lay on (bit k: package k; pkgs_known false where a CPU's package was not known, its id was
+ * past 63, or time at other packages was added to it when every slot was taken). */
 struct mapp_config {
         unsigned cores;
         unsigned freq_khz;
+        uint64_t pkgs;
+        bool pkgs_known;
         double run_s;
 };
 
@@ -91,6 +95,9 @@ struct mreport {
         uint64_t end_ns;
         unsigned default_cores;
         char why[64];
+        /* Why it lay spread over packages when it left (app_packages): NULL and "" when not. */
+        const char *spreading;
+        char spread_why[256];
 };
 
 struct manager {
@@ -168,6 +175,21 @@ void history_record(struct manager *m, unsigned i, bool ended);
 void history_recall(struct manager *m, unsigned i);
 
 /* report.c */
+/* Where app i's CPUs lie: the packages of the CPUs it holds now, looked up in the machine's
+ * topology (a fact of the machine, whatever placed them), and, only where they are two or more
+ * and the allocator spread it there (or refuted a trial that did), why. What status, the run
+ * report, /metrics and the log of a move all say. */
+struct app_packages {
+        int n;                 /* how many; -ENODATA: a CPU whose package is not known */
+        struct cpumask pkgs;   /* their ids (bit k: package k), when n >= 0 */
+        const char *spreading; /* status's `spreading`: "alone", "on-trial", ...; NULL: none */
+        char why[256];         /* the sentence status's reason ends with; "" when none */
+};
+void app_packages(const struct manager *m, unsigned i, struct app_packages *out);
+/* The packages of app a's CPUs as a run report's configuration keeps them (bit k: package k).
+ * -ENODATA where one is not known, -ERANGE where a package id is past 63; *pkgs written only
+ * on success. */
+int app_packages_word(const struct manager *m, const struct mapp *a, uint64_t *pkgs);
 /* Keeps what a report on app i needs after it is gone. */
 void report_keep(struct manager *m, unsigned i, const char *why);
 /* The app's last speedup stack as JSON, NULL when there is none yet. */

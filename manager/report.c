@@ -44,6 +44,7 @@ void report_keep(struct manager *m, unsigned i, const char *why)
 {
         const struct estimate *e = estimator_get(m->est, m->apps[i].id);
         uint64_t now_ns = platform_now_ns(m->pf);
+        struct app_packages p;
         struct mreport *r;
 
         reports_expire(m, now_ns);
@@ -62,6 +63,9 @@ void report_keep(struct manager *m, unsigned i, const char *why)
         if (e)
                 r->e = *e;
         (void)strscpy(r->why, why, sizeof(r->why));
+        app_packages(m, i, &p);
+        r->spreading = p.spreading;
+        (void)strscpy(r->spread_why, p.why, sizeof(r->spread_why));
 }
 
 /* Where an app's power and energy come from. "declared" only for the [power] model of pctl.conf
@@ -169,6 +173,42 @@ static void json_work_inflation(struct json_object *j, const struct mapp *a,
         json_object_object_add(j, "speedup_note", jsonfmt_string(text));
 }
 
+/* A set of package ids as JSON: [0, 1]. */
+static struct json_object *packages_json(const struct cpumask *pkgs)
+{
+        struct json_object *arr = json_object_new_array();
+
+        cpumask_foreach (p, pkgs)
+                json_object_array_add(arr, json_object_new_int(p));
+        return arr;
+}
+
+/* The same of a set as a configuration keeps it (bit k: package k). */
+static struct json_object *packages_word_json(uint64_t pkgs)
+{
+        struct cpumask set;
+
+        cpumask_zero(&set);
+        set.bits[0] = pkgs;
+        return packages_json(&set);
+}
+
+/* Every package the app ran on over its configurations; null where one of them does not know
+ * its packages, or there is none yet. */
+static struct json_object *run_packages_json(const struct mapp *a)
+{
+        uint64_t all = 0;
+
+        if (!a->n_configs)
+                return NULL;
+        for (unsigned k = 0; k < a->n_configs; k++) {
+                if (!a->configs[k].pkgs_known)
+                        return NULL;
+                all |= a->configs[k].pkgs;
+        }
+        return packages_word_json(all);
+}
+
 /* The whole run's figures of an app, running or gone at end_ns: P of the run with the range
  * the time not seen leaves (or, with its parent's totals, completed over that time), and the
  * configurations it ran at. */
@@ -217,6 +257,9 @@ static void json_run(const struct manager *m, struct json_object *j, const struc
                                        a->configs[k].freq_khz
                                            ? json_object_new_uint64(a->configs[k].freq_khz / 1000)
                                            : NULL);
+                json_object_object_add(
+                    c, "packages",
+                    a->configs[k].pkgs_known ? packages_word_json(a->configs[k].pkgs) : NULL);
                 json_object_object_add(c, "s", jsonfmt_double(a->configs[k].run_s));
                 json_object_array_add(configs, c);
         }
@@ -244,6 +287,7 @@ int manager_report(const struct manager *m, pid_t pid, const struct manager_run_
 {
         uint64_t now_ns = platform_now_ns(m->pf);
         const struct mreport *rep = NULL;
+        struct app_packages pkgs;
         const struct mapp *a;
         const struct estimate *e;
         const char *energy_src = NULL;
@@ -283,6 +327,16 @@ int manager_report(const struct manager *m, pid_t pid, const struct manager_run_
          * as soon as it has reaped the command, often before a tick has noticed the exit. */
         exited = rep ? strcmp(rep->why, MANAGER_WHY_EXITED) == 0 : !platform_proc_alive(m->pf, pid);
         json_run(m, j, a, e, now_ns, exited ? totals : NULL);
+        /* The packages it ran on over the run, and why it lay spread at its end (or now),
+         * as status says it. */
+        json_object_object_add(j, "packages", run_packages_json(a));
+        if (!rep)
+                app_packages(m, i, &pkgs);
+        json_object_object_add(j, "spreading",
+                               jsonfmt_string(rep ? rep->spreading : pkgs.spreading));
+        json_object_object_add(j, "spread_reason",
+                               jsonfmt_string(rep ? (rep->spread_why[0] ? rep->spread_why : NULL)
+                                                  : (pkgs.why[0] ? pkgs.why : NULL)));
         json_object_object_add(j, "p_est",
                                jsonfmt_double(!e                             ? NAN
                                               : (e->known & ESTIMATE_P_LS)   ? e->p_ls
@@ -395,32 +449,45 @@ static enum spreading spreading_of(const struct manager *m, unsigned i)
         return al->spreading.stood ? SPREADING_STOOD : SPREADING_KEPT;
 }
 
-/* The packages app i's CPUs lie on: the CPUs it holds now (set by the actuator and accepted by
- * the kernel, or found at adoption), looked up in the machine's topology (null: a CPU whose
- * package is not known); and, where they are more than one and the allocator spread it on purpose
- * (or refuted a trial of it), why: `spreading` and a sentence the reason ends with. */
+void app_packages(const struct manager *m, unsigned i, struct app_packages *out)
+{
+        enum spreading s = SPREADING_NONE;
+        char list[64];
+
+        *out = (struct app_packages){.spreading = NULL};
+        out->n = topology_packages_of(&m->pf->topo, &m->apps[i].cpus, &out->pkgs);
+        if (out->n >= 2 && topology_format_packages(&out->pkgs, list, sizeof(list)) == 0)
+                s = spreading_of(m, i);
+        if (s == SPREADING_NONE)
+                return;
+        out->spreading = spreading_texts[s].name;
+        snprintf(out->why, sizeof(out->why), spreading_texts[s].text, list);
+}
+
+int app_packages_word(const struct manager *m, const struct mapp *a, uint64_t *pkgs)
+{
+        struct cpumask set;
+        int n = topology_packages_of(&m->pf->topo, &a->cpus, &set);
+
+        if (n < 0)
+                return n;
+        if (n && cpumask_next(&set, 64) >= 0)
+                return -ERANGE;
+        *pkgs = set.bits[0];
+        return 0;
+}
+
+/* The packages app i's CPUs lie on (null: a CPU whose package is not known) and, where the
+ * allocator spread it over them, `spreading` and the sentence the reason ends with. */
 static void status_packages(const struct manager *m, unsigned i, struct json_object *j, char *why,
                             size_t why_size)
 {
-        struct json_object *arr = NULL;
-        struct cpumask pkgs;
-        char list[64];
-        int n = topology_packages_of(&m->pf->topo, &m->apps[i].cpus, &pkgs);
-        enum spreading s = SPREADING_NONE;
+        struct app_packages p;
 
-        why[0] = '\0';
-        if (n >= 0) {
-                arr = json_object_new_array();
-                cpumask_foreach (p, &pkgs)
-                        json_object_array_add(arr, json_object_new_int(p));
-        }
-        json_object_object_add(j, "packages", arr);
-        if (n >= 2 && topology_format_packages(&pkgs, list, sizeof(list)) == 0)
-                s = spreading_of(m, i);
-        if (s != SPREADING_NONE)
-                snprintf(why, why_size, spreading_texts[s].text, list);
-        json_object_object_add(
-            j, "spreading", jsonfmt_string(s != SPREADING_NONE ? spreading_texts[s].name : NULL));
+        app_packages(m, i, &p);
+        json_object_object_add(j, "packages", p.n >= 0 ? packages_json(&p.pkgs) : NULL);
+        json_object_object_add(j, "spreading", jsonfmt_string(p.spreading));
+        snprintf(why, why_size, "%s", p.why);
 }
 
 static struct json_object *status_app(const struct manager *m, unsigned i)
@@ -649,6 +716,7 @@ int manager_metrics(const struct manager *m, struct metrics_snapshot **out)
                 const struct estimate *e = estimator_get(m->est, a->id);
                 struct metrics_app *x = &s->apps[i];
                 unsigned known = e ? e->known : 0;
+                struct app_packages pkgs;
 
                 (void)strscpy(x->app, a->name, sizeof(x->app));
                 x->pid = a->pid;
@@ -670,6 +738,10 @@ int manager_metrics(const struct manager *m, struct metrics_snapshot **out)
                         x->v[METRICS_APP_POWER_W] = e->power_w;
                 if (known & ESTIMATE_ENERGY)
                         x->v[METRICS_APP_ENERGY_J] = e->energy_j;
+                /* The same packages as `pctl status`. */
+                app_packages(m, i, &pkgs);
+                if (pkgs.n >= 0)
+                        x->v[METRICS_APP_PACKAGES] = pkgs.n;
         }
         s->package_energy_source = manager_energy(m, &s->package_energy_j);
         s->decisions = m->decisions;

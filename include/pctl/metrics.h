@@ -24,6 +24,7 @@ enum metrics_app_figure {
         METRICS_APP_SPEEDUP,
         METRICS_APP_POWER_W,
         METRICS_APP_ENERGY_J,
+        METRICS_APP_PACKAGES,
         METRICS_APP_FIGURES,
 };
 

@@ -1,9 +1,12 @@
 /* The line a Slurm job step ends with on each node (the SPANK plugin prints it): what pctld
  * reported of the step's tasks there, summed — energy, EDP, P̂, and the cores and clock they
- * ended at. Pure: pctld's report objects in, text out. */
+ * ended at, and the packages where they ended on two or more. Pure: pctld's report objects
+ * in, text out. */
 #pragma once
 
 #include <stddef.h>
+
+#include "pctl/cpumask.h"
 
 struct json_object;
 
@@ -19,6 +22,8 @@ struct step_report {
         unsigned n_cores;          /* tasks whose last configuration is known */
         unsigned cores;            /* the sum of their last core counts */
         unsigned min_mhz, max_mhz; /* the range of the last clocks known, 0 for none */
+        struct cpumask pkgs;       /* the packages the last configurations' CPUs lay on */
+        unsigned n_pkgs_unknown;   /* last configurations whose packages pctld did not know */
         char policy[64];           /* the first task's, printable */
 };
 

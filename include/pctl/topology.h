@@ -45,3 +45,8 @@ int topology_describe(const struct topology *t, char *buf, size_t size);
 /* A set of package ids as topology_packages_of gives it, as text: "0,1", "0-3", "0,2,4-7"
  * (runs of three or more as ranges). Returns 0 or -ENOBUFS (buf untouched). */
 int topology_format_packages(const struct cpumask *pkgs, char *buf, size_t size);
+/* The other way from a report: a JSON array of package ids as pctld's reports give them
+ * ([0, 1]) into a set, and how many there are. -EINVAL where arr is anything else (NULL for
+ * JSON null, another type, an id that is not an integer, negative or >= CPUMASK_MAX); *out is
+ * written only on success. */
+int topology_packages_from_json(struct json_object *arr, struct cpumask *out);

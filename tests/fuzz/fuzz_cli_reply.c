@@ -2,9 +2,12 @@
  * of another version, a broken one or something else listening on the socket may send any
  * line. The input is that reply, from a socket of the harness's own: `pctl status`, `pctl
  * status --json` and `pctl adopt` each read it and must take any of it: no crash, no leak,
- * no undefined behaviour. Descriptors are not checked here: with the harness's server thread
- * and libFuzzer's own (its RSS watch opens /proc/self/status), the lowest free one is not
- * this thread's alone to judge. */
+ * no undefined behaviour. The same reply, parsed as pctld's run report, goes through the
+ * lines of `pctl run`'s summary that say where the command ran (its configurations, packages
+ * and why it lay spread), which run_report_where renders without a command to run. Descriptors are
+ * not checked here: with the harness's server thread and libFuzzer's own (its RSS watch opens
+ * /proc/self/status), the lowest free one is not this thread's alone to judge. */
+#include <json-c/json.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -95,5 +98,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         while (served < 3 || served < accepted)
                 pthread_cond_wait(&served_cond, &served_lock);
         pthread_mutex_unlock(&served_lock);
+        {
+                struct json_tokener *tok = json_tokener_new();
+                struct json_object *rep;
+
+                if (!tok)
+                        abort();
+                rep = json_tokener_parse_ex(tok, (const char *)data,
+                                            (int)(size > INT32_MAX ? INT32_MAX : size));
+                if (rep)
+                        run_report_where(rep);
+                json_object_put(rep);
+                json_tokener_free(tok);
+        }
         return 0;
 }

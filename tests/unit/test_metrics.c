@@ -32,6 +32,7 @@ static struct metrics_snapshot *two_apps(void)
         s->apps[0].v[METRICS_APP_SPEEDUP] = 1.5;
         s->apps[0].v[METRICS_APP_POWER_W] = 12.5;
         s->apps[0].v[METRICS_APP_ENERGY_J] = 1234.5;
+        s->apps[0].v[METRICS_APP_PACKAGES] = 2;
         /* Every figure of the second app unknown but its cores. */
         strcpy(s->apps[1].app, "we\"ird\\na\nme");
         s->apps[1].pid = 7;
@@ -85,6 +86,7 @@ static void families_have_help_and_type(void **state)
             {"pctl_app_speedup", "gauge"},
             {"pctl_app_power_watts", "gauge"},
             {"pctl_app_energy_joules_total", "counter"},
+            {"pctl_app_packages", "gauge"},
             {"pctl_package_energy_joules_total", "counter"},
             {"pctl_decisions_total", "counter"},
             {"pctl_cpuset_changes_total", "counter"},
@@ -114,6 +116,7 @@ static void families_have_help_and_type(void **state)
         assert_line(text,
                     "pctl_app_energy_joules_total{app=\"pbench\",pid=\"4242\",policy=\"edp\"} "
                     "1234.5");
+        assert_line(text, "pctl_app_packages{app=\"pbench\",pid=\"4242\",policy=\"edp\"} 2");
         assert_line(text, "pctl_package_energy_joules_total{source=\"declared\"} 99.5");
         assert_line(text, "pctl_decisions_total 12");
         assert_line(text, "pctl_cpuset_changes_total 3");

@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 
 #include "pctl/step_report.h"
+#include "pctl/util.h"
 
 static struct json_object *parse(const char *text)
 {
@@ -118,6 +119,47 @@ static void text_from_pctld_is_escaped_and_bounded(void **state)
         json_object_put(j);
 }
 
+/* Where the tasks ended on two or more packages, the line says which ("on packages 0,1":
+ * a task spread over both, or two tasks one on each); on one package it reads as it did;
+ * null (pctld could not say) is unknown; an older pctld's report without them, or a
+ * malformed array, adds nothing. */
+static void packages_where_the_tasks_ended(void **state)
+{
+        static const struct {
+                const char *packages[2]; /* of each task's last configuration; NULL: absent */
+                unsigned n;
+                const char *want;
+        } cases[] = {
+            {{"[0,1]"}, 1, "ended at 2 cores on packages 0,1 at 2600 MHz ("},
+            {{"[0]", "[1]"}, 2, "ended at 4 cores on packages 0,1 at 2600 MHz ("},
+            {{"[0]"}, 1, "ended at 2 cores at 2600 MHz ("},
+            {{"[1]", "[1]"}, 2, "ended at 4 cores at 2600 MHz ("},
+            {{"[0]", "null"}, 2, "ended at 4 cores on unknown packages at 2600 MHz ("},
+            {{NULL}, 1, "ended at 2 cores at 2600 MHz ("},
+            {{"[0,-1]", "\"0,1\""}, 2, "ended at 4 cores at 2600 MHz ("},
+            {{"[0,2,3,4]"}, 1, "ended at 2 cores on packages 0,2-4 at 2600 MHz ("},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                char rep[2][256], line[512];
+                const char *reps[2] = {rep[0], rep[1]};
+
+                for (unsigned t = 0; t < cases[k].n; t++) {
+                        char pk[64] = "";
+
+                        if (cases[k].packages[t])
+                                snprintf(pk, sizeof(pk), ",\"packages\":%s", cases[k].packages[t]);
+                        snprintf(
+                            rep[t], sizeof(rep[t]),
+                            "{\"managed_s\":1,\"configs\":[{\"cores\":2,\"freq_mhz\":2600%s}]}",
+                            pk);
+                }
+                line_of(reps, cases[k].n, line, sizeof(line));
+                if (!strstr(line, cases[k].want))
+                        fail_msg("case %zu: '%s' has no '%s'", k, line, cases[k].want);
+        }
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(one_task_with_every_figure),
     cmocka_unit_test(unknown_figures_are_said_unknown),
@@ -125,6 +167,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(tasks_on_a_node_are_summed),
     cmocka_unit_test(energy_of_some_tasks_only_is_unknown),
     cmocka_unit_test(text_from_pctld_is_escaped_and_bounded),
+    cmocka_unit_test(packages_where_the_tasks_ended),
 };
 
 PCTL_TEST_MAIN(tests)

@@ -3,6 +3,7 @@
  * ids with a gap, and the allocator placing by them. */
 #define _GNU_SOURCE /* nftw, unshare */
 #include <errno.h>
+#include <json-c/json.h>
 #include <ftw.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -195,6 +196,48 @@ static void package_sets_as_text(void **state)
         assert_string_equal(text, "untouched");
 }
 
+/* Package ids back from a report's JSON array: duplicates count once; anything but an array
+ * of ids in range is refused and writes nothing. */
+static void package_sets_from_json(void **state)
+{
+        static const struct {
+                const char *json;
+                int n;
+                const char *set;
+        } cases[] = {
+            {"[0, 1]", 2, "0-1"},
+            {"[1, 0, 1]", 2, "0-1"},
+            {"[]", 0, ""},
+            {"[4095]", 1, "4095"},
+            {"null", -EINVAL, NULL},
+            {"\"0,1\"", -EINVAL, NULL},
+            {"[0, -1]", -EINVAL, NULL},
+            {"[4096]", -EINVAL, NULL},
+            {"[0, \"1\"]", -EINVAL, NULL},
+            {"[1.0]", -EINVAL, NULL},
+            {"{\"0\": 1}", -EINVAL, NULL},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                struct json_object *j = json_tokener_parse(cases[k].json);
+                struct cpumask pkgs, want;
+                char text[CPUMASK_LIST_MAX];
+
+                cpumask_zero(&pkgs);
+                cpumask_set(&pkgs, 7); /* untouched on refusal */
+                assert_int_equal(topology_packages_from_json(j, &pkgs), cases[k].n);
+                if (cases[k].set) {
+                        assert_int_equal(cpumask_parse(cases[k].set, &want), 0);
+                        cpumask_format(&pkgs, text, sizeof(text));
+                        if (!cpumask_equal(&pkgs, &want))
+                                fail_msg("%s: %s, not %s", cases[k].json, text, cases[k].set);
+                } else {
+                        assert_true(cpumask_test(&pkgs, 7) && cpumask_count(&pkgs) == 1);
+                }
+                json_object_put(j);
+        }
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(two_sockets_read_from_sysfs),
     cmocka_unit_test(package_ids_with_a_gap),
@@ -203,6 +246,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(packages_of_cpus),
     cmocka_unit_test(an_unread_package_is_unknown),
     cmocka_unit_test(package_sets_as_text),
+    cmocka_unit_test(package_sets_from_json),
 };
 
 PCTL_TEST_MAIN(tests)

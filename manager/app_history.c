@@ -174,9 +174,11 @@ void history_record(struct manager *m, unsigned i, bool ended)
                                                         .score = NAN,
                                                         .apps = ctx.n_apps};
         }
+        /* The remembered start counts only where this run was placed at it: a start the
+         * policy's bounds no longer allow would be kept for ever and never used. */
         why = history_start(have_measured ? &measured : NULL, &held,
                             al->share_set_cores && al->share_set_cores == al->cores,
-                            &a->remembered, &best);
+                            al->from_history ? &a->remembered : NULL, &best);
         if (why < 0)
                 return;
         /* An exploring run measured the other count, not a better one: what the past runs

@@ -16,12 +16,12 @@
 #include "pctl/history.h"
 #include "pctl/simrun.h"
 
-static const struct allocator_point MEASURED = {.cores = 6, .freq_khz = 2000000, .score = 2.0,
-                                                .samples = 3, .apps = 2};
-static const struct allocator_point HELD = {.cores = 2, .freq_khz = 3000000, .score = NAN,
-                                            .apps = 3};
-static const struct allocator_point REMEMBERED = {.cores = 4, .freq_khz = 2500000, .score = 1.5,
-                                                  .apps = 1};
+static const struct allocator_point MEASURED = {
+    .cores = 6, .freq_khz = 2000000, .score = 2.0, .samples = 3, .apps = 2};
+static const struct allocator_point HELD = {
+    .cores = 2, .freq_khz = 3000000, .score = NAN, .apps = 3};
+static const struct allocator_point REMEMBERED = {
+    .cores = 4, .freq_khz = 2500000, .score = 1.5, .apps = 1};
 
 static void same_point(const struct allocator_point *a, const struct allocator_point *b)
 {
@@ -38,8 +38,8 @@ static void same_point(const struct allocator_point *a, const struct allocator_p
  * came with; what is recorded, and why. */
 static void each_source_records_what_it_should(void **state)
 {
-        static const struct allocator_point UNSCORED = {.cores = 4, .freq_khz = 2500000,
-                                                        .score = NAN, .apps = 1};
+        static const struct allocator_point UNSCORED = {
+            .cores = 4, .freq_khz = 2500000, .score = NAN, .apps = 1};
         const struct {
                 const char *what;
                 const struct allocator_point *measured, *held;

@@ -529,6 +529,7 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
                         victim->exploring = false;
                 }
                 victim->want_cores = victim->reserve_cores;
+                victim->share_set_cores = victim->want_cores;
                 snprintf(victim->reason, sizeof(victim->reason),
                          "sharing %u CPUs among %u apps by weight", ctx->n_cpus, n);
                 alloc_idle_run_note(ctx, victim);

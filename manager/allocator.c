@@ -214,6 +214,9 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
                 struct allocator_app *a = &apps[i];
 
                 a->changed = a->want_cores != a->cores || a->want_freq_khz != a->freq_khz;
+                /* Cut this time, or staying at the count it was cut to: still the partition's. */
+                if (a->want_cores != a->share_set_cores)
+                        a->share_set_cores = 0;
         }
         return 0;
 }

@@ -84,6 +84,41 @@ static void work_inflation_update(struct manager *m, unsigned i, bool ended,
                   a->name, (int)a->pid, x, err, runs[ia].cores, runs[ib].cores);
 }
 
+static const char *const history_start_why_table[_HISTORY_START_WHY_MAX] = {
+    [HISTORY_START_MEASURED] = "the best it measured",
+    [HISTORY_START_HELD] = "nothing scored: the count it held as it left",
+    [HISTORY_START_HELD_SHARED] = "nothing scored: the count sharing cut it to as it left",
+    [HISTORY_START_KEPT] = "nothing scored at the count sharing cut it to: the measured start "
+                           "it came with is kept",
+};
+
+const char *history_start_why_to_string(enum history_start_why why)
+{
+        return why >= 0 && why < _HISTORY_START_WHY_MAX ? history_start_why_table[why] : NULL;
+}
+
+int history_start(const struct allocator_point *measured, const struct allocator_point *held,
+                  bool held_by_share, const struct allocator_point *remembered,
+                  struct allocator_point *out)
+{
+        if (measured) {
+                *out = *measured;
+                return HISTORY_START_MEASURED;
+        }
+        if (!held || !held->cores)
+                return -ENODATA;
+        /* Sharing set the count and nothing was scored there (a package's power is not split
+         * among the apps that share it): the count says what the partition gave it, not what
+         * suits it. A start a past run measured says more; an unmeasured one is no better
+         * than this run's, which is the newer. */
+        if (held_by_share && remembered && remembered->cores && isfinite(remembered->score)) {
+                *out = *remembered;
+                return HISTORY_START_KEPT;
+        }
+        *out = *held;
+        return held_by_share ? HISTORY_START_HELD_SHARED : HISTORY_START_HELD;
+}
+
 /* Records what this run of app i taught (pctl history): its best measured configuration and
  * score, P̂, frequency sensitivity, its last speedup stack where it has one; when it ended
  * (seen whole, with counters), its instructions for measuring extra parallel work. A history
@@ -91,13 +126,15 @@ static void work_inflation_update(struct manager *m, unsigned i, bool ended,
 void history_record(struct manager *m, unsigned i, bool ended)
 {
         const struct mapp *a = &m->apps[i];
+        const struct allocator_app *al = &m->alloc[i];
         const struct estimate *e;
         struct allocator_ctx ctx = decision_ctx(m);
-        struct allocator_point best;
+        struct allocator_point best, measured, held = {0};
+        bool have_measured;
         struct history_entry h = {.key = a->key};
         struct json_object *stack;
         char err[640];
-        int r;
+        int r, why;
 
         if (!m->opt.history || !a->have_key)
                 return;
@@ -114,9 +151,8 @@ void history_record(struct manager *m, unsigned i, bool ended)
                                 log_warning("%s; pctld runs on without it", err);
                 }
         }
-        if (!allocator_best(&ctx, &m->alloc[i], &best)) {
-                const struct allocator_app *al = &m->alloc[i];
-
+        have_measured = allocator_best(&ctx, al, &measured);
+        if (!have_measured) {
                 /* It changed phase before its first had a best: a later phase's
                  * configuration would start the next run's first phase there (bench_random's
                  * seed 93013: a phase at P 0.45 remembered at 9 cores held the next run's
@@ -129,21 +165,30 @@ void history_record(struct manager *m, unsigned i, bool ended)
                         return;
                 }
 
-                /* No score measured (no counters: busy time only): the configuration the
-                 * model settled it at is what was learned; still learning, nothing was. */
-                if (!allocator_searched(al) || al->exploring || !al->cores)
-                        return;
-                best = (struct allocator_point){
-                    .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN, .apps = ctx.n_apps};
+                /* No score measured (no counters: busy time only; or sharing a package whose
+                 * power is not split among its apps): the configuration it held is what was
+                 * learned; still learning, nothing was. */
+                if (allocator_searched(al) && !al->exploring && al->cores)
+                        held = (struct allocator_point){.cores = al->cores,
+                                                        .freq_khz = al->freq_khz,
+                                                        .score = NAN,
+                                                        .apps = ctx.n_apps};
         }
+        /* The remembered start counts only where this run was placed at it: a start the
+         * policy's bounds no longer allow would be kept for ever and never used. */
+        why = history_start(have_measured ? &measured : NULL, &held,
+                            al->share_set_cores && al->share_set_cores == al->cores,
+                            al->from_history ? &a->remembered : NULL, &best);
+        if (why < 0)
+                return;
         /* An exploring run measured the other count, not a better one: what the past runs
          * settled at stays the start (without its score, measured in the other unit or
          * not at all: the model decides once it can rank). */
-        if (m->alloc[i].hint.explore_from)
-                best = (struct allocator_point){.cores = m->alloc[i].hint.explore_from,
-                                                .freq_khz = m->alloc[i].hint.freq_khz,
+        if (al->hint.explore_from)
+                best = (struct allocator_point){.cores = al->hint.explore_from,
+                                                .freq_khz = al->hint.freq_khz,
                                                 .score = NAN,
-                                                .apps = m->alloc[i].hint.apps};
+                                                .apps = al->hint.apps};
         e = estimator_get(m->est, a->id);
         (void)strscpy(h.objective, objective_to_string(a->policy.objective), sizeof(h.objective));
         h.p = e && (e->known & ESTIMATE_P_LS) ? e->p_ls : NAN;
@@ -162,8 +207,11 @@ void history_record(struct manager *m, unsigned i, bool ended)
         else if (r < 0)
                 log_warning("%s; pctld runs on without it", err);
         else
-                log_debug("history: %s (%s): best %u cores at %u MHz recorded", a->name, a->key.exe,
-                          best.cores, best.freq_khz / 1000);
+                log_debug("history: %s (%s): %u cores at %u MHz recorded as its start (%s)",
+                          a->name, a->key.exe, best.cores, best.freq_khz / 1000,
+                          al->hint.explore_from
+                              ? "an exploring run: the start its past runs settled at is kept"
+                              : history_start_why_to_string(why));
 }
 
 /* Whether this run of a returning app explores (docs/history.md, "Progress from whole runs"):
@@ -255,6 +303,10 @@ void history_recall(struct manager *m, unsigned i)
                 return;
         }
         if (h.best_cores && strcmp(h.objective, objective_to_string(a->policy.objective)) == 0) {
+                a->remembered = (struct allocator_point){.cores = h.best_cores,
+                                                         .freq_khz = h.best_freq_khz,
+                                                         .score = h.best_score,
+                                                         .apps = h.shared_apps};
                 al->hint.cores = h.best_cores;
                 al->hint.freq_khz = h.best_freq_khz;
                 /* A score remembered by instructions is not one by progress: the model

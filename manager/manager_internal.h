@@ -85,6 +85,9 @@ struct mapp {
         /* The newest whole run in history: its instruction-weighted mean core count (0: no
          * run stored). */
         double last_run_cores;
+        /* The start history held for it when it came (cores 0: none; score NaN: kept
+         * without one): what its record keeps when this run measured nothing better. */
+        struct allocator_point remembered;
 };
 
 /* What is left of an app after it leaves: its estimate and configurations, for a report. */
@@ -173,6 +176,24 @@ void history_record(struct manager *m, unsigned i, bool ended);
 /* Looks app i up once it is known who it is: a past run's best configuration becomes the
  * allocator's starting point. */
 void history_recall(struct manager *m, unsigned i);
+/* Why a run records the start it does (history_start). */
+enum history_start_why {
+        HISTORY_START_MEASURED,    /* the best point it measured (allocator_best) */
+        HISTORY_START_HELD,        /* nothing scored: the count it held as it left, its own */
+        HISTORY_START_HELD_SHARED, /* nothing scored: the count sharing cut it to */
+        HISTORY_START_KEPT,        /* nothing scored, cut by sharing: the measured start kept */
+        _HISTORY_START_WHY_MAX,
+};
+/* What a run records as the app's start: the best point it measured (measured, NULL: none);
+ * without one, the configuration it held as it left (held; cores 0: nothing learned), unless
+ * sharing set that count (held_by_share) and it came with a start history had measured
+ * (remembered with a finite score), which is kept: a count imposed on an app that measured
+ * nothing there is no better start than one measured. Returns the why, -ENODATA when there
+ * is nothing to record; *out is written only then. */
+int history_start(const struct allocator_point *measured, const struct allocator_point *held,
+                  bool held_by_share, const struct allocator_point *remembered,
+                  struct allocator_point *out);
+const char *history_start_why_to_string(enum history_start_why why);
 
 /* report.c */
 /* Where app i's CPUs lie: the packages of the CPUs it holds now, looked up in the machine's

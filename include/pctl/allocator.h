@@ -213,6 +213,10 @@ struct allocator_app {
          * lose them again when it returns: every probe would move every app). */
         unsigned reserve_cores;
         bool exploring; /* want_* is a probe of the search or a jump of the model */
+        /* The count sharing cut it to, for as long as it holds that count (0: the count it
+         * holds is its own choice). pctl history keeps a measured start rather than a count
+         * the partition imposed on an app that measured nothing there (docs/history.md). */
+        unsigned share_set_cores;
         /* The last probe sharing could not grant (it asked for more cores than its share):
          * not asked for again until it is stale, or the search would ask every decision. */
         struct {

@@ -235,6 +235,37 @@ static void competing_apps_share_by_weight(void **state)
         assert_int_equal(allocator_decide(&ctx, a, 2), -ENOSPC);
 }
 
+/* The count sharing cut an app to is marked as the partition's while it holds it (pctl history
+ * keeps a measured start over it, docs/history.md), and unmarked once the app holds a count of
+ * its own choosing. */
+static void the_count_sharing_cut_an_app_to_is_marked(void **state)
+{
+        struct policy heavy, light;
+        struct allocator_app a[2];
+        struct allocator_ctx ctx =
+            weighted_pair(*state, OBJECTIVE_PERFORMANCE, 4, false, &heavy, &light, a);
+
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        for (unsigned i = 0; i < 2; i++) {
+                printf("app %u: wants %u, share_set_cores %u\n", i, a[i].want_cores,
+                       a[i].share_set_cores);
+                if (a[i].share_set_cores)
+                        assert_int_equal(a[i].share_set_cores, a[i].want_cores);
+        }
+        /* Both want every CPU: the light one at least is cut. */
+        assert_int_equal(a[1].share_set_cores, a[1].want_cores);
+        /* Held there and deciding again beside the other: still the partition's count. */
+        for (unsigned i = 0; i < 2; i++)
+                a[i].cores = a[i].want_cores;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_int_equal(a[1].share_set_cores, a[1].want_cores);
+        /* Alone, it takes what it wants itself. */
+        ctx.n_apps = 1;
+        assert_int_equal(allocator_decide(&ctx, &a[1], 1), 0);
+        assert_true(a[1].want_cores > a[1].cores);
+        assert_int_equal(a[1].share_set_cores, 0);
+}
+
 /* A fresh measurement that beats the current setting overrules the model. */
 static void measurement_overrules_the_model(void **state)
 {
@@ -1514,6 +1545,7 @@ static const struct CMUnitTest tests[] = {
     fixture_case(monitor_changes_nothing),
     fixture_case(bounds_are_honoured),
     fixture_case(competing_apps_share_by_weight),
+    fixture_case(the_count_sharing_cut_an_app_to_is_marked),
     fixture_case(measurement_overrules_the_model),
     fixture_case(model_only_goes_to_the_models_best),
     fixture_case(measured_score_charges_a_share_of_static_power),

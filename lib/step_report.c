@@ -36,13 +36,15 @@ static const char *member_string(struct json_object *o, const char *key)
         return json_object_get_string(v);
 }
 
-/* The report's last configuration: where the task ended. Its packages: null where pctld did
+/* The configuration the task ended at: `end_config`, an index into configs (configs are in
+ * order of first use, so a task that came back to an earlier one ended there); from an older
+ * pctld without it, or with one out of range, the last. Its packages: null where pctld did
  * not know them; absent from an older pctld, and then not counted. */
 static void add_last_config(struct step_report *s, struct json_object *report)
 {
         struct json_object *configs, *last, *pk;
         struct cpumask pkgs;
-        double cores, mhz;
+        double cores, mhz, end;
         size_t n;
 
         if (!json_object_object_get_ex(report, "configs", &configs) ||
@@ -51,7 +53,10 @@ static void add_last_config(struct step_report *s, struct json_object *report)
         n = json_object_array_length(configs);
         if (n == 0)
                 return;
-        last = json_object_array_get_idx(configs, n - 1);
+        if (!member_number(report, "end_config", &end) || !(end >= 0 && end < (double)n) ||
+            end != (double)(size_t)end)
+                end = (double)(n - 1);
+        last = json_object_array_get_idx(configs, (size_t)end);
         if (member_number(last, "cores", &cores) && cores >= 0 && cores < 1e6) {
                 s->n_cores++;
                 s->cores += (unsigned)cores;

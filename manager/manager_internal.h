@@ -64,6 +64,9 @@ struct mapp {
         uint64_t since_ns;
         unsigned n_configs;
         struct mapp_config configs[MANAGER_RUN_CONFIGS];
+        /* The one it ran at in its last interval: where it ended. configs[] is in order of
+         * first use, so the last entry is not it when the app came back to an earlier one. */
+        unsigned end_config;
         /* pctl history: who it is (looked up once, after `pctl run`'s exec), whether that is
          * known, and the comm it was adopted with when `pctl run` named it before its exec. */
         struct history_key key;

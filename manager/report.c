@@ -264,6 +264,9 @@ static void json_run(const struct manager *m, struct json_object *j, const struc
                 json_object_array_add(configs, c);
         }
         json_object_object_add(j, "configs", configs);
+        /* Which of them it ended at (an index into configs; absent when there is none). */
+        if (a->n_configs)
+                json_object_object_add(j, "end_config", json_object_new_uint64(a->end_config));
         (void)m;
 }
 

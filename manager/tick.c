@@ -164,6 +164,7 @@ static void app_config_add(const struct manager *m, struct mapp *a, double run_s
                         a->configs[k].pkgs_known = false;
         }
         a->configs[k].run_s += run_s;
+        a->end_config = k;
 }
 
 /* The part of the sample's interval the app ran in: from its adoption, and none once its

@@ -767,6 +767,18 @@ static void run_report_keeps_each_placement_apart(void **state)
                          "%s",
                          single, both,
                          json_object_to_json_string_ext(configs, JSON_C_TO_STRING_PLAIN));
+        /* end_config names the one it is at now (its last status), wherever it is listed. */
+        {
+                struct json_object *c;
+                char pair[600];
+                double end = num(j, "end_config");
+
+                assert_true(end >= 0 && end < json_object_array_length(configs));
+                c = json_object_array_get_idx(configs, (size_t)end);
+                member_text(c, "packages", buf, sizeof(buf));
+                snprintf(pair, sizeof(pair), "%d %s", (int)num(c, "cores"), buf);
+                assert_string_equal(pair, seen[n_seen - 1]);
+        }
         json_object_put(j);
         sim_manager_close(&f);
 }

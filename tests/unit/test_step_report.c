@@ -160,6 +160,42 @@ static void packages_where_the_tasks_ended(void **state)
         }
 }
 
+/* A task ends at the configuration `end_config` names, not at the last one listed (configs are
+ * in order of first use: a task that came back to its first one ended there); an older pctld
+ * without it, or a bad index, means the last. */
+static void the_task_ends_where_end_config_says(void **state)
+{
+        static const struct {
+                const char *end; /* the member's JSON text; NULL: absent */
+                const char *want;
+        } cases[] = {
+            {"0", "ended at 12 cores on packages 0,1 at 2600 MHz ("},
+            {"1", "ended at 4 cores at 1200 MHz ("},
+            {NULL, "ended at 4 cores at 1200 MHz ("},
+            {"2", "ended at 4 cores at 1200 MHz ("},
+            {"-1", "ended at 4 cores at 1200 MHz ("},
+            {"0.5", "ended at 4 cores at 1200 MHz ("},
+            {"\"0\"", "ended at 4 cores at 1200 MHz ("},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                char rep[512], end[64] = "", line[512];
+                const char *reps[1] = {rep};
+
+                if (cases[k].end)
+                        snprintf(end, sizeof(end), ",\"end_config\":%s", cases[k].end);
+                snprintf(rep, sizeof(rep),
+                         "{\"managed_s\":1%s,\"configs\":["
+                         "{\"cores\":12,\"freq_mhz\":2600,\"packages\":[0,1]},"
+                         "{\"cores\":4,\"freq_mhz\":1200,\"packages\":[0]}]}",
+                         end);
+                line_of(reps, 1, line, sizeof(line));
+                if (!strstr(line, cases[k].want))
+                        fail_msg("end_config %s: '%s' has no '%s'",
+                                 cases[k].end ? cases[k].end : "absent", line, cases[k].want);
+        }
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(one_task_with_every_figure),
     cmocka_unit_test(unknown_figures_are_said_unknown),
@@ -168,6 +204,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(energy_of_some_tasks_only_is_unknown),
     cmocka_unit_test(text_from_pctld_is_escaped_and_bounded),
     cmocka_unit_test(packages_where_the_tasks_ended),
+    cmocka_unit_test(the_task_ends_where_end_config_says),
 };
 
 PCTL_TEST_MAIN(tests)

@@ -88,8 +88,9 @@ static const char *const history_start_why_table[_HISTORY_START_WHY_MAX] = {
     [HISTORY_START_MEASURED] = "the best it measured",
     [HISTORY_START_HELD] = "nothing scored: the count it held as it left",
     [HISTORY_START_HELD_SHARED] = "nothing scored: the count sharing cut it to as it left",
-    [HISTORY_START_KEPT] = "nothing scored at the count sharing cut it to: the measured start "
-                           "it came with is kept",
+    /* In parentheses: one string, not two elements missing a comma (clang's warning). */
+    [HISTORY_START_KEPT] = ("nothing scored at the count sharing cut it to: the measured start "
+                            "it came with is kept"),
 };
 
 const char *history_start_why_to_string(enum history_start_why why)

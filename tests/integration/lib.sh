@@ -229,6 +229,35 @@ cpuset_group_remove() {
         return 0
 }
 
+# fake_pctld SOCKET REPLY...: a fake pctld in the background on SOCKET (a path of the test's
+# own) that answers one request per connection with the next REPLY (a line of JSON), in order,
+# then removes the socket and exits (`wait` for it); it gives up after 20 s without a client.
+# Returns once the socket is there. For the CLI's handling of what another pctld may send.
+fake_pctld() {
+        local sock=$1
+        shift
+        /usr/bin/python3 - "$sock" "$@" <<'PY' &
+import os, socket, sys
+path, replies = sys.argv[1], sys.argv[2:]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(len(replies))
+s.settimeout(20)
+for reply in replies:
+    c, _ = s.accept()
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = c.recv(4096)
+        if not chunk:
+            break
+        buf += chunk
+    c.sendall(reply.encode() + b"\n")
+    c.close()
+os.unlink(path)
+PY
+        wait_until 5 test -S "$sock" || fail "the fake pctld did not start"
+}
+
 # fake_cpufreq_policy DIR "CPUS": a cpufreq policy directory as acpi-cpufreq lays it out
 # (1.0-3.0 GHz in four steps, governor schedutil, the userspace governor offered) for the CPUs
 # listed, for a fake /sys/devices/system/cpu bind-mounted in a private mount namespace. The

@@ -10,28 +10,7 @@ set -u
 D=$(mktemp -d /tmp/pctl-runpkg-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 # answer REPORT: the fake accepts `pctl run`'s adopt ({"ok":true}), then its report (REPORT).
-answer() {
-        /usr/bin/python3 - "$D/s" "$1" <<'PY' &
-import os, socket, sys
-path, report = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path)
-s.listen(2)
-s.settimeout(20)
-for reply in ('{"ok":true}', report):
-    c, _ = s.accept()
-    buf = b""
-    while not buf.endswith(b"\n"):
-        chunk = c.recv(4096)
-        if not chunk:
-            break
-        buf += chunk
-    c.sendall(reply.encode() + b"\n")
-    c.close()
-os.unlink(path)
-PY
-        wait_until 5 test -S "$D/s" || fail "the fake pctld did not start"
-}
+answer() { fake_pctld "$D/s" '{"ok":true}' "$1"; }
 # run [--json]: pctl run -- true against the fake; its summary (stderr) in $out.
 run() {
         out=$("$PCTL" run --socket "$D/s" "$@" -- true 2>&1) || fail "pctl run failed: $out"

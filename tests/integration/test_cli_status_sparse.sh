@@ -9,27 +9,7 @@ set -u
 D=$(mktemp -d /tmp/pctl-sparse-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 # One reply per call: the fake serves a single request and exits.
-answer() {
-        /usr/bin/python3 - "$D/s" "$1" <<'PY' &
-import os, socket, sys
-path, reply = sys.argv[1], sys.argv[2]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path)
-s.listen(1)
-s.settimeout(20)
-c, _ = s.accept()
-buf = b""
-while not buf.endswith(b"\n"):
-    chunk = c.recv(4096)
-    if not chunk:
-        break
-    buf += chunk
-c.sendall(reply.encode() + b"\n")
-c.close()
-os.unlink(path)
-PY
-        wait_until 5 test -S "$D/s" || fail "the fake pctld did not start"
-}
+answer() { fake_pctld "$D/s" "$1"; }
 answer '{"ok":true,"apps":[{"pid":42,"stack":{"cores":2,"speedup":1.5,"components":{"sync":0.7}}},{"pid":43,"stack":{"components":{}}}]}'
 out=$("$PCTL" status --socket "$D/s" 2>&1) || fail "pctl status failed on a sparse reply: $out"
 wait

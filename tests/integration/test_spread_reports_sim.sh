@@ -11,20 +11,7 @@ set -u
 CLIENT="python3 $(dirname "$TEST_LIB")/metrics_client.py"
 pctld_setup
 trap pctld_cleanup EXIT
-cat >"$T/scenario.ini" <<'SCEN'
-[machine]
-preset = xeon-e5-2630v2x2
-counter_noise = 0.0099
-seed = 15831
-
-[app a0]
-instructions = 1e17
-p = 0.9810
-ipc = 1.557
-mem_fraction = 0.104
-sync = 0.211
-mem_bytes_per_instruction = 4.487
-SCEN
+cp "$SRC_DIR/tests/data/spread-alone-xeon.ini" "$T/scenario.ini"
 PORT=$($CLIENT free_port)
 sed -i -e "s|^platform = .*|platform = sim:$T/scenario.ini|" \
         -e "/^\[daemon\]/a metrics_listen = 127.0.0.1:$PORT" "$T/pctl.conf"

@@ -10,22 +10,7 @@ set -u
 . "$TEST_LIB"
 pctld_setup
 trap pctld_cleanup EXIT
-# Instructions enough for hours of virtual time: pctld runs the model machine as fast as it
-# can, and the app must still run when the status is asked.
-cat >"$T/scenario.ini" <<'SCEN'
-[machine]
-preset = xeon-e5-2630v2x2
-counter_noise = 0.0099
-seed = 15831
-
-[app a0]
-instructions = 1e17
-p = 0.9810
-ipc = 1.557
-mem_fraction = 0.104
-sync = 0.211
-mem_bytes_per_instruction = 4.487
-SCEN
+cp "$SRC_DIR/tests/data/spread-alone-xeon.ini" "$T/scenario.ini"
 sed -i "s|^platform = .*|platform = sim:$T/scenario.ini|" "$T/pctl.conf"
 printf '[policy spread]\nobjective = edp\nmatch_comm = a0\n' >"$T/policies.d/spread.conf"
 pctld_start

@@ -47,24 +47,14 @@
 
 static void idle_run_observe(struct allocator_app *a, const struct estimate *e)
 {
-        double idle, share, speedup;
+        double idle, share;
 
         if (!(e->known & ESTIMATE_SPEEDUP) || !isfinite(e->busy_cores) || e->n_cores < 2)
                 return;
-        /* A core that waits on memory stays busy and retires less: contention (the shared
-         * memory bandwidth, the cache) lowers eq. 9's speedup below the cores at work without
-         * leaving any idle, and its busiest core shows it (ipc_core_drop: its IPC at the most
-         * cores seen against the fewest). A spinning thread does not slow the busiest core.
-         * Measured against the speedup without that drop, a bandwidth-bound app's stalled
-         * cores are not read as spinning, and charged as such (docs/allocator.md, "Memory
-         * stalls are not spinning"). */
-        speedup = e->speedup;
-        if ((e->known & ESTIMATE_IPC_CORE_DROP) && e->ipc_core_drop > 0 && e->ipc_core_drop < 1)
-                speedup = fmin(e->n_cores, speedup / (1 - e->ipc_core_drop));
-        idle = e->n_cores - speedup;
+        idle = e->n_cores - e->speedup;
         if (!(idle >= ALLOCATOR_IDLE_RUN_MIN_IDLE))
                 return;
-        share = fmin(1, fmax(0, (e->busy_cores - speedup) / idle));
+        share = fmin(1, fmax(0, (e->busy_cores - e->speedup) / idle));
         if (a->spin.samples < ALLOCATOR_MEAN_SAMPLES)
                 a->spin.samples++;
         a->spin.share += (share - a->spin.share) / a->spin.samples;

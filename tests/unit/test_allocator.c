@@ -1378,54 +1378,6 @@ static void spinning_share_is_measured_from_busy_beyond_the_speedup(void **state
         }
 }
 
-/* A bandwidth-bound app: on 8 cores every core retires 1.7 times fewer instructions per cycle
- * than on one (contention 0.1), its cores as busy as Amdahl's law keeps them. Eq. 9's speedup
- * (on its one-core IPC) falls below the busy cores by that stretch; the busiest core's IPC falls
- * as much (ipc_core_drop 0.41), so those cores stall on memory and are not read as spinning.
- * A spinner under the same contention still measures its spinning. Without the drop taken out
- * the non-spinner read a share of about 0.1. */
-static void memory_stalls_are_not_read_as_spinning(void **state)
-{
-        struct fixture *f = *state;
-        struct allocator_app a;
-        struct synth_app s = {.p = 0.5,
-                              .ipc_ref = 1,
-                              .freq_ref_khz = 2000000,
-                              .freq_khz = 2000000,
-                              .contention = 0.1};
-        struct allocator_ctx ctx;
-        double amdahl = 1 / (0.5 + 0.5 / 8);
-
-        for (int spin = 0; spin < 2; spin++) {
-                fixture_reset(f);
-                f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY;
-                estimator_app_add(f->est, 1);
-                ctx = ctx_for(f, N_CPUS);
-                a = (struct allocator_app){
-                    .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .cores = 1};
-                for (unsigned i = 0; i < 9; i++) {
-                        struct estimator_app_view v;
-
-                        a.cores = s.n_cores = i < 3 ? 1 : 8;
-                        v = synth_view(1, &s, -1);
-                        synth_begin(&f->m, &f->s, INTERVAL_NS);
-                        synth_run(&f->m, &f->s, &s, -1);
-                        for (unsigned c = 1; spin && c < s.n_cores; c++)
-                                f->s.cpu[c].busy_ns +=
-                                    (uint64_t)(0.6 * (INTERVAL_NS - f->s.cpu[c].busy_ns));
-                        synth_end(&f->m, &f->s, false);
-                        assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
-                        allocator_observe(&ctx, &a);
-                }
-                assert_near(estimator_get(f->est, 1)->ipc_core_drop, 1 - 1 / 1.7, 0.01);
-                assert_true(a.spin.samples > 0);
-                if (spin)
-                        assert_near(a.spin.share, 0.6 * (7 - (amdahl - 1)) / (8 - amdahl), 0.03);
-                else
-                        assert_true(a.spin.share < 0.02);
-        }
-}
-
 /* Two apps alike but for spinning, holding 2 cores each (the cores beyond are not taken from
  * anyone): the model charges the spinner's running idle cores a busy core's power, so one
  * more core is worth less to it, and the partition gives it fewer, saying why. Without the
@@ -1596,7 +1548,6 @@ static const struct CMUnitTest tests[] = {
     fixture_case(probe_is_measured_before_the_model_moves_it),
     fixture_case(unmeasurable_probe_is_abandoned_while_sharing),
     fixture_case(spinning_share_is_measured_from_busy_beyond_the_speedup),
-    fixture_case(memory_stalls_are_not_read_as_spinning),
     fixture_case(spinning_app_gives_up_cores_first),
     fixture_case(learner_gets_room_when_every_app_can_have_two),
     fixture_case(memory_bound_app_gets_a_frequency_domain_of_its_own),

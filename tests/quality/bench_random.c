@@ -327,6 +327,16 @@ static void replicate_range(const struct row *r, double *lo, double *hi)
         }
 }
 
+/* pctl's EDP of row r averaged over the noise seeds: the figure changes are judged on. */
+static double replicate_mean(const struct row *r)
+{
+        double sum = 0;
+
+        for (unsigned k = 0; k < replicates; k++)
+                sum += r->rep[k];
+        return sum / replicates;
+}
+
 /* Mean, p90 (nearest rank) and worst of the n ratios v, which it sorts; false for none. */
 static bool distribution(double *v, unsigned n, double *mean, double *p90, double *worst)
 {
@@ -381,16 +391,15 @@ static int print_replicates(const struct row *rows, const bool *received, unsign
         }
         n_all = n_in = 0;
         for (unsigned i = 0; i < n; i++) {
-                double a, b, sum = 0;
+                double a, b, mean;
 
                 if (!received[i] || rows[i].err < 0)
                         continue;
                 replicate_range(&rows[i], &a, &b);
-                for (unsigned k = 0; k < replicates; k++)
-                        sum += rows[i].rep[k] / rows[i].oracle;
-                all[n_all++] = sum / replicates;
+                mean = replicate_mean(&rows[i]) / rows[i].oracle;
+                all[n_all++] = mean;
                 if (!rows[i].blind)
-                        in[n_in++] = sum / replicates;
+                        in[n_in++] = mean;
                 spread[n_ok] = b / a - 1;
                 spread_max = fmax(spread_max, spread[n_ok]);
                 moved += spread[n_ok++] > TIE;
@@ -458,7 +467,7 @@ int main(int argc, char **argv)
         double mean, p90, worst, base_mean, base_p90, base_worst, w0 = wall_s(), cpu_total = 0;
         double reach_mean = NAN, reach_p90 = NAN, reach_worst = NAN;
         double blind_mean = NAN, blind_p90 = NAN, blind_worst = NAN;
-        char noise[48];
+        char noise[64];
         int c;
         bool met, reach_met, rep_failed;
 
@@ -612,8 +621,8 @@ int main(int argc, char **argv)
                         double lo, hi;
 
                         replicate_range(r, &lo, &hi);
-                        snprintf(noise, sizeof(noise), "  noise %.3f-%.3f", lo / r->oracle,
-                                 hi / r->oracle);
+                        snprintf(noise, sizeof(noise), "  noise %.3f-%.3f mean %.3f",
+                                 lo / r->oracle, hi / r->oracle, replicate_mean(r) / r->oracle);
                 }
                 printf("bench: random %4u %-8llu %-17s %4u %11.3f %11.3f %9.3f %12.3f %10s "
                        "%6.1f%s%s%s\n",

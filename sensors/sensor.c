@@ -148,6 +148,8 @@ int sensor_read(struct sensor *s, struct sensor_sample *out)
         out->n_packages = s->n_packages;
         out->energy_measured = false;
         memset(out->energy_j, 0, sizeof(out->energy_j));
+        out->mem_measured = false;
+        memset(out->mem_bytes, 0, sizeof(out->mem_bytes));
         return s->ops->read(s, out);
 }
 

@@ -80,6 +80,7 @@ void sim_free(struct sim_machine *m)
         free(m->cpu);
         free(m->app_cpu);
         free(m->pkg_energy_j);
+        free(m->pkg_mem_bytes);
         free(m->pkg_power_w);
         free(m->rapl_start);
         free(m->s_busy);
@@ -126,6 +127,7 @@ static int machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, bool
         m->cpu = calloc(m->n_cpus, sizeof(*m->cpu));
         m->app_cpu = calloc((size_t)(m->n_apps ? m->n_apps : 1) * m->n_cpus, sizeof(*m->app_cpu));
         m->pkg_energy_j = calloc(m->n_packages, sizeof(double));
+        m->pkg_mem_bytes = calloc(m->n_packages, sizeof(double));
         m->pkg_power_w = calloc(m->n_packages, sizeof(double));
         m->rapl_start = calloc(m->n_packages, sizeof(uint32_t));
         m->s_busy = calloc(m->n_cpus, sizeof(double));
@@ -135,8 +137,8 @@ static int machine_new(struct sim_scenario *sc, bool owns_sc, int only_app, bool
         m->s_fhz = calloc(m->n_cpus, sizeof(double));
         m->gauss = sensed ? malloc(SIM_GAUSS_N * sizeof(double)) : NULL;
         if (!m->cpu_pkg || !m->pkg_freq || !m->apps || !m->cpu || !m->app_cpu || !m->pkg_energy_j ||
-            !m->pkg_power_w || !m->rapl_start || !m->s_busy || !m->s_held || !m->s_held_sum ||
-            !m->s_users || !m->s_fhz || (sensed && !m->gauss)) {
+            !m->pkg_mem_bytes || !m->pkg_power_w || !m->rapl_start || !m->s_busy || !m->s_held ||
+            !m->s_held_sum || !m->s_users || !m->s_fhz || (sensed && !m->gauss)) {
                 sim_free(m);
                 return -ENOMEM;
         }
@@ -844,6 +846,11 @@ int sim_step(struct sim_machine *m, uint64_t dt_ns)
                                 continue; /* held, idle: more CPUs than threads */
                         double busy_s = j == 0 ? a->b_first_s : a->b_other_s;
                         double i0 = j == 0 ? a->i_first : a->i_other;
+                        /* Its traffic goes through the memory controllers of the package
+                         * whose CPU retired the instructions (memory_contention's view). */
+                        if (!rows && a->spec->mem_bytes_per_instr > 0)
+                                m->pkg_mem_bytes[m->cpu_pkg[c]] +=
+                                    i0 * a->spec->mem_bytes_per_instr;
                         /* eq. 5: I = I0 + ΔI on the CPU; the app's own counts are I0. */
                         double instr = i0 + ms->os_ips * busy_s;
                         double busy_ns = busy_s * 1e9;

@@ -143,6 +143,7 @@ struct sim_machine {
         struct sim_acc *cpu;     /* [n_cpus] totals since start */
         struct sim_acc *app_cpu; /* [n_apps * n_cpus] totals since start */
         double *pkg_energy_j;    /* truth */
+        double *pkg_mem_bytes;   /* memory traffic served by each package since time 0 */
         double *pkg_power_w;     /* over the last step */
         uint32_t *rapl_start;    /* the raw counter's value at time 0 */
         double unattributed_j;

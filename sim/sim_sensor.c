@@ -24,6 +24,7 @@ struct sim_sensor {
         double *cpi;                 /* [n_cpus] scratch of cpu_cpi */
         unsigned *holders;           /* [n_cpus] */
         uint32_t prev_rapl[SENSOR_MAX_PACKAGES];
+        double prev_mem_bytes[SENSOR_MAX_PACKAGES];
 };
 
 /* Totals stay far below 2^63, so the truncating cast is floor(). */
@@ -72,13 +73,16 @@ static int sim_sensor_open(struct sensor *s, const struct sensor_config *cfg)
                         cpumask_set(&p->cpus, c);
         p->prev_ns = m->now_ns;
         snapshot(m->cpu, p->prev_cpu, m->n_cpus);
-        for (unsigned k = 0; k < m->n_packages; k++)
+        for (unsigned k = 0; k < m->n_packages; k++) {
                 p->prev_rapl[k] = sim_rapl_raw(m, k);
+                p->prev_mem_bytes[k] = m->pkg_mem_bytes[k];
+        }
         s->priv = p;
         s->n_cpus = m->n_cpus;
         s->n_packages = m->n_packages;
         s->metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_REF_CYCLES | SENSOR_BUSY | SENSOR_STALLS;
         s->has_energy = true;
+        s->has_mem_traffic = true;
         s->n_targets = 0;
         return 0;
 }
@@ -253,6 +257,12 @@ static int sim_sensor_read(struct sensor *s, struct sensor_sample *out)
                  * does; read more often than the wrap time (2^32 units / power). */
                 out->energy_j[k] = (uint32_t)(raw - p->prev_rapl[k]) / SIM_RAPL_UNITS_PER_J;
                 p->prev_rapl[k] = raw;
+        }
+        /* Exact, as its energy is: drawing noise for it would shift every other count's. */
+        out->mem_measured = true;
+        for (unsigned k = 0; k < m->n_packages; k++) {
+                out->mem_bytes[k] = m->pkg_mem_bytes[k] - p->prev_mem_bytes[k];
+                p->prev_mem_bytes[k] = m->pkg_mem_bytes[k];
         }
         return 0;
 }

@@ -46,6 +46,11 @@ struct sensor_sample {
         unsigned n_packages;
         bool energy_measured;
         double energy_j[SENSOR_MAX_PACKAGES]; /* package energy over the interval, joules */
+        /* Memory traffic of each package over the interval (bytes read and written at its
+         * memory controllers: uncore IMC CAS counts x 64, LIKWID's MEM group); mem_measured
+         * false where the backend has no such counter (never an estimate). */
+        bool mem_measured;
+        double mem_bytes[SENSOR_MAX_PACKAGES];
         unsigned n_targets;
         /* Per target (cgroup or process), per CPU: [n_targets * n_cpus], target-major. */
         struct sensor_counts *target_cpu;
@@ -103,6 +108,7 @@ struct sensor {
         unsigned n_packages;
         unsigned metrics; /* what this backend measures, enum sensor_metric bits */
         bool has_energy;
+        bool has_mem_traffic; /* reads fill mem_bytes (per package) */
         unsigned n_targets;
         void *priv;
 };

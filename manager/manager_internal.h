@@ -13,6 +13,7 @@
 #include "pctl/cpumask.h"
 #include "pctl/estimator.h"
 #include "pctl/history.h"
+#include "pctl/log.h"
 #include "pctl/memtrim.h"
 #include "pctl/platform.h"
 #include "pctl/policy.h"
@@ -232,6 +233,17 @@ void app_packages(const struct manager *m, unsigned i, struct app_packages *out)
  * -ENODATA where one is not known, -ERANGE where a package id is past 63; *pkgs written only
  * on success. */
 int app_packages_word(const struct manager *m, const struct mapp *a, uint64_t *pkgs);
+/* The journal fields of a move of an app whose CPUs lie as p says, beside its log line:
+ * PCTL_PACKAGES= (the run report's `packages`, as text: "0,1", "0-3"; "unknown" where a CPU's
+ * package is not known) and, where the allocator spread it, PCTL_SPREADING= (status's
+ * `spreading`). None on a machine of one package, whose log line says nothing of packages. */
+struct app_packages_fields {
+        char packages[CPUMASK_LIST_MAX];
+        struct log_field v[2];
+        unsigned n;
+};
+void app_packages_fields(const struct manager *m, const struct app_packages *p,
+                         struct app_packages_fields *out);
 /* Keeps what a report on app i needs after it is gone. */
 void report_keep(struct manager *m, unsigned i, const char *why);
 /* The app's last speedup stack as JSON, NULL when there is none yet. */

@@ -476,6 +476,20 @@ int app_packages_word(const struct manager *m, const struct mapp *a, uint64_t *p
         return 0;
 }
 
+void app_packages_fields(const struct manager *m, const struct app_packages *p,
+                         struct app_packages_fields *out)
+{
+        out->n = 0;
+        if (m->pf->topo.n_packages < 2 || p->n == 0)
+                return;
+        if (p->n < 0 ||
+            topology_format_packages(&p->pkgs, out->packages, sizeof(out->packages)) < 0)
+                (void)strscpy(out->packages, "unknown", sizeof(out->packages));
+        out->v[out->n++] = (struct log_field){"PCTL_PACKAGES", out->packages};
+        if (p->spreading)
+                out->v[out->n++] = (struct log_field){"PCTL_SPREADING", p->spreading};
+}
+
 /* The packages app i's CPUs lie on (null: a CPU whose package is not known) and, where the
  * allocator spread it over them, `spreading` and the sentence the reason ends with. */
 static void status_packages(const struct manager *m, unsigned i, struct json_object *j, char *why,

@@ -478,6 +478,7 @@ static void apply(struct manager *m, const struct cpumask *next)
         for (unsigned i = m->n_apps; i-- > 0;) {
                 struct mapp *a = &m->apps[i];
                 struct app_packages pkgs;
+                struct app_packages_fields fields;
                 char list[128];
                 int r;
 
@@ -510,12 +511,14 @@ static void apply(struct manager *m, const struct cpumask *next)
                 a->cpus = next[i];
                 m->changes++;
                 cpumask_format(&a->cpus, list, sizeof(list));
-                /* A spread says so, as status does: else the journal cannot tell it from a move. */
+                /* A spread says so, as status does: else the journal cannot tell it from a move.
+                 * Its packages are fields too, for journalctl to select by. */
                 app_packages(m, i, &pkgs);
-                log_app_info(a->name, (int)a->pid, a->policy.name,
-                             "%s (pid %d): CPUs %s (%u), %s%s%s", a->name, (int)a->pid, list,
-                             cpumask_count(&a->cpus), m->alloc[i].reason, pkgs.why[0] ? "; " : "",
-                             pkgs.why);
+                app_packages_fields(m, &pkgs, &fields);
+                log_app_info_fields(a->name, (int)a->pid, a->policy.name, fields.v, fields.n,
+                                    "%s (pid %d): CPUs %s (%u), %s%s%s", a->name, (int)a->pid, list,
+                                    cpumask_count(&a->cpus), m->alloc[i].reason,
+                                    pkgs.why[0] ? "; " : "", pkgs.why);
         }
         tick_apply_freqs(m, false);
 }

@@ -301,3 +301,21 @@ fail:
         calibrate_result_free(&res);
         return r;
 }
+
+int calibrate_sim_power(const char *scenario, struct model_power *out, char *err, size_t err_size)
+{
+        struct calibrate_config cc = {.quick = true, .sim_scenario = scenario};
+        struct calibrate_result cr;
+        char why[256] = "";
+        int r = calibrate_run_sim(&cc, &cr, why, sizeof(why));
+
+        if (r < 0) {
+                snprintf(err, err_size, "%s", why[0] ? why : strerror(-r));
+                return r;
+        }
+        r = cr.profile.power.n_points > 0;
+        if (r)
+                *out = cr.profile.power;
+        calibrate_result_free(&cr);
+        return r;
+}

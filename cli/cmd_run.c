@@ -143,19 +143,26 @@ void run_report_where(struct json_object *rep)
 
                 for (size_t i = 0; i < n; i++) {
                         struct json_object *c = json_object_array_get_idx(configs, i);
-                        double cores = 0, mhz, sec = 0;
+                        double cores, mhz, sec = 0, merged;
                         char cpkgs[256];
                         int nc;
 
-                        reply_number(c, "cores", &cores);
                         reply_number(c, "s", &sec);
-                        fprintf(stderr, "  %-8s %.0f cores", i ? "" : "ran at", cores);
+                        /* A slot pctld merged several configurations into when it had no
+                         * room left: what they did not share is null. */
+                        if (reply_number(c, "cores", &cores))
+                                fprintf(stderr, "  %-8s %.0f cores", i ? "" : "ran at", cores);
+                        else
+                                fprintf(stderr, "  %-8s several core counts", i ? "" : "ran at");
                         if (reply_number(c, "freq_mhz", &mhz))
                                 fprintf(stderr, " at %.0f MHz", mhz);
                         if (n_pkgs >= 2 &&
                             (nc = reply_packages(c, "packages", cpkgs, sizeof(cpkgs))) > 0)
                                 fprintf(stderr, " on package%s %s", nc > 1 ? "s" : "", cpkgs);
-                        fprintf(stderr, " for %.2f s\n", sec);
+                        fprintf(stderr, " for %.2f s", sec);
+                        if (reply_number(c, "merged", &merged))
+                                fprintf(stderr, " (%.0f configurations together)", merged);
+                        fputc('\n', stderr);
                 }
         }
         run_summary_packages(rep, n_pkgs, pkgs);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "pctl/calibrate.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/sample_io.h"
 #include "pctl/config.h"
@@ -44,6 +45,7 @@ struct sim_args {
         const char *history;      /* pctl history file: read at the start, written as apps end */
         bool model_only;          /* --search model: the model-only baseline */
         bool has_search;
+        bool calibrated; /* --calibrated: the baseline's calibrated power model for pctl too */
 };
 
 static void sim_usage(FILE *f)
@@ -51,7 +53,7 @@ static void sim_usage(FILE *f)
         fputs("Usage: pctl sim run SCENARIO --static cores=N,freq=MHZ|max [--trace FILE] "
               "[--json]\n"
               "       pctl sim run SCENARIO --policy NAME [--policies-dir DIR] [--history FILE] "
-              "[--search measured|model] [--log] [--json]\n"
+              "[--search measured|model] [--calibrated] [--log] [--json]\n"
               "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf [--all] [--json]\n"
               "       pctl sim oracle SCENARIO --objective edp|ppw|energy|perf --together "
               "[--method auto|exhaustive|dp] [--json]\n",
@@ -110,6 +112,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
             {"log", no_argument, NULL, 'l'},
             {"history", required_argument, NULL, 'H'},
             {"search", required_argument, NULL, 'S'},
+            {"calibrated", no_argument, NULL, 'c'},
             {"json", no_argument, NULL, 'j'},
             {"help", no_argument, NULL, 'h'},
             {},
@@ -122,7 +125,7 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         opterr = 0;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
                 if ((c == 's' || c == 't' || c == 'p' || c == 'd' || c == 'l' || c == 'H' ||
-                     c == 'S') &&
+                     c == 'S' || c == 'c') &&
                     !run) {
                         fprintf(stderr, "pctl sim oracle: %s is an option of 'pctl sim run'\n",
                                 argv[optind - 1]);
@@ -181,6 +184,9 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
                         a->model_only = strcmp(optarg, "model") == 0;
                         a->has_search = true;
                         break;
+                case 'c':
+                        a->calibrated = true;
+                        break;
                 case 'j':
                         a->json = true;
                         break;
@@ -217,6 +223,12 @@ static int sim_parse(int argc, char **argv, struct sim_args *a)
         }
         if (run && a->has_search && !a->policy) {
                 fprintf(stderr, "pctl sim run: --search goes with --policy\n");
+                return -EINVAL;
+        }
+        /* A static run has no manager, so no power model to give it. */
+        if (run && a->calibrated && !a->policy) {
+                fprintf(stderr, "pctl sim run: --calibrated goes with --policy (a --static run "
+                                "uses no power model)\n");
                 return -EINVAL;
         }
         if (run && a->history && !a->policy) {
@@ -573,6 +585,7 @@ static int sim_run_policy_cmd(const struct sim_args *a)
         char err[512];
         struct json_object *j = NULL, *apps = NULL;
         double edp_sum = 0;
+        const char *power_model;
         int r;
 
         if (a->policies_dir) {
@@ -587,6 +600,30 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                 }
                 opt.policies = &set;
         }
+        /* The model-only baseline always runs with a calibrated model; --calibrated gives pctl
+         * the same one. Calibrated here for both, so that the report names the model the run
+         * had. A bad scenario or policy name is left to the checks below, which say more. */
+        if ((a->calibrated || a->model_only) && policy_lookup(opt.policies, a->policy)) {
+                struct sim_machine *m;
+                struct sim_machine_info info;
+
+                if (load(a, &m, &info) < 0) {
+                        policy_set_free(&set);
+                        return EXIT_USAGE;
+                }
+                sim_free(m);
+                r = calibrate_sim_power(a->scenario, &opt.power, err, sizeof(err));
+                if (r < 0) {
+                        fprintf(stderr, "pctl sim run: calibrating the scenario's machine: %s\n",
+                                err);
+                        policy_set_free(&set);
+                        return EXIT_FAILURE_RUN;
+                }
+                opt.have_power = r > 0;
+        }
+        /* Without a calibrated model pctl fits one online from the machine's package energy,
+         * as pctld does on a machine with RAPL and no platform profile. */
+        power_model = opt.have_power ? "calibrated" : "fitted";
         r = simrun_policy(&opt, &res, err, sizeof(err));
         policy_set_free(&set);
         if (r < 0) {
@@ -601,11 +638,13 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                 json_object_object_add(j, "policy", jsonfmt_string(a->policy));
                 json_object_object_add(j, "search",
                                        jsonfmt_string(a->model_only ? "model" : "measured"));
+                json_object_object_add(j, "power_model", jsonfmt_string(power_model));
                 apps = json_object_new_array();
         } else {
-                printf("scenario %s under policy %s%s: %lu decisions, %lu changes\n", a->scenario,
-                       a->policy, a->model_only ? " (search: model only)" : "", res.decisions,
-                       res.changes);
+                printf("scenario %s under policy %s%s, power model %s: %lu decisions, %lu "
+                       "changes\n",
+                       a->scenario, a->policy, a->model_only ? " (search: model only)" : "",
+                       power_model, res.decisions, res.changes);
                 printf("%-16s %5s %8s %10s %11s %8s %12s %6s %6s\n", "app", "cores", "freq_mhz",
                        "time_s", "energy_j", "power_w", "edp_js", "p_true", "p_est");
         }

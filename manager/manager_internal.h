@@ -13,6 +13,7 @@
 #include "pctl/cpumask.h"
 #include "pctl/estimator.h"
 #include "pctl/history.h"
+#include "pctl/log.h"
 #include "pctl/memtrim.h"
 #include "pctl/platform.h"
 #include "pctl/policy.h"
@@ -40,15 +41,35 @@ struct json_object;
 #define MANAGER_WHY_EXITED "it exited"
 
 /* How long an app ran at one configuration: its cores and frequency, and the packages its CPUs
- * lay on (bit k: package k; pkgs_known false where a CPU's package was not known, its id was
- * past 63, or time at other packages was added to it when every slot was taken). */
-struct mapp_config {
+ * lay on (bit k: package k; pkgs_known false where a CPU's package was not known or its id was
+ * past 63). `merged` configurations are in it: more than one only where every slot was taken
+ * and two were folded into one to make room, and then a label they did not share reads
+ * unknown (cores 0, freq_khz 0, pkgs_known false). */
+struct run_config {
         unsigned cores;
         unsigned freq_khz;
         uint64_t pkgs;
         bool pkgs_known;
+        unsigned merged;
         double run_s;
 };
+
+/* The configurations of a run for its report (manager/run_configs.c), in order of first use.
+ * Their times add up to the run's; the one it ran at in its last interval (`end`) is always
+ * one configuration, exactly labelled, whatever was merged. pkgs is every package the run's
+ * CPUs lay on, unless an interval's were not known (pkgs_unknown). */
+struct run_configs {
+        unsigned n;
+        struct run_config v[MANAGER_RUN_CONFIGS];
+        unsigned end;
+        uint64_t pkgs;
+        bool pkgs_unknown;
+};
+
+/* Adds run_s at the configuration now (cores, freq_khz, pkgs, pkgs_known; its run_s and merged
+ * are ignored). A configuration not seen before takes a new slot; when every slot is taken,
+ * the two old ones that share the most labels (then: with the least time) are merged first. */
+void run_configs_add(struct run_configs *rc, const struct run_config *now, double run_s);
 
 struct mapp {
         uint64_t id;
@@ -62,11 +83,9 @@ struct mapp {
         struct cpumask cpus;
         unsigned freq_khz;
         uint64_t since_ns;
-        unsigned n_configs;
-        struct mapp_config configs[MANAGER_RUN_CONFIGS];
-        /* The one it ran at in its last interval: where it ended. configs[] is in order of
-         * first use, so the last entry is not it when the app came back to an earlier one. */
-        unsigned end_config;
+        /* Where it ran, for its run report. run.v[] is in order of first use, so the last
+         * entry is not where it ended when it came back to an earlier one: run.end is. */
+        struct run_configs run;
         /* pctl history: who it is (looked up once, after `pctl run`'s exec), whether that is
          * known, and the comm it was adopted with when `pctl run` named it before its exec. */
         struct history_key key;
@@ -214,6 +233,17 @@ void app_packages(const struct manager *m, unsigned i, struct app_packages *out)
  * -ENODATA where one is not known, -ERANGE where a package id is past 63; *pkgs written only
  * on success. */
 int app_packages_word(const struct manager *m, const struct mapp *a, uint64_t *pkgs);
+/* The journal fields of a move of an app whose CPUs lie as p says, beside its log line:
+ * PCTL_PACKAGES= (the run report's `packages`, as text: "0,1", "0-3"; "unknown" where a CPU's
+ * package is not known) and, where the allocator spread it, PCTL_SPREADING= (status's
+ * `spreading`). None on a machine of one package, whose log line says nothing of packages. */
+struct app_packages_fields {
+        char packages[CPUMASK_LIST_MAX];
+        struct log_field v[2];
+        unsigned n;
+};
+void app_packages_fields(const struct manager *m, const struct app_packages *p,
+                         struct app_packages_fields *out);
 /* Keeps what a report on app i needs after it is gone. */
 void report_keep(struct manager *m, unsigned i, const char *why);
 /* The app's last speedup stack as JSON, NULL when there is none yet. */

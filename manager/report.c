@@ -193,20 +193,13 @@ static struct json_object *packages_word_json(uint64_t pkgs)
         return packages_json(&set);
 }
 
-/* Every package the app ran on over its configurations; null where one of them does not know
- * its packages, or there is none yet. */
+/* Every package the app ran on over its run; null where a CPU's package was not known in one
+ * of its intervals, or there is none yet. */
 static struct json_object *run_packages_json(const struct mapp *a)
 {
-        uint64_t all = 0;
-
-        if (!a->n_configs)
+        if (!a->run.n || a->run.pkgs_unknown)
                 return NULL;
-        for (unsigned k = 0; k < a->n_configs; k++) {
-                if (!a->configs[k].pkgs_known)
-                        return NULL;
-                all |= a->configs[k].pkgs;
-        }
-        return packages_word_json(all);
+        return packages_word_json(a->run.pkgs);
 }
 
 /* The whole run's figures of an app, running or gone at end_ns: P of the run with the range
@@ -249,24 +242,27 @@ static void json_run(const struct manager *m, struct json_object *j, const struc
         json_object_object_add(j, "completed_s", jsonfmt_double(unseen_s));
         json_object_object_add(j, "completed_cpu_s", jsonfmt_double(unseen_cpu_s));
         json_work_inflation(j, a, e);
-        for (unsigned k = 0; k < a->n_configs; k++) {
+        for (unsigned k = 0; k < a->run.n; k++) {
+                const struct run_config *rc = &a->run.v[k];
                 struct json_object *c = json_object_new_object();
 
-                json_object_object_add(c, "cores", json_object_new_uint64(a->configs[k].cores));
+                /* A label the configurations merged into one slot did not share is null. */
+                json_object_object_add(c, "cores",
+                                       rc->cores ? json_object_new_uint64(rc->cores) : NULL);
                 json_object_object_add(c, "freq_mhz",
-                                       a->configs[k].freq_khz
-                                           ? json_object_new_uint64(a->configs[k].freq_khz / 1000)
-                                           : NULL);
-                json_object_object_add(
-                    c, "packages",
-                    a->configs[k].pkgs_known ? packages_word_json(a->configs[k].pkgs) : NULL);
-                json_object_object_add(c, "s", jsonfmt_double(a->configs[k].run_s));
+                                       rc->freq_khz ? json_object_new_uint64(rc->freq_khz / 1000)
+                                                    : NULL);
+                json_object_object_add(c, "packages",
+                                       rc->pkgs_known ? packages_word_json(rc->pkgs) : NULL);
+                json_object_object_add(c, "s", jsonfmt_double(rc->run_s));
+                if (rc->merged > 1)
+                        json_object_object_add(c, "merged", json_object_new_uint64(rc->merged));
                 json_object_array_add(configs, c);
         }
         json_object_object_add(j, "configs", configs);
         /* Which of them it ended at (an index into configs; absent when there is none). */
-        if (a->n_configs)
-                json_object_object_add(j, "end_config", json_object_new_uint64(a->end_config));
+        if (a->run.n)
+                json_object_object_add(j, "end_config", json_object_new_uint64(a->run.end));
         (void)m;
 }
 
@@ -277,12 +273,12 @@ static bool ran_default_only(const struct manager *m, const struct mapp *a, unsi
         const unsigned *freqs = NULL;
         unsigned n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
 
-        for (unsigned k = 0; k < a->n_configs; k++)
-                if (a->configs[k].cores != dflt_cores ||
-                    (n_freqs && a->configs[k].freq_khz &&
-                     a->configs[k].freq_khz != freqs[n_freqs - 1]))
+        /* A merged slot holds configurations that differ: not all of them the default. */
+        for (unsigned k = 0; k < a->run.n; k++)
+                if (a->run.v[k].merged > 1 || a->run.v[k].cores != dflt_cores ||
+                    (n_freqs && a->run.v[k].freq_khz && a->run.v[k].freq_khz != freqs[n_freqs - 1]))
                         return false;
-        return a->n_configs > 0;
+        return a->run.n > 0;
 }
 
 int manager_report(const struct manager *m, pid_t pid, const struct manager_run_totals *totals,
@@ -478,6 +474,20 @@ int app_packages_word(const struct manager *m, const struct mapp *a, uint64_t *p
                 return -ERANGE;
         *pkgs = set.bits[0];
         return 0;
+}
+
+void app_packages_fields(const struct manager *m, const struct app_packages *p,
+                         struct app_packages_fields *out)
+{
+        out->n = 0;
+        if (m->pf->topo.n_packages < 2 || p->n == 0)
+                return;
+        if (p->n < 0 ||
+            topology_format_packages(&p->pkgs, out->packages, sizeof(out->packages)) < 0)
+                (void)strscpy(out->packages, "unknown", sizeof(out->packages));
+        out->v[out->n++] = (struct log_field){"PCTL_PACKAGES", out->packages};
+        if (p->spreading)
+                out->v[out->n++] = (struct log_field){"PCTL_SPREADING", p->spreading};
 }
 
 /* The packages app i's CPUs lie on (null: a CPU whose package is not known) and, where the

@@ -141,30 +141,14 @@ static unsigned app_views(const struct manager *m, struct estimator_app_view *vi
         return n;
 }
 
-/* Adds the interval to the time the app ran at its configuration (cores, frequency and the
- * packages its CPUs lie on). When all slots are taken, the time goes to the one with the same
- * core count, else to the last; its packages are then no longer known, unless they are the same. */
+/* Adds the interval to the time the app ran at its configuration: cores, frequency and the
+ * packages its CPUs lie on (manager/run_configs.c keeps them). */
 static void app_config_add(const struct manager *m, struct mapp *a, double run_s)
 {
-        unsigned cores = cpumask_count(&a->cpus), k;
-        uint64_t pkgs = 0;
-        bool known = app_packages_word(m, a, &pkgs) == 0;
+        struct run_config now = {.cores = cpumask_count(&a->cpus), .freq_khz = a->freq_khz};
 
-        for (k = 0; k < a->n_configs; k++)
-                if (a->configs[k].cores == cores && a->configs[k].freq_khz == a->freq_khz &&
-                    a->configs[k].pkgs_known == known && a->configs[k].pkgs == pkgs)
-                        break;
-        if (k == a->n_configs && k < MANAGER_RUN_CONFIGS) {
-                a->configs[a->n_configs++] = (struct mapp_config){
-                    .cores = cores, .freq_khz = a->freq_khz, .pkgs = pkgs, .pkgs_known = known};
-        } else if (k == a->n_configs) {
-                for (k = 0; k + 1 < a->n_configs && a->configs[k].cores != cores; k++)
-                        ;
-                if (!known || a->configs[k].pkgs != pkgs)
-                        a->configs[k].pkgs_known = false;
-        }
-        a->configs[k].run_s += run_s;
-        a->end_config = k;
+        now.pkgs_known = app_packages_word(m, a, &now.pkgs) == 0;
+        run_configs_add(&a->run, &now, run_s);
 }
 
 /* The part of the sample's interval the app ran in: from its adoption, and none once its
@@ -494,6 +478,7 @@ static void apply(struct manager *m, const struct cpumask *next)
         for (unsigned i = m->n_apps; i-- > 0;) {
                 struct mapp *a = &m->apps[i];
                 struct app_packages pkgs;
+                struct app_packages_fields fields;
                 char list[128];
                 int r;
 
@@ -526,12 +511,14 @@ static void apply(struct manager *m, const struct cpumask *next)
                 a->cpus = next[i];
                 m->changes++;
                 cpumask_format(&a->cpus, list, sizeof(list));
-                /* A spread says so, as status does: else the journal cannot tell it from a move. */
+                /* A spread says so, as status does: else the journal cannot tell it from a move.
+                 * Its packages are fields too, for journalctl to select by. */
                 app_packages(m, i, &pkgs);
-                log_app_info(a->name, (int)a->pid, a->policy.name,
-                             "%s (pid %d): CPUs %s (%u), %s%s%s", a->name, (int)a->pid, list,
-                             cpumask_count(&a->cpus), m->alloc[i].reason, pkgs.why[0] ? "; " : "",
-                             pkgs.why);
+                app_packages_fields(m, &pkgs, &fields);
+                log_app_info_fields(a->name, (int)a->pid, a->policy.name, fields.v, fields.n,
+                                    "%s (pid %d): CPUs %s (%u), %s%s%s", a->name, (int)a->pid, list,
+                                    cpumask_count(&a->cpus), m->alloc[i].reason,
+                                    pkgs.why[0] ? "; " : "", pkgs.why);
         }
         tick_apply_freqs(m, false);
 }

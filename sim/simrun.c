@@ -235,21 +235,14 @@ int simrun_policy(const struct simrun_options *opt, struct simrun_result *out, c
         /* The model-only baseline is PARMA's: a model calibrated beforehand, here by
          * `pctl calibrate --quick` on the scenario's machine, when none was given. */
         if (opt->model_only && !opt->have_power) {
-                struct calibrate_config cc = {.quick = true, .sim_scenario = opt->scenario};
-                struct calibrate_result cr;
-                char why[256] = "";
+                char why[256];
 
-                r = calibrate_run_sim(&cc, &cr, why, sizeof(why));
+                r = calibrate_sim_power(opt->scenario, &mo.power, why, sizeof(why));
                 if (r < 0) {
-                        snprintf(err, err_size, "calibrating the model-only baseline: %s",
-                                 why[0] ? why : strerror(-r));
+                        snprintf(err, err_size, "calibrating the model-only baseline: %s", why);
                         goto out;
                 }
-                if (cr.profile.power.n_points) {
-                        mo.have_power = true;
-                        mo.power = cr.profile.power;
-                }
-                calibrate_result_free(&cr);
+                mo.have_power = r > 0;
         }
         /* The set is copied by name lookups only; rules never adopt on the model machine
          * here: every app is managed with the one policy asked for. */

@@ -132,6 +132,11 @@ int calibrate_run_real(const struct calibrate_config *cfg, struct calibrate_resu
 /* The model machine, in virtual time, through its sensor and actuator ops only. */
 int calibrate_run_sim(const struct calibrate_config *cfg, struct calibrate_result *out, char *err,
                       size_t err_size);
+/* The power model a quick calibration fits on the model machine of scenario: the model
+ * calibrated beforehand that the model-only baseline gets, and pctl with `pctl sim run
+ * --calibrated`. 1 with *out set; 0 when the fit found no power model (out untouched); or a
+ * negative errno with err in words. */
+int calibrate_sim_power(const char *scenario, struct model_power *out, char *err, size_t err_size);
 
 /* Pure: fills profile figures (ipc1, ΔI's α and β, power, validation) and the tables from
  * res->runs. Identity fields of the profile are left as they are. */

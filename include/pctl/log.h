@@ -18,8 +18,24 @@ int log_internal(int level, int err, const char *fmt, ...) __attribute__((format
 int log_app_internal(int level, const char *app, int pid, const char *policy, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+/* A structured journal field beyond those: name as the journal wants it (upper case, digits and
+ * '_', not starting with '_'), value one line. */
+struct log_field {
+        const char *name;
+        const char *value;
+};
+#define LOG_FIELDS_MAX 4
+
+/* The same with up to LOG_FIELDS_MAX more fields (more are left out); on stderr only the
+ * message shows. */
+int log_app_fields_internal(int level, const char *app, int pid, const char *policy,
+                            const struct log_field *fields, unsigned n_fields, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
 #define log_app_info(app, pid, policy, ...)                                                        \
         log_app_internal(LOG_INFO, (app), (pid), (policy), __VA_ARGS__)
+#define log_app_info_fields(app, pid, policy, fields, n_fields, ...)                               \
+        log_app_fields_internal(LOG_INFO, (app), (pid), (policy), (fields), (n_fields), __VA_ARGS__)
 
 #define log_error(...) log_internal(LOG_ERR, 0, __VA_ARGS__)
 #define log_warning(...) log_internal(LOG_WARNING, 0, __VA_ARGS__)

@@ -165,17 +165,11 @@ static int policy_edp_sum(const char *path, bool model_only, double *out, char *
             .scenario = path, .policy = "edp", .delta_i_rate = NAN, .model_only = model_only};
 
         if (calibrated && !model_only) {
-                struct calibrate_config cc = {.quick = true, .sim_scenario = path};
-                struct calibrate_result cr;
-                int r = calibrate_run_sim(&cc, &cr, err, err_size);
+                int r = calibrate_sim_power(path, &o.power, err, err_size);
 
                 if (r < 0)
                         return r;
-                if (cr.profile.power.n_points) {
-                        o.have_power = true;
-                        o.power = cr.profile.power;
-                }
-                calibrate_result_free(&cr);
+                o.have_power = r > 0;
         }
         struct simrun_result res;
         char db[600], wal[600], shm[600];

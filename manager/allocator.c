@@ -69,6 +69,53 @@ static enum allocator_phase on_probe(struct decision *d)
         return alloc_ipc1_probe_step(d->a, d->e) ? d->a->phase_resume : ALLOCATOR_PHASE_PROBE;
 }
 
+static void policy_bounds(const struct policy *pol, unsigned out[4])
+{
+        out[0] = pol->min_cores;
+        out[1] = pol->max_cores;
+        out[2] = pol->min_freq_mhz;
+        out[3] = pol->max_freq_mhz;
+}
+
+/* Its policy's bounds changed since its last decision (a reload) and no longer hold where it
+ * is. Only a change counts: the partition may hold an app below its min_cores while the
+ * machine is full, and that must not make every sample a decision. */
+static bool bounds_moved_past(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                              const struct allocator_bounds *b)
+{
+        unsigned now[4];
+
+        policy_bounds(a->policy, now);
+        if (!a->seen_bounds_set || !a->cores || memcmp(now, a->seen_bounds, sizeof(now)) == 0)
+                return false;
+        return a->cores < b->min_cores || a->cores > b->max_cores ||
+               (ctx->n_freqs && a->freq_khz && !alloc_freq_in(b, a->freq_khz));
+}
+
+/* Out of bounds after a reload: to the nearest configuration inside them, and the search goes
+ * on from there (what it measured outside ranks nothing: alloc_best_fresh keeps to bounds). */
+static enum allocator_phase on_out_of_bounds(struct decision *d)
+{
+        const struct allocator_bounds *b = &d->b;
+        struct allocator_app *a = d->a;
+        unsigned n = a->cores < b->min_cores   ? b->min_cores
+                     : a->cores > b->max_cores ? b->max_cores
+                                               : a->cores;
+        unsigned f = a->freq_khz;
+        char was[16], to[16];
+
+        if (d->ctx->n_freqs && f && !alloc_freq_in(b, f))
+                f = f < b->min_khz ? b->min_khz : b->max_khz;
+        a->want_cores = n;
+        a->want_freq_khz = f;
+        a->exploring = false;
+        snprintf(a->reason, sizeof(a->reason),
+                 "its policy's bounds changed: %u cores%s is outside them, moved to %u cores%s",
+                 a->cores, alloc_freq_text(a->freq_khz, was, sizeof(was)), n,
+                 alloc_freq_text(f, to, sizeof(to)));
+        return ALLOCATOR_PHASE_SEARCH;
+}
+
 /* The state machine (docs/allocator.md, "Phases"): the detours every phase may take, in
  * order (monitor-only, a remembered configuration to start at, the one-core probe), then the
  * phase's own handler. Each returns the phase the app is in after this decision. */
@@ -81,6 +128,11 @@ static enum allocator_phase decide_phase(struct decision *d)
                 return on_monitor(d);
         if (a->phase == ALLOCATOR_PHASE_MONITOR)
                 a->phase = a->phase_resume; /* and acts in this same decision */
+        /* Learners and probes take the new bounds at their own next step. */
+        if ((a->phase == ALLOCATOR_PHASE_RECALL || a->phase == ALLOCATOR_PHASE_SEARCH ||
+             a->phase == ALLOCATOR_PHASE_SETTLED || a->phase == ALLOCATOR_PHASE_MODEL) &&
+            bounds_moved_past(ctx, a, &d->b))
+                return on_out_of_bounds(d);
         /* A returning app starts where its past run ended best, instead of learning. */
         if (a->hint.cores && !allocator_searched(a) && alloc_hint_start(ctx, a, &d->b)) {
                 if (a->phase != ALLOCATOR_PHASE_PROBE)
@@ -125,6 +177,8 @@ static void decide_one(const struct allocator_ctx *ctx, struct allocator_app *a)
             objective_effective(a->policy->objective, ctx->pm || ctx->power_measured, &d.why);
         alloc_wait_observe(ctx, a);
         a->phase = decide_phase(&d);
+        policy_bounds(a->policy, a->seen_bounds);
+        a->seen_bounds_set = true;
         if (a->want_cores != a->cores)
                 alloc_wait_note(ctx, a); /* a move the corrected model ranked */
 }
@@ -135,6 +189,13 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
 
         if (!app->policy || app->policy->objective == OBJECTIVE_MONITOR)
                 return false;
+        if (app->seen_bounds_set) {
+                struct allocator_bounds b;
+
+                alloc_app_bounds(ctx, app, &b);
+                if (bounds_moved_past(ctx, app, &b))
+                        return true;
+        }
         /* A returning app is placed at its remembered configuration at once. */
         if (app->hint.cores && !allocator_searched(app))
                 return true;

@@ -84,6 +84,10 @@ struct allocator_app {
          * returns to. */
         enum allocator_phase phase;
         enum allocator_phase phase_resume;
+        /* Its policy's min/max cores and min/max MHz at its last decision (set false: none
+         * yet): a reload that leaves it outside new bounds moves it inside at once. */
+        unsigned seen_bounds[4];
+        bool seen_bounds_set;
         /* The remembered start, from history (pctl history): the best configuration a past
          * run of the same app measured, and its score there. The app starts there instead of
          * learning, at its first decision, and verifies it: measured within

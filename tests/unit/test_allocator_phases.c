@@ -640,6 +640,64 @@ static void settled_to_search_when_reset(void **state)
         assert_false(a.changed);
 }
 
+/* SETTLED -> SEARCH when its policy's bounds no longer hold where it is (a reload narrowed
+ * them): it decides at once, goes inside them, and searches there; what it measured outside
+ * ranks nothing. The same app with bounds that still hold stays settled, without a decision. */
+static void settled_to_search_when_out_of_bounds(void **state)
+{
+        struct fixture *f = *state;
+        struct policy pol = *edp();
+        struct allocator_ctx ctx = measured_ctx(f);
+        struct allocator_app a = settled_at_5(&ctx);
+
+        settle_p(f);
+        a.policy = &pol;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
+        a.search.at_cores = 5;
+        a.search.samples_here = 1 + ALLOCATOR_PROBE_SAMPLES;
+        pol.max_cores = 5;
+        assert_false(allocator_wants_decision(&ctx, &a));
+        pol.max_cores = 3;
+        assert_true(allocator_wants_decision(&ctx, &a));
+        ctx.decision++;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
+        assert_true(a.want_cores >= 1 && a.want_cores <= 3);
+        /* From below as well: min_cores above where it is. */
+        a = settled_at_5(&ctx);
+        a.policy = &pol;
+        pol.max_cores = 0;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SETTLED);
+        pol.min_cores = 7;
+        ctx.decision++;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
+        assert_true(a.want_cores >= 7);
+        /* And its clock, searching at 3000 MHz (it explores 2000 first): a reload puts
+         * max_freq at 1000. */
+        static const unsigned freqs[] = {1000000, 2000000, 3000000};
+        ctx.n_freqs = 3;
+        ctx.freqs_khz = freqs;
+        pol.min_cores = 0;
+        a = settled_at_5(&ctx);
+        a.policy = &pol;
+        for (unsigned i = 0; i < a.n_hist; i++)
+                a.hist[i].freq_khz = 3000000;
+        a.freq_khz = 3000000;
+        decide(&ctx, &a);
+        assert_int_equal(a.want_freq_khz, 2000000);
+        pol.max_freq_mhz = 1000;
+        assert_true(allocator_wants_decision(&ctx, &a));
+        ctx.decision++;
+        decide(&ctx, &a);
+        assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
+        assert_int_equal(a.want_cores, 5);
+        assert_int_equal(a.want_freq_khz, 1000000);
+        assert_non_null(strstr(a.reason, "bounds changed"));
+}
+
 /* SEARCH -> MONITOR when its policy becomes monitor-only (a reload), and MONITOR -> SETTLED
  * when it stops being so: it had searched, it does not learn again (P is not known here: a
  * new app would). */
@@ -718,6 +776,7 @@ static const struct CMUnitTest tests[] = {
     fixture_case(search_to_probe_and_back),
     fixture_case(settled_to_probe_at_a_new_clock),
     fixture_case(recall_to_settled),
+    fixture_case(settled_to_search_when_out_of_bounds),
     fixture_case(recall_to_search_when_off),
     fixture_case(settled_to_search_when_the_verified_hold_is_stale),
     fixture_case(recall_to_search_when_moved),

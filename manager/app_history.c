@@ -62,7 +62,7 @@ static void work_inflation_update(struct manager *m, unsigned i, bool ended,
         const struct estimate *e = estimator_get(m->est, a->id);
         struct history_run runs[HISTORY_RUNS_KEEP + 1];
         struct estimate_work_run w[HISTORY_RUNS_KEEP + 1];
-        unsigned n = 0, ia, ib;
+        unsigned n = 0, ia = 0, ib = 0;
         double x, err;
         char msg[640];
         int r;

@@ -14,8 +14,8 @@
 #include "pctl/log.h"
 #include "pctl/util.h"
 
-int history_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x,
-                           double *err, unsigned *ia, unsigned *ib)
+int history_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x, double *err,
+                           unsigned *ia, unsigned *ib)
 {
         unsigned a = 0, b = 0;
         double bx = NAN, berr = INFINITY;

@@ -202,8 +202,8 @@ const char *history_start_why_to_string(enum history_start_why why);
  * spans more than its difference), the pair of the others, far enough apart, that states the
  * smallest one: a measured X is not lost because a later run ran further off without resolving
  * it. Same returns, and *ia, *ib index runs. */
-int history_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x,
-                           double *err, unsigned *ia, unsigned *ib);
+int history_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x, double *err,
+                           unsigned *ia, unsigned *ib);
 
 /* report.c */
 /* Where app i's CPUs lie: the packages of the CPUs it holds now, looked up in the machine's

@@ -14,6 +14,44 @@
 #include "pctl/log.h"
 #include "pctl/util.h"
 
+int history_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x, double *err,
+                           unsigned *ia, unsigned *ib)
+{
+        unsigned a = 0, b = 0;
+        double bx = NAN, berr = INFINITY;
+        int r = estimate_work_inflation(runs, n, x, err, &a, &b);
+
+        if (r < 0 || isfinite(*err))
+                goto out;
+        /* The widest pair does not resolve X (seed 91010's a4: 0.063 ± 0.057 from its runs at
+         * 6.7 and 5.9 cores, then 0.11 ± inf once a run at 5.0 came in, and the rest of its
+         * runs scored by instructions at 10 cores again): a pair that does still measures it. */
+        for (unsigned i = 0; i < n; i++)
+                for (unsigned j = i + 1; j < n; j++) {
+                        struct estimate_work_run pair[2] = {runs[i], runs[j]};
+                        unsigned pa, pb;
+                        double px, perr;
+
+                        if (estimate_work_inflation(pair, 2, &px, &perr, &pa, &pb) < 0 ||
+                            !isfinite(perr) || !(perr < berr))
+                                continue;
+                        bx = px;
+                        berr = perr;
+                        a = pa ? j : i;
+                        b = pb ? j : i;
+                }
+        if (isfinite(berr)) {
+                *x = bx;
+                *err = berr;
+        }
+out:
+        if (r == 0 && ia)
+                *ia = a;
+        if (r == 0 && ib)
+                *ib = b;
+        return r;
+}
+
 /* The work inflation of app i from its stored whole runs and, when ended is true, this one
  * (unseen_s: the time it was managed but not seen); the estimator corrects p_run by it. Returns
  * this run when it is one to store (*have_cur). */
@@ -24,7 +62,7 @@ static void work_inflation_update(struct manager *m, unsigned i, bool ended,
         const struct estimate *e = estimator_get(m->est, a->id);
         struct history_run runs[HISTORY_RUNS_KEEP + 1];
         struct estimate_work_run w[HISTORY_RUNS_KEEP + 1];
-        unsigned n = 0, ia, ib;
+        unsigned n = 0, ia = 0, ib = 0;
         double x, err;
         char msg[640];
         int r;
@@ -64,7 +102,7 @@ static void work_inflation_update(struct manager *m, unsigned i, bool ended,
                         w[k].n_bins = q + 1;
                 }
         }
-        r = estimate_work_inflation(w, n, &x, &err, &ia, &ib);
+        r = history_work_inflation(w, n, &x, &err, &ia, &ib);
         if (r == -ENODATA)
                 return;
         if (r == 0)

@@ -216,6 +216,13 @@ int history_start(const struct allocator_point *measured, const struct allocator
                   bool held_by_share, const struct allocator_point *remembered,
                   struct allocator_point *out);
 const char *history_start_why_to_string(enum history_start_why why);
+/* An app's extra parallel work from its stored whole runs, as estimate_work_inflation gives
+ * it (the pair furthest apart in cores); where that pair states no error (a run's unseen tail
+ * spans more than its difference), the pair of the others, far enough apart, that states the
+ * smallest one: a measured X is not lost because a later run ran further off without resolving
+ * it. Same returns, and *ia, *ib index runs. */
+int history_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x, double *err,
+                           unsigned *ia, unsigned *ib);
 
 /* report.c */
 /* Where app i's CPUs lie: the packages of the CPUs it holds now, looked up in the machine's

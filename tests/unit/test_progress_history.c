@@ -4,6 +4,7 @@
  * model machine, an app whose instructions inflate with its threads ends near its best after
  * a few runs (and `pctl status` says "progress: history"), and an app without extra work sheds
  * the risk rule's cost. */
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,8 +22,61 @@
 #include "pctl/sim.h"
 #include "pctl/simrun.h"
 #include "../../manager/alloc_risk.h"
+#include "../../manager/manager_internal.h"
 
 #define STEP_100MS (100 * 1000 * 1000ULL)
+
+/* Whole runs whose widest pair states no error (the run at the most cores has an unseen tail
+ * as large as its instructions): X comes from the pair of the others that states one, the
+ * smallest, not lost; where every pair is as wide or no pair resolves, as the estimator gives. */
+static void a_pair_that_resolves_x_is_used_where_the_widest_does_not(void **state)
+{
+        const double u = 2e10, x_true = 0.06;
+        struct estimate_work_run runs[] = {
+            {.instructions = u * (1 + x_true * 5), .instructions_err = u * 0.002, .cores = 6},
+            {.instructions = u * (1 + x_true * 3), .instructions_err = u * 0.001, .cores = 4},
+            {.instructions = u * (1 + x_true * 7), .instructions_err = u * 0.002, .cores = 8},
+            {.instructions = u * (1 + x_true * 1), .instructions_err = u * 2, .cores = 2},
+        };
+        double x, err, x0, err0;
+        unsigned ia, ib;
+
+        (void)state;
+        /* The estimator alone: runs at 8 and 2 cores, no error stated. */
+        assert_int_equal(estimate_work_inflation(runs, 4, &x0, &err0, &ia, &ib), 0);
+        assert_int_equal(ia, 2);
+        assert_int_equal(ib, 3);
+        assert_false(isfinite(err0));
+        /* Of the pairs that state one, the smallest: 8 against 4 cores. */
+        assert_int_equal(history_work_inflation(runs, 4, &x, &err, &ia, &ib), 0);
+        assert_true(isfinite(err));
+        assert_near(x, x_true, 1e-9);
+        assert_int_equal(ia, 2);
+        assert_int_equal(ib, 1);
+        double e84, x84;
+        struct estimate_work_run p84[] = {runs[2], runs[1]}, p64[] = {runs[0], runs[1]};
+
+        assert_int_equal(estimate_work_inflation(p84, 2, &x84, &e84, NULL, NULL), 0);
+        assert_float_equal(err, e84, 0);
+        assert_int_equal(estimate_work_inflation(p64, 2, &x84, &e84, NULL, NULL), 0);
+        assert_true(err < e84);
+        /* A widest pair that states an error is the estimator's answer. */
+        assert_int_equal(history_work_inflation(runs, 3, &x, &err, &ia, &ib), 0);
+        assert_int_equal(estimate_work_inflation(runs, 3, &x0, &err0, NULL, NULL), 0);
+        assert_float_equal(x, x0, 0);
+        assert_float_equal(err, err0, 0);
+        assert_int_equal(ia, 2);
+        assert_int_equal(ib, 1);
+        /* No other pair: no error stated, as before. */
+        struct estimate_work_run two[] = {runs[2], runs[3]};
+
+        assert_int_equal(history_work_inflation(two, 2, &x, &err, &ia, &ib), 0);
+        assert_false(isfinite(err));
+        assert_int_equal(ia, 0);
+        assert_int_equal(ib, 1);
+        /* Too few, or too close: the estimator's refusal. */
+        assert_int_equal(history_work_inflation(runs, 1, &x, &err, NULL, NULL), -ENODATA);
+}
 
 /* Markers first, then history's inflation, then instructions alone. */
 static void the_progress_source_is_markers_then_history_then_instructions(void **state)
@@ -177,6 +231,7 @@ int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(the_progress_source_is_markers_then_history_then_instructions),
+            cmocka_unit_test(a_pair_that_resolves_x_is_used_where_the_widest_does_not),
             cmocka_unit_test(history_places_an_inflating_app_near_its_best),
             cmocka_unit_test(exploration_lifts_the_risk_from_an_app_without_extra_work),
         };

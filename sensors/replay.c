@@ -14,6 +14,7 @@ static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *ou
         int e;
 
         *out = (struct sensor_probe){0};
+        snprintf(out->mem_reason, sizeof(out->mem_reason), "replay: what the trace recorded");
         if (!cfg || !cfg->source) {
                 out->err = -EINVAL;
                 snprintf(out->reason, sizeof(out->reason),
@@ -34,6 +35,10 @@ static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *ou
                 return 0;
         }
         out->available = true;
+        out->mem_traffic = sample_io_has_mem_traffic(r);
+        snprintf(out->mem_reason, sizeof(out->mem_reason), "replay: %s",
+                 out->mem_traffic ? "the trace's mem_bytes per package"
+                                  : "not measured (the trace has no mem_bytes)");
         snprintf(out->reason, sizeof(out->reason),
                  "replay: %.120s: %s trace, %u intervals, %u CPUs, %u lines skipped%s", cfg->source,
                  sample_io_source(r) == SAMPLE_IO_SRC_PCTL     ? "pctl"

@@ -267,8 +267,8 @@ int sample_io_write(FILE *f, const struct sensor_sample *s, enum sample_io_forma
                 if (mem_gbps(s, p, &gbps))
                         snprintf(gbps_s, sizeof(gbps_s), "%.3f", gbps);
                 fprintf(f, "%12.6f %12.6f %-8s %5u %16s %16s %16s %14s %7s %9s %12s %9s\n",
-                        (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9, "package",
-                        p, "", "", "", "", "", "", energy, gbps_s);
+                        (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9, "package", p,
+                        "", "", "", "", "", "", energy, gbps_s);
         }
         return write_status(f);
 }

@@ -108,8 +108,8 @@ static void text_and_json_show_gbps(void **state)
         two_packages(&s, false);
         text = write_text(&s, SAMPLE_IO_TEXT);
         assert_non_null(strstr(text, "mem_GB/s"));
-        assert_non_null(strstr(text, " 15.000\n"));  /* 1.5e9 bytes in 0.1 s */
-        assert_non_null(strstr(text, " 1.235\n"));   /* 123456789.25 bytes in 0.1 s */
+        assert_non_null(strstr(text, " 15.000\n")); /* 1.5e9 bytes in 0.1 s */
+        assert_non_null(strstr(text, " 1.235\n"));  /* 123456789.25 bytes in 0.1 s */
         free(text);
         text = write_text(&s, SAMPLE_IO_JSON);
         assert_non_null(strstr(text, "\"mem_gbps\":15"));
@@ -161,16 +161,16 @@ static void old_trace_still_loads(void **state)
 static void bad_mem_values_refused(void **state)
 {
         static const char *const bad[] = {
-            "0.1,0.1,package,0,,,,,,,,,-1",           /* negative */
-            "0.1,0.1,package,0,,,,,,,,,nan",          /* NaN */
-            "0.1,0.1,package,0,,,,,,,,,inf",          /* infinite */
-            "0.1,0.1,package,0,,,,,,,,,12abc",        /* garbage */
-            "0.1,0.1,package,0,,,,,,,,,0x",           /* garbage */
-            "0.1,0.1,package,2,,,,,,,,,100",          /* past packages=2 */
-            "0.1,0.1,package,0,,,,,,,,,",             /* a package row with nothing */
-            "0.1,0.1,cpu,,1,,,,5,,,,100",             /* traffic on a CPU row */
-            "0.1,0.1,package,0,,,,,,,,7,100",         /* stalls on a package row */
-            "0.1,0.1,package,0,,,,,,,,,100,5",        /* a field too many */
+            "0.1,0.1,package,0,,,,,,,,,-1",    /* negative */
+            "0.1,0.1,package,0,,,,,,,,,nan",   /* NaN */
+            "0.1,0.1,package,0,,,,,,,,,inf",   /* infinite */
+            "0.1,0.1,package,0,,,,,,,,,12abc", /* garbage */
+            "0.1,0.1,package,0,,,,,,,,,0x",    /* garbage */
+            "0.1,0.1,package,2,,,,,,,,,100",   /* past packages=2 */
+            "0.1,0.1,package,0,,,,,,,,,",      /* a package row with nothing */
+            "0.1,0.1,cpu,,1,,,,5,,,,100",      /* traffic on a CPU row */
+            "0.1,0.1,package,0,,,,,,,,7,100",  /* stalls on a package row */
+            "0.1,0.1,package,0,,,,,,,,,100,5", /* a field too many */
         };
 
         for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {

@@ -181,6 +181,9 @@ int uncore_bytes_per_count(const char *scale, const char *unit, double *out)
                 return -EINVAL;
         for (size_t i = 0; i < ARRAY_SIZE(units); i++)
                 if (strcmp(unit, units[i].name) == 0) {
+                        /* A scale so large that a count overflows a double is no scale. */
+                        if (!isfinite(s * units[i].bytes))
+                                return -EINVAL;
                         *out = s * units[i].bytes;
                         return 0;
                 }

@@ -548,7 +548,16 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum samp
 struct likwid_group {
         bool defined;
         unsigned n_metrics;
-        int metric[LIKWID_MAX_METRICS]; /* enum sensor_metric bit, 0 = energy, -1 = unused */
+        int metric[LIKWID_MAX_METRICS]; /* enum sensor_metric bit, 0 = energy, or below */
+};
+
+/* Columns that are not a CPU's metric bit. */
+enum {
+        LIKWID_UNUSED = -1,
+        /* A memory controller's CAS or DRAM count: one 64-byte line each. */
+        LIKWID_MEM_LINES = -2,
+        /* The MEM group's "Memory data volume [GBytes]": reads and writes, 10^9 bytes. */
+        LIKWID_MEM_GBYTES = -3,
 };
 
 /* Maps a LIKWID event or metric name to what we measure. */
@@ -564,7 +573,15 @@ static int likwid_metric(const char *name)
                 return 0;
         if (strstr(name, "CYCLE_ACTIVITY_STALLS_TOTAL") || strstr(name, "RESOURCE_STALLS_ANY"))
                 return SENSOR_STALLS;
-        return -1;
+        /* Servers' per-channel CAS counts, clients' free-running DRAM counters. AMD's
+         * DRAM_CHANNEL_n are left out: its groups count half the channels each (MEM1, MEM2),
+         * which would read as half the traffic. */
+        if (strstr(name, "CAS_COUNT_RD") || strstr(name, "CAS_COUNT_WR") ||
+            strstr(name, "DRAM_READS") || strstr(name, "DRAM_WRITES"))
+                return LIKWID_MEM_LINES;
+        if (strcmp(name, "Memory data volume [GBytes]") == 0)
+                return LIKWID_MEM_GBYTES;
+        return LIKWID_UNUSED;
 }
 
 /* "# GID|MetricsCount|CpuCount|Total runtime [s]|name|name..." */
@@ -580,6 +597,12 @@ static int likwid_group_header(struct likwid_group *g, char *names)
                 g->metric[i++] = likwid_metric(strstrip(tok));
         }
         g->n_metrics = i;
+        /* A group with the data volume has the counts it is made of too: count it once. */
+        for (unsigned k = 0; k < i; k++)
+                if (g->metric[k] == LIKWID_MEM_GBYTES)
+                        for (unsigned m = 0; m < i; m++)
+                                if (g->metric[m] == LIKWID_MEM_LINES)
+                                        g->metric[m] = LIKWID_UNUSED;
         return 0;
 }
 
@@ -609,8 +632,8 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
 {
         char *save = NULL, *tok;
         unsigned gid, n_values, n_cpus, k = 0;
-        double energy_j = 0;
-        bool energy = false;
+        double energy_j = 0, mem_bytes = 0;
+        bool energy = false, mem = false;
         char *toks[4];
         uint64_t ts;
         int e;
@@ -653,11 +676,17 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
                                 int metric = groups[gid].metric[m];
                                 double v;
 
-                                if (metric < 0 || !likwid_value(vals[m * n_cpus + c], &v))
+                                if (metric == LIKWID_UNUSED ||
+                                    !likwid_value(vals[m * n_cpus + c], &v))
                                         continue;
                                 if (metric == 0) {
                                         energy_j += v;
                                         energy = true;
+                                        continue;
+                                }
+                                if (metric == LIKWID_MEM_LINES || metric == LIKWID_MEM_GBYTES) {
+                                        mem_bytes += v * (metric == LIKWID_MEM_LINES ? 64.0 : 1e9);
+                                        mem = true;
                                         continue;
                                 }
                                 if (!count_value(v, metric == SENSOR_INSTR    ? &x.c.instr
@@ -673,11 +702,15 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
                                         return e;
                         }
                 }
-                /* A trace knows no topology: RAPL values (reported on each socket's first CPU)
-                 * are summed into package 0. */
-                if (energy) {
-                        struct rec x = {
-                            .kind = REC_PACKAGE, .id = 0, .energy = true, .energy_j = energy_j};
+                /* A trace knows no topology: RAPL and memory-controller values (reported on
+                 * each socket's first CPU) are summed into package 0. */
+                if (energy || mem) {
+                        struct rec x = {.kind = REC_PACKAGE,
+                                        .id = 0,
+                                        .energy = energy,
+                                        .energy_j = energy_j,
+                                        .mem = mem,
+                                        .mem_bytes = mem_bytes};
 
                         e = rec_push(r, &x);
                         if (e < 0)

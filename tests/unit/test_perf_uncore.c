@@ -313,6 +313,7 @@ static void bytes_per_count_from_scale_and_unit(void **state)
         assert_int_equal(uncore_bytes_per_count("nan", "MiB", &b), -EINVAL);
         assert_int_equal(uncore_bytes_per_count("6e-5x", "MiB", &b), -EINVAL);
         assert_int_equal(uncore_bytes_per_count("6e-5", "furlongs", &b), -EINVAL);
+        assert_int_equal(uncore_bytes_per_count("1e308", "GiB", &b), -EINVAL); /* inf */
         assert_near(b, -1, 0);
 }
 

@@ -214,6 +214,63 @@ static void bad_header_packages_refused(void **state)
         }
 }
 
+/* likwid-perfctr -t timelines: the MEM group's "Memory data volume [GBytes]" metric, or the
+ * CAS / DRAM counts of a custom event set (64 bytes each), summed over the CPUs that report
+ * them (each socket's first) into package 0; a group with both counts the volume only. */
+static void likwid_timeline_mem(void **state)
+{
+        static const char group[] =
+            "# HWThreads: 0|1\n"
+            "# GID|MetricsCount|CpuCount|Total runtime [s]|Runtime (RDTSC) [s]|"
+            "Memory bandwidth [MBytes/s]|Memory data volume [GBytes]\n"
+            "0 3 2 0.100 0.1 0.1 5000 0 0.5 0\n"
+            "0 3 2 0.200 0.1 0.1 7000 0 0.25 0.125\n";
+        static const char events[] =
+            "# HWThreads: 0|1\n"
+            "# GID|MetricsCount|CpuCount|Total runtime [s]|INSTR_RETIRED_ANY|CAS_COUNT_RD|"
+            "CAS_COUNT_WR|DRAM_READS\n"
+            "0 4 2 0.100 10 20 1000 0 500 0 2 -\n";
+        static const char both[] =
+            "# HWThreads: 0|1\n"
+            "# GID|MetricsCount|CpuCount|Total runtime [s]|CAS_COUNT_RD|CAS_COUNT_WR|"
+            "Memory data volume [GBytes]\n"
+            "0 3 2 0.100 1000 0 1000 0 0.000128 0\n";
+        static const char amd[] = "# HWThreads: 0|1\n"
+                                  "# GID|MetricsCount|CpuCount|Total runtime [s]|DRAM_CHANNEL_0|"
+                                  "Memory data volume (channels 0-3) [GBytes]\n"
+                                  "0 2 2 0.100 1000 0 0.5 0\n";
+        struct sample_io_reader *r = NULL;
+        struct sensor_sample s;
+
+        assert_int_equal(sensor_sample_alloc(&s, 2, 0), 0);
+        assert_int_equal(sample_io_open_text(group, &r, NULL), 0);
+        assert_true(sample_io_has_mem_traffic(r));
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_true(s.mem_measured);
+        assert_near(s.mem_bytes[0], 0.5e9, 1e-3);
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_near(s.mem_bytes[0], 0.375e9, 1e-3);
+        sample_io_close(r);
+
+        assert_int_equal(sample_io_open_text(events, &r, NULL), 0);
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_true(s.mem_measured);
+        assert_near(s.mem_bytes[0], (1000 + 500 + 2) * 64.0, 1e-9);
+        assert_int_equal(s.cpu[0].instr, 10);
+        sample_io_close(r);
+
+        assert_int_equal(sample_io_open_text(both, &r, NULL), 0);
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_near(s.mem_bytes[0], 128000, 1e-6);
+        sample_io_close(r);
+
+        /* Half the channels would read as half the traffic: not measured. */
+        assert_int_equal(sample_io_open_text(amd, &r, NULL), 0);
+        assert_false(sample_io_has_mem_traffic(r));
+        sample_io_close(r);
+        sensor_sample_free(&s);
+}
+
 /* The replay backend measures memory traffic when its trace has it, and says so. */
 static void replay_backend_has_mem_traffic(void **state)
 {
@@ -252,6 +309,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(old_trace_still_loads),
             cmocka_unit_test(bad_mem_values_refused),
             cmocka_unit_test(bad_header_packages_refused),
+            cmocka_unit_test(likwid_timeline_mem),
             cmocka_unit_test(replay_backend_has_mem_traffic),
         };
 

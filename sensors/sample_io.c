@@ -861,7 +861,44 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
  * per interval (and per CPU with -A), after "# started on" comments. With a CPU column the
  * counts are per CPU; without one they are the counts of what perf measured (a process, a
  * command), kept as target 0 on CPU 0. power/energy-pkg/ is per package, in joules. */
-enum { PERF_INSTR, PERF_CYCLES, PERF_REF, PERF_STALLS, PERF_BUSY, PERF_ENERGY, PERF_NONE };
+enum {
+        PERF_INSTR,
+        PERF_CYCLES,
+        PERF_REF,
+        PERF_STALLS,
+        PERF_BUSY,
+        PERF_ENERGY,
+        PERF_MEM,
+        PERF_NONE
+};
+
+/* The memory controllers' events, however perf names them (the PMU's sysfs names, its JSON
+ * aliases, one PMU or merged): bytes per CAS or in the unit perf gives. */
+static bool perf_mem_event(const char *low)
+{
+        static const char *const names[] = {
+            "cas_count_read",  "cas_count_write",  "cas_count.rd",   "cas_count.wr",
+            "imc/data_reads/", "imc/data_writes/", "umc_cas_cmd.rd", "umc_cas_cmd.wr",
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (strstr(low, names[i]))
+                        return true;
+        return false;
+}
+
+/* perf's unit for a memory event: MiB or MB when the PMU gave a scale, none for a bare CAS
+ * count (one 64-byte line). 0 for a unit that is not bytes. */
+static double perf_mem_unit_bytes(const char *unit)
+{
+        if (!*unit)
+                return 64.0;
+        if (strcmp(unit, "MiB") == 0)
+                return 1048576.0;
+        if (strcmp(unit, "MB") == 0)
+                return 1e6;
+        return 0;
+}
 
 static int perf_event_kind(const char *name)
 {
@@ -900,7 +937,7 @@ static int perf_event_kind(const char *name)
         for (size_t i = 0; i < ARRAY_SIZE(events); i++)
                 if (strcmp(low, events[i].name) == 0)
                         return events[i].kind;
-        return PERF_NONE;
+        return perf_mem_event(low) ? PERF_MEM : PERF_NONE;
 }
 
 struct perf_state {
@@ -909,7 +946,10 @@ struct perf_state {
         struct sensor_counts c[CPUMASK_MAX];
         double energy_j[SENSOR_MAX_PACKAGES];
         bool energy[SENSOR_MAX_PACKAGES];
-        int pkg_cpu[SENSOR_MAX_PACKAGES]; /* the CPU perf reports each package's energy on */
+        double mem_bytes[SENSOR_MAX_PACKAGES];
+        bool mem[SENSOR_MAX_PACKAGES];
+        /* The CPU perf reports each package's energy and memory traffic on. */
+        int pkg_cpu[SENSOR_MAX_PACKAGES];
         unsigned n_pkg;
 };
 
@@ -933,10 +973,14 @@ static int perf_flush(struct sample_io_reader *r, struct perf_state *st)
                         return e;
         }
         for (unsigned p = 0; p < st->n_pkg; p++) {
-                struct rec x = {
-                    .kind = REC_PACKAGE, .id = p, .energy = true, .energy_j = st->energy_j[p]};
+                struct rec x = {.kind = REC_PACKAGE,
+                                .id = p,
+                                .energy = st->energy[p],
+                                .energy_j = st->energy_j[p],
+                                .mem = st->mem[p],
+                                .mem_bytes = st->mem_bytes[p]};
 
-                if (!st->energy[p])
+                if (!st->energy[p] && !st->mem[p])
                         continue;
                 e = rec_push(r, &x);
                 if (e < 0)
@@ -948,6 +992,8 @@ static int perf_flush(struct sample_io_reader *r, struct perf_state *st)
         memset(st->c, 0, sizeof(st->c));
         memset(st->energy, 0, sizeof(st->energy));
         memset(st->energy_j, 0, sizeof(st->energy_j));
+        memset(st->mem, 0, sizeof(st->mem));
+        memset(st->mem_bytes, 0, sizeof(st->mem_bytes));
         return 0;
 }
 
@@ -995,8 +1041,13 @@ static int perf_line(struct sample_io_reader *r, struct perf_state *st, char *li
         /* "<not counted>", "<not supported>": not measured. */
         if (kind == PERF_NONE || f[1 + k][0] == '<' || parse_double(f[1 + k], &v) < 0 || !(v >= 0))
                 return 0;
-        if (kind == PERF_ENERGY) {
+        if (kind == PERF_ENERGY || kind == PERF_MEM) {
+                double bytes = kind == PERF_MEM ? perf_mem_unit_bytes(strstrip(f[2 + k])) : 0;
                 unsigned p = 0;
+
+                /* A memory event in a unit that is not bytes is not read. */
+                if (kind == PERF_MEM && bytes == 0)
+                        return 0;
 
                 while (p < st->n_pkg && st->pkg_cpu[p] != (int)cpu)
                         p++;
@@ -1005,8 +1056,13 @@ static int perf_line(struct sample_io_reader *r, struct perf_state *st, char *li
                                 return -EBADMSG;
                         st->pkg_cpu[st->n_pkg++] = (int)cpu;
                 }
-                st->energy_j[p] += v;
-                st->energy[p] = true;
+                if (kind == PERF_MEM) {
+                        st->mem_bytes[p] += v * bytes;
+                        st->mem[p] = true;
+                } else {
+                        st->energy_j[p] += v;
+                        st->energy[p] = true;
+                }
                 return 0;
         }
         {

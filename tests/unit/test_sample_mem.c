@@ -271,6 +271,41 @@ static void likwid_timeline_mem(void **state)
         sensor_sample_free(&s);
 }
 
+/* perf stat -I 100 -x, -a -A -e instructions,uncore_imc/cas_count_read/,...: the memory
+ * events per package (by the CPU perf reports them on, as energy), in MiB or as bare CAS
+ * counts (AMD's umc_cas_cmd); a unit that is not bytes is not read. */
+static void perf_stat_mem(void **state)
+{
+        static const char text[] =
+            "# started on Fri Nov 27 22:00:00 2026\n"
+            "     0.100131520,CPU0,1000,,instructions,100120000,100.00,,\n"
+            "     0.100131520,CPU2,1000,,instructions,100120000,100.00,,\n"
+            "     0.100131520,CPU0,12.50,MiB,uncore_imc/cas_count_read/,100120000,100.00,,\n"
+            "     0.100131520,CPU2,2.25,MiB,uncore_imc/cas_count_read/,100120000,100.00,,\n"
+            "     0.100131520,CPU0,6.00,MiB,uncore_imc/cas_count_write/,100120000,100.00,,\n"
+            "     0.100131520,CPU2,7,,amd_umc_0/umc_cas_cmd.wr/,100120000,100.00,,\n"
+            "     0.100131520,CPU2,9,furlongs,uncore_imc/cas_count_write/,100120000,100.00,,\n"
+            "     0.200262040,CPU0,1000,,instructions,100120000,100.00,,\n";
+        struct sample_io_reader *r = NULL;
+        struct sensor_sample s;
+
+        assert_int_equal(sample_io_open_text(text, &r, NULL), 0);
+        assert_int_equal(sample_io_source(r), SAMPLE_IO_SRC_PERF);
+        assert_true(sample_io_has_mem_traffic(r));
+        assert_false(sample_io_has_energy(r));
+        assert_int_equal(sample_io_n_packages(r), 2);
+        assert_int_equal(sensor_sample_alloc(&s, sample_io_n_cpus(r), 0), 0);
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_true(s.mem_measured);
+        assert_false(s.energy_measured);
+        assert_near(s.mem_bytes[0], 18.5 * 1048576, 1e-6);
+        assert_near(s.mem_bytes[1], 2.25 * 1048576 + 7 * 64, 1e-6);
+        assert_int_equal(sample_io_read(r, &s), 0);
+        assert_false(s.mem_measured);
+        sensor_sample_free(&s);
+        sample_io_close(r);
+}
+
 /* The replay backend measures memory traffic when its trace has it, and says so. */
 static void replay_backend_has_mem_traffic(void **state)
 {
@@ -310,6 +345,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(bad_mem_values_refused),
             cmocka_unit_test(bad_header_packages_refused),
             cmocka_unit_test(likwid_timeline_mem),
+            cmocka_unit_test(perf_stat_mem),
             cmocka_unit_test(replay_backend_has_mem_traffic),
         };
 

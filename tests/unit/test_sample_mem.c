@@ -335,6 +335,27 @@ static void replay_backend_has_mem_traffic(void **state)
         unlink(path);
 }
 
+/* The software backend has no memory-controller counter: it says so and never claims one. */
+static void software_backend_measures_none(void **state)
+{
+        struct sensor_config cfg = {0};
+        struct sensor_probe p;
+        struct sensor_sample s;
+        struct sensor *sn = NULL;
+
+        assert_int_equal(sensor_find("software")->probe(&cfg, &p), 0);
+        assert_false(p.mem_traffic);
+        assert_non_null(strstr(p.mem_reason, "not measured"));
+        assert_int_equal(sensor_open(sensor_find("software"), &cfg, &sn), 0);
+        assert_false(sn->has_mem_traffic);
+        assert_int_equal(sensor_sample_alloc(&s, sn->n_cpus, 0), 0);
+        s.mem_measured = true; /* sensor_read must clear it */
+        assert_int_equal(sensor_read(sn, &s), 0);
+        assert_false(s.mem_measured);
+        sensor_sample_free(&s);
+        sensor_close(sn);
+}
+
 int main(int argc, char **argv)
 {
         const struct CMUnitTest tests[] = {
@@ -347,6 +368,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(likwid_timeline_mem),
             cmocka_unit_test(perf_stat_mem),
             cmocka_unit_test(replay_backend_has_mem_traffic),
+            cmocka_unit_test(software_backend_measures_none),
         };
 
         if (argc > 1)

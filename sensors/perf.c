@@ -536,7 +536,7 @@ static int perf_read(struct sensor *s, struct sensor_sample *out)
 const struct sensor_ops sensor_perf_ops = {
     .name = "perf",
     .description = "perf_event_open: instructions, cycles, ref-cycles as one group per CPU and "
-                   "cgroup; frequency; RAPL",
+                   "cgroup; frequency; RAPL; memory controllers (uncore IMC/UMC) per package",
     .probe = perf_probe,
     .open = perf_open,
     .set_targets = perf_set_targets,

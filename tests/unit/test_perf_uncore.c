@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pctl_test.h"
@@ -268,6 +269,29 @@ static void none_here(void **state)
         assert_int_equal(uncore_imc_discover("/nonexistent-pctl", &u, why, sizeof(why)), -ENOENT);
 }
 
+/* PMUs that sysfs lists but the kernel will not open (here: no such PMU type; on real
+ * machines EACCES without root): no traffic, and the perf backend's probe says which PMU on
+ * which CPU and why, whatever becomes of its core counters. */
+static void found_but_not_opened(void **state)
+{
+        struct uncore_counters *u = calloc(1, sizeof(*u));
+        struct sensor_probe p;
+        char why[256];
+
+        assert_non_null(u);
+        machine();
+        imc("uncore_imc_0", "999999\n", "0,2\n");
+        fake_tree_use();
+        assert_true(uncore_counters_open(u, why, sizeof(why)) < 0);
+        assert_non_null(strstr(why, "uncore_imc_0 on CPU 0: perf_event_open: "));
+        assert_int_equal(u->imc.n_boxes, 0);
+        assert_int_equal(sensor_find("perf")->probe(NULL, &p), 0);
+        assert_false(p.mem_traffic);
+        assert_non_null(strstr(p.mem_reason, "perf: not measured: uncore_imc_0 on CPU 0"));
+        fake_tree_free();
+        free(u);
+}
+
 /* Counts to bytes: the delta times bytes per count, scaled by enabled / running when
  * multiplexed; unknown (not 0) when the counter never ran. */
 static void counts_to_bytes(void **state)
@@ -327,6 +351,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(split_formats),
             cmocka_unit_test(amd_umc_and_client_imc),
             cmocka_unit_test(none_here),
+            cmocka_unit_test(found_but_not_opened),
             cmocka_unit_test(counts_to_bytes),
             cmocka_unit_test(bytes_per_count_from_scale_and_unit),
         };

@@ -2,6 +2,8 @@
  * event string packed with it (uncore_event_parse), and an event's .scale and .unit
  * (uncore_bytes_per_count). The input is four lines: the content of format/event, the event
  * string, the scale and the unit (an empty line: the file is absent). */
+#define _GNU_SOURCE /* nftw */
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +16,27 @@
 
 static char sys_dir[64];
 
+static int tree_rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)flag;
+        (void)ftw;
+        return remove(p);
+}
+
+/* The tree goes when the fuzzer exits, so that runs leave nothing in /tmp. */
+static void tree_remove(void)
+{
+        if (sys_dir[0])
+                nftw(sys_dir, tree_rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 /* One fake PMU, made once; its format/event is rewritten per input. format/umask is fixed. */
 static void tree_once(void)
 {
-        static const char *const dirs[] = {"", "/bus", "/bus/event_source",
+        static const char *const dirs[] = {"",
+                                           "/bus",
+                                           "/bus/event_source",
                                            "/bus/event_source/devices",
                                            "/bus/event_source/devices/uncore_imc_0",
                                            "/bus/event_source/devices/uncore_imc_0/format"};
@@ -38,6 +57,7 @@ static void tree_once(void)
                 abort();
         fputs("config:8-15\n", f);
         fclose(f);
+        atexit(tree_remove);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -11,17 +11,19 @@
 #include "pctl/sensor.h"
 #include "pctl/threadstate.h"
 #include "pctl/topology.h"
+#include "pctl/util.h"
 
 /* One backend, available or not and why: a JSON object added to list, or a text row when list
  * is NULL. */
-static void backend_row(struct json_object *list, const char *name, const char *description,
-                        bool available, int err, const char *reason)
+static struct json_object *backend_row(struct json_object *list, const char *name,
+                                       const char *description, bool available, int err,
+                                       const char *reason)
 {
         struct json_object *b;
 
         if (!list) {
                 printf("%-9s %-9s %s\n", name, available ? "yes" : "no", reason);
-                return;
+                return NULL;
         }
         b = json_object_new_object();
         json_object_object_add(b, "name", jsonfmt_string(name));
@@ -30,6 +32,18 @@ static void backend_row(struct json_object *list, const char *name, const char *
         json_object_object_add(b, "errno", json_object_new_int64(err < 0 ? -err : 0));
         json_object_object_add(b, "reason", jsonfmt_string(reason));
         json_object_array_add(list, b);
+        return b;
+}
+
+/* Whether each backend measures each package's memory traffic, and from what or why not: a
+ * table after the backends' (the JSON has it in each backend's object). */
+static void sensors_mem_rows(const struct sensor_probe *probes, unsigned n)
+{
+        printf("\n%-9s %-9s %s\n", "MEMORY", "MEASURED", "FROM / WHY NOT");
+        for (unsigned i = 0; i < n; i++)
+                printf("%-9s %-9s %s\n", sensor_backends[i]->name,
+                       probes[i].mem_traffic ? "yes" : "no",
+                       probes[i].mem_reason[0] ? probes[i].mem_reason : "not measured");
 }
 
 /* How pctld's auto mode would give CPUs to apps here (the defaults: cgroups under
@@ -137,6 +151,8 @@ int cmd_sensors(int argc, char **argv)
         char why[1024];
         bool json = false;
         struct json_object *j = NULL, *backends = NULL;
+        struct sensor_probe probes[8] = {0};
+        unsigned n_probes = 0;
         int c;
 
         optind = 1;
@@ -168,14 +184,22 @@ int cmd_sensors(int argc, char **argv)
         } else {
                 printf("%-9s %-9s %s\n", "BACKEND", "AVAILABLE", "REASON");
         }
-        for (unsigned i = 0; sensor_backends[i]; i++) {
+        for (unsigned i = 0; sensor_backends[i] && i < ARRAY_SIZE(probes); i++) {
                 const struct sensor_ops *ops = sensor_backends[i];
-                struct sensor_probe p = {0};
+                struct sensor_probe *p = &probes[n_probes++];
+                struct json_object *b;
 
-                if (ops->probe(&cfg, &p) < 0 && !p.reason[0])
-                        snprintf(p.reason, sizeof(p.reason), "%s: probe failed", ops->name);
-                backend_row(json ? backends : NULL, ops->name, ops->description, p.available, p.err,
-                            p.reason);
+                if (ops->probe(&cfg, p) < 0 && !p->reason[0])
+                        snprintf(p->reason, sizeof(p->reason), "%s: probe failed", ops->name);
+                b = backend_row(json ? backends : NULL, ops->name, ops->description, p->available,
+                                p->err, p->reason);
+                if (b) {
+                        json_object_object_add(b, "mem_traffic",
+                                               json_object_new_boolean(p->mem_traffic));
+                        json_object_object_add(
+                            b, "mem_traffic_reason",
+                            jsonfmt_string(p->mem_reason[0] ? p->mem_reason : "not measured"));
+                }
         }
         /* auto probes again; the probes are cheap next to LIKWID's forked one. */
         int r = sensor_pick_auto(&cfg, &best, why, sizeof(why));
@@ -190,6 +214,7 @@ int cmd_sensors(int argc, char **argv)
                 return r < 0 ? EXIT_FAILURE_RUN : EXIT_OK;
         }
         printf("\nauto: %s\n", why);
+        sensors_mem_rows(probes, n_probes);
         sensors_threadstates(NULL);
         sensors_topology(NULL);
         sensors_cpusets(NULL);

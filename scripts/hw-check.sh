@@ -91,6 +91,13 @@ if hw:
     print("counters (PMU)\t" + ", ".join(hw) + " (instructions, cycles): available")
 else:
     print("counters (PMU)\tMISSING: " + "; ".join(b[n]["reason"] for n in ("likwid", "perf") if n in b))
+# Each package's memory traffic (the memory controllers' counters), from perf or LIKWID.
+mem = [n for n in ("likwid", "perf") if b.get(n, {}).get("mem_traffic")]
+if mem:
+    print("memory traffic\t" + "; ".join(b[n]["mem_traffic_reason"] for n in mem))
+else:
+    print("memory traffic\tMISSING: " + "; ".join(b[n].get("mem_traffic_reason", "not reported")
+                                                for n in ("likwid", "perf") if n in b))
 print("best backend\t" + str(d.get("auto")))
 ts = [x for x in d.get("thread_states", []) if x.get("available")]
 print("thread states\t" + (", ".join(x["name"] for x in ts) if ts else
@@ -98,6 +105,7 @@ print("thread states\t" + (", ".join(x["name"] for x in ts) if ts else
 PY
 cat "$T/sensors.txt" >>"$ROWS"
 grep -q "^counters (PMU)	MISSING" "$T/sensors.txt" && MISSING+=("PMU counters")
+grep -q "^memory traffic	MISSING" "$T/sensors.txt" && MISSING+=("memory traffic")
 grep -q "^thread states	MISSING" "$T/sensors.txt" && MISSING+=("thread states")
 
 # Energy: RAPL through powercap (what the perf and likwid backends read).

@@ -47,3 +47,17 @@ int sensor_energy_open(struct sensor_energy *e, char *why, size_t why_size);
 /* Energy per package since the previous read, joules. */
 int sensor_energy_read(struct sensor_energy *e, double *energy_j);
 void sensor_energy_close(struct sensor_energy *e);
+
+/* LIKWID's events (likwid.c), what each measures: an enum sensor_metric bit (> 0), or one of
+ * these. */
+enum {
+        LIKWID_PKG_ENERGY = 0, /* PWR_PKG_ENERGY: joules per package */
+        LIKWID_UNKNOWN = -1,
+        LIKWID_MEM_LINES = -2, /* a memory controller's CAS/DRAM count: 64 bytes each */
+};
+int likwid_event_metric(const char *event);
+/* The event strings handed to perfmon_addEventSet, tried in order (NULL past the last). */
+const char *likwid_event_set(unsigned attempt);
+/* A package's memory traffic from the counts of its memory-controller events (64 bytes each);
+ * -ENODATA when one is not a count (LIKWID's NaN or negative for a counter it did not read). */
+int likwid_mem_bytes(const double *lines, unsigned n, double *bytes);

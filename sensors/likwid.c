@@ -1,4 +1,5 @@
-/* The LIKWID backend: the perfmon API with the fixed counters and PWR_PKG_ENERGY.
+/* The LIKWID backend: the perfmon API with the fixed counters, PWR_PKG_ENERGY and, where the
+ * CPU has them, the memory controllers' CAS / DRAM counters (each package's memory traffic).
  *
  * LIKWID mixes return conventions, prints to our stdout/stderr, forks, and in access-daemon
  * mode calls exit() inside its caller when likwid-accessD is missing or silent (~10 s). So:
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <likwid.h>
+#include <math.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -31,16 +33,69 @@
 #define LIKWID_EVENTS                                                                              \
         "INSTR_RETIRED_ANY:FIXC0,CPU_CLK_UNHALTED_CORE:FIXC1,CPU_CLK_UNHALTED_REF:FIXC2,"          \
         "PWR_PKG_ENERGY:PWR0,RESOURCE_STALLS_ANY:PMC0,CYCLE_ACTIVITY_STALLS_TOTAL:PMC1"
+/* The memory controllers, as LIKWID's MEM groups count them: Intel servers' CAS counts per
+ * channel (MBOX0-7; channels a CPU lacks are dropped like absent events), Intel clients'
+ * free-running DRAM counters. Each count is one 64-byte line. They are uncore counters, read
+ * on the first CPU of each socket. AMD's DRAM_CHANNEL_n are not asked for: four counters for
+ * eight channels, so one event set would count half the traffic. */
+#define LIKWID_MEM_EVENTS                                                                          \
+        "CAS_COUNT_RD:MBOX0C0,CAS_COUNT_WR:MBOX0C1,CAS_COUNT_RD:MBOX1C0,CAS_COUNT_WR:MBOX1C1,"     \
+        "CAS_COUNT_RD:MBOX2C0,CAS_COUNT_WR:MBOX2C1,CAS_COUNT_RD:MBOX3C0,CAS_COUNT_WR:MBOX3C1,"     \
+        "CAS_COUNT_RD:MBOX4C0,CAS_COUNT_WR:MBOX4C1,CAS_COUNT_RD:MBOX5C0,CAS_COUNT_WR:MBOX5C1,"     \
+        "CAS_COUNT_RD:MBOX6C0,CAS_COUNT_WR:MBOX6C1,CAS_COUNT_RD:MBOX7C0,CAS_COUNT_WR:MBOX7C1,"     \
+        "DRAM_READS:MBOX0C1,DRAM_WRITES:MBOX0C2"
 
-/* LIKWID event name → what it measures; SENSOR_METRIC 0 = package energy. */
+/* The event sets tried, in order: with the memory controllers, then without them, so that a
+ * LIKWID that refuses the uncore events still counts the cores. */
+static const char *const likwid_event_sets[] = {
+    LIKWID_EVENTS "," LIKWID_MEM_EVENTS,
+    LIKWID_EVENTS,
+};
+
+/* LIKWID event name → what it measures: an enum sensor_metric bit, LIKWID_PKG_ENERGY or
+ * LIKWID_MEM_LINES. */
 static const struct {
         const char *event;
-        unsigned metric;
+        int metric;
 } likwid_event_map[] = {
-    {"INSTR_RETIRED_ANY", SENSOR_INSTR},         {"CPU_CLK_UNHALTED_CORE", SENSOR_CYCLES},
-    {"CPU_CLK_UNHALTED_REF", SENSOR_REF_CYCLES}, {"PWR_PKG_ENERGY", 0},
-    {"RESOURCE_STALLS_ANY", SENSOR_STALLS},      {"CYCLE_ACTIVITY_STALLS_TOTAL", SENSOR_STALLS},
+    {"INSTR_RETIRED_ANY", SENSOR_INSTR},
+    {"CPU_CLK_UNHALTED_CORE", SENSOR_CYCLES},
+    {"CPU_CLK_UNHALTED_REF", SENSOR_REF_CYCLES},
+    {"PWR_PKG_ENERGY", LIKWID_PKG_ENERGY},
+    {"RESOURCE_STALLS_ANY", SENSOR_STALLS},
+    {"CYCLE_ACTIVITY_STALLS_TOTAL", SENSOR_STALLS},
+    {"CAS_COUNT_RD", LIKWID_MEM_LINES},
+    {"CAS_COUNT_WR", LIKWID_MEM_LINES},
+    {"DRAM_READS", LIKWID_MEM_LINES},
+    {"DRAM_WRITES", LIKWID_MEM_LINES},
 };
+
+int likwid_event_metric(const char *event)
+{
+        for (size_t m = 0; event && m < ARRAY_SIZE(likwid_event_map); m++)
+                if (strcmp(event, likwid_event_map[m].event) == 0)
+                        return likwid_event_map[m].metric;
+        return LIKWID_UNKNOWN;
+}
+
+const char *likwid_event_set(unsigned attempt)
+{
+        return attempt < ARRAY_SIZE(likwid_event_sets) ? likwid_event_sets[attempt] : NULL;
+}
+
+int likwid_mem_bytes(const double *lines, unsigned n, double *bytes)
+{
+        double sum = 0;
+
+        for (unsigned i = 0; i < n; i++) {
+                /* LIKWID gives NaN or a negative value for a counter it could not read. */
+                if (!(lines[i] >= 0) || !isfinite(lines[i]))
+                        return -ENODATA;
+                sum += lines[i];
+        }
+        *bytes = sum * 64.0;
+        return 0;
+}
 
 enum likwid_stage {
         STAGE_TOPOLOGY = 1,
@@ -56,7 +111,8 @@ struct likwid_answer {
         int stage; /* the stage reached: STAGE_OK, or the one that failed */
         int ret;   /* LIKWID's return there (STAGE_MSR_OPEN: -errno of the open) */
         int n_events;
-        char events[160];  /* the events that survived setup, comma separated */
+        int n_mem_events;  /* of them, memory-controller counters (not listed in events) */
+        char events[160];  /* the other events that survived setup, comma separated */
         char msr_path[32]; /* STAGE_MSR_OPEN: the device that would not open */
 };
 
@@ -160,14 +216,18 @@ static void likwid_probe_child(int fd, const struct cpumask *want)
         a.ret = perfmon_init(n, cpus);
         if (a.ret < 0)
                 goto out;
-        a.stage = STAGE_ADD_EVENTS;
-        gid = perfmon_addEventSet(LIKWID_EVENTS);
-        if (gid < 0) {
-                a.ret = gid;
-                goto out;
+        for (unsigned attempt = 0; likwid_event_set(attempt); attempt++) {
+                a.stage = STAGE_ADD_EVENTS;
+                gid = perfmon_addEventSet(likwid_event_set(attempt));
+                if (gid < 0) {
+                        a.ret = gid;
+                        continue;
+                }
+                a.stage = STAGE_SETUP;
+                a.ret = perfmon_setupCounters(gid);
+                if (a.ret >= 0)
+                        break;
         }
-        a.stage = STAGE_SETUP;
-        a.ret = perfmon_setupCounters(gid);
         if (a.ret < 0)
                 goto out;
         a.n_events = perfmon_getNumberOfEvents(gid);
@@ -175,6 +235,10 @@ static void likwid_probe_child(int fd, const struct cpumask *want)
                 const char *name = perfmon_getEventName(gid, i);
                 size_t len = strlen(a.events);
 
+                if (likwid_event_metric(name) == LIKWID_MEM_LINES) {
+                        a.n_mem_events++;
+                        continue;
+                }
                 snprintf(a.events + len, sizeof(a.events) - len, "%s%s", len ? "," : "",
                          name ? name : "?");
         }
@@ -376,8 +440,19 @@ static int likwid_probe(const struct sensor_config *cfg, struct sensor_probe *ou
         }
         if (r < 0 || a.stage != STAGE_OK) {
                 likwid_reason(&a, r, out);
+                snprintf(out->mem_reason, sizeof(out->mem_reason),
+                         "likwid: not measured (LIKWID is not available here)");
                 return 0;
         }
+        if (a.n_mem_events > 0)
+                snprintf(out->mem_reason, sizeof(out->mem_reason),
+                         "likwid: %d memory-controller counters (CAS_COUNT / DRAM_READS, "
+                         "DRAM_WRITES) on each socket's first CPU",
+                         a.n_mem_events);
+        else
+                snprintf(out->mem_reason, sizeof(out->mem_reason),
+                         "likwid: not measured: LIKWID set up no CAS_COUNT or DRAM_READS event on "
+                         "this CPU (AMD's DRAM_CHANNEL groups count half the channels each)");
         if (a.n_events <= 0) {
                 out->err = -ENODEV;
                 snprintf(out->reason, sizeof(out->reason),
@@ -385,6 +460,7 @@ static int likwid_probe(const struct sensor_config *cfg, struct sensor_probe *ou
                 return 0;
         }
         out->available = true;
+        out->mem_traffic = a.n_mem_events > 0;
         snprintf(out->reason, sizeof(out->reason), "likwid: events %s", a.events);
         return 0;
 }
@@ -395,7 +471,7 @@ struct likwid_state {
         int gid;
         int n_threads;
         int thread_cpu[CPUMASK_MAX]; /* LIKWID thread index → CPU */
-        int event_metric[16];        /* event index → metric bit, 0 = energy, -1 = unused */
+        int event_metric[48];        /* event index → likwid_event_metric() */
         int n_events;
         int pkg_thread[SENSOR_MAX_PACKAGES]; /* first thread of each package, -1 = none */
         unsigned n_packages;
@@ -469,12 +545,18 @@ static int likwid_open(struct sensor *s, const struct sensor_config *cfg)
         r = perfmon_init(st->n_threads, st->thread_cpu);
         if (r < 0)
                 goto fail_quiet;
-        st->gid = perfmon_addEventSet(LIKWID_EVENTS);
-        if (st->gid < 0) {
-                r = st->gid;
-                goto fail_quiet;
+        /* As the probe did: the first event set LIKWID sets up. */
+        r = -EINVAL;
+        for (unsigned attempt = 0; likwid_event_set(attempt); attempt++) {
+                st->gid = perfmon_addEventSet(likwid_event_set(attempt));
+                if (st->gid < 0) {
+                        r = st->gid;
+                        continue;
+                }
+                r = perfmon_setupCounters(st->gid);
+                if (r >= 0)
+                        break;
         }
-        r = perfmon_setupCounters(st->gid);
         if (r < 0)
                 goto fail_quiet;
         /* Events LIKWID could not set up were dropped with a warning: see what is left. */
@@ -482,14 +564,13 @@ static int likwid_open(struct sensor *s, const struct sensor_config *cfg)
         for (int e = 0; e < st->n_events && e < (int)ARRAY_SIZE(st->event_metric); e++) {
                 const char *name = perfmon_getEventName(st->gid, e);
 
-                st->event_metric[e] = -1;
-                for (size_t m = 0; name && m < ARRAY_SIZE(likwid_event_map); m++)
-                        if (strcmp(name, likwid_event_map[m].event) == 0)
-                                st->event_metric[e] = (int)likwid_event_map[m].metric;
+                st->event_metric[e] = likwid_event_metric(name);
                 if (st->event_metric[e] > 0)
                         s->metrics |= (unsigned)st->event_metric[e];
-                else if (st->event_metric[e] == 0)
+                else if (st->event_metric[e] == LIKWID_PKG_ENERGY)
                         s->has_energy = true;
+                else if (st->event_metric[e] == LIKWID_MEM_LINES)
+                        s->has_mem_traffic = true;
         }
         /* The frequency a CPU ran at, as perf has it: CPU_CLK_UNHALTED_CORE over
          * CPU_CLK_UNHALTED_REF (fixed counters read together) times the TSC rate. */
@@ -586,7 +667,7 @@ static int likwid_read(struct sensor *s, struct sensor_sample *out)
 
                         for (int e = 0; e < st->n_events && e < (int)ARRAY_SIZE(st->event_metric);
                              e++)
-                                if (st->event_metric[e] == 0)
+                                if (st->event_metric[e] == LIKWID_PKG_ENERGY)
                                         e_idx = e;
                         /* A package with no monitored CPU is not read: energy unknown. */
                         if (st->pkg_thread[k] < 0 || e_idx < 0) {
@@ -596,6 +677,31 @@ static int likwid_read(struct sensor *s, struct sensor_sample *out)
                         /* PWR results are already joules. */
                         out->energy_j[k] = perfmon_getLastResult(st->gid, e_idx, st->pkg_thread[k]);
                 }
+        }
+        /* Uncore counters: each socket's on its first CPU; a socket without a monitored CPU
+         * leaves the traffic unknown. */
+        if (s->has_mem_traffic) {
+                bool all = st->n_packages > 0;
+
+                for (unsigned k = 0; k < st->n_packages && all; k++) {
+                        double lines[ARRAY_SIZE(st->event_metric)];
+                        unsigned n = 0;
+
+                        if (st->pkg_thread[k] < 0) {
+                                all = false;
+                                break;
+                        }
+                        for (int e = 0; e < st->n_events && e < (int)ARRAY_SIZE(st->event_metric);
+                             e++)
+                                if (st->event_metric[e] == LIKWID_MEM_LINES)
+                                        lines[n++] =
+                                            perfmon_getLastResult(st->gid, e, st->pkg_thread[k]);
+                        if (likwid_mem_bytes(lines, n, &out->mem_bytes[k]) < 0)
+                                all = false;
+                }
+                out->mem_measured = all;
+                if (all && st->n_packages > out->n_packages)
+                        out->n_packages = st->n_packages;
         }
         if (st->busy && sensor_busy_read(st->busy_src, st->now_busy_ns, st->n_cpus) == 0) {
                 cpumask_foreach (cpu, &st->cpus) {
@@ -624,7 +730,8 @@ static int likwid_set_targets(struct sensor *s, const struct sensor_target *targ
 
 const struct sensor_ops sensor_likwid_ops = {
     .name = "likwid",
-    .description = "LIKWID perfmon: fixed counters and PWR_PKG_ENERGY per CPU and package",
+    .description = "LIKWID perfmon: fixed counters and PWR_PKG_ENERGY per CPU and package; "
+                   "memory controllers' CAS/DRAM counts per socket",
     .probe = likwid_probe,
     .open = likwid_open,
     .set_targets = likwid_set_targets,

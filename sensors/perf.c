@@ -3,7 +3,8 @@
  * multiplexing slices; counts scaled by the group's time enabled/running), per cgroup with
  * PERF_FLAG_PID_CGROUP; the frequency each CPU ran at from cycles / ref-cycles × the TSC rate;
  * package energy from the `power` PMU, else powercap energy_uj (which wraps at
- * max_energy_range_uj); busy time from the software sources. */
+ * max_energy_range_uj); memory traffic per package from the memory controllers' uncore PMUs
+ * (perf_uncore.c); busy time from the software sources. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -16,6 +17,7 @@
 #include "backends.h"
 #include "pctl/fsio.h"
 #include "pctl/perf_group.h"
+#include "pctl/perf_uncore.h"
 #include "pctl/util.h"
 
 enum { PERF_EV_INSTR, PERF_EV_CYCLES, PERF_EV_REF, PERF_EV_STALLS, PERF_EV_N };
@@ -193,6 +195,7 @@ struct perf_state {
         enum sensor_busy_source busy_src;
         uint64_t *prev_busy_ns, *now_busy_ns;
         struct sensor_energy energy;
+        struct uncore_counters *uncore; /* NULL: memory traffic not measured */
         uint64_t prev_ts_ns;
 };
 
@@ -254,6 +257,28 @@ static int perf_open_group(struct perf_group *g, int pid, int cpu, unsigned long
         return r;
 }
 
+/* Whether the memory controllers' counters open here, and why not: the uncore PMUs do not
+ * need the core PMU, but the backend needs both to be open. */
+static void perf_probe_mem(struct sensor_probe *out)
+{
+        struct uncore_counters *u = calloc(1, sizeof(*u));
+        char why[200];
+
+        if (!u) {
+                snprintf(out->mem_reason, sizeof(out->mem_reason), "perf: out of memory");
+                return;
+        }
+        if (uncore_counters_open(u, why, sizeof(why)) == 0) {
+                out->mem_traffic = out->available;
+                snprintf(out->mem_reason, sizeof(out->mem_reason), "perf: %s%s", why,
+                         out->available ? "" : " (but the backend is not available)");
+                uncore_counters_close(u);
+        } else {
+                snprintf(out->mem_reason, sizeof(out->mem_reason), "perf: not measured: %s", why);
+        }
+        free(u);
+}
+
 static int perf_probe(const struct sensor_config *cfg, struct sensor_probe *out)
 {
         char why[200];
@@ -264,10 +289,14 @@ static int perf_probe(const struct sensor_config *cfg, struct sensor_probe *out)
         (void)cfg;
         *out = (struct sensor_probe){0};
         r = perf_open_group(&g, -1, 0, 0);
-        if (r < 0)
-                return perf_reason(r, "instructions", out);
+        if (r < 0) {
+                perf_reason(r, "instructions", out);
+                perf_probe_mem(out);
+                return 0;
+        }
         perf_group_close(&g);
         out->available = true;
+        perf_probe_mem(out);
         r = sensor_energy_open(&e, why, sizeof(why));
         if (r == 0) {
                 snprintf(out->reason, sizeof(out->reason),
@@ -302,6 +331,9 @@ static void perf_close(struct sensor *s)
         free(st->prev_busy_ns);
         free(st->now_busy_ns);
         sensor_energy_close(&st->energy);
+        if (st->uncore)
+                uncore_counters_close(st->uncore);
+        free(st->uncore);
         free(st);
         s->priv = NULL;
 }
@@ -350,9 +382,19 @@ static int perf_open(struct sensor *s, const struct sensor_config *cfg)
                 st->metrics |= SENSOR_BUSY;
         if (sensor_energy_open(&st->energy, NULL, 0) == 0)
                 s->has_energy = true;
+        /* Without them the backend still counts the cores: the traffic is left unmeasured. */
+        st->uncore = calloc(1, sizeof(*st->uncore));
+        if (st->uncore && uncore_counters_open(st->uncore, NULL, 0) == 0) {
+                s->has_mem_traffic = true;
+        } else {
+                free(st->uncore);
+                st->uncore = NULL;
+        }
         st->prev_ts_ns = now_ns();
         s->n_cpus = st->n_cpus;
         s->n_packages = s->has_energy ? st->energy.n_packages : n_packages;
+        if (st->uncore && st->uncore->imc.n_packages > s->n_packages)
+                s->n_packages = st->uncore->imc.n_packages;
         s->metrics = st->metrics;
         return 0;
 fail:
@@ -479,6 +521,12 @@ static int perf_read(struct sensor *s, struct sensor_sample *out)
                 out->energy_measured = true;
                 out->n_packages = st->energy.n_packages;
         }
+        /* An interval a controller did not count in is left unmeasured, not 0. */
+        if (st->uncore && uncore_counters_read(st->uncore, out->mem_bytes) == 0) {
+                out->mem_measured = true;
+                if (st->uncore->imc.n_packages > out->n_packages)
+                        out->n_packages = st->uncore->imc.n_packages;
+        }
         out->timestamp_ns = ts;
         out->interval_ns = ts - st->prev_ts_ns;
         st->prev_ts_ns = ts;
@@ -488,7 +536,7 @@ static int perf_read(struct sensor *s, struct sensor_sample *out)
 const struct sensor_ops sensor_perf_ops = {
     .name = "perf",
     .description = "perf_event_open: instructions, cycles, ref-cycles as one group per CPU and "
-                   "cgroup; frequency; RAPL",
+                   "cgroup; frequency; RAPL; memory controllers (uncore IMC/UMC) per package",
     .probe = perf_probe,
     .open = perf_open,
     .set_targets = perf_set_targets,

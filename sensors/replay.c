@@ -14,6 +14,7 @@ static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *ou
         int e;
 
         *out = (struct sensor_probe){0};
+        snprintf(out->mem_reason, sizeof(out->mem_reason), "replay: what the trace recorded");
         if (!cfg || !cfg->source) {
                 out->err = -EINVAL;
                 snprintf(out->reason, sizeof(out->reason),
@@ -34,12 +35,17 @@ static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *ou
                 return 0;
         }
         out->available = true;
+        out->mem_traffic = sample_io_has_mem_traffic(r);
+        snprintf(out->mem_reason, sizeof(out->mem_reason), "replay: %s",
+                 out->mem_traffic ? "the trace's mem_bytes per package"
+                                  : "not measured (the trace has no mem_bytes)");
         snprintf(out->reason, sizeof(out->reason),
-                 "replay: %.120s: %s trace, %u intervals, %u CPUs, %u lines skipped", cfg->source,
+                 "replay: %.120s: %s trace, %u intervals, %u CPUs, %u lines skipped%s", cfg->source,
                  sample_io_source(r) == SAMPLE_IO_SRC_PCTL     ? "pctl"
                  : sample_io_source(r) == SAMPLE_IO_SRC_LIKWID ? "likwid"
                                                                : "perf stat",
-                 sample_io_n_intervals(r), sample_io_n_cpus(r), sample_io_n_skipped(r));
+                 sample_io_n_intervals(r), sample_io_n_cpus(r), sample_io_n_skipped(r),
+                 sample_io_has_mem_traffic(r) ? ", memory traffic per package" : "");
         sample_io_close(r);
         return 0;
 }
@@ -59,6 +65,7 @@ static int replay_open(struct sensor *s, const struct sensor_config *cfg)
         s->n_packages = sample_io_n_packages(r);
         s->metrics = sample_io_metrics(r);
         s->has_energy = sample_io_has_energy(r);
+        s->has_mem_traffic = sample_io_has_mem_traffic(r);
         return 0;
 }
 

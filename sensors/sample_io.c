@@ -16,7 +16,7 @@
  * column line (sample_io_extras): a trace without them still reads. */
 #define SAMPLE_IO_COLUMNS_V1                                                                       \
         "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j"
-#define SAMPLE_IO_COLUMNS SAMPLE_IO_COLUMNS_V1 ",freq_khz,stalls"
+#define SAMPLE_IO_COLUMNS SAMPLE_IO_COLUMNS_V1 ",freq_khz,stalls,mem_bytes"
 #define SAMPLE_IO_MAX_EXTRAS 4
 
 /* A column after the first ten. */
@@ -25,11 +25,14 @@ enum sample_io_extra {
         SAMPLE_IO_FREQ_KHZ,
         /* Stalled cycles (ESTIMA's input: CYCLE_ACTIVITY.STALLS_TOTAL and the like). */
         SAMPLE_IO_STALLS,
+        /* Bytes read and written at a package's memory controllers (package rows only). */
+        SAMPLE_IO_MEM_BYTES,
 };
 
 static const char *const sample_io_extras[] = {
     [SAMPLE_IO_FREQ_KHZ] = "freq_khz",
     [SAMPLE_IO_STALLS] = "stalls",
+    [SAMPLE_IO_MEM_BYTES] = "mem_bytes",
 };
 
 #define LIKWID_MAX_GROUPS 16
@@ -69,9 +72,9 @@ int sample_io_write_header_fmt(FILE *f, const char *backend, const struct sensor
         if (fmt == SAMPLE_IO_CSV)
                 fputs(SAMPLE_IO_COLUMNS "\n", f);
         else
-                fprintf(f, "%12s %12s %-8s %5s %16s %16s %16s %14s %7s %9s %12s\n", "time_s",
+                fprintf(f, "%12s %12s %-8s %5s %16s %16s %16s %14s %7s %9s %12s %9s\n", "time_s",
                         "interval_s", "kind", "cpu", "instr", "cycles", "ref_cycles", "busy_ns",
-                        "busy_%", "freq_khz", "energy_j");
+                        "busy_%", "freq_khz", "energy_j", "mem_GB/s");
         return write_status(f);
 }
 
@@ -101,7 +104,7 @@ static void csv_row(FILE *f, const struct sensor_sample *s, const char *kind, co
         fputc(',', f); /* energy_j: package rows only */
         csv_u64(f, c->measured & SENSOR_FREQ, c->freq_khz);
         csv_u64(f, c->measured & SENSOR_STALLS, c->stalls);
-        fputc('\n', f);
+        fputs(",\n", f); /* mem_bytes: package rows only */
 }
 
 static void text_u64(FILE *f, int width, bool measured, uint64_t v)
@@ -126,7 +129,16 @@ static void text_row(FILE *f, const struct sensor_sample *s, const char *kind, u
         else
                 fprintf(f, " %7s", "-");
         text_u64(f, 9, c->measured & SENSOR_FREQ, c->freq_khz);
-        fprintf(f, " %12s\n", "-");
+        fprintf(f, " %12s %9s\n", "-", "-");
+}
+
+/* A package's memory traffic in GB/s (10^9 bytes/s: bytes per ns), where it was measured. */
+static bool mem_gbps(const struct sensor_sample *s, unsigned p, double *out)
+{
+        if (!s->mem_measured || s->interval_ns == 0)
+                return false;
+        *out = s->mem_bytes[p] / (double)s->interval_ns;
+        return true;
 }
 
 /* A counter that was not measured is null, not 0. */
@@ -165,11 +177,18 @@ static int sample_io_write_json(FILE *f, const struct sensor_sample *s)
                         json_object_array_add(cpus, counts_json(&s->cpu[c], c));
         json_object_object_add(o, "cpus", cpus);
         packages = json_object_new_array();
-        for (unsigned p = 0; s->energy_measured && p < s->n_packages; p++) {
+        /* Every package, so that a reader sees null (not measured) rather than nothing. */
+        for (unsigned p = 0; p < s->n_packages; p++) {
                 struct json_object *pkg = json_object_new_object();
+                double gbps;
 
                 json_object_object_add(pkg, "package", json_object_new_uint64(p));
-                json_object_object_add(pkg, "energy_j", jsonfmt_double(s->energy_j[p]));
+                json_object_object_add(pkg, "energy_j",
+                                       s->energy_measured ? jsonfmt_double(s->energy_j[p]) : NULL);
+                json_object_object_add(pkg, "mem_bytes",
+                                       s->mem_measured ? jsonfmt_double(s->mem_bytes[p]) : NULL);
+                json_object_object_add(pkg, "mem_gbps",
+                                       mem_gbps(s, p, &gbps) ? jsonfmt_double(gbps) : NULL);
                 json_object_array_add(packages, pkg);
         }
         json_object_object_add(o, "packages", packages);
@@ -224,15 +243,32 @@ int sample_io_write(FILE *f, const struct sensor_sample *s, enum sample_io_forma
                         }
                 }
         }
-        for (unsigned p = 0; s->energy_measured && p < s->n_packages; p++) {
-                if (fmt == SAMPLE_IO_CSV)
-                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,%.6f,,\n",
-                                (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9, p,
-                                s->energy_j[p]);
-                else
-                        fprintf(f, "%12.6f %12.6f %-8s %5u %16s %16s %16s %14s %7s %9s %12.6f\n",
-                                (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9,
-                                "package", p, "", "", "", "", "", "", s->energy_j[p]);
+        for (unsigned p = 0; p < s->n_packages; p++) {
+                char energy[32] = "-", gbps_s[32] = "unknown";
+                double gbps;
+
+                if (fmt == SAMPLE_IO_CSV) {
+                        /* A trace holds only what was measured. */
+                        if (!s->energy_measured && !s->mem_measured)
+                                break;
+                        fprintf(f, "%.9f,%.9f,package,%u,,,,,,", (double)s->timestamp_ns / 1e9,
+                                (double)s->interval_ns / 1e9, p);
+                        if (s->energy_measured)
+                                fprintf(f, "%.6f", s->energy_j[p]);
+                        fputs(",,,", f);
+                        if (s->mem_measured)
+                                fprintf(f, "%.3f", s->mem_bytes[p]);
+                        fputc('\n', f);
+                        continue;
+                }
+                /* The table shows every package: "unknown" says the traffic was not measured. */
+                if (s->energy_measured)
+                        snprintf(energy, sizeof(energy), "%.6f", s->energy_j[p]);
+                if (mem_gbps(s, p, &gbps))
+                        snprintf(gbps_s, sizeof(gbps_s), "%.3f", gbps);
+                fprintf(f, "%12.6f %12.6f %-8s %5u %16s %16s %16s %14s %7s %9s %12s %9s\n",
+                        (double)s->timestamp_ns / 1e9, (double)s->interval_ns / 1e9, "package", p,
+                        "", "", "", "", "", "", energy, gbps_s);
         }
         return write_status(f);
 }
@@ -245,7 +281,10 @@ struct rec {
         unsigned id;
         unsigned cpu;
         struct sensor_counts c;
+        /* Package rows: what the row measured. */
+        bool energy, mem;
         double energy_j;
+        double mem_bytes;
 };
 
 struct interval {
@@ -261,7 +300,9 @@ struct sample_io_reader {
         size_t n_iv, cap_iv;
         size_t next;
         unsigned n_cpus, n_packages, n_targets, metrics, skipped;
-        bool has_energy;
+        /* packages= of our header line; 0 where the header has none. */
+        unsigned header_packages;
+        bool has_energy, has_mem;
 };
 
 static int rec_push(struct sample_io_reader *r, const struct rec *x)
@@ -291,7 +332,8 @@ static int rec_push(struct sample_io_reader *r, const struct rec *x)
         case REC_PACKAGE:
                 if (x->id + 1 > r->n_packages)
                         r->n_packages = x->id + 1;
-                r->has_energy = true;
+                r->has_energy |= x->energy;
+                r->has_mem |= x->mem;
                 break;
         }
         return 0;
@@ -341,6 +383,28 @@ static int seconds_to_ns(const char *s, uint64_t *out)
         if (!(v >= 0) || v > 1.8e10)
                 return -ERANGE;
         *out = (uint64_t)round(v * 1e9);
+        return 0;
+}
+
+/* Our header line's packages= (absent in hand-written traces: 0). A package row past it is
+ * refused. */
+static int pctl_header(const char *line, unsigned *n_packages)
+{
+        const char *p = strstr(line, " packages=");
+        char buf[16];
+        size_t len;
+
+        *n_packages = 0;
+        if (!p)
+                return 0;
+        p += strlen(" packages=");
+        len = strcspn(p, " ");
+        if (len == 0 || len >= sizeof(buf))
+                return -EBADMSG;
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        if (parse_uint(buf, n_packages) < 0 || *n_packages > SENSOR_MAX_PACKAGES)
+                return -EBADMSG;
         return 0;
 }
 
@@ -413,7 +477,30 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum samp
         if (x.kind != REC_CPU && parse_uint(f[3], &x.id) < 0)
                 return -EBADMSG;
         if (x.kind == REC_PACKAGE) {
-                if (x.id >= SENSOR_MAX_PACKAGES || parse_double(f[9], &x.energy_j) < 0)
+                const unsigned n_packages =
+                    r->header_packages ? r->header_packages : SENSOR_MAX_PACKAGES;
+
+                if (x.id >= n_packages)
+                        return -EBADMSG;
+                /* Empty: not measured (a row may carry only the traffic). */
+                if (f[9][0]) {
+                        if (parse_double(f[9], &x.energy_j) < 0)
+                                return -EBADMSG;
+                        x.energy = true;
+                }
+                for (unsigned k = 0; k < n_extras; k++) {
+                        const char *fk = f[10 + k];
+
+                        /* Counts of bytes: never negative, never NaN or infinite. */
+                        if (extras[k] == SAMPLE_IO_MEM_BYTES && fk[0]) {
+                                if (parse_double(fk, &x.mem_bytes) < 0 || !(x.mem_bytes >= 0))
+                                        return -EBADMSG;
+                                x.mem = true;
+                        } else if (fk[0]) {
+                                return -EBADMSG; /* a CPU's column on a package row */
+                        }
+                }
+                if (!x.energy && !x.mem)
                         return -EBADMSG;
         } else {
                 if (parse_uint(f[4], &x.cpu) < 0 || x.cpu >= CPUMASK_MAX)
@@ -443,6 +530,8 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum samp
                                 if (parse_u64(fk, &x.c.stalls) < 0)
                                         return -EBADMSG;
                                 x.c.measured |= SENSOR_STALLS;
+                        } else if (extras[k] == SAMPLE_IO_MEM_BYTES) {
+                                return -EBADMSG; /* a package's column on a CPU row */
                         }
                 }
         }
@@ -459,7 +548,16 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum samp
 struct likwid_group {
         bool defined;
         unsigned n_metrics;
-        int metric[LIKWID_MAX_METRICS]; /* enum sensor_metric bit, 0 = energy, -1 = unused */
+        int metric[LIKWID_MAX_METRICS]; /* enum sensor_metric bit, 0 = energy, or below */
+};
+
+/* Columns that are not a CPU's metric bit. */
+enum {
+        LIKWID_UNUSED = -1,
+        /* A memory controller's CAS or DRAM count: one 64-byte line each. */
+        LIKWID_MEM_LINES = -2,
+        /* The MEM group's "Memory data volume [GBytes]": reads and writes, 10^9 bytes. */
+        LIKWID_MEM_GBYTES = -3,
 };
 
 /* Maps a LIKWID event or metric name to what we measure. */
@@ -475,7 +573,15 @@ static int likwid_metric(const char *name)
                 return 0;
         if (strstr(name, "CYCLE_ACTIVITY_STALLS_TOTAL") || strstr(name, "RESOURCE_STALLS_ANY"))
                 return SENSOR_STALLS;
-        return -1;
+        /* Servers' per-channel CAS counts, clients' free-running DRAM counters. AMD's
+         * DRAM_CHANNEL_n are left out: its groups count half the channels each (MEM1, MEM2),
+         * which would read as half the traffic. */
+        if (strstr(name, "CAS_COUNT_RD") || strstr(name, "CAS_COUNT_WR") ||
+            strstr(name, "DRAM_READS") || strstr(name, "DRAM_WRITES"))
+                return LIKWID_MEM_LINES;
+        if (strcmp(name, "Memory data volume [GBytes]") == 0)
+                return LIKWID_MEM_GBYTES;
+        return LIKWID_UNUSED;
 }
 
 /* "# GID|MetricsCount|CpuCount|Total runtime [s]|name|name..." */
@@ -491,6 +597,12 @@ static int likwid_group_header(struct likwid_group *g, char *names)
                 g->metric[i++] = likwid_metric(strstrip(tok));
         }
         g->n_metrics = i;
+        /* A group with the data volume has the counts it is made of too: count it once. */
+        for (unsigned k = 0; k < i; k++)
+                if (g->metric[k] == LIKWID_MEM_GBYTES)
+                        for (unsigned m = 0; m < i; m++)
+                                if (g->metric[m] == LIKWID_MEM_LINES)
+                                        g->metric[m] = LIKWID_UNUSED;
         return 0;
 }
 
@@ -520,8 +632,8 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
 {
         char *save = NULL, *tok;
         unsigned gid, n_values, n_cpus, k = 0;
-        double energy_j = 0;
-        bool energy = false;
+        double energy_j = 0, mem_bytes = 0;
+        bool energy = false, mem = false;
         char *toks[4];
         uint64_t ts;
         int e;
@@ -564,11 +676,17 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
                                 int metric = groups[gid].metric[m];
                                 double v;
 
-                                if (metric < 0 || !likwid_value(vals[m * n_cpus + c], &v))
+                                if (metric == LIKWID_UNUSED ||
+                                    !likwid_value(vals[m * n_cpus + c], &v))
                                         continue;
                                 if (metric == 0) {
                                         energy_j += v;
                                         energy = true;
+                                        continue;
+                                }
+                                if (metric == LIKWID_MEM_LINES || metric == LIKWID_MEM_GBYTES) {
+                                        mem_bytes += v * (metric == LIKWID_MEM_LINES ? 64.0 : 1e9);
+                                        mem = true;
                                         continue;
                                 }
                                 if (!count_value(v, metric == SENSOR_INSTR    ? &x.c.instr
@@ -584,10 +702,15 @@ static int likwid_data_line(struct sample_io_reader *r, char *line,
                                         return e;
                         }
                 }
-                /* A trace knows no topology: RAPL values (reported on each socket's first CPU)
-                 * are summed into package 0. */
-                if (energy) {
-                        struct rec x = {.kind = REC_PACKAGE, .id = 0, .energy_j = energy_j};
+                /* A trace knows no topology: RAPL and memory-controller values (reported on
+                 * each socket's first CPU) are summed into package 0. */
+                if (energy || mem) {
+                        struct rec x = {.kind = REC_PACKAGE,
+                                        .id = 0,
+                                        .energy = energy,
+                                        .energy_j = energy_j,
+                                        .mem = mem,
+                                        .mem_bytes = mem_bytes};
 
                         e = rec_push(r, &x);
                         if (e < 0)
@@ -619,6 +742,8 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                 lineno++;
                 if (!pctl && !likwid) {
                         if (strncmp(line, "# pctl-sample v1", 16) == 0) {
+                                if (pctl_header(line, &r->header_packages) < 0)
+                                        goto bad;
                                 pctl = true;
                         } else if (strncmp(line, "# HWThreads:", 12) == 0 ||
                                    strncmp(line, "# GID|", 6) == 0) {
@@ -719,6 +844,8 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                 return -EBADMSG;
         }
         r->source = pctl ? SAMPLE_IO_SRC_PCTL : SAMPLE_IO_SRC_LIKWID;
+        if (r->header_packages > r->n_packages)
+                r->n_packages = r->header_packages;
         if (r->n_packages == 0)
                 r->n_packages = 1;
         if (r->n_cpus == 0)
@@ -734,7 +861,44 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
  * per interval (and per CPU with -A), after "# started on" comments. With a CPU column the
  * counts are per CPU; without one they are the counts of what perf measured (a process, a
  * command), kept as target 0 on CPU 0. power/energy-pkg/ is per package, in joules. */
-enum { PERF_INSTR, PERF_CYCLES, PERF_REF, PERF_STALLS, PERF_BUSY, PERF_ENERGY, PERF_NONE };
+enum {
+        PERF_INSTR,
+        PERF_CYCLES,
+        PERF_REF,
+        PERF_STALLS,
+        PERF_BUSY,
+        PERF_ENERGY,
+        PERF_MEM,
+        PERF_NONE
+};
+
+/* The memory controllers' events, however perf names them (the PMU's sysfs names, its JSON
+ * aliases, one PMU or merged): bytes per CAS or in the unit perf gives. */
+static bool perf_mem_event(const char *low)
+{
+        static const char *const names[] = {
+            "cas_count_read",  "cas_count_write",  "cas_count.rd",   "cas_count.wr",
+            "imc/data_reads/", "imc/data_writes/", "umc_cas_cmd.rd", "umc_cas_cmd.wr",
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (strstr(low, names[i]))
+                        return true;
+        return false;
+}
+
+/* perf's unit for a memory event: MiB or MB when the PMU gave a scale, none for a bare CAS
+ * count (one 64-byte line). 0 for a unit that is not bytes. */
+static double perf_mem_unit_bytes(const char *unit)
+{
+        if (!*unit)
+                return 64.0;
+        if (strcmp(unit, "MiB") == 0)
+                return 1048576.0;
+        if (strcmp(unit, "MB") == 0)
+                return 1e6;
+        return 0;
+}
 
 static int perf_event_kind(const char *name)
 {
@@ -773,7 +937,7 @@ static int perf_event_kind(const char *name)
         for (size_t i = 0; i < ARRAY_SIZE(events); i++)
                 if (strcmp(low, events[i].name) == 0)
                         return events[i].kind;
-        return PERF_NONE;
+        return perf_mem_event(low) ? PERF_MEM : PERF_NONE;
 }
 
 struct perf_state {
@@ -782,7 +946,10 @@ struct perf_state {
         struct sensor_counts c[CPUMASK_MAX];
         double energy_j[SENSOR_MAX_PACKAGES];
         bool energy[SENSOR_MAX_PACKAGES];
-        int pkg_cpu[SENSOR_MAX_PACKAGES]; /* the CPU perf reports each package's energy on */
+        double mem_bytes[SENSOR_MAX_PACKAGES];
+        bool mem[SENSOR_MAX_PACKAGES];
+        /* The CPU perf reports each package's energy and memory traffic on. */
+        int pkg_cpu[SENSOR_MAX_PACKAGES];
         unsigned n_pkg;
 };
 
@@ -806,9 +973,14 @@ static int perf_flush(struct sample_io_reader *r, struct perf_state *st)
                         return e;
         }
         for (unsigned p = 0; p < st->n_pkg; p++) {
-                struct rec x = {.kind = REC_PACKAGE, .id = p, .energy_j = st->energy_j[p]};
+                struct rec x = {.kind = REC_PACKAGE,
+                                .id = p,
+                                .energy = st->energy[p],
+                                .energy_j = st->energy_j[p],
+                                .mem = st->mem[p],
+                                .mem_bytes = st->mem_bytes[p]};
 
-                if (!st->energy[p])
+                if (!st->energy[p] && !st->mem[p])
                         continue;
                 e = rec_push(r, &x);
                 if (e < 0)
@@ -820,6 +992,8 @@ static int perf_flush(struct sample_io_reader *r, struct perf_state *st)
         memset(st->c, 0, sizeof(st->c));
         memset(st->energy, 0, sizeof(st->energy));
         memset(st->energy_j, 0, sizeof(st->energy_j));
+        memset(st->mem, 0, sizeof(st->mem));
+        memset(st->mem_bytes, 0, sizeof(st->mem_bytes));
         return 0;
 }
 
@@ -867,8 +1041,13 @@ static int perf_line(struct sample_io_reader *r, struct perf_state *st, char *li
         /* "<not counted>", "<not supported>": not measured. */
         if (kind == PERF_NONE || f[1 + k][0] == '<' || parse_double(f[1 + k], &v) < 0 || !(v >= 0))
                 return 0;
-        if (kind == PERF_ENERGY) {
+        if (kind == PERF_ENERGY || kind == PERF_MEM) {
+                double bytes = kind == PERF_MEM ? perf_mem_unit_bytes(strstrip(f[2 + k])) : 0;
                 unsigned p = 0;
+
+                /* A memory event in a unit that is not bytes is not read. */
+                if (kind == PERF_MEM && bytes == 0)
+                        return 0;
 
                 while (p < st->n_pkg && st->pkg_cpu[p] != (int)cpu)
                         p++;
@@ -877,8 +1056,13 @@ static int perf_line(struct sample_io_reader *r, struct perf_state *st, char *li
                                 return -EBADMSG;
                         st->pkg_cpu[st->n_pkg++] = (int)cpu;
                 }
-                st->energy_j[p] += v;
-                st->energy[p] = true;
+                if (kind == PERF_MEM) {
+                        st->mem_bytes[p] += v * bytes;
+                        st->mem[p] = true;
+                } else {
+                        st->energy_j[p] += v;
+                        st->energy[p] = true;
+                }
                 return 0;
         }
         {
@@ -1089,6 +1273,10 @@ bool sample_io_has_energy(const struct sample_io_reader *r)
 {
         return r->has_energy;
 }
+bool sample_io_has_mem_traffic(const struct sample_io_reader *r)
+{
+        return r->has_mem;
+}
 unsigned sample_io_n_intervals(const struct sample_io_reader *r)
 {
         return (unsigned)r->n_iv;
@@ -1119,6 +1307,8 @@ int sample_io_read(struct sample_io_reader *r, struct sensor_sample *s)
         s->n_packages = r->n_packages;
         s->energy_measured = false;
         memset(s->energy_j, 0, sizeof(s->energy_j));
+        s->mem_measured = false;
+        memset(s->mem_bytes, 0, sizeof(s->mem_bytes));
         for (size_t i = iv->first; i < iv->first + iv->n; i++) {
                 const struct rec *x = &r->recs[i];
 
@@ -1131,8 +1321,14 @@ int sample_io_read(struct sample_io_reader *r, struct sensor_sample *s)
                                 *sensor_target_cpu(s, x->id, x->cpu) = x->c;
                         break;
                 case REC_PACKAGE:
-                        s->energy_j[x->id] = x->energy_j;
-                        s->energy_measured = true;
+                        if (x->energy) {
+                                s->energy_j[x->id] = x->energy_j;
+                                s->energy_measured = true;
+                        }
+                        if (x->mem) {
+                                s->mem_bytes[x->id] = x->mem_bytes;
+                                s->mem_measured = true;
+                        }
                         break;
                 }
         }

@@ -902,6 +902,8 @@ static int sw_probe(const struct sensor_config *cfg, struct sensor_probe *out)
 
         (void)cfg;
         *out = (struct sensor_probe){0};
+        snprintf(out->mem_reason, sizeof(out->mem_reason),
+                 "software: not measured (no memory-controller counter in busy time)");
         r = sensor_busy_probe(&src, path, sizeof(path));
         if (r < 0) {
                 out->err = r;

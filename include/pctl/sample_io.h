@@ -4,18 +4,22 @@
  * CSV form (the one the replay backend reads; documented in pctl-sample(1)):
  *
  *   # pctl-sample v1 backend=perf cpus=0-1 packages=1 targets=1
- *   time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j,freq_khz,stalls
- *   0.100000000,0.100000000,cpu,,0,1000,3000,2000,98765432,,3000000,
- *   0.100000000,0.100000000,cpu,,1,,,,12345678,,,
- *   0.100000000,0.100000000,target,0,1,,,,5000000,,,
- *   0.100000000,0.100000000,package,0,,,,,,1.234567,,
+ *   time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j,freq_khz,stalls,mem_bytes
+ *   0.100000000,0.100000000,cpu,,0,1000,3000,2000,98765432,,3000000,,
+ *   0.100000000,0.100000000,cpu,,1,,,,12345678,,,,
+ *   0.100000000,0.100000000,target,0,1,,,,5000000,,,,
+ *   0.100000000,0.100000000,package,0,,,,,,1.234567,,,123456789.000
  *
  * - Columns after energy_j were added later and are named in the column line; a trace
  *   without them still reads. freq_khz: the frequency the CPU ran at while unhalted
  *   (cycles / ref-cycles × the TSC rate; perf and LIKWID).
  * - time_s: end of the interval (the sample's timestamp_ns / 1e9); interval_s: its length.
  * - kind: `cpu` (one row per sampled CPU), `target` (per target and CPU; id = target index,
- *   only CPUs where the target measured something), `package` (id = package; energy_j).
+ *   only CPUs where the target measured something), `package` (id = package, below the
+ *   header's packages=; energy_j and/or mem_bytes, each empty where not measured).
+ * - mem_bytes: bytes read and written at the package's memory controllers over the interval
+ *   (uncore IMC CAS counts × 64, or the model machine's). Traces without the column read with
+ *   no memory traffic measured; a negative, NaN or non-numeric value is a bad line.
  * - stalls: stalled cycles (SENSOR_STALLS; ESTIMA's input). Traces written before it have no
  *   stalls column and still read.
  * - A metric that was not measured is an empty field: nothing is made up.
@@ -24,7 +28,10 @@
  *
  * TEXT is a human table per interval; JSON is one object per interval per line (JSON lines):
  *   {"time_s":..,"interval_s":..,"cpus":[{"cpu":0,"busy_ns":..,"instr":null,..,"freq_khz":..,"stalls":..}],
- *    "packages":[{"package":0,"energy_j":..}],"targets":[{"target":0,"cpus":[..]}]}
+ *    "packages":[{"package":0,"energy_j":..,"mem_bytes":..,"mem_gbps":..}],
+ *    "targets":[{"target":0,"cpus":[..]}]}
+ *   Every package is listed; what was not measured is null. TEXT shows mem_GB/s per package,
+ *   "unknown" where not measured.
  */
 #pragma once
 
@@ -73,6 +80,9 @@ unsigned sample_io_n_targets(const struct sample_io_reader *r);
 /* Metrics present anywhere in the trace (enum sensor_metric bits). */
 unsigned sample_io_metrics(const struct sample_io_reader *r);
 bool sample_io_has_energy(const struct sample_io_reader *r);
+/* Whether any package row carries memory traffic (mem_bytes); false for traces without the
+ * column. */
+bool sample_io_has_mem_traffic(const struct sample_io_reader *r);
 /* Intervals in the trace (complete ones: a truncated last line is dropped). */
 unsigned sample_io_n_intervals(const struct sample_io_reader *r);
 /* Lines skipped as noise (application output, '-'/'inf' values, a truncated line). */

@@ -83,6 +83,10 @@ struct sensor_probe {
         bool available;
         int err;
         char reason[256];
+        /* Whether an open backend would measure each package's memory traffic (mem_bytes),
+         * and where from or why not ("" from a backend that never does). */
+        bool mem_traffic;
+        char mem_reason[256];
 };
 
 struct sensor;

@@ -15,9 +15,10 @@ cat "$tmp/out"
 [ $rc -eq 0 ] || fail "pctl sensors exited $rc (124 = hung); stderr: $(cat "$tmp/err")"
 [ "$elapsed_ms" -lt 15000 ] || fail "pctl sensors took $elapsed_ms ms"
 [ ! -s "$tmp/err" ] || fail "pctl sensors wrote to stderr (LIKWID noise?): $(cat "$tmp/err")"
-# Only our tables: a title, one row per backend, a blank line and the auto line; the same for
-# the thread-state backends (pctl stack); then how apps would get their CPUs.
-bad=$(grep -Ev '^(BACKEND +AVAILABLE +REASON|(likwid|perf|software|replay) +(yes|no) +.+|auto: .+|THREADS +AVAILABLE +REASON|(ebpf|proc) +(yes|no) +.+|threads auto: .+|topology: .+|cpusets \(auto\): .+|)$' "$tmp/out")
+# Only our tables: a title, one row per backend, a blank line and the auto line; whether each
+# backend measures memory traffic; the same for the thread-state backends (pctl stack); then
+# how apps would get their CPUs.
+bad=$(grep -Ev '^(BACKEND +AVAILABLE +REASON|(likwid|perf|software|replay) +(yes|no) +.+|auto: .+|MEMORY +MEASURED +FROM / WHY NOT|THREADS +AVAILABLE +REASON|(ebpf|proc) +(yes|no) +.+|threads auto: .+|topology: .+|cpusets \(auto\): .+|)$' "$tmp/out")
 grep -Eq '^cpusets \(auto\): (systemd|cgroup v2|cgroup v1|affinity)' "$tmp/out" || fail "no cpusets line saying the mode"
 if [ ! -d /run/systemd/system ]; then
         grep -q '^cpusets (auto): .*not systemd: PID 1 is not systemd' "$tmp/out" || fail "the cpusets line does not say why not systemd"
@@ -46,6 +47,17 @@ else
 fi
 grep -Eq '^software +yes ' "$tmp/out" || fail "software should be available"
 
+# Memory traffic: a second row per backend under MEMORY, with where from or why not.
+mem=$(sed -n '/^MEMORY /,/^$/p' "$tmp/out")
+for b in likwid perf software replay; do
+        echo "$mem" | grep -Eq "^$b +(yes|no) +.+" || fail "no memory-traffic row for $b: $mem"
+done
+echo "$mem" | grep -Eq '^software +no +software: not measured' || fail "software cannot measure memory traffic: $mem"
+if ! ls /sys/bus/event_source/devices/ | grep -Eq '^(uncore_imc|amd_umc_)'; then
+        echo "$mem" | grep -Eq '^perf +no +perf: not measured: no memory-controller PMU' ||
+                fail "perf should say there is no memory-controller PMU here: $mem"
+fi
+
 timeout 30 "$PCTL" sensors --json >"$tmp/json" 2>"$tmp/err" || fail "pctl sensors --json failed"
 [ ! -s "$tmp/err" ] || fail "pctl sensors --json wrote to stderr: $(cat "$tmp/err")"
 python3 - "$tmp/json" <<'PY' || fail "--json output is not what it should be"
@@ -55,7 +67,10 @@ names = [b["name"] for b in d["backends"]]
 assert names == ["likwid", "perf", "software", "replay"], names
 for b in d["backends"]:
     assert isinstance(b["available"], bool) and b["reason"], b
+    assert isinstance(b["mem_traffic"], bool) and b["mem_traffic_reason"], b
+    assert not b["mem_traffic"] or b["available"], b
     assert b["available"] or b["errno"] > 0, b
+assert not [b for b in d["backends"] if b["name"] == "software"][0]["mem_traffic"], d
 assert d["auto"] in ("likwid", "perf", "software"), d["auto"]
 ts = [b["name"] for b in d["thread_states"]]
 assert ts[0] == "ebpf" and "proc" in ts and "sim" not in ts, ts
@@ -88,4 +103,9 @@ grep -Eq '^threads auto: (ebpf|proc)' "$tmp/out" || fail "no thread-state auto l
 printf '# pctl-sample v1 backend=software cpus=0 packages=1 targets=0\ntime_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j\n0.1,0.1,cpu,,0,,,,5,\n' >"$tmp/trace.csv"
 "$PCTL" sensors --source "$tmp/trace.csv" | grep -Eq '^replay +yes +replay: .*1 intervals' ||
         fail "replay should be available with --source"
+"$PCTL" sensors --source "$tmp/trace.csv" | sed -n '/^MEMORY /,/^$/p' | grep -Eq '^replay +no +replay: not measured' ||
+        fail "a trace without mem_bytes has no memory traffic"
+printf '# pctl-sample v1 backend=perf cpus=0 packages=1 targets=0\ntime_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j,freq_khz,stalls,mem_bytes\n0.1,0.1,cpu,,0,,,,5,,,,\n0.1,0.1,package,0,,,,,,,,,6400\n' >"$tmp/mem.csv"
+"$PCTL" sensors --source "$tmp/mem.csv" | sed -n '/^MEMORY /,/^$/p' | grep -Eq '^replay +yes +replay: ' ||
+        fail "a trace with mem_bytes has memory traffic"
 echo "ok: pctl sensors in ${elapsed_ms} ms"

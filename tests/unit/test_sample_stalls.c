@@ -30,7 +30,7 @@ static void csv_round_trip_with_stalls(void **state)
         assert_int_equal(sample_io_write_header(f, "test", &s, NULL), 0);
         assert_int_equal(sample_io_write(f, &s, SAMPLE_IO_CSV), 0);
         fclose(f);
-        assert_non_null(strstr(text, ",energy_j,freq_khz,stalls\n"));
+        assert_non_null(strstr(text, ",energy_j,freq_khz,stalls,mem_bytes\n"));
         assert_int_equal(sample_io_open_text(text, &r, NULL), 0);
         assert_true(sample_io_metrics(r) & SENSOR_STALLS);
         assert_int_equal(sensor_sample_alloc(&back, 2, 0), 0);

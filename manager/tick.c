@@ -361,6 +361,35 @@ struct allocator_ctx decision_ctx(struct manager *m)
         return ctx;
 }
 
+/* Each package's memory traffic against the apps' instructions there, where the sensor
+ * measures it (a sample without it changes nothing: -ENODATA). */
+static void estimate_membw(struct manager *m, const struct estimator_app_view *views, unsigned n)
+{
+        struct membw_app *apps;
+        int r;
+
+        if (!m->sample.mem_measured)
+                return;
+        apps = calloc(n ? n : 1, sizeof(*apps));
+        if (!apps)
+                return; /* the next interval tries again; nothing decides on it alone */
+        for (unsigned i = 0; i < n; i++) {
+                const struct estimate *e = estimator_get(m->est, views[i].id);
+
+                apps[i] = (struct membw_app){
+                    .id = views[i].id,
+                    .cpus = views[i].cpus,
+                    .target = views[i].target,
+                    .freq_khz = views[i].freq_khz,
+                    .i0 = e && (e->known & ESTIMATE_I0) ? e->i0 : NAN,
+                };
+        }
+        r = membw_update(m->bw, &m->sample, &m->pf->topo, apps, n);
+        if (r < 0)
+                log_debug_errno(r, "memory traffic: interval skipped: %m");
+        free(apps);
+}
+
 /* The estimate stage: the apps' estimates and the machine's power from the sample, and the
  * time each app ran at its configuration. 1 when estimated, 0 when the estimator skipped the
  * interval, -ENOMEM. */
@@ -377,6 +406,8 @@ static int estimate(struct manager *m)
         machine_view(m, &mach);
         n_views = app_views(m, views);
         r = estimator_interval(m->est, &m->sample, &mach, views, n_views);
+        if (r >= 0 && mach.n_managed)
+                estimate_membw(m, views, n_views);
         free(views);
         if (r < 0) {
                 log_debug_errno(r, "estimator: interval skipped: %m");
@@ -426,6 +457,24 @@ static bool observe(struct manager *m, struct allocator_ctx *ctx)
         return want;
 }
 
+/* The memory traffic as the decision sees it: each package's rate and bandwidth (measured or
+ * a lower bound), each app's bytes per instruction where it is told apart. */
+static void log_membw(const struct manager *m)
+{
+        char line[200];
+
+        for (unsigned k = 0; k < membw_n_packages(m->bw); k++)
+                if (membw_describe(m->bw, k, line, sizeof(line)) == 0)
+                        log_debug("memory: package %u: %s", k, line);
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                double bpi;
+
+                if (membw_bytes_per_instr(m->bw, m->apps[i].id, &bpi) == 0)
+                        log_debug("memory: %s (pid %d): %.2f bytes per instruction",
+                                  m->apps[i].name, (int)m->apps[i].pid, bpi);
+        }
+}
+
 /* The decide stage: the allocator's plan (cores, frequency) for every app. 1 when decided, 0
  * when there is no app, < 0 when the allocator has no plan (the current one stays). */
 static int decide(struct manager *m, const struct allocator_ctx *ctx)
@@ -439,6 +488,7 @@ static int decide(struct manager *m, const struct allocator_ctx *ctx)
         }
         log_debug("decision %llu at %.1f s", (unsigned long long)m->decisions,
                   (platform_now_ns(m->pf) - m->start_ns) / 1e9);
+        log_membw(m);
         /* Only decisions read it, and CPUs change only at decisions: not worth a sample. */
         for (unsigned i = 0; i < m->n_apps; i++)
                 m->alloc[i].freq_shared = ctx->n_freqs && freq_domain_shared(m, i);

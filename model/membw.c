@@ -85,7 +85,8 @@ struct membw *membw_new(void)
         if (!bw)
                 return NULL;
         for (unsigned k = 0; k < SENSOR_MAX_PACKAGES; k++)
-                bw->pkg[k] = (struct membw_package){.rate_gbs = NAN, .bandwidth_gbs = NAN};
+                bw->pkg[k] = (struct membw_package){
+                    .rate_gbs = NAN, .bandwidth_gbs = NAN, .full_demand = NAN, .slack = 1};
         return bw;
 }
 
@@ -244,6 +245,18 @@ static double stretch_demand(const struct membw *bw, const struct membw_stretch 
         return d > 0 ? d : NAN;
 }
 
+/* The package's slack while it is full: its demand index now over the least that filled it. */
+static void stretch_slack(struct membw_package *p)
+{
+        bool full = p->bound == MEMBW_BOUND_MEASURED &&
+                    p->steady_gbs >= p->bandwidth_gbs * (1 - MEMBW_FLAT) &&
+                    isfinite(p->steady_demand);
+
+        if (full)
+                p->full_demand = fmin(p->full_demand, p->steady_demand); /* fmin drops a NaN */
+        p->slack = full && p->full_demand > 0 ? fmax(p->steady_demand / p->full_demand, 1) : 1;
+}
+
 /* Closes or extends package k's steady stretch with this interval, and judges its bandwidth
  * when a stretch becomes steady. */
 static void stretch_add(struct membw *bw, unsigned k, const struct cpumask *held,
@@ -261,6 +274,7 @@ static void stretch_add(struct membw *bw, unsigned k, const struct cpumask *held
                     .held = *held, .clock_sum = clock_sum, .open = true, .explained = true};
                 p->steady_n = 0;
                 p->steady_gbs = p->steady_demand = NAN;
+                p->slack = 1;
                 return;
         }
         st->n++;
@@ -280,7 +294,9 @@ static void stretch_add(struct membw *bw, unsigned k, const struct cpumask *held
         if (p->bound != MEMBW_BOUND_MEASURED) {
                 p->bound = MEMBW_BOUND_LOWER;
                 p->bandwidth_gbs = bw->most_gbs[k];
+                p->full_demand = NAN;
         }
+        stretch_slack(p);
         if (st->n != MEMBW_STEADY || !bw->prev[k].n)
                 return;
         d_now = p->steady_demand;
@@ -295,6 +311,8 @@ static void stretch_add(struct membw *bw, unsigned k, const struct cpumask *held
             fmax(p->steady_gbs, g_prev) * (1 + MEMBW_FLAT) >= bw->most_gbs[k]) {
                 p->bound = MEMBW_BOUND_MEASURED;
                 p->bandwidth_gbs = fmax(p->steady_gbs, g_prev);
+                p->full_demand = fmin(d_now, d_prev);
+                stretch_slack(p);
         }
 }
 
@@ -416,6 +434,33 @@ unsigned membw_n_packages(const struct membw *bw)
         return bw->n_packages;
 }
 
+int membw_bandwidth(const struct membw *bw, unsigned k, double *gbs)
+{
+        const struct membw_package *p = membw_package(bw, k);
+        double best = NAN;
+
+        if (!p)
+                return -ENODATA;
+        if (p->bound == MEMBW_BOUND_MEASURED) {
+                *gbs = p->bandwidth_gbs;
+                return 0;
+        }
+        for (unsigned j = 0; j < bw->n_packages; j++) {
+                const struct membw_package *q = membw_package(bw, j);
+
+                /* Flat within MEMBW_FLAT is how its bound was measured: more than that above
+                 * it, package k is not alike. */
+                if (q && q->bound == MEMBW_BOUND_MEASURED &&
+                    !(p->bandwidth_gbs > q->bandwidth_gbs * (1 + MEMBW_FLAT)) &&
+                    !(q->bandwidth_gbs <= best))
+                        best = q->bandwidth_gbs;
+        }
+        if (isnan(best))
+                return -ENODATA;
+        *gbs = best;
+        return 1;
+}
+
 const char *membw_bound_to_string(enum membw_bound b)
 {
         switch (b) {
@@ -438,6 +483,11 @@ int membw_describe(const struct membw *bw, unsigned k, char *buf, size_t size)
         if (p->bound == MEMBW_BOUND_NONE)
                 snprintf(buf, size, "%.1f GB/s, bandwidth %s", p->rate_gbs,
                          membw_bound_to_string(p->bound));
+        else if (p->slack > 1)
+                snprintf(buf, size,
+                         "%.1f GB/s, bandwidth = %.1f GB/s (%s), full: its apps ask %.2f times "
+                         "what filled it",
+                         p->rate_gbs, p->bandwidth_gbs, membw_bound_to_string(p->bound), p->slack);
         else
                 snprintf(buf, size, "%.1f GB/s, bandwidth %s %.1f GB/s (%s)", p->rate_gbs,
                          p->bound == MEMBW_BOUND_MEASURED ? "=" : ">=", p->bandwidth_gbs,

@@ -46,6 +46,12 @@ struct membw_package {
         unsigned steady_n;
         double steady_gbs;
         double steady_demand;
+        /* With the bandwidth measured: the least steady demand index at which the package
+         * was full (NaN: none yet), and the current steady demand over it while it is full
+         * (1 otherwise): a lower bound of how much more its apps ask than it serves, since
+         * they filled it with that much less. */
+        double full_demand;
+        double slack;
 };
 
 struct membw;
@@ -69,6 +75,10 @@ int membw_bytes_per_instr(const struct membw *bw, uint64_t id, double *out);
 /* NULL for a package never measured. */
 const struct membw_package *membw_package(const struct membw *bw, unsigned k);
 unsigned membw_n_packages(const struct membw *bw);
+/* Package k's bandwidth: 0 where measured there; 1 where taken from another package whose
+ * bandwidth is measured and which k never served more than (the packages of one machine have
+ * alike memory controllers: one filled measures them all); -ENODATA where neither. */
+int membw_bandwidth(const struct membw *bw, unsigned k, double *gbs);
 
 const char *membw_bound_to_string(enum membw_bound b);
 /* One line on package k for the debug log ("12.3 GB/s, bandwidth >= 20.1 GB/s (a lower

@@ -180,7 +180,8 @@ static void each_package_its_own_apps(void **state)
 }
 
 /* Past its bandwidth a package serves the same traffic at 2 and 4 cores: the bandwidth is
- * then measured (the scenario's 5 GB/s). */
+ * then measured (the scenario's 5 GB/s), and at 4 cores its app asks at least twice what
+ * filled it at 2 (its slack). */
 static void flat_traffic_measures_the_bandwidth(void **state)
 {
         struct rig r;
@@ -200,8 +201,39 @@ static void flat_traffic_measures_the_bandwidth(void **state)
         assert_non_null(p = membw_package(r.bw, 0));
         assert_int_equal(p->bound, MEMBW_BOUND_MEASURED);
         assert_near(p->bandwidth_gbs, 5, 5 * 0.01);
+        /* 2 cores filled it: at 4 its app asks twice that. */
+        assert_near(p->slack, 2, 2 * 0.05);
         assert_int_equal(membw_describe(r.bw, 0, line, sizeof(line)), 0);
         assert_non_null(strstr(line, "= 5.0 GB/s (measured"));
+        assert_non_null(strstr(line, "ask 2."));
+        rig_close(&r);
+}
+
+/* One package's bandwidth measured stands for the other's, which never served more: the 2 x 6
+ * Xeon's packages have alike memory controllers. Before, neither is known. */
+static void a_measured_package_stands_for_an_alike_one(void **state)
+{
+        struct rig r;
+        double gbs = NAN;
+
+        rig_open(&r,
+                 "[machine]\npreset = xeon-e5-2630v2x2\nmem_bandwidth_gbs = 10\n"
+                 "[app a]\ninstructions = 1e12\np = 1\nipc = 1\nmem_bytes_per_instruction = 4\n"
+                 "[app b]\ninstructions = 1e12\np = 1\nipc = 1\nmem_bytes_per_instruction = 0.5\n",
+                 2);
+        rig_set(&r, 0, 0, 2);
+        rig_set(&r, 1, 6, 2);
+        rig_steps(&r, 6);
+        assert_int_equal(membw_bandwidth(r.bw, 0, &gbs), -ENODATA);
+        assert_int_equal(membw_bandwidth(r.bw, 1, &gbs), -ENODATA);
+        rig_set(&r, 0, 0, 4);
+        rig_steps(&r, 6);
+        assert_int_equal(membw_bandwidth(r.bw, 0, &gbs), 0);
+        assert_near(gbs, 10, 0.1);
+        gbs = NAN;
+        assert_int_equal(membw_bandwidth(r.bw, 1, &gbs), 1);
+        assert_near(gbs, 10, 0.1);
+        assert_int_equal(membw_package(r.bw, 1)->bound, MEMBW_BOUND_LOWER);
         rig_close(&r);
 }
 
@@ -224,6 +256,7 @@ static void rising_traffic_is_a_lower_bound(void **state)
         rig_steps(&r, 6);
         assert_non_null(p = membw_package(r.bw, 0));
         assert_int_equal(p->bound, MEMBW_BOUND_LOWER);
+        assert_true(p->slack == 1);
         assert_true(p->bandwidth_gbs > 1.8 * at2);
         assert_true(p->bandwidth_gbs < 500);
         rig_close(&r);
@@ -266,6 +299,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(two_apps_told_apart_once_their_counts_move),
             cmocka_unit_test(each_package_its_own_apps),
             cmocka_unit_test(flat_traffic_measures_the_bandwidth),
+            cmocka_unit_test(a_measured_package_stands_for_an_alike_one),
             cmocka_unit_test(rising_traffic_is_a_lower_bound),
             cmocka_unit_test(unmeasured_traffic_changes_nothing),
         };

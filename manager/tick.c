@@ -419,6 +419,40 @@ static int estimate(struct manager *m)
         return 1;
 }
 
+/* App i's view of its packages' memory bandwidth (allocator_app.bw), where every package its
+ * CPUs lie on has its bandwidth known (membw_bandwidth) and its bytes per instruction is
+ * known; else none.
+ * The predictions it prices are per 1e9 instructions: only with the app's IPC known. Only
+ * where apps share the machine: an app alone measures its own score, the cap in it. */
+static void bw_view(struct manager *m, unsigned i)
+{
+        struct allocator_app *a = &m->alloc[i];
+        const struct estimate *e = estimator_get(m->est, m->apps[i].id);
+        double bpi, bandwidth_gbs = 0, traffic_gbs = 0, slack = INFINITY;
+        struct cpumask pkgs;
+
+        a->bw.bandwidth_gbs = 0;
+        if (!m->sample.mem_measured || m->n_apps < 2 || !e ||
+            (e->known & (ESTIMATE_IPC | ESTIMATE_IPS)) != (ESTIMATE_IPC | ESTIMATE_IPS) ||
+            membw_bytes_per_instr(m->bw, m->apps[i].id, &bpi) < 0 || !(bpi > 0) ||
+            topology_packages_of(&m->pf->topo, &m->apps[i].cpus, &pkgs) <= 0)
+                return;
+        cpumask_foreach (k, &pkgs) {
+                const struct membw_package *p = membw_package(m->bw, (unsigned)k);
+                double gbs = NAN;
+
+                if (!p || membw_bandwidth(m->bw, (unsigned)k, &gbs) < 0 || !(gbs > 0))
+                        return;
+                bandwidth_gbs += gbs;
+                traffic_gbs += p->rate_gbs;
+                slack = fmin(slack, p->slack);
+        }
+        a->bw.slack = slack >= 1 ? slack : 1;
+        a->bw.bytes_per_instr = bpi;
+        a->bw.bandwidth_gbs = bandwidth_gbs;
+        a->bw.others_gbs = fmax(traffic_gbs - bpi * e->ips * 1e-9, 0);
+}
+
 /* The observe stage: feeds this interval's measurements to the allocator and builds its view
  * of the machine (*ctx) for the decision that may follow; true when an app's measurement is
  * complete and a decision now would act on it. The history is looked up here, not only at
@@ -446,6 +480,7 @@ static bool observe(struct manager *m, struct allocator_ctx *ctx)
                         }
                 }
                 history_recall(m, i);
+                bw_view(m, i);
                 allocator_observe(ctx, &m->alloc[i]);
                 /* A returning app is placed before the first decision tick, too; a new app is
                  * placed at the first sample it is seen in (learners get CPUs of their own when

@@ -421,9 +421,9 @@ static int estimate(struct manager *m)
 
 /* App i's view of its packages' memory bandwidth (allocator_app.bw), where every package its
  * CPUs lie on has its bandwidth known (membw_bandwidth) and its bytes per instruction is
- * known; else none.
- * The predictions it prices are per 1e9 instructions: only with the app's IPC known. Only
- * where apps share the machine: an app alone measures its own score, the cap in it. */
+ * known; else none. The predictions it prices are per 1e9 instructions: only with the app's
+ * IPC known. Only where apps share the machine: an app alone measures its own score, the cap
+ * in it. */
 static void bw_view(struct manager *m, unsigned i)
 {
         struct allocator_app *a = &m->alloc[i];

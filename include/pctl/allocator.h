@@ -80,9 +80,10 @@ struct allocator_app {
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
         bool freq_shared;
-        /* The memory bandwidth of the packages its CPUs lie on, where it is measured there
-         * (model/membw.c; bandwidth_gbs 0: not known, or it moves no traffic): its bytes per
-         * instruction, the bandwidth and the other apps' traffic there now. Its predicted
+        /* The memory bandwidth of the packages its CPUs lie on, where it is known (measured
+         * there or on an alike package, model/membw.c; bandwidth_gbs 0: not known, it moves no
+         * traffic, or it is alone): its bytes per instruction, the bandwidth and the other
+         * apps' traffic there now. Its predicted
          * instruction rate is slowed by the packages' demand over their bandwidth, as every
          * app moving traffic on a full package is (docs/allocator.md, "A price of memory
          * bandwidth"). */

@@ -39,6 +39,24 @@ double alloc_static_share(const struct allocator_ctx *ctx, double power_w)
         return power_w;
 }
 
+/* A package serves at most its bandwidth; where the apps there ask more, every one moving
+ * traffic slows by the ratio (what the memory controllers do, and the model machine). The
+ * model is fitted to the rates the app got, so its rate (time_s: seconds per 1e9
+ * instructions) times the packages' measured slack is what it asks at least; the others ask
+ * their traffic now times the slack. The factor on the model's time: the ratio of demand to
+ * bandwidth over the slack. At the current configuration that is 1; more cores or a higher
+ * clock buy what the bandwidth lets them; a lower clock costs nothing while the demand it
+ * leaves still fills the packages. 1 where the bandwidth is not measured. */
+static double bw_time_k(const struct allocator_app *a, double time_s)
+{
+        double demand_gbs, s = a->bw.slack >= 1 ? a->bw.slack : 1;
+
+        if (!(a->bw.bandwidth_gbs > 0) || !(time_s > 0) || !isfinite(time_s))
+                return 1;
+        demand_gbs = s * (a->bw.bytes_per_instr / time_s + a->bw.others_gbs);
+        return fmax(demand_gbs / a->bw.bandwidth_gbs, 1) / s;
+}
+
 /* The predicted score of (cores, freq), NaN when the model cannot say. */
 /* time_k: a factor on the predicted time (1: the estimator's prediction as it is). */
 double alloc_predicted_score_k(const struct allocator_ctx *ctx, const struct allocator_app *a,
@@ -53,7 +71,9 @@ double alloc_predicted_score_k(const struct allocator_ctx *ctx, const struct all
         /* The model's time is for the instructions; with extra work a unit of it takes
          * 1 + X (k - 1) times as many (X measured from the app's markers, else 0). Waits at
          * locks and barriers the stack measured and the counters miss stretch it too. */
-        pr.time_s *= time_k * (1 + a->markers.work_x * (cores > 1 ? cores - 1.0 : 0.0)) *
+        pr.time_s *= time_k;
+        pr.time_s *= bw_time_k(a, pr.time_s) *
+                     (1 + a->markers.work_x * (cores > 1 ? cores - 1.0 : 0.0)) *
                      alloc_wait_time_k(ctx, a, cores);
         /* Amdahl's law counts the cores its work leaves idle as idle; an app whose waiting
          * threads spin keeps a measured share of them running: a busy core's power each. */

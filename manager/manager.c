@@ -58,11 +58,13 @@ int manager_new(const struct manager_options *opt, struct policy_set *policies,
         m->opt = *opt;
         m->pf = opt->platform;
         m->est = estimator_new(&ecfg);
+        m->bw = membw_new();
         m->freq = calloc(m->pf->actuator->n_domains + 1, sizeof(*m->freq));
-        if (!m->est || !m->freq) {
+        if (!m->est || !m->bw || !m->freq) {
                 int r = m->est ? -ENOMEM : -errno;
 
                 estimator_free(m->est);
+                membw_free(m->bw);
                 free(m->freq);
                 free(m);
                 return r ? r : -ENOMEM;
@@ -86,6 +88,7 @@ void manager_free(struct manager *m)
         while (m->n_apps)
                 release_app(m, m->n_apps - 1, "pctld is stopping");
         estimator_free(m->est);
+        membw_free(m->bw);
         appstacks_close(m->stacks);
         free(m->cpu_freq_khz);
         free(m->freq);

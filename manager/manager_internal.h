@@ -14,6 +14,7 @@
 #include "pctl/estimator.h"
 #include "pctl/history.h"
 #include "pctl/log.h"
+#include "pctl/membw.h"
 #include "pctl/memtrim.h"
 #include "pctl/platform.h"
 #include "pctl/policy.h"
@@ -129,6 +130,9 @@ struct manager {
         struct manager_options opt;
         struct platform *pf;
         struct estimator *est;
+        /* Each package's memory traffic and bandwidth, each app's bytes per instruction
+         * (model/membw.c); fed only where the sensor measures traffic. */
+        struct membw *bw;
         struct policy_set policies;
         bool rules; /* some policy has match keys: scan for new processes */
 

@@ -104,6 +104,7 @@ static void refresh_targets(struct manager *m)
 static void remove_app(struct manager *m, unsigned i)
 {
         estimator_app_remove(m->est, m->apps[i].id);
+        (void)membw_app_remove(m->bw, m->apps[i].id); /* -ENOENT: never measured, nothing kept */
         m->n_apps--;
         if (i != m->n_apps) {
                 m->apps[i] = m->apps[m->n_apps];

@@ -345,6 +345,35 @@ struct allocator_ctx decision_ctx(struct manager *m)
         return ctx;
 }
 
+/* Each package's memory traffic against the apps' instructions there, where the sensor
+ * measures it (a sample without it changes nothing: -ENODATA). */
+static void estimate_membw(struct manager *m, const struct estimator_app_view *views, unsigned n)
+{
+        struct membw_app *apps;
+        int r;
+
+        if (!m->sample.mem_measured)
+                return;
+        apps = calloc(n ? n : 1, sizeof(*apps));
+        if (!apps)
+                return; /* the next interval tries again; nothing decides on it alone */
+        for (unsigned i = 0; i < n; i++) {
+                const struct estimate *e = estimator_get(m->est, views[i].id);
+
+                apps[i] = (struct membw_app){
+                    .id = views[i].id,
+                    .cpus = views[i].cpus,
+                    .target = views[i].target,
+                    .freq_khz = views[i].freq_khz,
+                    .i0 = e && (e->known & ESTIMATE_I0) ? e->i0 : NAN,
+                };
+        }
+        r = membw_update(m->bw, &m->sample, &m->pf->topo, apps, n);
+        if (r < 0)
+                log_debug_errno(r, "memory traffic: interval skipped: %m");
+        free(apps);
+}
+
 /* The estimate stage: the apps' estimates and the machine's power from the sample, and the
  * time each app ran at its configuration. 1 when estimated, 0 when the estimator skipped the
  * interval, -ENOMEM. */
@@ -361,6 +390,8 @@ static int estimate(struct manager *m)
         machine_view(m, &mach);
         n_views = app_views(m, views);
         r = estimator_interval(m->est, &m->sample, &mach, views, n_views);
+        if (r >= 0 && mach.n_managed)
+                estimate_membw(m, views, n_views);
         free(views);
         if (r < 0) {
                 log_debug_errno(r, "estimator: interval skipped: %m");
@@ -370,6 +401,40 @@ static int estimate(struct manager *m)
                 if (!cpumask_empty(&m->apps[i].cpus))
                         app_config_add(m, &m->apps[i], app_interval_s(m, i));
         return 1;
+}
+
+/* App i's view of its packages' memory bandwidth (allocator_app.bw), where every package its
+ * CPUs lie on has its bandwidth known (membw_bandwidth) and its bytes per instruction is
+ * known; else none. The predictions it prices are per 1e9 instructions: only with the app's
+ * IPC known. Only where apps share the machine: an app alone measures its own score, the cap
+ * in it. */
+static void bw_view(struct manager *m, unsigned i)
+{
+        struct allocator_app *a = &m->alloc[i];
+        const struct estimate *e = estimator_get(m->est, m->apps[i].id);
+        double bpi, bandwidth_gbs = 0, traffic_gbs = 0, slack = INFINITY;
+        struct cpumask pkgs;
+
+        a->bw.bandwidth_gbs = 0;
+        if (!m->sample.mem_measured || m->n_apps < 2 || !e ||
+            (e->known & (ESTIMATE_IPC | ESTIMATE_IPS)) != (ESTIMATE_IPC | ESTIMATE_IPS) ||
+            membw_bytes_per_instr(m->bw, m->apps[i].id, &bpi) < 0 || !(bpi > 0) ||
+            topology_packages_of(&m->pf->topo, &m->apps[i].cpus, &pkgs) <= 0)
+                return;
+        cpumask_foreach (k, &pkgs) {
+                const struct membw_package *p = membw_package(m->bw, (unsigned)k);
+                double gbs = NAN;
+
+                if (!p || membw_bandwidth(m->bw, (unsigned)k, &gbs) < 0 || !(gbs > 0))
+                        return;
+                bandwidth_gbs += gbs;
+                traffic_gbs += p->rate_gbs;
+                slack = fmin(slack, p->slack);
+        }
+        a->bw.slack = slack >= 1 ? slack : 1;
+        a->bw.bytes_per_instr = bpi;
+        a->bw.bandwidth_gbs = bandwidth_gbs;
+        a->bw.others_gbs = fmax(traffic_gbs - bpi * e->ips * 1e-9, 0);
 }
 
 /* The observe stage: feeds this interval's measurements to the allocator and builds its view
@@ -399,6 +464,7 @@ static bool observe(struct manager *m, struct allocator_ctx *ctx)
                         }
                 }
                 history_recall(m, i);
+                bw_view(m, i);
                 allocator_observe(ctx, &m->alloc[i]);
                 /* A returning app is placed before the first decision tick, too; a new app is
                  * placed at the first sample it is seen in (learners get CPUs of their own when
@@ -408,6 +474,24 @@ static bool observe(struct manager *m, struct allocator_ctx *ctx)
                 want |= !m->apps[i].decided;
         }
         return want;
+}
+
+/* The memory traffic as the decision sees it: each package's rate and bandwidth (measured or
+ * a lower bound), each app's bytes per instruction where it is told apart. */
+static void log_membw(const struct manager *m)
+{
+        char line[200];
+
+        for (unsigned k = 0; k < membw_n_packages(m->bw); k++)
+                if (membw_describe(m->bw, k, line, sizeof(line)) == 0)
+                        log_debug("memory: package %u: %s", k, line);
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                double bpi;
+
+                if (membw_bytes_per_instr(m->bw, m->apps[i].id, &bpi) == 0)
+                        log_debug("memory: %s (pid %d): %.2f bytes per instruction",
+                                  m->apps[i].name, (int)m->apps[i].pid, bpi);
+        }
 }
 
 /* The decide stage: the allocator's plan (cores, frequency) for every app. 1 when decided, 0
@@ -423,6 +507,7 @@ static int decide(struct manager *m, const struct allocator_ctx *ctx)
         }
         log_debug("decision %llu at %.1f s", (unsigned long long)m->decisions,
                   (platform_now_ns(m->pf) - m->start_ns) / 1e9);
+        log_membw(m);
         /* Only decisions read it, and CPUs change only at decisions: not worth a sample. */
         for (unsigned i = 0; i < m->n_apps; i++)
                 m->alloc[i].freq_shared = ctx->n_freqs && freq_domain_shared(m, i);

@@ -80,6 +80,21 @@ struct allocator_app {
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
         bool freq_shared;
+        /* The memory bandwidth of the packages its CPUs lie on, where it is known (measured
+         * there or on an alike package, model/membw.c; bandwidth_gbs 0: not known, it moves no
+         * traffic, or it is alone): its bytes per instruction, the bandwidth and the other
+         * apps' traffic there now. Its predicted
+         * instruction rate is slowed by the packages' demand over their bandwidth, as every
+         * app moving traffic on a full package is (docs/allocator.md, "A price of memory
+         * bandwidth"). */
+        struct {
+                double bytes_per_instr;
+                double bandwidth_gbs;
+                double others_gbs;
+                /* How much more the apps there ask than the packages serve, at least (1: not
+                 * known to be more): the least of the packages' membw slack. */
+                double slack;
+        } bw;
         /* Kept by the allocator: its phase, and for a detour (PROBE, MONITOR) the phase it
          * returns to. */
         enum allocator_phase phase;

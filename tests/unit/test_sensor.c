@@ -2,6 +2,7 @@
  * against fake /proc and /sys trees (fs_set_root). */
 #define _GNU_SOURCE /* sched_setaffinity */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -296,10 +297,20 @@ static void *short_worker(void *arg)
         return NULL;
 }
 
+static double process_cpu_s(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* A real process whose work is done by threads that live 3 ms, far less than the 100 ms
  * between reads: their runtime is charged from the process's CPU clock (sort --parallel's
  * merge threads are such), all of it on the one CPU the process may use. Without that the
- * sensor saw a few percent of it. */
+ * sensor saw a few percent of it. The child works until it has used 0.4 s of CPU (not for a
+ * wall time: a loaded machine gave it 0.08 s of 0.6 s once) and says when it is done; the
+ * reads go on two intervals past that. */
 static void software_backend_charges_exited_threads(void **state)
 {
         const struct sensor_ops *sw = sensor_find("software");
@@ -307,7 +318,7 @@ static void software_backend_charges_exited_threads(void **state)
         struct sensor_sample s = {0};
         struct sensor *sn;
         struct rusage ru;
-        int go[2], status;
+        int go[2], done[2], status, tail = -1;
         double seen[2] = {0, 0};
         pid_t child;
 
@@ -316,6 +327,7 @@ static void software_backend_charges_exited_threads(void **state)
                 skip();
         }
         assert_int_equal(pipe(go), 0);
+        assert_int_equal(pipe2(done, O_NONBLOCK), 0);
         child = fork();
         assert_true(child >= 0);
         if (child == 0) {
@@ -326,7 +338,7 @@ static void software_backend_charges_exited_threads(void **state)
                 CPU_SET(0, &one);
                 if (sched_setaffinity(0, sizeof(one), &one) < 0 || read(go[0], &c, 1) != 1)
                         _exit(1);
-                for (double end = mono_s() + 0.6; mono_s() < end;) {
+                for (double end = mono_s() + 20; process_cpu_s() < 0.4 && mono_s() < end;) {
                         pthread_t a, b;
 
                         if (pthread_create(&a, NULL, short_worker, NULL) ||
@@ -335,6 +347,8 @@ static void software_backend_charges_exited_threads(void **state)
                         pthread_join(a, NULL);
                         pthread_join(b, NULL);
                 }
+                if (write(done[1], "d", 1) != 1)
+                        _exit(1);
                 pause();
                 _exit(0);
         }
@@ -343,14 +357,17 @@ static void software_backend_charges_exited_threads(void **state)
         assert_int_equal(sensor_open(sw, &cfg, &sn), 0);
         assert_int_equal(sensor_set_targets(sn, &t, 1), 0);
         assert_int_equal(write(go[1], "g", 1), 1);
-        /* Reads cover the workers and a while after: a loaded machine stretches them. */
-        for (int i = 0; i < 40; i++) {
+        for (int i = 0; i < 300 && tail != 0; i++) {
+                char c;
+
                 usleep(100000);
                 assert_int_equal(sensor_read(sn, &s), 0);
-                for (unsigned c = 0; c < 2; c++)
-                        seen[c] += (double)sensor_target_cpu(&s, 0, c)->busy_ns / 1e9;
-                if (i >= 9 && sensor_target_cpu(&s, 0, 0)->busy_ns == 0)
-                        break;
+                for (unsigned k = 0; k < 2; k++)
+                        seen[k] += (double)sensor_target_cpu(&s, 0, k)->busy_ns / 1e9;
+                if (tail > 0)
+                        tail--;
+                else if (tail < 0 && read(done[0], &c, 1) == 1)
+                        tail = 2;
         }
         kill(child, SIGKILL);
         assert_int_equal(wait4(child, &status, 0, &ru), child);
@@ -365,6 +382,8 @@ static void software_backend_charges_exited_threads(void **state)
         sensor_sample_free(&s);
         close(go[0]);
         close(go[1]);
+        close(done[0]);
+        close(done[1]);
 }
 
 /* Burns sec of the calling process's CPU time. */

@@ -159,10 +159,6 @@ bool alloc_range_wide(const struct allocator_bounds *b);
 
 void alloc_search_reset(struct allocator_app *a);
 
-/* A score is about to be measured under ctx->n_apps: points measured under another sharing
- * count as unmeasured from now on (re-measured when visited). */
-void alloc_points_sharing(const struct allocator_ctx *ctx, struct allocator_app *a);
-
 void alloc_stay(struct allocator_app *a, const char *fmt, const char *detail);
 
 /* alloc_search.c: the measured search */

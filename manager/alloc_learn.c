@@ -159,15 +159,9 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         if (!e || !app->policy || app->cores == 0)
                 return;
         rate = e->ips;
-        /* An app arriving or leaving changes what the score measures as a move does (the
-         * static power's split, the others' interference, the package's energy alone): the
-         * count starts again, and the first interval, which may straddle the change, is
-         * skipped. */
-        if (app->cores != app->search.at_cores || app->freq_khz != app->search.at_freq_khz ||
-            ctx->n_apps != app->search.at_apps) {
+        if (app->cores != app->search.at_cores || app->freq_khz != app->search.at_freq_khz) {
                 app->search.at_cores = app->cores;
                 app->search.at_freq_khz = app->freq_khz;
-                app->search.at_apps = ctx->n_apps;
                 app->search.samples_here = 0;
                 app->search.early_rejected_here = false;
         }
@@ -215,7 +209,6 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
         scaling_add_stalls(&app->scaling, app->cores, app->freq_khz, rate, power_w,
                            (e->known & ESTIMATE_STALLS) && e->i0 > 0 ? e->stalls / e->i0 : NAN,
                            ALLOCATOR_MEAN_SAMPLES);
-        alloc_points_sharing(ctx, app);
         p = alloc_hist_find(app, app->cores, app->freq_khz);
         if (!p) {
                 if (app->n_hist == ALLOCATOR_HISTORY) {

@@ -50,25 +50,6 @@ const struct allocator_point *alloc_hist_fresh(const struct allocator_ctx *ctx,
         return p && alloc_point_fresh(ctx, p) ? p : NULL;
 }
 
-/* A score is measured under the sharing of the machine (ctx->n_apps) as much as at the
- * configuration: the static power it is charged is split among the apps there, the others
- * interfere, and alone the package's own energy is used. Once the app measures under another
- * sharing, what it measured before is not compared with the new figures: those points count
- * as unmeasured, and a visit measures them afresh (the point it is at, too: its running mean
- * restarts). An app that cannot measure under the new sharing never gets here, so the points
- * it measured before stay all it ranks by. */
-void alloc_points_sharing(const struct allocator_ctx *ctx, struct allocator_app *a)
-{
-        for (unsigned i = 0; i < a->n_hist; i++) {
-                struct allocator_point *p = &a->hist[i];
-
-                if (!p->apps || p->apps == ctx->n_apps)
-                        continue; /* 0: the sharing is not known, nothing to tell apart */
-                p->samples = 0;
-                p->revisit_samples = 0;
-        }
-}
-
 void alloc_search_reset(struct allocator_app *a)
 {
         a->n_hist = 0;

@@ -148,7 +148,6 @@ struct allocator_app {
          * last probe. */
         struct {
                 unsigned at_cores, at_freq_khz;
-                unsigned at_apps; /* the apps managed (ctx->n_apps) since samples_here began */
                 unsigned samples_here;
                 unsigned step_cores; /* 0: not started */
                 unsigned step_freqs;

@@ -14,23 +14,30 @@ trap pctld_cleanup EXIT
 PORT=$($CLIENT free_port)
 sed -i "/^\[daemon\]/a metrics_listen = 127.0.0.1:$PORT" "$T/pctl.conf"
 pctld_start
-# counts: the samples and decisions so far, from one scrape, and the time it was taken.
+# counts: the samples and decisions so far, from one scrape, and the times just before and
+# just after it (on a loaded machine the client alone can take a second to start: the bounds
+# below take the widest span the two scrapes can cover, so a slow client cannot look like a
+# catch-up).
 counts() {
-        $CLIENT get "$PORT" | awk -v t="$(date +%s.%N)" '
+        local before
+        before=$(date +%s.%N)
+        $CLIENT get "$PORT" | awk -v b="$before" '
                 $1 == "pctl_sample_duration_seconds_count" { s = $2 }
                 $1 == "pctl_decisions_total" { d = $2 }
-                END { print s, d, t }'
+                END { print s, d, b }'
+        date +%s.%N
 }
 sleep 1
-read -r s0 d0 t0 <<<"$(counts)"
+{ read -r s0 d0 t0 && read -r _; } <<<"$(counts)"
 kill -STOP "$PCTLD_PID"
 sleep 3
 kill -CONT "$PCTLD_PID"
 sleep 1
-read -r s1 d1 t1 <<<"$(counts)"
+{ read -r s1 d1 _ && read -r t1; } <<<"$(counts)"
 samples=$((s1 - s0))
 decisions=$((d1 - d0))
-# The time pctld ran between the two scrapes: all of it but the 3 s stop.
+# The longest pctld can have run between the two scrapes: from just before the first to just
+# after the second, all of it but the 3 s stop.
 ran=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a - 3 }')
 max_s=$(awk -v r="$ran" 'BEGIN { printf "%d", r / 0.1 + 3 }')
 max_d=$(awk -v r="$ran" 'BEGIN { printf "%d", r / 0.5 + 2 }')

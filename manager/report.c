@@ -580,6 +580,8 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(
             j, "edp_rate", jsonfmt_double(e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN));
         json_object_object_add(j, "gain_pct", jsonfmt_double(app_gain(m, i)));
+        /* Bytes it moves at its package's memory per instruction: null until told apart. */
+        json_object_object_add(j, "mem_bytes_per_instr", memreport_app_json(m, i));
         /* The extrapolation of its measured scaling (docs/extrapolation.md): null until it
          * reproduces what was measured. */
         json_object_object_add(j, "predicted_best_cores",
@@ -678,6 +680,8 @@ static void status_of(const struct manager *m, const uid_t *only, struct json_ob
          * online from RAPL and busy time), or null. */
         manager_power_model(m, &power_model);
         json_object_object_add(j, "power_model", jsonfmt_string(power_model));
+        /* Each package's memory traffic and bandwidth, where the sensor measures it. */
+        memreport_status(m, j);
         json_object_object_add(j, "decisions", json_object_new_uint64(m->decisions));
         json_object_object_add(j, "changes", json_object_new_uint64(m->changes));
         apps = json_object_new_array();
@@ -757,6 +761,7 @@ int manager_metrics(const struct manager *m, struct metrics_snapshot **out)
                         x->v[METRICS_APP_PACKAGES] = pkgs.n;
         }
         s->package_energy_source = manager_energy(m, &s->package_energy_j);
+        memreport_metrics(m, s);
         s->decisions = m->decisions;
         s->cpuset_changes = m->changes;
         *out = s;

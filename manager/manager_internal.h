@@ -124,6 +124,8 @@ struct mreport {
         /* Why it lay spread over packages when it left (app_packages): NULL and "" when not. */
         const char *spreading;
         char spread_why[256];
+        /* Its bytes per instruction when it left (memreport_app_bpi; NaN: unknown). */
+        double mem_bpi;
 };
 
 struct manager {
@@ -270,8 +272,12 @@ struct metrics_snapshot;
 void memreport_sample(struct manager *m);
 /* mem_traffic, mem_traffic_reason and mem_packages of the status. */
 void memreport_status(const struct manager *m, struct json_object *j);
-/* The app's bytes per instruction (null: unknown). */
+/* The app's bytes per instruction; NaN: unknown, or the sensor measures no traffic. */
+double memreport_app_bpi(const struct manager *m, unsigned i);
+/* The same as JSON (null: unknown). */
 struct json_object *memreport_app_json(const struct manager *m, unsigned i);
+/* mem_traffic, mem_traffic_reason and mem_bytes_per_instr (bpi, NaN: unknown) of a run report. */
+void memreport_run(const struct manager *m, double bpi, struct json_object *j);
 /* The packages' traffic counters and measured bandwidths into the /metrics snapshot. */
 void memreport_metrics(const struct manager *m, struct metrics_snapshot *s);
 /* The app's last speedup stack as JSON, NULL when there is none yet. */

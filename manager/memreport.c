@@ -82,14 +82,29 @@ void memreport_status(const struct manager *m, struct json_object *j)
         json_object_object_add(j, "mem_packages", pkgs);
 }
 
-struct json_object *memreport_app_json(const struct manager *m, unsigned i)
+double memreport_app_bpi(const struct manager *m, unsigned i)
 {
         double bpi;
 
         if (!m->pf->sensor->has_mem_traffic ||
             membw_bytes_per_instr(m->bw, m->apps[i].id, &bpi) < 0)
-                return NULL;
-        return jsonfmt_double(bpi);
+                return NAN;
+        return bpi;
+}
+
+struct json_object *memreport_app_json(const struct manager *m, unsigned i)
+{
+        return jsonfmt_double(memreport_app_bpi(m, i));
+}
+
+void memreport_run(const struct manager *m, double bpi, struct json_object *j)
+{
+        bool measured = m->pf->sensor->has_mem_traffic;
+
+        json_object_object_add(j, "mem_traffic", json_object_new_boolean(measured));
+        json_object_object_add(j, "mem_traffic_reason",
+                               jsonfmt_string(measured ? NULL : m->pf->mem_why));
+        json_object_object_add(j, "mem_bytes_per_instr", jsonfmt_double(measured ? bpi : NAN));
 }
 
 void memreport_metrics(const struct manager *m, struct metrics_snapshot *s)

@@ -66,6 +66,8 @@ void report_keep(struct manager *m, unsigned i, const char *why)
         app_packages(m, i, &p);
         r->spreading = p.spreading;
         (void)strscpy(r->spread_why, p.why, sizeof(r->spread_why));
+        /* membw forgets the app as it leaves, right after this. */
+        r->mem_bpi = memreport_app_bpi(m, i);
 }
 
 /* Where an app's power and energy come from. "declared" only for the [power] model of pctl.conf
@@ -353,6 +355,8 @@ int manager_report(const struct manager *m, pid_t pid, const struct manager_run_
         json_object_object_add(j, "energy_j", jsonfmt_double(energy_j));
         json_object_object_add(j, "energy_source", jsonfmt_string(energy_src));
         json_object_object_add(j, "edp_js", jsonfmt_double(energy_j * run_s));
+        /* What it moved at its package's memory per instruction, as status showed it. */
+        memreport_run(m, rep ? rep->mem_bpi : memreport_app_bpi(m, i), j);
         json_object_object_add(j, "default_cores", json_object_new_uint64(dflt));
         if (ran_default_only(m, a, dflt)) {
                 json_object_object_add(j, "gain_pct", json_object_new_double(0));

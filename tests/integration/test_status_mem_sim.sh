@@ -4,7 +4,8 @@
 # `pctl status` gives each package's traffic now and its bandwidth (measured, or "≥ ... (lower
 # bound)"), and the app's bytes per instruction; --json the same fields; /metrics over HTTP has
 # pctl_package_memory_bytes_total per package, a counter that grows between scrapes, with its
-# HELP and TYPE, and a bandwidth series only for a package whose bandwidth is measured. Then
+# HELP and TYPE, and a bandwidth series only for a package whose bandwidth is measured (and
+# `promtool check metrics` passes on it, where promtool is installed). Then
 # the software backend, which measures no traffic: status says so once, with the probe's reason,
 # and /metrics has the families without a series.
 set -u
@@ -71,6 +72,13 @@ grown() {
 }
 wait_until 30 grown || fail "the counter of package 0 did not grow from $B1"
 echo "ok: /metrics: pctl_package_memory_bytes_total{package=\"0\"} $B1 then $(total0 "$T/m2.txt")"
+# Prometheus's own linter on what pctld serves with the memory series in it (its names, units,
+# a counter's _total).
+if command -v promtool >/dev/null; then
+        promtool check metrics <"$T/m2.txt" >"$T/promtool.out" 2>&1 ||
+                fail "promtool check metrics: $(cat "$T/promtool.out")"
+        echo "ok: promtool check metrics"
+fi
 # A bandwidth series only where status says it is measured there, with the same figure.
 status_json
 for k in 0 1; do

@@ -1,6 +1,7 @@
-/* Memory traffic in `pctl status` and /metrics on the model machine: each package's traffic
- * now and since the start, its bandwidth as a lower bound or measured, each app's bytes per
- * instruction; the snapshot /metrics renders with the counter and only a measured bandwidth. */
+/* Memory traffic in `pctl status`, the run report and /metrics on the model machine: each
+ * package's traffic now and since the start, its bandwidth as a lower bound or measured, each
+ * app's bytes per instruction (kept in the report of an app that left); the snapshot /metrics
+ * renders with the counter and only a measured bandwidth. */
 #include "pctl_test.h"
 #include "pctl_test_sim.h"
 
@@ -76,6 +77,7 @@ static void light_traffic_is_a_lower_bound(void **state)
         struct json_object *st, *p, *a;
         unsigned step;
         bool bpi_seen = false;
+        char err[256];
 
         sim_manager_open(&f, LIGHT, "monitor", 1);
         st = status(&f);
@@ -118,6 +120,13 @@ static void light_traffic_is_a_lower_bound(void **state)
         }
         assert_true(bpi_seen);
         assert_int_equal(manager_n_apps(f.m), 0);
+        /* The run report of the app that left keeps what status showed of it. */
+        st = json_object_new_object();
+        assert_int_equal(manager_report(f.m, SIM_PID_BASE, NULL, st, err, sizeof(err)), 0);
+        assert_true(json_object_get_boolean(member(st, "mem_traffic")));
+        assert_null(member(st, "mem_traffic_reason"));
+        assert_near(num(st, "mem_bytes_per_instr"), 0.5, 0.05);
+        json_object_put(st);
         sim_manager_tick(&f, step);
         /* All the app moved, counted once: a counter, not a rate. Nothing moves now. */
         st = status(&f);

@@ -116,9 +116,10 @@ static void status_memory(struct json_object *s)
         for (size_t i = 0; i < n; i++) {
                 struct json_object *p = json_object_array_get_idx(pkgs, i);
                 const char *src = reply_string(p, "bandwidth_source");
-                double k = 0, gbps, bw;
+                double k, gbps, bw;
 
-                reply_number(p, "package", &k);
+                if (!reply_number(p, "package", &k))
+                        continue; /* no package to name: nothing to say of it */
                 printf("memory    package %.0f: ", k);
                 if (reply_number(p, "mem_gbps", &gbps))
                         printf("%.1f GB/s now", gbps);

@@ -5,7 +5,8 @@
 # bound)"), and the app's bytes per instruction; --json the same fields; /metrics over HTTP has
 # pctl_package_memory_bytes_total per package, a counter that grows between scrapes, with its
 # HELP and TYPE, and a bandwidth series only for a package whose bandwidth is measured (and
-# `promtool check metrics` passes on it, where promtool is installed). Then
+# `promtool check metrics` passes on it, where promtool is installed); a full package (the
+# i7's, 5 GB/s, an app asking 4 bytes per instruction) measured in both. Then
 # the software backend, which measures no traffic: status says so once, with the probe's reason,
 # and /metrics has the families without a series.
 set -u
@@ -91,6 +92,21 @@ for k in 0 1; do
         fi
         echo "ok: package $k: bandwidth '$src', series '${line:-none}'"
 done
+pctld_stop TERM
+
+# A full package: a0 asks 4 bytes per instruction of a 5 GB/s package while the allocator
+# moves it; status calls the bandwidth measured, and /metrics gives it in bytes per second.
+printf '[machine]\npreset = i7-4820k\nmem_bandwidth_gbs = 5\n\n[app a0]\ninstructions = 1e17\np = 1\nipc = 1\nmem_bytes_per_instruction = 4\n' >"$T/scenario.ini"
+rm -f "$T/pctl.sock"
+pctld_start
+measured() { $CLIENT get "$PORT" >"$T/m4.txt" && grep -q '^pctl_package_memory_bandwidth_bytes_per_second{package="0"} ' "$T/m4.txt"; }
+wait_until 60 measured || fail "no measured bandwidth of the full package: $(grep pctl_package_memory "$T/m4.txt")"
+BW=$(sed -n 's/^pctl_package_memory_bandwidth_bytes_per_second{package="0"} //p' "$T/m4.txt")
+awk -v b="$BW" 'BEGIN { exit !(b > 4.95e9 && b < 5.05e9) }' || fail "the 5 GB/s package measured at $BW bytes/s"
+"$PCTL" status --socket "$T/pctl.sock" >"$T/status.txt"
+grep -E '^memory    package 0: [0-9.]+ GB/s now, bandwidth 5\.0 GB/s \(measured\)$' "$T/status.txt" ||
+        fail "status of the full package: $(grep memory "$T/status.txt")"
+echo "ok: full package: /metrics $BW bytes/s, status measured"
 pctld_stop TERM
 
 # The software backend measures no traffic: once, with why; nothing per package or app.

@@ -171,6 +171,26 @@ void run_report_where(struct json_object *rep)
 /* Above this share of the command's CPU time, its children's work is worth a warning. */
 #define RUN_CHILDREN_SHARE 0.1
 
+/* What the command moved at its package's memory per instruction, where the sensor measures
+ * the traffic; nothing from a pctld that does not say. */
+static void run_report_memory(struct json_object *rep)
+{
+        struct json_object *flag = NULL;
+        double bpi;
+
+        if (!json_object_object_get_ex(rep, "mem_traffic", &flag) ||
+            !json_object_is_type(flag, json_type_boolean))
+                return;
+        if (!json_object_get_boolean(flag))
+                fprintf(stderr, "  memory   traffic not measured (%s)\n",
+                        reply_text(rep, "mem_traffic_reason", "the sensor does not say why"));
+        else if (reply_number(rep, "mem_bytes_per_instr", &bpi))
+                fprintf(stderr, "  memory   %.2f bytes per instruction\n", bpi);
+        else
+                fprintf(stderr, "  memory   bytes per instruction unknown (not told apart from "
+                                "its neighbours' in pctld's samples)\n");
+}
+
 static void run_summary_human(const struct run_result *r, struct json_object *rep,
                               const char *rep_err)
 {
@@ -231,6 +251,7 @@ static void run_summary_human(const struct run_result *r, struct json_object *re
         else
                 fprintf(stderr, "  energy   unknown (pctld has no energy figure for it: no RAPL "
                                 "and no power model, or no sample of it), EDP unknown\n");
+        run_report_memory(rep);
         run_report_where(rep);
         if (reply_number(rep, "gain_pct", &v))
                 fprintf(stderr, "  gain     %.1f %% against the default (%s)\n", v,

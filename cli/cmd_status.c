@@ -93,8 +93,49 @@ static void status_state_record(struct json_object *s)
                 printf("record    %s: %.0f more lines skipped\n", file, total - (double)n);
 }
 
+/* Each package's memory traffic now and its bandwidth, or once why it is not measured;
+ * nothing from a pctld that does not say. */
+static void status_memory(struct json_object *s)
+{
+        struct json_object *flag = NULL, *pkgs = NULL;
+        size_t n = 0;
+
+        if (!json_object_object_get_ex(s, "mem_traffic", &flag) ||
+            !json_object_is_type(flag, json_type_boolean))
+                return;
+        if (!json_object_get_boolean(flag)) {
+                printf("memory    traffic: not measured (%s)\n",
+                       reply_text(s, "mem_traffic_reason", "the sensor does not say why"));
+                return;
+        }
+        if (json_object_object_get_ex(s, "mem_packages", &pkgs) &&
+            json_object_is_type(pkgs, json_type_array))
+                n = json_object_array_length(pkgs);
+        if (n == 0)
+                printf("memory    traffic: no interval measured yet\n");
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *p = json_object_array_get_idx(pkgs, i);
+                const char *src = reply_string(p, "bandwidth_source");
+                double k, gbps, bw;
+
+                if (!reply_number(p, "package", &k))
+                        continue; /* no package to name: nothing to say of it */
+                printf("memory    package %.0f: ", k);
+                if (reply_number(p, "mem_gbps", &gbps))
+                        printf("%.1f GB/s now", gbps);
+                else
+                        printf("unknown now");
+                if (src && reply_number(p, "bandwidth_gbps", &bw))
+                        printf(", bandwidth %s%.1f GB/s (%s)\n",
+                               strcmp(src, "lower bound") == 0 ? "\u2265 " : "", bw, src);
+                else
+                        printf(", bandwidth unknown\n");
+        }
+}
+
 static void status_human(struct json_object *s)
 {
+        struct json_object *mflag = NULL;
         struct json_object *apps = NULL, *dvfs = NULL;
         const char *src = reply_string(s, "energy_source");
         const char *why = reply_string(s, "dvfs_why");
@@ -124,6 +165,7 @@ static void status_human(struct json_object *s)
         } else {
                 printf("power     unknown (no RAPL, no calibrated or declared model)\n");
         }
+        status_memory(s);
         printf("\n%-15s %7s %-12s %5s %-9s %-5s %6s %7s %6s %13s %8s %10s %10s\n", "NAME", "PID",
                "POLICY", "CORES", "CPUS", "PKGS", "MHZ", "IPC", "SPEEDUP", "P", "POWER_W",
                "EDP_RATE", "PRED_GAIN%");
@@ -166,6 +208,18 @@ static void status_human(struct json_object *s)
                 if (reply_string(a, "job"))
                         printf("%-15s job %s\n", "", reply_string(a, "job"));
                 status_stack(a);
+                /* Where the sensor measures memory traffic: what the app moves per
+                 * instruction, once told apart from its neighbours. */
+                if (json_object_object_get_ex(s, "mem_traffic", &mflag) &&
+                    json_object_is_type(mflag, json_type_boolean) &&
+                    json_object_get_boolean(mflag)) {
+                        double bpi;
+
+                        if (reply_number(a, "mem_bytes_per_instr", &bpi))
+                                printf("%-15s memory: %.2f bytes per instruction\n", "", bpi);
+                        else
+                                printf("%-15s memory: bytes per instruction unknown\n", "");
+                }
                 /* The whole run's P where it tells something the phase's does not. */
                 if (reply_number(a, "p_run", &prun) &&
                     !(reply_number(a, "p_est", &p) && fabs(p - prun) < 0.005)) {

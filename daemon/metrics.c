@@ -98,6 +98,8 @@ struct metrics_snapshot *metrics_snapshot_new(unsigned n_apps)
                 for (unsigned f = 0; f < METRICS_APP_FIGURES; f++)
                         s->apps[i].v[f] = NAN;
         s->package_energy_j = NAN;
+        for (unsigned k = 0; k < METRICS_MAX_PACKAGES; k++)
+                s->mem_bytes_total[k] = s->mem_bandwidth_bytes_per_s[k] = NAN;
         s->refs = 1;
         return s;
 }
@@ -356,6 +358,23 @@ static void render_histogram(struct mbuf *b, const char *name, const char *help,
         mbuf_put(b, "\n", 1);
 }
 
+/* A family with one series per package, NAME{package="K"} VALUE, the unknown left out. */
+static void render_packages(struct mbuf *b, const char *name, const char *type, const char *help,
+                            const double *v, unsigned n)
+{
+        family_header(b, name, type, help);
+        for (unsigned k = 0; k < n && k < METRICS_MAX_PACKAGES; k++) {
+                if (isnan(v[k]))
+                        continue;
+                mbuf_puts(b, name);
+                mbuf_puts(b, "{package=\"");
+                mbuf_put_u64(b, k);
+                mbuf_puts(b, "\"} ");
+                mbuf_put_double(b, v[k]);
+                mbuf_put(b, "\n", 1);
+        }
+}
+
 static void render_scalar(struct mbuf *b, const char *name, const char *type, const char *help,
                           uint64_t v)
 {
@@ -402,6 +421,16 @@ int metrics_render(const struct metrics_snapshot *s, char **text, size_t *len)
                 mbuf_put_double(&b, s->package_energy_j);
                 mbuf_put(&b, "\n", 1);
         }
+        render_packages(&b, "pctl_package_memory_bytes_total", "counter",
+                        "Bytes read and written at the package's memory controllers since "
+                        "pctld started, as its sensor counted them (absent where the sensor "
+                        "does not measure memory traffic).",
+                        s->mem_bytes_total, s->n_mem_packages);
+        render_packages(&b, "pctl_package_memory_bandwidth_bytes_per_second", "gauge",
+                        "The package's memory bandwidth where pctld measured it (its traffic "
+                        "flat while its apps asked more); absent while only a lower bound is "
+                        "known.",
+                        s->mem_bandwidth_bytes_per_s, s->n_mem_packages);
         render_scalar(&b, "pctl_decisions_total", "counter",
                       "Allocator decisions since pctld started.", s->decisions);
         render_scalar(&b, "pctl_cpuset_changes_total", "counter",

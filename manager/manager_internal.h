@@ -124,6 +124,8 @@ struct mreport {
         /* Why it lay spread over packages when it left (app_packages): NULL and "" when not. */
         const char *spreading;
         char spread_why[256];
+        /* Its bytes per instruction when it left (memreport_app_bpi; NaN: unknown). */
+        double mem_bpi;
 };
 
 struct manager {
@@ -133,6 +135,13 @@ struct manager {
         /* Each package's memory traffic and bandwidth, each app's bytes per instruction
          * (model/membw.c); fed only where the sensor measures traffic. */
         struct membw *bw;
+        /* What operators see of the traffic (manager/memreport.c): each package's bytes counted
+         * since the start and its rate over the last interval (NaN: not measured then). */
+        struct {
+                unsigned n_packages; /* packages measured at least once */
+                double total_bytes[SENSOR_MAX_PACKAGES];
+                double rate_gbs[SENSOR_MAX_PACKAGES];
+        } mem;
         struct policy_set policies;
         bool rules; /* some policy has match keys: scan for new processes */
 
@@ -257,5 +266,19 @@ void app_packages_fields(const struct manager *m, const struct app_packages *p,
                          struct app_packages_fields *out);
 /* Keeps what a report on app i needs after it is gone. */
 void report_keep(struct manager *m, unsigned i, const char *why);
+/* memreport.c: memory traffic in `pctl status` and /metrics. */
+struct metrics_snapshot;
+/* Counts the sample's traffic in (called after each sensor read). */
+void memreport_sample(struct manager *m);
+/* mem_traffic, mem_traffic_reason and mem_packages of the status. */
+void memreport_status(const struct manager *m, struct json_object *j);
+/* The app's bytes per instruction; NaN: unknown, or the sensor measures no traffic. */
+double memreport_app_bpi(const struct manager *m, unsigned i);
+/* The same as JSON (null: unknown). */
+struct json_object *memreport_app_json(const struct manager *m, unsigned i);
+/* mem_traffic, mem_traffic_reason and mem_bytes_per_instr (bpi, NaN: unknown) of a run report. */
+void memreport_run(const struct manager *m, double bpi, struct json_object *j);
+/* The packages' traffic counters and measured bandwidths into the /metrics snapshot. */
+void memreport_metrics(const struct manager *m, struct metrics_snapshot *s);
 /* The app's last speedup stack as JSON, NULL when there is none yet. */
 struct json_object *appstack_json(const struct appstacks *stacks, pid_t pid);

@@ -42,6 +42,21 @@ static int platform_open_sim(struct platform *p, const char *path, char *why, si
         return 0;
 }
 
+/* Keeps the probe's word on memory traffic for `pctl status` (probed again where the backend
+ * was picked automatically: sensor_pick_auto keeps only why it picked it). */
+static void platform_mem_why(struct platform *p, const struct sensor_config *cfg,
+                             const struct sensor_probe *probe)
+{
+        struct sensor_probe again;
+
+        if (!probe) {
+                again = (struct sensor_probe){0};
+                p->sensor_ops->probe(cfg, &again);
+                probe = &again;
+        }
+        snprintf(p->mem_why, sizeof(p->mem_why), "%s", probe->mem_reason);
+}
+
 int platform_open(const struct platform_options *opt, struct platform **out, char *why,
                   size_t why_size)
 {
@@ -75,6 +90,7 @@ int platform_open(const struct platform_options *opt, struct platform **out, cha
                                 goto fail;
                         }
                         snprintf(p->name, sizeof(p->name), "%s", p->sensor_ops->name);
+                        platform_mem_why(p, &scfg, NULL);
                 } else {
                         struct sensor_probe probe;
 
@@ -94,6 +110,7 @@ int platform_open(const struct platform_options *opt, struct platform **out, cha
                                 goto fail;
                         }
                         snprintf(p->sensor_why, sizeof(p->sensor_why), "asked for %s", spec);
+                        platform_mem_why(p, &scfg, &probe);
                 }
                 p->actuator_ops = &actuator_real_ops;
         }
@@ -105,6 +122,11 @@ int platform_open(const struct platform_options *opt, struct platform **out, cha
                          strerror(-r));
                 goto fail;
         }
+        if (p->sensor->has_mem_traffic)
+                p->mem_why[0] = '\0';
+        else if (!p->mem_why[0])
+                snprintf(p->mem_why, sizeof(p->mem_why), "the %s backend does not measure it",
+                         p->sensor_ops->name);
         r = actuator_open(p->actuator_ops, &acfg, &p->actuator, reason, sizeof(reason));
         if (r < 0) {
                 snprintf(why, why_size, "cannot open the %s actuator: %s", p->actuator_ops->name,

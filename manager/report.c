@@ -66,6 +66,8 @@ void report_keep(struct manager *m, unsigned i, const char *why)
         app_packages(m, i, &p);
         r->spreading = p.spreading;
         (void)strscpy(r->spread_why, p.why, sizeof(r->spread_why));
+        /* membw forgets the app as it leaves, right after this. */
+        r->mem_bpi = memreport_app_bpi(m, i);
 }
 
 /* Where an app's power and energy come from. "declared" only for the [power] model of pctl.conf
@@ -353,6 +355,8 @@ int manager_report(const struct manager *m, pid_t pid, const struct manager_run_
         json_object_object_add(j, "energy_j", jsonfmt_double(energy_j));
         json_object_object_add(j, "energy_source", jsonfmt_string(energy_src));
         json_object_object_add(j, "edp_js", jsonfmt_double(energy_j * run_s));
+        /* What it moved at its package's memory per instruction, as status showed it. */
+        memreport_run(m, rep ? rep->mem_bpi : memreport_app_bpi(m, i), j);
         json_object_object_add(j, "default_cores", json_object_new_uint64(dflt));
         if (ran_default_only(m, a, dflt)) {
                 json_object_object_add(j, "gain_pct", json_object_new_double(0));
@@ -580,6 +584,8 @@ static struct json_object *status_app(const struct manager *m, unsigned i)
         json_object_object_add(
             j, "edp_rate", jsonfmt_double(e && (e->known & ESTIMATE_EDP_RATE) ? e->edp_rate : NAN));
         json_object_object_add(j, "gain_pct", jsonfmt_double(app_gain(m, i)));
+        /* Bytes it moves at its package's memory per instruction: null until told apart. */
+        json_object_object_add(j, "mem_bytes_per_instr", memreport_app_json(m, i));
         /* The extrapolation of its measured scaling (docs/extrapolation.md): null until it
          * reproduces what was measured. */
         json_object_object_add(j, "predicted_best_cores",
@@ -678,6 +684,8 @@ static void status_of(const struct manager *m, const uid_t *only, struct json_ob
          * online from RAPL and busy time), or null. */
         manager_power_model(m, &power_model);
         json_object_object_add(j, "power_model", jsonfmt_string(power_model));
+        /* Each package's memory traffic and bandwidth, where the sensor measures it. */
+        memreport_status(m, j);
         json_object_object_add(j, "decisions", json_object_new_uint64(m->decisions));
         json_object_object_add(j, "changes", json_object_new_uint64(m->changes));
         apps = json_object_new_array();
@@ -757,6 +765,7 @@ int manager_metrics(const struct manager *m, struct metrics_snapshot **out)
                         x->v[METRICS_APP_PACKAGES] = pkgs.n;
         }
         s->package_energy_source = manager_energy(m, &s->package_energy_j);
+        memreport_metrics(m, s);
         s->decisions = m->decisions;
         s->cpuset_changes = m->changes;
         *out = s;

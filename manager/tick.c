@@ -84,7 +84,11 @@ int tick_decide(struct manager *m)
 /* The sense stage: one sample of the counters. */
 static int sense(struct manager *m)
 {
-        return sensor_read(m->pf->sensor, &m->sample);
+        int r = sensor_read(m->pf->sensor, &m->sample);
+
+        if (r >= 0)
+                memreport_sample(m);
+        return r;
 }
 
 /* What the estimator is told of the machine beside the sample: the CPUs apps hold, the top

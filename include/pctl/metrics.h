@@ -49,6 +49,9 @@ struct metrics_histogram {
 
 void metrics_histogram_observe(struct metrics_histogram *h, double seconds);
 
+/* Packages a snapshot gives memory traffic for (sensor.h's SENSOR_MAX_PACKAGES). */
+#define METRICS_MAX_PACKAGES 64
+
 /* One published state. Immutable once published: the server's thread reads it. */
 struct metrics_snapshot {
         unsigned refs;
@@ -59,6 +62,12 @@ struct metrics_snapshot {
         uint64_t decisions;
         uint64_t cpuset_changes;
         struct metrics_histogram sample_duration;
+        /* Per package, [0, n_mem_packages): the memory traffic counted since pctld started
+         * (bytes), and the bandwidth measured there (bytes per second; a lower bound is not
+         * given). NaN: unknown, the series left out. */
+        unsigned n_mem_packages;
+        double mem_bytes_total[METRICS_MAX_PACKAGES];
+        double mem_bandwidth_bytes_per_s[METRICS_MAX_PACKAGES];
 };
 
 /* A snapshot with room for n_apps apps (zeroed, figures NaN), one reference. NULL on ENOMEM. */

@@ -21,6 +21,8 @@ struct platform_proc {
 struct platform {
         char name[64];        /* "software", "likwid", "sim:scenario.ini" ... */
         char sensor_why[512]; /* why this sensor backend (and not the better ones) */
+        /* Why the sensor measures no memory traffic (its probe's reason); "" where it does. */
+        char mem_why[256];
         const struct sensor_ops *sensor_ops;
         struct sensor *sensor;
         const struct actuator_ops *actuator_ops;

@@ -88,6 +88,8 @@ static void families_have_help_and_type(void **state)
             {"pctl_app_energy_joules_total", "counter"},
             {"pctl_app_packages", "gauge"},
             {"pctl_package_energy_joules_total", "counter"},
+            {"pctl_package_memory_bytes_total", "counter"},
+            {"pctl_package_memory_bandwidth_bytes_per_second", "gauge"},
             {"pctl_decisions_total", "counter"},
             {"pctl_cpuset_changes_total", "counter"},
             {"pctl_sample_duration_seconds", "histogram"},
@@ -207,6 +209,33 @@ static void unknown_figures_are_left_out(void **state)
         text = render(s);
         assert_line(text, "# TYPE pctl_package_energy_joules_total counter");
         assert_no_line_with(text, "pctl_package_energy_joules_total{");
+        free(text);
+        metrics_snapshot_unref(s);
+}
+
+/* Memory traffic per package: the counter in bytes, the bandwidth only where measured; a
+ * package not measured has no series, and a snapshot without traffic only the families. */
+static void package_memory_series(void **state)
+{
+        struct metrics_snapshot *s = two_apps();
+        char *text;
+
+        text = render(s);
+        assert_line(text, "# TYPE pctl_package_memory_bytes_total counter");
+        assert_no_line_with(text, "pctl_package_memory_bytes_total{");
+        assert_no_line_with(text, "pctl_package_memory_bandwidth_bytes_per_second{");
+        free(text);
+        s->n_mem_packages = 3;
+        s->mem_bytes_total[0] = 123456789012.0;
+        s->mem_bytes_total[2] = 5e9;
+        s->mem_bandwidth_bytes_per_s[2] = 41.25e9;
+        text = render(s);
+        assert_line(text, "pctl_package_memory_bytes_total{package=\"0\"} 123456789012");
+        assert_line(text, "pctl_package_memory_bytes_total{package=\"2\"} 5000000000");
+        assert_no_line_with(text, "pctl_package_memory_bytes_total{package=\"1\"}");
+        assert_line(text,
+                    "pctl_package_memory_bandwidth_bytes_per_second{package=\"2\"} 41250000000");
+        assert_no_line_with(text, "pctl_package_memory_bandwidth_bytes_per_second{package=\"0\"}");
         free(text);
         metrics_snapshot_unref(s);
 }
@@ -618,6 +647,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(families_have_help_and_type),
     cmocka_unit_test(labels_are_escaped),
     cmocka_unit_test(unknown_figures_are_left_out),
+    cmocka_unit_test(package_memory_series),
     cmocka_unit_test(an_app_that_leaves_loses_its_series),
     cmocka_unit_test(histogram_is_cumulative),
     cmocka_unit_test(listen_parse),

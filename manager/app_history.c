@@ -192,14 +192,16 @@ void history_record(struct manager *m, unsigned i, bool ended)
         }
         have_measured = allocator_best(&ctx, al, &measured);
         if (!have_measured) {
-                /* It changed phase before its first had a best: a later phase's
+                /* It changed phase before its first had a scored point (one it searched
+                 * to, or one it measured as it learned: allocator_best): a later phase's
                  * configuration would start the next run's first phase there (bench_random's
                  * seed 93013: a phase at P 0.45 remembered at 9 cores held the next run's
                  * P 0.99 phase on them, 5.86 x the oracle's EDP against 2.21 on the first).
                  * The next run learns. */
                 if (al->first_phase.lost) {
-                        log_debug("history: %s (%s): changed phase before its first phase had "
-                                  "a best; nothing to start the next run at, not recorded",
+                        log_debug("history: %s (%s): changed phase before its first phase "
+                                  "scored a point; nothing to start the next run at, not "
+                                  "recorded",
                                   a->name, a->key.exe);
                         return;
                 }
@@ -250,6 +252,9 @@ void history_record(struct manager *m, unsigned i, bool ended)
                           a->name, a->key.exe, best.cores, best.freq_khz / 1000,
                           al->hint.explore_from
                               ? "an exploring run: the start its past runs settled at is kept"
+                          : why == HISTORY_START_MEASURED && al->first_phase.lost
+                              ? "its first phase changed while it learned: the best it measured "
+                                "as it learned"
                               : history_start_why_to_string(why));
 }
 

@@ -263,10 +263,12 @@ void history_record(struct manager *m, unsigned i, bool ended)
                           a->name, a->key.exe, best.cores, best.freq_khz / 1000,
                           al->hint.explore_from
                               ? "an exploring run: the start its past runs settled at is kept"
-                          : why == HISTORY_START_MEASURED && al->first_phase.lost
+                          : !al->first_phase.lost ? history_start_why_to_string(why)
+                          : have_measured
                               ? "its first phase changed while it learned: the best it measured "
                                 "as it learned"
-                              : history_start_why_to_string(why));
+                              : "its first phase changed while it learned, nothing scored: the "
+                                "count it learned that phase at");
 }
 
 /* Whether this run of a returning app explores (docs/history.md, "Progress from whole runs"):

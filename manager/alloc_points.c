@@ -61,8 +61,9 @@ void alloc_search_reset(struct allocator_app *a)
         scaling_reset(&a->scaling);
 }
 
-/* The app changed phase: before its measurements go, the first phase's best is kept for
- * pctl history (allocator_best): a returning app starts in its first phase. */
+/* The app changed phase: before its measurements go, the first phase's best (or, still
+ * learning, the best it measured as it learned) is kept for pctl history (allocator_best): a
+ * returning app starts in its first phase. */
 void alloc_phase_reset(const struct allocator_ctx *ctx, struct allocator_app *app)
 {
         const struct allocator_point *best = alloc_best_fresh(ctx, app);
@@ -73,6 +74,13 @@ void alloc_phase_reset(const struct allocator_ctx *ctx, struct allocator_app *ap
                         app->first_phase.saved = true;
                 } else {
                         app->first_phase.lost = true;
+                        /* Still learning: not searched, but what it measured at the count it
+                         * learned at is its first phase's, and the next run can start that
+                         * phase there and search, where it would otherwise learn again. */
+                        if (best) {
+                                app->first_phase.learned = *best;
+                                app->first_phase.learned_kept = true;
+                        }
                 }
         }
         alloc_wait_reset(app); /* another phase waits differently */

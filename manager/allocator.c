@@ -244,8 +244,8 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
 
         if (app->first_phase.saved)
                 best = &app->first_phase.best;
-        else if (app->first_phase.lost)
-                best = NULL; /* a later phase's best is no start for its first */
+        else if (app->first_phase.lost) /* a later phase's best is no start for its first */
+                best = app->first_phase.learned_kept ? &app->first_phase.learned : NULL;
         if (best)
                 *out = *best;
         return best != NULL;

@@ -158,6 +158,35 @@ int history_start(const struct allocator_point *measured, const struct allocator
         return held_by_share ? HISTORY_START_HELD_SHARED : HISTORY_START_HELD;
 }
 
+bool history_held(const struct allocator_app *al, unsigned n_apps, struct allocator_point *out,
+                  bool *by_share)
+{
+        /* It changed phase before its first phase scored a point (allocator_best): a later
+         * phase's configuration would start the next run's first phase there (bench_random's
+         * seed 93013: a phase at P 0.45 remembered at 9 cores held the next run's P 0.99 phase
+         * on them, 5.86 x the oracle's EDP against 2.21 on the first), and the count its first
+         * phase held as it ended is the partition's answer to the apps present then (recorded,
+         * it held 93013's a4 on 15 cores through its next run's parallel phase: 1.75 -> 2.37).
+         * The count it learned that phase at is the first phase's own. */
+        if (al->first_phase.lost) {
+                if (!al->learn_at.decided || !al->learn_at.cores)
+                        return false;
+                *out = (struct allocator_point){
+                    .cores = al->learn_at.cores, .score = NAN, .apps = n_apps};
+                *by_share = false;
+                return true;
+        }
+        /* No score measured (no counters: busy time only; or sharing a package whose power is
+         * not split among its apps): the configuration it held is what was learned; still
+         * learning, nothing was. */
+        if (!allocator_searched(al) || al->exploring || !al->cores)
+                return false;
+        *out = (struct allocator_point){
+            .cores = al->cores, .freq_khz = al->freq_khz, .score = NAN, .apps = n_apps};
+        *by_share = al->share_set_cores && al->share_set_cores == al->cores;
+        return true;
+}
+
 /* Records what this run of app i taught (pctl history): its best measured configuration and
  * score, P̂, frequency sensitivity, its last speedup stack where it has one; when it ended
  * (seen whole, with counters), its instructions for measuring extra parallel work. A history
@@ -169,7 +198,7 @@ void history_record(struct manager *m, unsigned i, bool ended)
         const struct estimate *e;
         struct allocator_ctx ctx = decision_ctx(m);
         struct allocator_point best, measured, held = {0};
-        bool have_measured;
+        bool have_measured, by_share = false;
         struct history_entry h = {.key = a->key};
         struct json_object *stack;
         char err[640];
@@ -191,32 +220,16 @@ void history_record(struct manager *m, unsigned i, bool ended)
                 }
         }
         have_measured = allocator_best(&ctx, al, &measured);
-        if (!have_measured) {
-                /* It changed phase before its first had a best: a later phase's
-                 * configuration would start the next run's first phase there (bench_random's
-                 * seed 93013: a phase at P 0.45 remembered at 9 cores held the next run's
-                 * P 0.99 phase on them, 5.86 x the oracle's EDP against 2.21 on the first).
-                 * The next run learns. */
-                if (al->first_phase.lost) {
-                        log_debug("history: %s (%s): changed phase before its first phase had "
-                                  "a best; nothing to start the next run at, not recorded",
-                                  a->name, a->key.exe);
-                        return;
-                }
-
-                /* No score measured (no counters: busy time only; or sharing a package whose
-                 * power is not split among its apps): the configuration it held is what was
-                 * learned; still learning, nothing was. */
-                if (allocator_searched(al) && !al->exploring && al->cores)
-                        held = (struct allocator_point){.cores = al->cores,
-                                                        .freq_khz = al->freq_khz,
-                                                        .score = NAN,
-                                                        .apps = ctx.n_apps};
+        if (!have_measured && !history_held(al, ctx.n_apps, &held, &by_share) &&
+            al->first_phase.lost) {
+                log_debug("history: %s (%s): changed phase before its first phase scored a "
+                          "point or settled a learn count; not recorded",
+                          a->name, a->key.exe);
+                return;
         }
         /* The remembered start counts only where this run was placed at it: a start the
          * policy's bounds no longer allow would be kept for ever and never used. */
-        why = history_start(have_measured ? &measured : NULL, &held,
-                            al->share_set_cores && al->share_set_cores == al->cores,
+        why = history_start(have_measured ? &measured : NULL, &held, by_share,
                             al->from_history ? &a->remembered : NULL, &best);
         if (why < 0)
                 return;
@@ -250,7 +263,12 @@ void history_record(struct manager *m, unsigned i, bool ended)
                           a->name, a->key.exe, best.cores, best.freq_khz / 1000,
                           al->hint.explore_from
                               ? "an exploring run: the start its past runs settled at is kept"
-                              : history_start_why_to_string(why));
+                          : !al->first_phase.lost ? history_start_why_to_string(why)
+                          : have_measured
+                              ? "its first phase changed while it learned: the best it measured "
+                                "as it learned"
+                              : "its first phase changed while it learned, nothing scored: the "
+                                "count it learned that phase at");
 }
 
 /* Whether this run of a returning app explores (docs/history.md, "Progress from whole runs"):

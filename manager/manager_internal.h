@@ -229,6 +229,13 @@ int history_start(const struct allocator_point *measured, const struct allocator
                   bool held_by_share, const struct allocator_point *remembered,
                   struct allocator_point *out);
 const char *history_start_why_to_string(enum history_start_why why);
+/* What a run that scored nothing offers as the app's start (held, for history_start), and
+ * whether sharing set it (*by_share): the configuration it held as it left, once it searched;
+ * if its phase changed while it learned, the count its first phase learned at (its clock left
+ * to the next run's bounds), never a later phase's. False when it offers none (still
+ * learning); *out and *by_share are written only on true. */
+bool history_held(const struct allocator_app *al, unsigned n_apps, struct allocator_point *out,
+                  bool *by_share);
 /* An app's extra parallel work from its stored whole runs, as estimate_work_inflation gives
  * it (the pair furthest apart in cores); where that pair states no error (a run's unseen tail
  * spans more than its difference), the pair of the others, far enough apart, that states the

@@ -136,8 +136,14 @@ struct allocator_app {
                 struct allocator_point best;
                 bool saved;
                 /* It changed phase before its first phase had a best (still learning, or never
-                 * measured): the run knows no configuration to start a returning app at. */
+                 * measured): the run knows no searched configuration to start a returning app
+                 * at. */
                 bool lost;
+                /* Lost while learning, with a fresh scored point: the best its first phase
+                 * measured as it learned (at the count it learned at). A returning app starts
+                 * its first phase there, verifies it, and searches from it. */
+                struct allocator_point learned;
+                bool learned_kept;
         } first_phase;
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];
@@ -333,8 +339,9 @@ int allocator_decide(const struct allocator_ctx *ctx, struct allocator_app *apps
 
 /* What a run teaches pctl history: the best fresh measured point of the app within its
  * policy's bounds, or, when it changed phase, its first phase's best (a returning app starts
- * in its first phase). False when nothing has been measured, or when it changed phase before
- * its first phase had a best (first_phase.lost). */
+ * in its first phase); when it changed phase while it still learned, the best point its first
+ * phase measured as it learned (first_phase.learned). False when nothing has been measured, or
+ * when it changed phase before its first phase had a scored point. */
 bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app *app,
                     struct allocator_point *out);
 

@@ -1271,8 +1271,9 @@ static void best_is_the_first_phases_when_it_changed(void **state)
         assert_int_equal(p.cores, 4);
 }
 
-/* An app that changes phase while it still learns has no first phase's best: its later
- * phase's best is no start for a returning app, which starts in the first. */
+/* An app that changes phase while it still learns has no searched first phase's best: its
+ * later phase's best is no start for a returning app, which starts in the first. What it
+ * measured as it learned (at the count it learned at) is its first phase's, and is the start. */
 static void no_best_when_it_changed_phase_while_learning(void **state)
 {
         struct fixture *f = *state;
@@ -1281,13 +1282,26 @@ static void no_best_when_it_changed_phase_while_learning(void **state)
         struct allocator_point p;
         struct allocator_ctx ctx = ctx_for(f, N_CPUS);
 
-        add_point(&a, 4, 0, 5, ctx.decision);
+        /* Nothing fresh measured as it learned: nothing to start at. */
+        add_point(&a, 4, 0, 5, ctx.decision - 61);
         alloc_phase_reset(&ctx, &a);
         assert_true(a.first_phase.lost);
         assert_false(a.first_phase.saved);
         a.phase = ALLOCATOR_PHASE_SETTLED;
         add_point(&a, 2, 0, 3, ctx.decision);
         assert_false(allocator_best(&ctx, &a, &p));
+        /* Measured at its learn count: that point, not the later phase's better one. */
+        a = (struct allocator_app){
+            .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .phase = ALLOCATOR_PHASE_LEARN};
+        add_point(&a, 8, 0, 5, ctx.decision);
+        alloc_phase_reset(&ctx, &a);
+        assert_true(a.first_phase.lost);
+        assert_false(a.first_phase.saved);
+        a.phase = ALLOCATOR_PHASE_SETTLED;
+        add_point(&a, 2, 0, 3, ctx.decision);
+        assert_true(allocator_best(&ctx, &a, &p));
+        assert_int_equal(p.cores, 8);
+        assert_true(p.score == 5);
         /* Searched when it changes phase: its first phase's best is kept. */
         a = (struct allocator_app){
             .id = 1, .policy = policy_builtin(OBJECTIVE_EDP), .phase = ALLOCATOR_PHASE_SEARCH};

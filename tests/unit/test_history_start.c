@@ -82,6 +82,43 @@ static void nothing_learned_records_nothing(void **state)
         assert_null(history_start_why_to_string(_HISTORY_START_WHY_MAX));
 }
 
+/* What a run that scored nothing offers (history_held): once it searched, the count it held
+ * (sharing's, if sharing set it); still learning, nothing; its phase changed while it learned,
+ * the count its first phase learned at, never the later phase's count or the one sharing cut
+ * it to. */
+static void a_first_phase_lost_while_learning_offers_its_learn_count(void **state)
+{
+        struct allocator_app al = {.phase = ALLOCATOR_PHASE_SETTLED,
+                                   .cores = 5,
+                                   .freq_khz = 2000000,
+                                   .share_set_cores = 5};
+        struct allocator_point out = {.cores = 77};
+        bool by_share = false;
+
+        assert_true(history_held(&al, 3, &out, &by_share));
+        assert_int_equal(out.cores, 5);
+        assert_int_equal(out.freq_khz, 2000000);
+        assert_int_equal(out.apps, 3);
+        assert_true(isnan(out.score));
+        assert_true(by_share);
+        /* Still learning: nothing learned, nothing written. */
+        al.phase = ALLOCATOR_PHASE_LEARN;
+        out.cores = 77;
+        assert_false(history_held(&al, 3, &out, &by_share));
+        assert_int_equal(out.cores, 77);
+        /* Its first phase ended while it learned, at a count it was never going to keep. */
+        al.phase = ALLOCATOR_PHASE_SETTLED;
+        al.first_phase.lost = true;
+        assert_false(history_held(&al, 3, &out, &by_share)); /* no learn count decided */
+        al.learn_at.decided = true;
+        al.learn_at.cores = 43;
+        assert_true(history_held(&al, 3, &out, &by_share));
+        assert_int_equal(out.cores, 43);
+        assert_int_equal(out.freq_khz, 0);
+        assert_true(isnan(out.score));
+        assert_false(by_share);
+}
+
 /* bench_random's seed 2724 (i7, four apps; a2 arrives at 19.8 s). Its first run measures a2
  * alone at its end: 4 cores, scored. Its second, a2 comes back beside others, the partition
  * cuts it to 3 cores, where nothing is scored (the model machine does not split a package's
@@ -165,6 +202,7 @@ int main(int argc, char **argv)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(each_source_records_what_it_should),
             cmocka_unit_test(nothing_learned_records_nothing),
+            cmocka_unit_test(a_first_phase_lost_while_learning_offers_its_learn_count),
             cmocka_unit_test(a_measured_start_is_not_overwritten_by_a_count_sharing_set),
         };
 

@@ -200,6 +200,7 @@ void history_record(struct manager *m, unsigned i, bool ended)
         struct allocator_point best, measured, held = {0};
         bool have_measured, by_share = false;
         struct history_entry h = {.key = a->key};
+        char clock[24] = ""; /* " at N MHz"; none where the start leaves the clock open */
         struct json_object *stack;
         char err[640];
         int r, why;
@@ -254,13 +255,15 @@ void history_record(struct manager *m, unsigned i, bool ended)
             stack ? (char *)json_object_to_json_string_ext(stack, JSON_C_TO_STRING_PLAIN) : NULL;
         r = history_store(m->opt.history, &h, err, sizeof(err));
         json_object_put(stack); /* h.stack_json was the stack's own string */
+        if (best.freq_khz)
+                snprintf(clock, sizeof(clock), " at %u MHz", best.freq_khz / 1000);
         if (r == -EAGAIN)
                 log_notice("%s", err);
         else if (r < 0)
                 log_warning("%s; pctld runs on without it", err);
         else
-                log_debug("history: %s (%s): %u cores at %u MHz recorded as its start (%s)",
-                          a->name, a->key.exe, best.cores, best.freq_khz / 1000,
+                log_debug("history: %s (%s): %u cores%s recorded as its start (%s)", a->name,
+                          a->key.exe, best.cores, clock,
                           al->hint.explore_from
                               ? "an exploring run: the start its past runs settled at is kept"
                           : !al->first_phase.lost ? history_start_why_to_string(why)

@@ -494,6 +494,54 @@ static void log_membw(const struct manager *m)
         }
 }
 
+/* A probe for a full package's bandwidth (docs/allocator.md, "A probe for a full package's
+ * bandwidth"): where a package sits steady at the most traffic it ever served and nothing
+ * moves there, its bandwidth is only a lower bound and the price of bandwidth never applies.
+ * The app holding the most of its CPUs (wholly there, its search past learning, kept on its
+ * cores by this plan) runs MEMBW_PROBE_MOVE of its cores fewer until the next decision: flat
+ * traffic while its busy cycles fell measures the bandwidth (model/membw.c); traffic that fell
+ * shows the package was not full. Once per package at that traffic. Only where apps share the
+ * machine, as the price. */
+static void bw_probe(struct manager *m)
+{
+        if (!m->sample.mem_measured || m->n_apps < 2)
+                return;
+        for (unsigned k = 0; k < membw_n_packages(m->bw); k++) {
+                int best = -1;
+                unsigned best_n = 0, cut;
+
+                if (!membw_probe_wanted(m->bw, k))
+                        continue;
+                for (unsigned i = 0; i < m->n_apps; i++) {
+                        const struct allocator_app *a = &m->alloc[i];
+                        struct cpumask pkgs;
+                        unsigned n = cpumask_count(&m->apps[i].cpus);
+
+                        if (!m->apps[i].handle || a->shares_cpus || a->spread ||
+                            (a->phase != ALLOCATOR_PHASE_SEARCH &&
+                             a->phase != ALLOCATOR_PHASE_SETTLED) ||
+                            a->want_cores != n || n < 2 ||
+                            topology_packages_of(&m->pf->topo, &m->apps[i].cpus, &pkgs) != 1 ||
+                            !cpumask_test(&pkgs, k) || n <= best_n)
+                                continue;
+                        best = (int)i;
+                        best_n = n;
+                }
+                if (best < 0)
+                        continue;
+                cut = (unsigned)ceil(MEMBW_PROBE_MOVE * best_n);
+                if (cut >= best_n)
+                        continue;
+                (void)membw_probe_started(m->bw, k);
+                m->alloc[best].want_cores = best_n - cut;
+                m->alloc[best].changed = true;
+                snprintf(m->alloc[best].reason, sizeof(m->alloc[best].reason),
+                         "%u cores fewer until the next decision: a probe of package %u's "
+                         "memory bandwidth (steady at the most it served)",
+                         cut, k);
+        }
+}
+
 /* The decide stage: the allocator's plan (cores, frequency) for every app. 1 when decided, 0
  * when there is no app, < 0 when the allocator has no plan (the current one stays). */
 static int decide(struct manager *m, const struct allocator_ctx *ctx)
@@ -523,6 +571,7 @@ static int decide(struct manager *m, const struct allocator_ctx *ctx)
         if (r < 0)
                 return log_warning_errno(r, "allocator: no plan this decision (%m), keeping "
                                             "the current one");
+        bw_probe(m);
         for (unsigned i = 0; i < m->n_apps; i++)
                 m->apps[i].decided = true;
         return 1;

@@ -80,6 +80,18 @@ unsigned membw_n_packages(const struct membw *bw);
  * alike memory controllers: one filled measures them all); -ENODATA where neither. */
 int membw_bandwidth(const struct membw *bw, unsigned k, double *gbs);
 
+/* A probe of package k's bandwidth is worth making: it is steady at the most traffic it ever
+ * served, its bandwidth neither measured nor known from an alike package, and no probe moved
+ * its demand at that traffic yet. A package full from the start, where nothing moves, shows
+ * its bandwidth only when its apps' demand moves (docs/allocator.md, "A probe for a full
+ * package's bandwidth"): the caller moves it by MEMBW_PROBE_MOVE for one steady stretch and
+ * says so with membw_probe_started (-EINVAL for a package the samples never had). */
+bool membw_probe_wanted(const struct membw *bw, unsigned k);
+int membw_probe_started(struct membw *bw, unsigned k);
+/* How far a probe moves the demand: half again the move that measures a bandwidth (10 %), so
+ * that the counters' noise on the busy cycles cannot keep it below. */
+#define MEMBW_PROBE_MOVE 0.34
+
 const char *membw_bound_to_string(enum membw_bound b);
 /* One line on package k for the debug log ("12.3 GB/s, bandwidth >= 20.1 GB/s (a lower
  * bound)"); -ENODATA for a package never measured. */

@@ -497,43 +497,51 @@ static void log_membw(const struct manager *m)
 /* A probe for a full package's bandwidth (docs/allocator.md, "A probe for a full package's
  * bandwidth"): where a package sits steady at the most traffic it ever served and nothing
  * moves there, its bandwidth is only a lower bound and the price of bandwidth never applies.
- * The app holding the most of its CPUs (wholly there, its search past learning, kept on its
- * cores by this plan) runs MEMBW_PROBE_MOVE of its cores fewer until the next decision: flat
- * traffic while its busy cycles fell measures the bandwidth (model/membw.c); traffic that fell
- * shows the package was not full. Once per package at that traffic. Only where apps share the
- * machine, as the price. */
+ * The app moving the most of its traffic (wholly there, at least MEMBW_PROBE_SHARE of it, its
+ * search past learning, kept on its cores by this plan) runs MEMBW_PROBE_MOVE of its cores
+ * fewer until the next decision: flat traffic while its busy cycles fell measures the
+ * bandwidth (model/membw.c); traffic that fell shows the package was not full. Once per
+ * package at that traffic. Only where apps share the machine, as the price. */
 static void bw_probe(struct manager *m)
 {
         if (!m->sample.mem_measured || m->n_apps < 2)
                 return;
         for (unsigned k = 0; k < membw_n_packages(m->bw); k++) {
+                const struct membw_package *p = membw_package(m->bw, k);
+                double best_gbs = 0;
                 int best = -1;
-                unsigned best_n = 0, cut;
+                unsigned n, cut;
 
-                if (!membw_probe_wanted(m->bw, k))
+                if (!p || !membw_probe_wanted(m->bw, k))
                         continue;
                 for (unsigned i = 0; i < m->n_apps; i++) {
                         const struct allocator_app *a = &m->alloc[i];
+                        const struct estimate *e = estimator_get(m->est, m->apps[i].id);
                         struct cpumask pkgs;
-                        unsigned n = cpumask_count(&m->apps[i].cpus);
+                        double bpi, gbs;
 
                         if (!m->apps[i].handle || a->shares_cpus || a->spread ||
                             (a->phase != ALLOCATOR_PHASE_SEARCH &&
                              a->phase != ALLOCATOR_PHASE_SETTLED) ||
-                            a->want_cores != n || n < 2 ||
+                            a->want_cores != cpumask_count(&m->apps[i].cpus) || a->want_cores < 2 ||
                             topology_packages_of(&m->pf->topo, &m->apps[i].cpus, &pkgs) != 1 ||
-                            !cpumask_test(&pkgs, k) || n <= best_n)
+                            !cpumask_test(&pkgs, k) || !e || !(e->known & ESTIMATE_IPS) ||
+                            membw_bytes_per_instr(m->bw, m->apps[i].id, &bpi) < 0)
                                 continue;
-                        best = (int)i;
-                        best_n = n;
+                        gbs = bpi * e->ips * 1e-9;
+                        if (gbs >= MEMBW_PROBE_SHARE * p->steady_gbs && gbs > best_gbs) {
+                                best = (int)i;
+                                best_gbs = gbs;
+                        }
                 }
                 if (best < 0)
                         continue;
-                cut = (unsigned)ceil(MEMBW_PROBE_MOVE * best_n);
-                if (cut >= best_n)
+                n = m->alloc[best].want_cores;
+                cut = (unsigned)ceil(MEMBW_PROBE_MOVE * n);
+                if (cut >= n)
                         continue;
                 (void)membw_probe_started(m->bw, k);
-                m->alloc[best].want_cores = best_n - cut;
+                m->alloc[best].want_cores = n - cut;
                 m->alloc[best].changed = true;
                 snprintf(m->alloc[best].reason, sizeof(m->alloc[best].reason),
                          "%u cores fewer until the next decision: a probe of package %u's "

@@ -514,9 +514,14 @@ static void bw_probe(struct manager *m)
          * it at the probe's (a move of its own it made from there stands). */
         for (unsigned i = 0; back && i < m->n_apps; i++) {
                 struct allocator_app *a = &m->alloc[i];
+                unsigned planned = 0;
 
+                for (unsigned j = 0; j < m->n_apps; j++)
+                        planned += m->alloc[j].shares_cpus ? 0 : m->alloc[j].want_cores;
+                /* Only into cores the plan leaves free: the partition may have given them on. */
                 if (m->apps[i].id != back || a->want_cores != cpumask_count(&m->apps[i].cpus) ||
-                    a->want_cores >= m->bw_probe.cores)
+                    a->want_cores >= m->bw_probe.cores ||
+                    planned + m->bw_probe.cores - a->want_cores > cpumask_count(&m->managed_cpus))
                         continue;
                 a->want_cores = m->bw_probe.cores;
                 a->changed = true;

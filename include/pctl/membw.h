@@ -88,15 +88,15 @@ int membw_bandwidth(const struct membw *bw, unsigned k, double *gbs);
  * says so with membw_probe_started (-EINVAL for a package the samples never had). */
 bool membw_probe_wanted(const struct membw *bw, unsigned k);
 int membw_probe_started(struct membw *bw, unsigned k);
-/* The share of its cores a probe takes from an app (rounded up): its busy cycles fall by less
- * than its cores, since the cores left run busier (a serial part, waits), and the demand must
- * move by the 10 % that measures a bandwidth: one core of six moved 91007's demand index by
- * 6 %, a third of them by 26 %. */
+/* The share of its cores a probe takes from an app, rounded up (3 of 6, 2 of 3, 1 of 2): its
+ * busy cycles fall by less than its cores, since the cores left run busier (a serial part,
+ * waits), and the demand must move by the 10 % that measures a bandwidth: one core of six
+ * moved 91007's demand index by 6 %, three by 26 %. */
 #define MEMBW_PROBE_MOVE 0.34
-/* The app a probe moves carries at least this share of the package's traffic: cutting a
- * third of the cores of an app that moves all of it moved 91007's demand index by 26 %, so
- * half of it moves the index by more than the 10 % that measures a bandwidth; an app that
- * moves none moves nothing a probe could read. */
+/* The app a probe moves carries at least this share of the package's traffic: the cut moved
+ * 91007's demand index by 26 % where the app moves all of it, so at half of it the index still
+ * moves by more than the 10 % that measures a bandwidth; an app that moves none moves nothing a
+ * probe could read. */
 #define MEMBW_PROBE_SHARE 0.5
 
 const char *membw_bound_to_string(enum membw_bound b);

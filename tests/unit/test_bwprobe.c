@@ -1,8 +1,8 @@
 /* A probe for a full package's bandwidth (docs/allocator.md, "A probe for a full package's
  * bandwidth"): a package full from the start where nothing moves keeps its bandwidth a lower
- * bound, so the price of bandwidth never applies there; one probe (its largest app a third of
- * its cores fewer until the next decision) moves the package's demand while its traffic stays
- * flat, which measures it. */
+ * bound, so the price of bandwidth never applies there; one probe (the app carrying its traffic
+ * more than a third of its cores fewer until the next decision) moves the package's demand
+ * while its traffic stays flat, which measures it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@
 /* The 2 x 6 Xeon (51.2 GB/s per package) with a1 filling a package alone from its first
  * interval (6 cores of it at 6.6 bytes per instruction ask about 55 GB/s) beside a0, which
  * moves none: bench_random's scenario 91007, whose package stayed a lower bound for 78 s. */
-static const char scenario[] = "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0258\n"
+static const char scenario_91007[] = "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0258\n"
                                "seed = 826552\n"
                                "[app a0]\ninstructions = 1.063e+12\np = 0.7970\nipc = 1.891\n"
                                "mem_fraction = 0.752\nspin = 0.873\nsync = 0.069\n"
@@ -26,8 +26,19 @@ static const char scenario[] = "[machine]\npreset = xeon-e5-2630v2x2\ncounter_no
                                "mem_fraction = 0.124\nmem_bytes_per_instruction = 6.577\n"
                                "phases = 0.9791:23.4\nprogress_units = 679391\n";
 
+/* bench_random's 92016 (the Xeon Phi, one package): a2 (3.2 bytes per instruction, 1.6 GB/s at
+ * most) beside a1 (0.52), which carries most of the package's traffic. */
+static const char scenario_92016[] =
+    "[machine]\npreset = xeon-phi-7120x\ncounter_noise = 0.0225\nseed = 982806\n"
+    "[app a0]\ninstructions = 4.955e+11\np = 0.9548\nipc = 0.908\nspin = 0.715\n"
+    "[app a1]\nstart_s = 9.5\ninstructions = 1.715e+12\np = 0.9541\nipc = 1.933\n"
+    "mem_bytes_per_instruction = 0.516\nprogress_units = 226227\n"
+    "[app a2]\nstart_s = 8.7\ninstructions = 1.002e+11\np = 0.1708\nipc = 1.579\n"
+    "mem_bytes_per_instruction = 3.221\nextra_work = 0.1833\nphases = 0.3251:15.1\n"
+    "[app a3]\ninstructions = 6.248e+11\np = 0.9648\nipc = 0.917\nsync = 0.048\n";
+
 /* pctl sim run's log over the first stop_s seconds (the caller frees it). */
-static char *run_log(double stop_s)
+static char *run_log(const char *ini, double stop_s)
 {
         struct simrun_options o = {
             .policy = "edp", .delta_i_rate = NAN, .stop_at_s = stop_s, .log = true};
@@ -39,7 +50,7 @@ static char *run_log(double stop_s)
         long n;
 
         assert_non_null(f);
-        runs_dir_make(&d, scenario);
+        runs_dir_make(&d, ini);
         o.scenario = d.path;
         fflush(stderr);
         saved = dup(2);
@@ -78,12 +89,27 @@ static unsigned count(const char *text, const char *what)
  * GB/s, through one probe; without the probe it stays a lower bound far beyond. */
 static void a_full_package_is_measured_by_a_probe(void **state)
 {
-        char *log = run_log(3);
+        char *log = run_log(scenario_91007, 3);
 
         (void)state;
         assert_int_equal(count(log, "a probe of package 1's memory bandwidth"), 1);
         if (!strstr(log, "package 1: 51.2 GB/s, bandwidth = 51.2 GB/s (measured"))
                 fail_msg("package 1's bandwidth not measured within 3 s:\n%s", log);
+        free(log);
+}
+
+/* An app that carries less than half its package's traffic is not cut for a probe: its cores
+ * move too little of the package's demand to be read (92016's a2, cut from 2 cores to 1 without
+ * MEMBW_PROBE_SHARE). */
+static void an_app_carrying_little_traffic_is_not_probed(void **state)
+{
+        char *log = run_log(scenario_92016, 0);
+        const char *probe = strstr(log, "a probe of package");
+
+        (void)state;
+        if (probe)
+                fail_msg("a probe in 92016: %.200s", probe > log + 150 ? probe - 150 : log);
+        assert_non_null(strstr(log, "memory: a2 (pid 100002): "));
         free(log);
 }
 
@@ -143,6 +169,7 @@ static void a_probe_is_wanted_once_per_traffic(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_probe_is_wanted_once_per_traffic),
     cmocka_unit_test(a_full_package_is_measured_by_a_probe),
+    cmocka_unit_test(an_app_carrying_little_traffic_is_not_probed),
 };
 
 PCTL_TEST_MAIN(tests)

@@ -133,12 +133,6 @@ struct manager {
         /* Each package's memory traffic and bandwidth, each app's bytes per instruction
          * (model/membw.c); fed only where the sensor measures traffic. */
         struct membw *bw;
-        /* The app a probe of a package's bandwidth took cores from at the last decision, and
-         * its count before (id 0: none): given back at the next one (tick.c, bw_probe). */
-        struct {
-                uint64_t id;
-                unsigned cores;
-        } bw_probe;
         struct policy_set policies;
         bool rules; /* some policy has match keys: scan for new processes */
 

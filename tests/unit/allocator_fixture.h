@@ -174,4 +174,34 @@ static inline int fixture_setup_settled(void **state, double p)
 }
 
 /* A case that uses the fixture (cmake/PctlTests.cmake finds cases listed so, too). */
+/* Two twin apps, 1 and 2, whose counters both say P 0.9: 30 intervals each, on CPUs 0-3 and
+ * 4-7. */
+static inline void feed_two(struct fixture *f)
+{
+        assert_int_equal(estimator_app_add(f->est, 1), 0);
+        assert_int_equal(estimator_app_add(f->est, 2), 0);
+        feed(f, 1, 0.9, 0, 4, 30);
+        feed(f, 2, 0.9, 4, 4, 30);
+}
+
+/* Apps 1 and 2 searching under edp at `cores` each (steps of 1), and the context of a
+ * decision that shares 12 CPUs between them with the fixture's power model, neither score
+ * measurable (two apps, no power of their own): the partition is the model's. */
+static inline struct allocator_ctx share_two_setup(struct fixture *f, struct allocator_app a[2],
+                                                   unsigned cores)
+{
+        for (unsigned i = 0; i < 2; i++)
+                a[i] = (struct allocator_app){.id = i + 1,
+                                              .policy = policy_builtin(OBJECTIVE_EDP),
+                                              .cores = cores,
+                                              .phase = ALLOCATOR_PHASE_SEARCH,
+                                              .search.step_cores = 1};
+        return (struct allocator_ctx){.est = f->est,
+                                      .pm = &f->pm,
+                                      .n_cpus = 12,
+                                      .hysteresis = 0.05,
+                                      .decision = 100,
+                                      .n_apps = 2};
+}
+
 #define fixture_case(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)

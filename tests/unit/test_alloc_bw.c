@@ -23,32 +23,13 @@ static double rate_at(struct fixture *f, uint64_t id, unsigned cores)
 static void share_two(struct fixture *f, struct allocator_app a[2], double bandwidth_gbs,
                       double slack)
 {
-        struct allocator_ctx ctx = {.est = f->est,
-                                    .pm = &f->pm,
-                                    .n_cpus = 12,
-                                    .hysteresis = 0.05,
-                                    .decision = 100,
-                                    .n_apps = 2};
+        struct allocator_ctx ctx = share_two_setup(f, a, 4);
 
-        for (unsigned i = 0; i < 2; i++)
-                a[i] = (struct allocator_app){.id = i + 1,
-                                              .policy = policy_builtin(OBJECTIVE_EDP),
-                                              .cores = 4,
-                                              .phase = ALLOCATOR_PHASE_SEARCH,
-                                              .search.step_cores = 1};
         a[0].bw.bytes_per_instr = 1;
         a[0].bw.bandwidth_gbs = bandwidth_gbs;
         a[0].bw.slack = slack;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
         assert_int_equal(a[0].want_cores + a[1].want_cores, 12);
-}
-
-static void feed_two(struct fixture *f)
-{
-        assert_int_equal(estimator_app_add(f->est, 1), 0);
-        assert_int_equal(estimator_app_add(f->est, 2), 0);
-        feed(f, 1, 0.9, 0, 4, 30);
-        feed(f, 2, 0.9, 4, 4, 30);
 }
 
 /* App 1's package is full at its 4 cores (its bandwidth is what it moves there): cores beyond

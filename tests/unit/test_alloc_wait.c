@@ -25,31 +25,12 @@ static struct stack stack_at(unsigned cores, double speedup, double sync, double
  * power of their own): the partition is the model's. */
 static void share_two(struct fixture *f, struct allocator_app a[2], const struct stack *st0)
 {
-        struct allocator_ctx ctx = {.est = f->est,
-                                    .pm = &f->pm,
-                                    .n_cpus = 12,
-                                    .hysteresis = 0.05,
-                                    .decision = 100,
-                                    .n_apps = 2};
+        struct allocator_ctx ctx = share_two_setup(f, a, 2);
 
-        for (unsigned i = 0; i < 2; i++)
-                a[i] = (struct allocator_app){.id = i + 1,
-                                              .policy = policy_builtin(OBJECTIVE_EDP),
-                                              .cores = 2,
-                                              .phase = ALLOCATOR_PHASE_SEARCH,
-                                              .search.step_cores = 1};
         if (st0)
                 a[0].stack = *st0;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
         assert_int_equal(a[0].want_cores + a[1].want_cores, 12);
-}
-
-static void feed_two(struct fixture *f)
-{
-        assert_int_equal(estimator_app_add(f->est, 1), 0);
-        assert_int_equal(estimator_app_add(f->est, 2), 0);
-        feed(f, 1, 0.9, 0, 4, 30);
-        feed(f, 2, 0.9, 4, 4, 30);
 }
 
 /* The stack shows app 1 at 1.3 on 2 cores where Amdahl's law with the counters' P says 1.8,

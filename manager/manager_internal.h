@@ -142,6 +142,12 @@ struct manager {
                 double total_bytes[SENSOR_MAX_PACKAGES];
                 double rate_gbs[SENSOR_MAX_PACKAGES];
         } mem;
+        /* The app a probe of a package's bandwidth took cores from at the last decision, and
+         * its count before (id 0: none): given back at the next one (tick.c, bw_probe). */
+        struct {
+                uint64_t id;
+                unsigned cores;
+        } bw_probe;
         struct policy_set policies;
         bool rules; /* some policy has match keys: scan for new processes */
 

@@ -346,6 +346,10 @@ struct allocator_ctx decision_ctx(struct manager *m)
         ctx.n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
         ctx.freqs_khz = freqs;
         ctx.domain_cpus = ctx.n_freqs ? domain_cpus(m) : 0;
+        /* The next decision is m->decisions + 1: the one after a probe began (its intervals)
+         * and the one after that (the decision after its cores went back) are quiet. */
+        ctx.probe_quiet = m->bw_probe.decision &&
+                          m->decisions + 1 <= m->bw_probe.decision + MANAGER_PROBE_QUIET_DECISIONS;
         return ctx;
 }
 
@@ -585,6 +589,7 @@ static void bw_probe(struct manager *m)
                         continue;
                 (void)membw_probe_started(m->bw, k);
                 m->bw_probe.id = m->apps[best].id;
+                m->bw_probe.decision = m->decisions;
                 m->bw_probe.cores = n;
                 m->alloc[best].want_cores = n - cut;
                 m->alloc[best].changed = true;

@@ -507,11 +507,11 @@ static void log_membw(const struct manager *m)
  * moves there, its bandwidth is only a lower bound and the price of bandwidth never applies.
  * The app moving the most of its traffic (wholly there, at least MEMBW_PROBE_SHARE of it, its
  * search past learning, kept on its cores by this plan, past spreading's verdict where it can
- * be spread, no clock of its own being measured) runs MEMBW_PROBE_MOVE of its cores fewer
- * until the next decision, which gives them back: flat traffic while its busy cycles fell
- * measures the bandwidth (model/membw.c); traffic that fell shows the package was not full. Once per package at that traffic, one
- * package at a time, never while a trial of spreading is open, and none begins on its
- * intervals (allocator_ctx.probe_quiet). Only where apps share the machine, as the price. */
+ * be spread) runs MEMBW_PROBE_MOVE of its cores fewer until the next decision, which gives
+ * them back: flat traffic while its busy cycles fell measures the bandwidth (model/membw.c);
+ * traffic that fell shows the package was not full. Once per package at that traffic, one
+ * package at a time, never while a trial of spreading is open. Only where apps share the
+ * machine, as the price. */
 static void bw_probe(struct manager *m)
 {
         uint64_t back = m->bw_probe.id;
@@ -566,12 +566,6 @@ static void bw_probe(struct manager *m)
                          * packages, no app holding a frequency domain of its own), the probe
                          * waits for its verdict, which a probe's moved stalls would blur. */
                         if (m->pf->topo.n_packages > 1 && !domains && !a->spreading.refuted)
-                                continue;
-                        /* An app holding a frequency domain of its own, or whose clock this
-                         * plan moves, is having a configuration measured: the probe's cut
-                         * would be read as that configuration's (91015's a1, cut while its
-                         * own domain measured 1600 MHz, stayed there the whole run). */
-                        if (a->own_domain || a->want_freq_khz != m->apps[i].freq_khz)
                                 continue;
                         if (!m->apps[i].handle || a->shares_cpus || a->spread ||
                             (a->phase != ALLOCATOR_PHASE_SEARCH &&

@@ -37,36 +37,21 @@ static const char scenario_92016[] =
     "mem_bytes_per_instruction = 3.221\nextra_work = 0.1833\nphases = 0.3251:15.1\n"
     "[app a3]\ninstructions = 6.248e+11\np = 0.9648\nipc = 0.917\nsync = 0.048\n";
 
-/* bench_random's 91015 (the 2 x 6 Xeon): a1 fills package 1 (6.5 bytes per instruction)
- * beside a0, which moves none. Returning from history, a1 is given a frequency domain of its
- * own at 1600 MHz at its fifth decision to measure that clock, and tried spread the next. */
-static const char scenario_91015[] = "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0290\n"
-                                     "seed = 377825\n"
-                                     "[app a0]\ninstructions = 5.316e+11\np = 0.8606\nipc = 1.450\n"
-                                     "sync = 0.252\nprogress_units = 79157\n"
-                                     "[app a1]\ninstructions = 7.987e+11\np = 0.8266\nipc = 1.473\n"
-                                     "mem_bytes_per_instruction = 6.547\nspin = 0.542\n"
-                                     "imbalance = 2.002\nprogress_units = 393567\n";
-
-/* pctl sim run's log of the scenario file at path over the first stop_s seconds (0: the whole
- * run), with pctl history at history_path where not NULL (the caller frees it). An app is
- * remembered by its scenario file's path and its name: runs that share a history share the
- * file. */
-static char *run_log_path(const char *path, double stop_s, const char *history_path)
+/* pctl sim run's log over the first stop_s seconds (the caller frees it). */
+static char *run_log(const char *ini, double stop_s)
 {
-        struct simrun_options o = {.policy = "edp",
-                                   .delta_i_rate = NAN,
-                                   .stop_at_s = stop_s,
-                                   .log = true,
-                                   .history_path = history_path};
+        struct simrun_options o = {
+            .policy = "edp", .delta_i_rate = NAN, .stop_at_s = stop_s, .log = true};
         struct simrun_result res;
+        struct runs_dir d;
         char err[512], *text;
         FILE *f = tmpfile();
         int saved;
         long n;
 
         assert_non_null(f);
-        o.scenario = path;
+        runs_dir_make(&d, ini);
+        o.scenario = d.path;
         fflush(stderr);
         saved = dup(2);
         assert_true(saved >= 0);
@@ -80,6 +65,7 @@ static char *run_log_path(const char *path, double stop_s, const char *history_p
         assert_true(dup2(saved, 2) >= 0);
         close(saved);
         simrun_result_free(&res);
+        runs_dir_remove(&d);
         assert_int_equal(fseek(f, 0, SEEK_END), 0);
         n = ftell(f);
         text = calloc(1, (size_t)n + 1);
@@ -88,17 +74,6 @@ static char *run_log_path(const char *path, double stop_s, const char *history_p
         assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
         fclose(f);
         return text;
-}
-
-static char *run_log(const char *ini, double stop_s)
-{
-        struct runs_dir d;
-        char *log;
-
-        runs_dir_make(&d, ini);
-        log = run_log_path(d.path, stop_s, NULL);
-        runs_dir_remove(&d);
-        return log;
 }
 
 static unsigned count(const char *text, const char *what)
@@ -191,35 +166,10 @@ static void a_probe_is_wanted_once_per_traffic(void **state)
         topology_free(&t);
 }
 
-/* An app whose configuration is being measured (a frequency domain of its own, a clock this
- * plan moves) is not cut for a probe: the cut would be read as that configuration's, and the
- * measurement never concludes. 91015's second run (from the first's history): a1's domain at
- * 1600 MHz and a probe at the same decision left it there at 6 cores on one package for the
- * whole run, no trial of spreading possible while it held the domain (82.9 s against 69.1). */
-static void an_app_measuring_its_own_clock_is_not_probed(void **state)
-{
-        struct runs_dir d;
-        char *log;
-
-        (void)state;
-        runs_dir_make(&d, scenario_91015);
-        free(run_log_path(d.path, 0, d.hist));
-        log = run_log_path(d.path, 5, d.hist);
-        runs_dir_remove(&d);
-        if (!strstr(log, "from history"))
-                fail_msg("91015's second run does not start from history:\n%s", log);
-        if (strstr(log, "a probe of package"))
-                fail_msg("a probe in 91015's second run:\n%s", log);
-        if (!strstr(log, "spread over packages 0,1 as a trial"))
-                fail_msg("no trial of spreading in 91015's second run's first 5 s:\n%s", log);
-        free(log);
-}
-
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_probe_is_wanted_once_per_traffic),
     cmocka_unit_test(a_full_package_is_measured_by_a_probe),
     cmocka_unit_test(an_app_carrying_little_traffic_is_not_probed),
-    cmocka_unit_test(an_app_measuring_its_own_clock_is_not_probed),
 };
 
 PCTL_TEST_MAIN(tests)

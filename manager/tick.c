@@ -510,7 +510,8 @@ static void log_membw(const struct manager *m)
  * be spread) runs MEMBW_PROBE_MOVE of its cores fewer until the next decision, which gives
  * them back: flat traffic while its busy cycles fell measures the bandwidth (model/membw.c);
  * traffic that fell shows the package was not full. Once per package at that traffic, one
- * package at a time, never while a trial of spreading is open. Only where apps share the
+ * package at a time, never while a trial of spreading is open, and none begins on its
+ * intervals or the decision after (allocator_ctx.probe_quiet). Only where apps share the
  * machine, as the price. */
 static void bw_probe(struct manager *m)
 {

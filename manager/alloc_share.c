@@ -404,8 +404,10 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                         a->spreading.stood = true; /* for pctl status: why it stays spread */
                 }
         }
-        /* One trial at a time, the most stalled app first: each moves the others' CPUs. */
-        if (next && !open) {
+        /* One trial at a time, the most stalled app first: each moves the others' CPUs. None
+         * begins on a probe of bandwidth's intervals or the decision after: it waits until
+         * the stalls are the placement's again. */
+        if (next && !open && !ctx->probe_quiet) {
                 next->spread = true;
                 next->spreading.since = ctx->decision;
                 next->spreading.stood = false;

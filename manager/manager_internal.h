@@ -28,6 +28,10 @@ struct json_object;
 /* Intervals a configuration is measured over (after the one that straddles the change). */
 #define MANAGER_PROBE_SAMPLES 3
 #define MANAGER_HYSTERESIS 0.05
+/* Decisions after a probe of a package's bandwidth began at which no trial of spreading
+ * begins: the one that reads the probe's intervals (and gives its cores back) and the one after,
+ * whose stalls straddle the give-back. */
+#define MANAGER_PROBE_QUIET_DECISIONS 2
 #define MANAGER_MAX_PROCS 65536
 /* An app's first second is usually start-up (loading, initialising: sequential work) and
  * says little about its steady state, so the estimator starts after it. */
@@ -142,6 +146,13 @@ struct manager {
                 double total_bytes[SENSOR_MAX_PACKAGES];
                 double rate_gbs[SENSOR_MAX_PACKAGES];
         } mem;
+        /* The app a probe of a package's bandwidth took cores from at the last decision, and
+         * its count before (id 0: none): given back at the next one (tick.c, bw_probe). */
+        struct {
+                uint64_t id;
+                unsigned cores;
+                uint64_t decision; /* the decision (m->decisions) the last probe began; 0: none */
+        } bw_probe;
         struct policy_set policies;
         bool rules; /* some policy has match keys: scan for new processes */
 

@@ -346,6 +346,10 @@ struct allocator_ctx decision_ctx(struct manager *m)
         ctx.n_freqs = m->opt.dvfs ? platform_freqs(m->pf, &freqs) : 0;
         ctx.freqs_khz = freqs;
         ctx.domain_cpus = ctx.n_freqs ? domain_cpus(m) : 0;
+        /* The next decision is m->decisions + 1: the one after a probe began (its intervals)
+         * and the one after that (the decision after its cores went back) are quiet. */
+        ctx.probe_quiet = m->bw_probe.decision &&
+                          m->decisions + 1 <= m->bw_probe.decision + MANAGER_PROBE_QUIET_DECISIONS;
         return ctx;
 }
 
@@ -498,6 +502,106 @@ static void log_membw(const struct manager *m)
         }
 }
 
+/* A probe for a full package's bandwidth (docs/allocator.md, "A probe for a full package's
+ * bandwidth"): where a package sits steady at the most traffic it ever served and nothing
+ * moves there, its bandwidth is only a lower bound and the price of bandwidth never applies.
+ * The app moving the most of its traffic (wholly there, at least MEMBW_PROBE_SHARE of it, its
+ * search past learning, kept on its cores by this plan, past spreading's verdict where it can
+ * be spread) runs MEMBW_PROBE_MOVE of its cores fewer until the next decision, which gives
+ * them back: flat traffic while its busy cycles fell measures the bandwidth (model/membw.c);
+ * traffic that fell shows the package was not full. Once per package at that traffic, one
+ * package at a time, never while a trial of spreading is open, and none begins on its
+ * intervals or the decision after (allocator_ctx.probe_quiet). Only where apps share the
+ * machine, as the price. */
+static void bw_probe(struct manager *m)
+{
+        uint64_t back = m->bw_probe.id;
+        bool domains = false;
+
+        m->bw_probe.id = 0;
+        /* The probe lasts one decision: its app gets its count back where the allocator kept
+         * it at the probe's (a move of its own it made from there stands). */
+        for (unsigned i = 0; back && i < m->n_apps; i++) {
+                struct allocator_app *a = &m->alloc[i];
+                unsigned planned = 0;
+
+                for (unsigned j = 0; j < m->n_apps; j++)
+                        planned += m->alloc[j].shares_cpus ? 0 : m->alloc[j].want_cores;
+                /* Only into cores the plan leaves free: the partition may have given them on. */
+                if (m->apps[i].id != back || a->want_cores != cpumask_count(&m->apps[i].cpus) ||
+                    a->want_cores >= m->bw_probe.cores ||
+                    planned + m->bw_probe.cores - a->want_cores > cpumask_count(&m->managed_cpus))
+                        continue;
+                a->want_cores = m->bw_probe.cores;
+                a->changed = true;
+                snprintf(a->reason, sizeof(a->reason),
+                         "back to %u cores after a probe of its package's memory bandwidth",
+                         a->want_cores);
+                return; /* one probe at a time: its package is read at the next decision */
+        }
+        if (!m->sample.mem_measured || m->n_apps < 2)
+                return;
+        /* A trial of spreading is judged by every app's stalls over the next decision, at the
+         * counts it began with: a probe would move them. */
+        for (unsigned i = 0; i < m->n_apps; i++) {
+                if (m->alloc[i].spreading.since)
+                        return;
+                domains |= m->alloc[i].own_domain;
+        }
+        for (unsigned k = 0; k < membw_n_packages(m->bw); k++) {
+                const struct membw_package *p = membw_package(m->bw, k);
+                double best_gbs = 0;
+                int best = -1;
+                unsigned n, cut;
+
+                if (!p || !membw_probe_wanted(m->bw, k))
+                        continue;
+                for (unsigned i = 0; i < m->n_apps; i++) {
+                        const struct allocator_app *a = &m->alloc[i];
+                        const struct estimate *e = estimator_get(m->est, m->apps[i].id);
+                        struct cpumask pkgs;
+                        double bpi, gbs;
+
+                        /* Spreading over packages is the first answer to a full package
+                         * (more memory controllers): where it can still be tried (several
+                         * packages, no app holding a frequency domain of its own), the probe
+                         * waits for its verdict, which a probe's moved stalls would blur. */
+                        if (m->pf->topo.n_packages > 1 && !domains && !a->spreading.refuted)
+                                continue;
+                        if (!m->apps[i].handle || a->shares_cpus || a->spread ||
+                            (a->phase != ALLOCATOR_PHASE_SEARCH &&
+                             a->phase != ALLOCATOR_PHASE_SETTLED) ||
+                            a->want_cores != cpumask_count(&m->apps[i].cpus) || a->want_cores < 2 ||
+                            topology_packages_of(&m->pf->topo, &m->apps[i].cpus, &pkgs) != 1 ||
+                            !cpumask_test(&pkgs, k) || !e || !(e->known & ESTIMATE_IPS) ||
+                            membw_bytes_per_instr(m->bw, m->apps[i].id, &bpi) < 0)
+                                continue;
+                        gbs = bpi * e->ips * 1e-9;
+                        if (gbs >= MEMBW_PROBE_SHARE * p->steady_gbs && gbs > best_gbs) {
+                                best = (int)i;
+                                best_gbs = gbs;
+                        }
+                }
+                if (best < 0)
+                        continue;
+                n = m->alloc[best].want_cores;
+                cut = (unsigned)ceil(MEMBW_PROBE_MOVE * n);
+                if (cut >= n)
+                        continue;
+                (void)membw_probe_started(m->bw, k);
+                m->bw_probe.id = m->apps[best].id;
+                m->bw_probe.decision = m->decisions;
+                m->bw_probe.cores = n;
+                m->alloc[best].want_cores = n - cut;
+                m->alloc[best].changed = true;
+                snprintf(m->alloc[best].reason, sizeof(m->alloc[best].reason),
+                         "%u cores fewer until the next decision: a probe of package %u's "
+                         "memory bandwidth (steady at the most it served)",
+                         cut, k);
+                return; /* one probe at a time */
+        }
+}
+
 /* The decide stage: the allocator's plan (cores, frequency) for every app. 1 when decided, 0
  * when there is no app, < 0 when the allocator has no plan (the current one stays). */
 static int decide(struct manager *m, const struct allocator_ctx *ctx)
@@ -527,6 +631,7 @@ static int decide(struct manager *m, const struct allocator_ctx *ctx)
         if (r < 0)
                 return log_warning_errno(r, "allocator: no plan this decision (%m), keeping "
                                             "the current one");
+        bw_probe(m);
         for (unsigned i = 0; i < m->n_apps; i++)
                 m->apps[i].decided = true;
         return 1;

@@ -67,6 +67,8 @@ struct membw {
         struct membw_stretch prev[SENSOR_MAX_PACKAGES];
         /* The highest steady traffic each package served: its bandwidth's lower bound. */
         double most_gbs[SENSOR_MAX_PACKAGES];
+        /* The traffic at which a probe last moved the package's demand (0: never). */
+        double probed_gbs[SENSOR_MAX_PACKAGES];
         struct membw_slot slot[MEMBW_MAX_APPS];
         /* Normal equations of traffic (GB) on instructions (G) per slot, decayed. */
         double xtx[MEMBW_MAX_APPS][MEMBW_MAX_APPS];
@@ -459,6 +461,27 @@ int membw_bandwidth(const struct membw *bw, unsigned k, double *gbs)
                 return -ENODATA;
         *gbs = best;
         return 1;
+}
+
+bool membw_probe_wanted(const struct membw *bw, unsigned k)
+{
+        const struct membw_package *p = membw_package(bw, k);
+        double gbs;
+
+        /* Only a package at the most it ever served can be full; one already probed at that
+         * traffic showed what a probe shows (measured, or not full), until it serves more. */
+        return p && p->bound == MEMBW_BOUND_LOWER && membw_bandwidth(bw, k, &gbs) < 0 &&
+               p->steady_n >= MEMBW_STEADY && isfinite(p->steady_demand) &&
+               p->steady_gbs >= bw->most_gbs[k] * (1 - MEMBW_FLAT) &&
+               !(bw->probed_gbs[k] * (1 + MEMBW_FLAT) >= bw->most_gbs[k]);
+}
+
+int membw_probe_started(struct membw *bw, unsigned k)
+{
+        if (k >= bw->n_packages)
+                return -EINVAL;
+        bw->probed_gbs[k] = bw->most_gbs[k];
+        return 0;
 }
 
 const char *membw_bound_to_string(enum membw_bound b)

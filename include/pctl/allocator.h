@@ -309,6 +309,11 @@ struct allocator_ctx {
          * size, one package each; 0 otherwise. An app that wants a lower clock than its
          * neighbours may then be given a domain of its own (own_domain). */
         unsigned domain_cpus;
+        /* An app's cores were moved for a probe of a package's memory bandwidth over the last
+         * interval, or given back at the last decision: the stalls measured now are the
+         * probe's, not the placement's, so no trial of spreading begins (its stalls at the
+         * start would be the probe's, and its verdict would read the probe's move). */
+        bool probe_quiet;
 };
 
 #define ALLOCATOR_PROBE_SAMPLES 3

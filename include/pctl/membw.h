@@ -80,6 +80,25 @@ unsigned membw_n_packages(const struct membw *bw);
  * alike memory controllers: one filled measures them all); -ENODATA where neither. */
 int membw_bandwidth(const struct membw *bw, unsigned k, double *gbs);
 
+/* A probe of package k's bandwidth is worth making: it is steady at the most traffic it ever
+ * served, its bandwidth neither measured nor known from an alike package, and no probe moved
+ * its demand at that traffic yet. A package full from the start, where nothing moves, shows
+ * its bandwidth only when its apps' demand moves (docs/allocator.md, "A probe for a full
+ * package's bandwidth"): the caller moves it by MEMBW_PROBE_MOVE for one steady stretch and
+ * says so with membw_probe_started (-EINVAL for a package the samples never had). */
+bool membw_probe_wanted(const struct membw *bw, unsigned k);
+int membw_probe_started(struct membw *bw, unsigned k);
+/* The share of its cores a probe takes from an app, rounded up (3 of 6, 2 of 3, 1 of 2): its
+ * busy cycles fall by less than its cores, since the cores left run busier (a serial part,
+ * waits), and the demand must move by the 10 % that measures a bandwidth: one core of six
+ * moved 91007's demand index by 6 %, three by 26 %. */
+#define MEMBW_PROBE_MOVE 0.34
+/* The app a probe moves carries at least this share of the package's traffic: the cut moved
+ * 91007's demand index by 26 % where the app moves all of it, so at half of it the index still
+ * moves by more than the 10 % that measures a bandwidth; an app that moves none moves nothing a
+ * probe could read. */
+#define MEMBW_PROBE_SHARE 0.5
+
 const char *membw_bound_to_string(enum membw_bound b);
 /* One line on package k for the debug log ("12.3 GB/s, bandwidth >= 20.1 GB/s (a lower
  * bound)"); -ENODATA for a package never measured. */

@@ -200,6 +200,40 @@ static void a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls(v
         }
 }
 
+/* While a probe of a package's bandwidth moves an app's cores (ctx.probe_quiet: its intervals
+ * and the decision after), the stalls are the probe's: a stalled app that would be tried is
+ * not spread then, and is tried at the first decision after. */
+static void no_trial_of_spreading_begins_on_a_probes_intervals(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a[2] = {searching(1), searching(2)};
+        struct allocator_ctx ctx = {.est = f->est,
+                                    .pm = &f->pm,
+                                    .n_cpus = N_CPUS,
+                                    .hysteresis = 0.05,
+                                    .decision = 100,
+                                    .n_apps = 2,
+                                    .probe_quiet = true};
+
+        fixture_reset(f);
+        ctx.est = f->est;
+        estimator_app_add(f->est, 1);
+        estimator_app_add(f->est, 2);
+        feed_stalled(f, 1, 0, 0.5, 30);
+        feed_stalled(f, 2, 4, 0, 30);
+        for (unsigned d = 0; d < 3; d++, ctx.decision++) {
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                if (a[0].spread || a[0].spreading.since)
+                        fail_msg("a trial of spreading begun on a probe's intervals (decision "
+                                 "%u)", d);
+        }
+        ctx.probe_quiet = false;
+        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        assert_true(a[0].spread);
+        assert_int_equal(a[0].spreading.since, ctx.decision);
+        assert_false(a[1].spread);
+}
+
 /* The EDP of `sim run --policy edp` on the scenario's one app over the partition oracle's,
  * which sets the app's CPUs per package (the single-app oracle, sim_oracle_app, packs it on
  * CPUs 0..k-1 and so cannot show what spreading buys). */
@@ -283,6 +317,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_spread_app_takes_the_packages_evenly),
     fixture_case(only_a_stalled_app_alone_is_spread),
     fixture_case(a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls),
+    fixture_case(no_trial_of_spreading_begins_on_a_probes_intervals),
     cmocka_unit_test(bandwidth_bound_app_alone_ends_near_its_oracle),
     cmocka_unit_test(bandwidth_bound_app_beside_another_is_spread),
 };

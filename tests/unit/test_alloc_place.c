@@ -225,7 +225,8 @@ static void no_trial_of_spreading_begins_on_a_probes_intervals(void **state)
                 assert_int_equal(allocator_decide(&ctx, a, 2), 0);
                 if (a[0].spread || a[0].spreading.since)
                         fail_msg("a trial of spreading begun on a probe's intervals (decision "
-                                 "%u)", d);
+                                 "%u)",
+                                 d);
         }
         ctx.probe_quiet = false;
         assert_int_equal(allocator_decide(&ctx, a, 2), 0);

@@ -18,13 +18,14 @@
 /* The 2 x 6 Xeon (51.2 GB/s per package) with a1 filling a package alone from its first
  * interval (6 cores of it at 6.6 bytes per instruction ask about 55 GB/s) beside a0, which
  * moves none: bench_random's scenario 91007, whose package stayed a lower bound for 78 s. */
-static const char scenario_91007[] = "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0258\n"
-                               "seed = 826552\n"
-                               "[app a0]\ninstructions = 1.063e+12\np = 0.7970\nipc = 1.891\n"
-                               "mem_fraction = 0.752\nspin = 0.873\nsync = 0.069\n"
-                               "[app a1]\ninstructions = 1.203e+12\np = 0.7604\nipc = 1.758\n"
-                               "mem_fraction = 0.124\nmem_bytes_per_instruction = 6.577\n"
-                               "phases = 0.9791:23.4\nprogress_units = 679391\n";
+static const char scenario_91007[] =
+    "[machine]\npreset = xeon-e5-2630v2x2\ncounter_noise = 0.0258\n"
+    "seed = 826552\n"
+    "[app a0]\ninstructions = 1.063e+12\np = 0.7970\nipc = 1.891\n"
+    "mem_fraction = 0.752\nspin = 0.873\nsync = 0.069\n"
+    "[app a1]\ninstructions = 1.203e+12\np = 0.7604\nipc = 1.758\n"
+    "mem_fraction = 0.124\nmem_bytes_per_instruction = 6.577\n"
+    "phases = 0.9791:23.4\nprogress_units = 679391\n";
 
 /* bench_random's 92016 (the Xeon Phi, one package): a2 (3.2 bytes per instruction, 1.6 GB/s at
  * most) beside a1 (0.52), which carries most of the package's traffic. */

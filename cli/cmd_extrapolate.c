@@ -11,6 +11,7 @@
 #include "pctl/extrapolate.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/sample_io.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 /* Predictions are listed for every count up to --to: keep that printable. */
@@ -318,9 +319,10 @@ int cmd_extrapolate(int argc, char **argv)
                 for (unsigned i = 0; i < a.n_traces; i++) {
                         if (i > 0 && a.traces[i].cores == a.traces[i - 1].cores) {
                                 fprintf(stderr,
-                                        "pctl extrapolate: --trace %u:%s: %u cores again "
+                                        "pctl extrapolate: --trace %u:%s: %u core%s again "
                                         "(duplicate of --trace %u:%s)\n",
                                         a.traces[i].cores, a.traces[i].path, a.traces[i].cores,
+                                        plural_s(a.traces[i].cores),
                                         a.traces[i - 1].cores, a.traces[i - 1].path);
                                 return EXIT_USAGE;
                         }
@@ -332,7 +334,7 @@ int cmd_extrapolate(int argc, char **argv)
                         fprintf(stderr,
                                 "pctl extrapolate: %u trace%s; at least 3 core counts are needed "
                                 "to extrapolate\n",
-                                m, m == 1 ? "" : "s");
+                                m, plural_s(m));
                         return EXIT_USAGE;
                 }
                 if (a.to < pts[m - 1].cores) {
@@ -435,13 +437,13 @@ int cmd_extrapolate(int argc, char **argv)
                 printf("best cores for EDP: unknown (no power measured)\n");
         /* Past the knee more cores buy less than 5 %: what to run at. */
         if (knee_time)
-                printf("knee for time: %u cores (the fewest within %.0f %% of the best predicted "
+                printf("knee for time: %u core%s (the fewest within %.0f %% of the best predicted "
                        "time)\n",
-                       knee_time, 100 * EXTRAP_KNEE_TOL);
+                       knee_time, plural_s(knee_time), 100 * EXTRAP_KNEE_TOL);
         if (knee_edp)
-                printf("knee for EDP: %u cores (the fewest within %.0f %% of the best predicted "
+                printf("knee for EDP: %u core%s (the fewest within %.0f %% of the best predicted "
                        "EDP)\n",
-                       knee_edp, 100 * EXTRAP_KNEE_TOL);
+                       knee_edp, plural_s(knee_edp), 100 * EXTRAP_KNEE_TOL);
         else
                 printf("knee for EDP: unknown (no power measured)\n");
         return EXIT_OK;

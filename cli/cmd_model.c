@@ -10,6 +10,7 @@
 #include "pctl/jsonfmt.h"
 #include "pctl/model.h"
 #include "pctl/power_decl.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 struct model_args {
@@ -151,8 +152,8 @@ static int model_speedup_cmd(const struct model_args *a)
         if (need(a->has_p, "speedup", "--p") < 0 || need(a->has_cores, "speedup", "--cores") < 0)
                 return EXIT_USAGE;
         if (model_speedup(a->p, a->cores, &sp) < 0) {
-                fprintf(stderr, "pctl model speedup: no speedup for P = %g on %u cores\n", a->p,
-                        a->cores);
+                fprintf(stderr, "pctl model speedup: no speedup for P = %g on %u core%s\n",
+                        a->p, a->cores, plural_s(a->cores));
                 return EXIT_USAGE;
         }
         print_scalar("speedup", sp, a->json);
@@ -233,7 +234,8 @@ static int model_table_cmd(const struct model_args *a)
                 struct model_prediction pr;
 
                 if (model_predict(&app, have_power ? &pm : NULL, (unsigned)n, freq_khz, &pr) < 0) {
-                        fprintf(stderr, "pctl model table: no prediction for %d cores\n", n);
+                        fprintf(stderr, "pctl model table: no prediction for %d core%s\n", n,
+                                plural_s(n));
                         json_object_put(j);
                         return EXIT_USAGE;
                 }

@@ -9,6 +9,7 @@
 #include "pctl/config.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/policy.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 static const char *const match_keys[POLICY_MATCH_KINDS] = {
@@ -248,8 +249,7 @@ static int policy_check_one(const char *path)
         }
         if (r < 0) {
                 config_problems_print(&problems, stderr);
-                fprintf(stderr, "%s: %zu problem%s\n", path, problems.n,
-                        problems.n == 1 ? "" : "s");
+                fprintf(stderr, "%s: %zu problem%s\n", path, problems.n, plural_s(problems.n));
                 config_problems_clear(&problems);
                 return EXIT_USAGE;
         }

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "pctl/manager.h"
 #include "pctl/procstat.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 static double timeval_s(struct timeval tv)
@@ -151,17 +152,19 @@ void run_report_where(struct json_object *rep)
                         /* A slot pctld merged several configurations into when it had no
                          * room left: what they did not share is null. */
                         if (reply_number(c, "cores", &cores))
-                                fprintf(stderr, "  %-8s %.0f cores", i ? "" : "ran at", cores);
+                                fprintf(stderr, "  %-8s %.0f core%s", i ? "" : "ran at", cores,
+                                        plural_s(textfmt_rounded(cores)));
                         else
                                 fprintf(stderr, "  %-8s several core counts", i ? "" : "ran at");
                         if (reply_number(c, "freq_mhz", &mhz))
                                 fprintf(stderr, " at %.0f MHz", mhz);
                         if (n_pkgs >= 2 &&
                             (nc = reply_packages(c, "packages", cpkgs, sizeof(cpkgs))) > 0)
-                                fprintf(stderr, " on package%s %s", nc > 1 ? "s" : "", cpkgs);
+                                fprintf(stderr, " on package%s %s", plural_s(nc), cpkgs);
                         fprintf(stderr, " for %.2f s", sec);
                         if (reply_number(c, "merged", &merged))
-                                fprintf(stderr, " (%.0f configurations together)", merged);
+                                fprintf(stderr, " (%.0f configuration%s together)", merged,
+                                        plural_s(textfmt_rounded(merged)));
                         fputc('\n', stderr);
                 }
         }

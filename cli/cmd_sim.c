@@ -17,6 +17,7 @@
 #include "pctl/sim.h"
 #include "pctl/simrun.h"
 #include "pctl/stack.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 /* Steps of the virtual clock: runs report times to the step (the last app's end), the oracle
@@ -427,8 +428,8 @@ static int check_static(const struct sim_args *a, const struct sim_machine_info 
         bool ok = a->freq_mhz == 0;
 
         if (a->cores > info->n_cpus) {
-                fprintf(stderr, "pctl sim run: cores=%u but the machine has %u CPUs\n", a->cores,
-                        info->n_cpus);
+                fprintf(stderr, "pctl sim run: cores=%u but the machine has %u CPU%s\n",
+                        a->cores, info->n_cpus, plural_s(info->n_cpus));
                 return -EINVAL;
         }
         for (unsigned i = 0; i < info->n_freqs; i++)
@@ -494,8 +495,9 @@ static int sim_run_cmd(const struct sim_args *a)
                 j = json_object_new_object();
                 apps = json_object_new_array();
         } else {
-                printf("scenario %s: %u CPUs%s%s, static %u cores at %u MHz\n", a->scenario,
-                       info.n_cpus, info.preset[0] ? ", preset " : "", info.preset, a->cores,
+                printf("scenario %s: %u CPU%s%s%s, static %u core%s at %u MHz\n", a->scenario,
+                       info.n_cpus, plural_s(info.n_cpus), info.preset[0] ? ", preset " : "",
+                       info.preset, a->cores, plural_s(a->cores),
                        a->freq_mhz ? a->freq_mhz : info.freqs_mhz[info.n_freqs - 1]);
                 table_head();
         }
@@ -641,10 +643,11 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                 json_object_object_add(j, "power_model", jsonfmt_string(power_model));
                 apps = json_object_new_array();
         } else {
-                printf("scenario %s under policy %s%s, power model %s: %lu decisions, %lu "
-                       "changes\n",
+                printf("scenario %s under policy %s%s, power model %s: %lu decision%s, %lu "
+                       "change%s\n",
                        a->scenario, a->policy, a->model_only ? " (search: model only)" : "",
-                       power_model, res.decisions, res.changes);
+                       power_model, res.decisions, plural_s(res.decisions), res.changes,
+                       plural_s(res.changes));
                 printf("%-16s %5s %8s %10s %11s %8s %12s %6s %6s\n", "app", "cores", "freq_mhz",
                        "time_s", "energy_j", "power_w", "edp_js", "p_true", "p_est");
         }
@@ -695,9 +698,11 @@ static int sim_run_policy_cmd(const struct sim_args *a)
                         if (ap->stack.known) {
                                 char b1[48], b2[48];
 
-                                printf("  stack at %.0f cores: speedup %.2f, largest %s "
+                                printf("  stack at %.0f core%s: speedup %.2f, largest %s "
                                        "(true: speedup %.2f, largest %s)\n",
-                                       ap->stack.cores, ap->stack.speedup,
+                                       ap->stack.cores,
+                                       plural_s(textfmt_rounded(ap->stack.cores)),
+                                       ap->stack.speedup,
                                        stack_top_text(&ap->stack, b1, sizeof(b1)),
                                        ap->stack_true.speedup,
                                        stack_top_text(&ap->stack_true, b2, sizeof(b2)));
@@ -744,9 +749,9 @@ static int sim_oracle_together_cmd(const struct sim_args *a)
         r = sim_oracle_together(m, a->objective, method, SIM_ORACLE_STEP_NS, &t);
         if (r == -ENOSPC) {
                 fprintf(stderr,
-                        "pctl sim oracle: --together: %u apps but %u CPUs: no partition gives "
+                        "pctl sim oracle: --together: %u apps but %u CPU%s: no partition gives "
                         "each app a CPU of its own\n",
-                        info.n_apps, info.n_cpus);
+                        info.n_apps, info.n_cpus, plural_s(info.n_cpus));
                 sim_free(m);
                 return EXIT_USAGE;
         }
@@ -786,8 +791,9 @@ static int sim_oracle_together_cmd(const struct sim_args *a)
                 json_object_object_add(j, "packages", pk);
                 apps = json_object_new_array();
         } else {
-                printf("scenario %s: %u CPUs%s%s; best static partition by %s, all apps together\n",
-                       a->scenario, info.n_cpus, info.preset[0] ? ", preset " : "", info.preset,
+                printf("scenario %s: %u CPU%s%s%s; best static partition by %s, all apps "
+                       "together\n",
+                       a->scenario, info.n_cpus, plural_s(info.n_cpus), info.preset[0] ? ", preset " : "", info.preset,
                        sim_objective_name(a->objective));
                 if (t.method == SIM_TOGETHER_EXHAUSTIVE)
                         printf("exhaustive: %lu partitions, each run on the machine\n", t.runs);
@@ -862,8 +868,8 @@ static int sim_oracle_cmd(const struct sim_args *a)
                                        jsonfmt_string(sim_objective_name(a->objective)));
                 apps = json_object_new_array();
         } else {
-                printf("scenario %s: %u CPUs%s%s; best static setting by %s, each app alone\n",
-                       a->scenario, info.n_cpus, info.preset[0] ? ", preset " : "", info.preset,
+                printf("scenario %s: %u CPU%s%s%s; best static setting by %s, each app alone\n",
+                       a->scenario, info.n_cpus, plural_s(info.n_cpus), info.preset[0] ? ", preset " : "", info.preset,
                        sim_objective_name(a->objective));
                 table_head();
         }

@@ -17,6 +17,7 @@
 #include "pctl/fsio.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/stack.h"
+#include "pctl/textfmt.h"
 #include "pctl/threadstate.h"
 #include "pctl/util.h"
 
@@ -237,8 +238,8 @@ static void stack_print_line(const char *label, const struct stack *s)
         printf(" speedup %.2f (N - components %.2f)", s->speedup, stack_speedup_estimated(s));
         big = stack_largest(s);
         if (big != STACK_COMPONENTS)
-                printf(", %s %.2f of %g cores", stack_component_name(big), s->component[big],
-                       s->cores);
+                printf(", %s %.2f of %g core%s", stack_component_name(big), s->component[big],
+                       s->cores, plural_s(s->cores));
         putchar('\n');
 }
 
@@ -320,8 +321,8 @@ static int stack_plot(const char *svg, pid_t pid, const char *name, const struct
         }
         fprintf(gp, "set terminal svg size 900,%u dynamic\n", 160 + 28 * (n_rows + 1));
         fprintf(gp, "set output '%s'\n", svg);
-        fprintf(gp, "set title 'Speedup stack of %d (%s), %g cores' noenhanced\n", (int)pid, name,
-                total->cores);
+        fprintf(gp, "set title 'Speedup stack of %d (%s), %g core%s' noenhanced\n", (int)pid,
+                name, total->cores, plural_s(total->cores));
         fprintf(gp,
                 "set style data histograms\nset style histogram rowstacked\n"
                 "set style fill solid 0.8 border -1\nset boxwidth 0.7\n"
@@ -423,8 +424,8 @@ int cmd_stack(int argc, char **argv)
                 return r == -ESRCH ? EXIT_USAGE : EXIT_FAILURE_RUN;
         }
         if (!a.json) {
-                printf("pctl stack: process %d (%s) on %u cores, thread states from %s\n",
-                       (int)a.pid, name, cores, ops->source);
+                printf("pctl stack: process %d (%s) on %u core%s, thread states from %s\n",
+                       (int)a.pid, name, cores, plural_s(cores), ops->source);
                 printf("# speedup, S sequential, L sync, Y yield, I imbalance, R runqueue, O io, "
                        "X interference, M memory (where known)\n");
         }

@@ -12,6 +12,7 @@
 #include "client.h"
 #include "commands.h"
 #include "pctl/cpumask.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 static void print_num(struct json_object *o, const char *key, const char *fmt, int width)
@@ -55,11 +56,11 @@ static void status_stack(struct json_object *a)
                 }
         }
         if (best)
-                printf("%-15s stack: %s %.2f of %g cores (speedup %.2f, from %s)\n", "", best,
-                       best_cores, cores, speedup, source);
+                printf("%-15s stack: %s %.2f of %g core%s (speedup %.2f, from %s)\n", "", best,
+                       best_cores, cores, plural_s(cores), speedup, source);
         else
-                printf("%-15s stack: no delimiter (speedup %.2f of %g cores, from %s)\n", "",
-                       speedup, cores, source);
+                printf("%-15s stack: no delimiter (speedup %.2f of %g core%s, from %s)\n", "",
+                       speedup, cores, plural_s(cores), source);
 }
 
 /* The lines of the state record pctld could not read at its start: an operator's to fix. */
@@ -86,11 +87,12 @@ static void status_state_record(struct json_object *s)
                        text ? text : "?", why ? why : "?");
         }
         if (total > n && n == 0) /* their text is root's */
-                printf("record    %s: %.0f lines skipped at start, kept in the record (root sees "
-                       "them)\n",
-                       file, total);
+                printf("record    %s: %.0f line%s skipped at start, kept in the record (root "
+                       "sees them)\n",
+                       file, total, plural_s(textfmt_rounded(total)));
         else if (total > n)
-                printf("record    %s: %.0f more lines skipped\n", file, total - (double)n);
+                printf("record    %s: %.0f more line%s skipped\n", file, total - (double)n,
+                       plural_s(textfmt_rounded(total - (double)n)));
 }
 
 /* Each package's memory traffic now and its bandwidth, or once why it is not measured;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pctl/textfmt.h"
 #include "pctl/topology.h"
 #include "pctl/util.h"
 
@@ -153,7 +154,7 @@ void step_report_format(const struct step_report *s, char *buf, size_t size)
         if (s->n_cores == 0)
                 append(buf, size, &len, ", ended at unknown cores");
         else
-                append(buf, size, &len, ", ended at %u core%s", s->cores, s->cores == 1 ? "" : "s");
+                append(buf, size, &len, ", ended at %u core%s", s->cores, plural_s(s->cores));
         /* On one package nothing: the line of a one-socket node stays as it was. */
         if (s->n_pkgs_unknown)
                 append(buf, size, &len, " on unknown packages");
@@ -169,6 +170,6 @@ void step_report_format(const struct step_report *s, char *buf, size_t size)
         else
                 append(buf, size, &len, " at %u-%u MHz", s->min_mhz, s->max_mhz);
         append(buf, size, &len, " (policy %s, %u task%s, %.1f s managed)",
-               s->policy[0] ? s->policy : "unknown", s->n_tasks, s->n_tasks == 1 ? "" : "s",
+               s->policy[0] ? s->policy : "unknown", s->n_tasks, plural_s(s->n_tasks),
                s->managed_s);
 }

@@ -1,5 +1,6 @@
 /* The topology as pctl reports it: `pctl sensors` and pctld's status show the packages the
  * kernel gave, so that a machine whose sockets the allocator does not see is noticed. */
+#include "pctl/textfmt.h"
 #include "pctl/topology.h"
 
 #include <errno.h>
@@ -57,8 +58,9 @@ int topology_describe(const struct topology *t, char *buf, size_t size)
         int n;
 
         cpumask_format(&t->online, list, sizeof(list));
-        n = snprintf(text, sizeof(text), "%u CPUs (%s) in %u package%s", cpumask_count(&t->online),
-                     list, n_pk, n_pk == 1 ? "" : "s");
+        n = snprintf(text, sizeof(text), "%u CPU%s (%s) in %u package%s",
+                     cpumask_count(&t->online), plural_s(cpumask_count(&t->online)), list, n_pk,
+                     plural_s(n_pk));
         if (n < 0 || (size_t)n >= sizeof(text))
                 return -ENOBUFS;
         len = (size_t)n;

@@ -16,6 +16,7 @@
 #include "pctl/appstack.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/metrics.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 /* The cores an app gets when nothing is decided for it: all it is allowed. */
@@ -716,11 +717,13 @@ void manager_summary(const struct manager *m, char *buf, size_t size)
         const char *src = manager_energy(m, &energy_j);
 
         if (src)
-                snprintf(buf, size, "%u apps managed, %llu decisions, %.1f J (%s)", m->n_apps,
-                         (unsigned long long)m->decisions, energy_j, src);
+                snprintf(buf, size, "%u app%s managed, %llu decision%s, %.1f J (%s)", m->n_apps,
+                         plural_s(m->n_apps), (unsigned long long)m->decisions,
+                         plural_s(m->decisions), energy_j, src);
         else
-                snprintf(buf, size, "%u apps managed, %llu decisions, energy unknown", m->n_apps,
-                         (unsigned long long)m->decisions);
+                snprintf(buf, size, "%u app%s managed, %llu decision%s, energy unknown", m->n_apps,
+                         plural_s(m->n_apps), (unsigned long long)m->decisions,
+                         plural_s(m->decisions));
 }
 
 _Static_assert(sizeof(((struct metrics_app *)0)->job) >= MANAGER_JOB_MAX + 1,

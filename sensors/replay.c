@@ -6,6 +6,7 @@
 
 #include "backends.h"
 #include "pctl/sample_io.h"
+#include "pctl/textfmt.h"
 
 static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *out)
 {
@@ -40,11 +41,14 @@ static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *ou
                  out->mem_traffic ? "the trace's mem_bytes per package"
                                   : "not measured (the trace has no mem_bytes)");
         snprintf(out->reason, sizeof(out->reason),
-                 "replay: %.120s: %s trace, %u intervals, %u CPUs, %u lines skipped%s", cfg->source,
+                 "replay: %.120s: %s trace, %u interval%s, %u CPU%s, %u line%s skipped%s",
+                 cfg->source,
                  sample_io_source(r) == SAMPLE_IO_SRC_PCTL     ? "pctl"
                  : sample_io_source(r) == SAMPLE_IO_SRC_LIKWID ? "likwid"
                                                                : "perf stat",
-                 sample_io_n_intervals(r), sample_io_n_cpus(r), sample_io_n_skipped(r),
+                 sample_io_n_intervals(r), plural_s(sample_io_n_intervals(r)), sample_io_n_cpus(r),
+                 plural_s(sample_io_n_cpus(r)), sample_io_n_skipped(r),
+                 plural_s(sample_io_n_skipped(r)),
                  sample_io_has_mem_traffic(r) ? ", memory traffic per package" : "");
         sample_io_close(r);
         return 0;

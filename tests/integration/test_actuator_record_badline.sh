@@ -66,7 +66,7 @@ if command -v setpriv >/dev/null; then
         grep -q "task garbage" "$T/nobody.json" && fail "nobody reads the skipped line's text"
         setpriv --reuid=65534 --regid=65534 --clear-groups "$PCTL" status \
                 --socket "$T/pctl.sock" >"$T/nobody.txt" || fail "nobody's status failed"
-        grep -q "^record .*actuators.state: 1 lines skipped at start" "$T/nobody.txt" ||
+        grep -q "^record .*actuators.state: 1 line skipped at start" "$T/nobody.txt" ||
                 fail "nobody's pctl status does not count it: $(cat "$T/nobody.txt")"
         echo "ok: another user sees that 1 line was skipped, not its text"
 fi

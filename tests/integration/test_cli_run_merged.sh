@@ -14,11 +14,12 @@ fake_pctld "$D/s" '{"ok":true}' "{$REPORT,\"end_config\":2,\"configs\":[$CONFIGS
 out=$("$PCTL" run --socket "$D/s" -- true 2>&1) || fail "pctl run failed: $out"
 wait
 echo "$out"
-echo "$out" | grep -q "^  ran at   1 cores at 2600 MHz for 4.00 s (2 configurations together)$" ||
+echo "$out" | grep -q "^  ran at   1 core at 2600 MHz for 4.00 s (2 configurations together)$" ||
         fail "merged slot with one core count: $out"
 echo "$out" | grep -q "^           several core counts on package 0 for 3.00 s (3 configurations together)$" ||
         fail "merged slot of several core counts: $out"
 echo "$out" | grep -q "^           6 cores at 2000 MHz on packages 0,1 for 18.70 s$" ||
         fail "the configuration it ended at: $out"
 echo "$out" | grep -q " 0 cores" && fail "a core count invented: $out"
+echo "$out" | grep -q " 1 cores" && fail "one core in the plural: $out"
 echo "ok: merged configurations say what they hold"

@@ -32,7 +32,7 @@ pctld_start
 unset NOTIFY_SOCKET
 for _ in $(seq 30); do grep -q "READY=1" "$T/notify.log" && break; sleep 0.1; done
 grep -q "READY=1" "$T/notify.log" || fail "no READY=1"
-grep -q "^STATUS=.*apps managed" "$T/notify.log" || fail "no STATUS= summary"
+grep -q "^STATUS=.*apps\? managed" "$T/notify.log" || fail "no STATUS= summary"
 grep -q "ignoring the calibration: .*platform.ini:2" "$T/pctld.log" || fail "corrupt platform.ini not reported"
 status_json
 json_get "$T/status.json" "d['calibration']" | grep -q "^ignored: " || fail "status does not say the calibration was ignored"

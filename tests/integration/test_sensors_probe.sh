@@ -84,8 +84,9 @@ online=$(cat /sys/devices/system/cpu/online)
 n_pk=$(cat /sys/devices/system/cpu/cpu*/topology/physical_package_id | sort -u | wc -l)
 n_cpu=$(ls -d /sys/devices/system/cpu/cpu*/topology | wc -l)
 [ "$n_pk" -eq 1 ] && pk=package || pk=packages
-grep -Eq "^topology: $n_cpu CPUs \($online\) in $n_pk $pk: package [0-9]+: " "$tmp/out" ||
-        fail "pctl sensors: '$(grep topology "$tmp/out")', not $n_cpu CPUs ($online) in $n_pk $pk"
+[ "$n_cpu" -eq 1 ] && cpus=CPU || cpus=CPUs
+grep -Eq "^topology: $n_cpu $cpus \($online\) in $n_pk $pk: package [0-9]+: " "$tmp/out" ||
+        fail "pctl sensors: '$(grep topology "$tmp/out")', not $n_cpu $cpus ($online) in $n_pk $pk"
 python3 - "$tmp/json" "$online" "$n_cpu" "$n_pk" <<'PY' || fail "--json topology is not the kernel's"
 import json, sys
 t = json.load(open(sys.argv[1]))["topology"]
@@ -101,7 +102,7 @@ grep -Eq '^threads auto: (ebpf|proc)' "$tmp/out" || fail "no thread-state auto l
 
 # A replay source that exists is probed as such.
 printf '# pctl-sample v1 backend=software cpus=0 packages=1 targets=0\ntime_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j\n0.1,0.1,cpu,,0,,,,5,\n' >"$tmp/trace.csv"
-"$PCTL" sensors --source "$tmp/trace.csv" | grep -Eq '^replay +yes +replay: .*1 intervals' ||
+"$PCTL" sensors --source "$tmp/trace.csv" | grep -Eq '^replay +yes +replay: .*1 interval,' ||
         fail "replay should be available with --source"
 "$PCTL" sensors --source "$tmp/trace.csv" | sed -n '/^MEMORY /,/^$/p' | grep -Eq '^replay +no +replay: not measured' ||
         fail "a trace without mem_bytes has no memory traffic"

@@ -33,6 +33,21 @@ static const char *str(struct json_object *j, const char *key)
         return json_object_get_string(v);
 }
 
+/* The summary pctld gives systemd (STATUS=) counts as a person reads: one app is "1 app". */
+static void summary_says_one_app_in_the_singular(void **state)
+{
+        struct sim_manager f;
+        char text[256];
+
+        (void)state;
+        sim_manager_open(&f, SCENARIO, "monitor", 1);
+        assert_int_equal(manager_n_apps(f.m), 1);
+        manager_summary(f.m, text, sizeof(text));
+        if (strncmp(text, "1 app managed, ", 15) != 0)
+                fail_msg("summary of one app: '%s'", text);
+        sim_manager_close(&f);
+}
+
 static void report_of_a_finished_app(void **state)
 {
         char err[256];
@@ -797,6 +812,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(metrics_count_the_packages_status_shows),
     cmocka_unit_test(run_report_gives_the_packages_it_ran_on),
     cmocka_unit_test(run_report_keeps_each_placement_apart),
+    cmocka_unit_test(summary_says_one_app_in_the_singular),
 };
 
 PCTL_TEST_MAIN(tests)

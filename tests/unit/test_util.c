@@ -6,6 +6,7 @@
 #include "pctl_test.h"
 #include "pctl/cpumask.h"
 #include "pctl/jsonfmt.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 static void cpumask_parse_and_format(void **state)
@@ -145,6 +146,25 @@ static void json_pretty_layout(void **state)
         json_object_put(o);
 }
 
+/* One helper for every count a person reads: "1 core", never "1 cores"; a "%.0f" figure is
+ * judged as printed. */
+static void plural_follows_the_printed_count(void **state)
+{
+        char text[64];
+
+        (void)state;
+        assert_string_equal(plural_s(1), "");
+        assert_string_equal(plural_s(0), "s");
+        assert_string_equal(plural_s(2), "s");
+        assert_string_equal(plural_s(1.5), "s");
+        snprintf(text, sizeof(text), "%.0f core%s", 0.6, plural_s(textfmt_rounded(0.6)));
+        assert_string_equal(text, "1 core");
+        snprintf(text, sizeof(text), "%.0f core%s", 1.5, plural_s(textfmt_rounded(1.5)));
+        assert_string_equal(text, "2 cores");
+        snprintf(text, sizeof(text), "%.0f core%s", 0.5, plural_s(textfmt_rounded(0.5)));
+        assert_string_equal(text, "0 cores");
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(cpumask_parse_and_format),
     cmocka_unit_test(cpumask_rejects_bad_lists),
@@ -152,5 +172,6 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(strict_number_parsing),
     cmocka_unit_test(json_numbers_nulls_and_plain_layout),
     cmocka_unit_test(json_pretty_layout),
+    cmocka_unit_test(plural_follows_the_printed_count),
 };
 PCTL_TEST_MAIN(tests)

@@ -152,8 +152,8 @@ static int model_speedup_cmd(const struct model_args *a)
         if (need(a->has_p, "speedup", "--p") < 0 || need(a->has_cores, "speedup", "--cores") < 0)
                 return EXIT_USAGE;
         if (model_speedup(a->p, a->cores, &sp) < 0) {
-                fprintf(stderr, "pctl model speedup: no speedup for P = %g on %u core%s\n",
-                        a->p, a->cores, plural_s(a->cores));
+                fprintf(stderr, "pctl model speedup: no speedup for P = %g on %u core%s\n", a->p,
+                        a->cores, plural_s(a->cores));
                 return EXIT_USAGE;
         }
         print_scalar("speedup", sp, a->json);

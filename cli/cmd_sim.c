@@ -428,8 +428,8 @@ static int check_static(const struct sim_args *a, const struct sim_machine_info 
         bool ok = a->freq_mhz == 0;
 
         if (a->cores > info->n_cpus) {
-                fprintf(stderr, "pctl sim run: cores=%u but the machine has %u CPU%s\n",
-                        a->cores, info->n_cpus, plural_s(info->n_cpus));
+                fprintf(stderr, "pctl sim run: cores=%u but the machine has %u CPU%s\n", a->cores,
+                        info->n_cpus, plural_s(info->n_cpus));
                 return -EINVAL;
         }
         for (unsigned i = 0; i < info->n_freqs; i++)
@@ -700,8 +700,7 @@ static int sim_run_policy_cmd(const struct sim_args *a)
 
                                 printf("  stack at %.0f core%s: speedup %.2f, largest %s "
                                        "(true: speedup %.2f, largest %s)\n",
-                                       ap->stack.cores,
-                                       plural_s(textfmt_rounded(ap->stack.cores)),
+                                       ap->stack.cores, plural_s(textfmt_rounded(ap->stack.cores)),
                                        ap->stack.speedup,
                                        stack_top_text(&ap->stack, b1, sizeof(b1)),
                                        ap->stack_true.speedup,
@@ -793,7 +792,8 @@ static int sim_oracle_together_cmd(const struct sim_args *a)
         } else {
                 printf("scenario %s: %u CPU%s%s%s; best static partition by %s, all apps "
                        "together\n",
-                       a->scenario, info.n_cpus, plural_s(info.n_cpus), info.preset[0] ? ", preset " : "", info.preset,
+                       a->scenario, info.n_cpus, plural_s(info.n_cpus),
+                       info.preset[0] ? ", preset " : "", info.preset,
                        sim_objective_name(a->objective));
                 if (t.method == SIM_TOGETHER_EXHAUSTIVE)
                         printf("exhaustive: %lu partitions, each run on the machine\n", t.runs);
@@ -869,7 +869,8 @@ static int sim_oracle_cmd(const struct sim_args *a)
                 apps = json_object_new_array();
         } else {
                 printf("scenario %s: %u CPU%s%s%s; best static setting by %s, each app alone\n",
-                       a->scenario, info.n_cpus, plural_s(info.n_cpus), info.preset[0] ? ", preset " : "", info.preset,
+                       a->scenario, info.n_cpus, plural_s(info.n_cpus),
+                       info.preset[0] ? ", preset " : "", info.preset,
                        sim_objective_name(a->objective));
                 table_head();
         }

@@ -321,8 +321,8 @@ static int stack_plot(const char *svg, pid_t pid, const char *name, const struct
         }
         fprintf(gp, "set terminal svg size 900,%u dynamic\n", 160 + 28 * (n_rows + 1));
         fprintf(gp, "set output '%s'\n", svg);
-        fprintf(gp, "set title 'Speedup stack of %d (%s), %g core%s' noenhanced\n", (int)pid,
-                name, total->cores, plural_s(total->cores));
+        fprintf(gp, "set title 'Speedup stack of %d (%s), %g core%s' noenhanced\n", (int)pid, name,
+                total->cores, plural_s(total->cores));
         fprintf(gp,
                 "set style data histograms\nset style histogram rowstacked\n"
                 "set style fill solid 0.8 border -1\nset boxwidth 0.7\n"

@@ -58,9 +58,8 @@ int topology_describe(const struct topology *t, char *buf, size_t size)
         int n;
 
         cpumask_format(&t->online, list, sizeof(list));
-        n = snprintf(text, sizeof(text), "%u CPU%s (%s) in %u package%s",
-                     cpumask_count(&t->online), plural_s(cpumask_count(&t->online)), list, n_pk,
-                     plural_s(n_pk));
+        n = snprintf(text, sizeof(text), "%u CPU%s (%s) in %u package%s", cpumask_count(&t->online),
+                     plural_s(cpumask_count(&t->online)), list, n_pk, plural_s(n_pk));
         if (n < 0 || (size_t)n >= sizeof(text))
                 return -ENOBUFS;
         len = (size_t)n;

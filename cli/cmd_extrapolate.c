@@ -175,15 +175,13 @@ static int trace_point(const struct trace_arg *t, struct extrap_point *pt, doubl
         struct sensor_sample s = {0};
         double time_s = 0, energy_j = 0, stalls = 0;
         bool energy = true, has_stalls = true;
-        unsigned line = 0, n = 0;
+        struct sample_io_error bad;
+        unsigned n = 0;
         int e;
 
-        e = sample_io_open(t->path, &r, &line);
+        e = sample_io_open(t->path, &r, &bad);
         if (e == -EBADMSG) {
-                fprintf(stderr,
-                        "pctl extrapolate: %s:%u: not a pctl sample CSV, likwid-perfctr -t "
-                        "timeline or perf stat -x, CSV\n",
-                        t->path, line);
+                fprintf(stderr, "pctl extrapolate: %s:%u: %s\n", t->path, bad.line, bad.what);
                 return -EINVAL;
         }
         if (e < 0) {
@@ -322,8 +320,8 @@ int cmd_extrapolate(int argc, char **argv)
                                         "pctl extrapolate: --trace %u:%s: %u core%s again "
                                         "(duplicate of --trace %u:%s)\n",
                                         a.traces[i].cores, a.traces[i].path, a.traces[i].cores,
-                                        plural_s(a.traces[i].cores),
-                                        a.traces[i - 1].cores, a.traces[i - 1].path);
+                                        plural_s(a.traces[i].cores), a.traces[i - 1].cores,
+                                        a.traces[i - 1].path);
                                 return EXIT_USAGE;
                         }
                         if (trace_point(&a.traces[i], &pts[i], &power_w[i]) < 0)

@@ -11,7 +11,7 @@
 static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *out)
 {
         struct sample_io_reader *r;
-        unsigned line = 0;
+        struct sample_io_error bad;
         int e;
 
         *out = (struct sensor_probe){0};
@@ -22,14 +22,12 @@ static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *ou
                          "replay: needs a recorded trace (--source FILE)");
                 return 0;
         }
-        e = sample_io_open(cfg->source, &r, &line);
+        e = sample_io_open(cfg->source, &r, &bad);
         if (e < 0) {
                 out->err = e;
                 if (e == -EBADMSG)
-                        snprintf(out->reason, sizeof(out->reason),
-                                 "replay: %.150s:%u: not a pctl sample CSV, likwid-perfctr -t "
-                                 "timeline or perf stat -x, CSV",
-                                 cfg->source, line);
+                        snprintf(out->reason, sizeof(out->reason), "replay: %.90s:%u: %.140s",
+                                 cfg->source, bad.line, bad.what);
                 else
                         snprintf(out->reason, sizeof(out->reason), "replay: %.150s: %s",
                                  cfg->source, strerror(-e));
@@ -40,16 +38,15 @@ static int replay_probe(const struct sensor_config *cfg, struct sensor_probe *ou
         snprintf(out->mem_reason, sizeof(out->mem_reason), "replay: %s",
                  out->mem_traffic ? "the trace's mem_bytes per package"
                                   : "not measured (the trace has no mem_bytes)");
-        snprintf(out->reason, sizeof(out->reason),
-                 "replay: %.120s: %s trace, %u interval%s, %u CPU%s, %u line%s skipped%s",
-                 cfg->source,
-                 sample_io_source(r) == SAMPLE_IO_SRC_PCTL     ? "pctl"
-                 : sample_io_source(r) == SAMPLE_IO_SRC_LIKWID ? "likwid"
-                                                               : "perf stat",
-                 sample_io_n_intervals(r), plural_s(sample_io_n_intervals(r)), sample_io_n_cpus(r),
-                 plural_s(sample_io_n_cpus(r)), sample_io_n_skipped(r),
-                 plural_s(sample_io_n_skipped(r)),
-                 sample_io_has_mem_traffic(r) ? ", memory traffic per package" : "");
+        snprintf(
+            out->reason, sizeof(out->reason),
+            "replay: %.120s: %s trace, %u interval%s, %u CPU%s, %u line%s skipped%s", cfg->source,
+            sample_io_source(r) == SAMPLE_IO_SRC_PCTL     ? "pctl"
+            : sample_io_source(r) == SAMPLE_IO_SRC_LIKWID ? "likwid"
+                                                          : "perf stat",
+            sample_io_n_intervals(r), plural_s(sample_io_n_intervals(r)), sample_io_n_cpus(r),
+            plural_s(sample_io_n_cpus(r)), sample_io_n_skipped(r), plural_s(sample_io_n_skipped(r)),
+            sample_io_has_mem_traffic(r) ? ", memory traffic per package" : "");
         sample_io_close(r);
         return 0;
 }

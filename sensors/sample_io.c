@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pctl/jsonfmt.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 /* The first columns, as the format began. Columns added later follow them, each named in the
@@ -303,7 +305,28 @@ struct sample_io_reader {
         /* packages= of our header line; 0 where the header has none. */
         unsigned header_packages;
         bool has_energy, has_mem;
+        /* While parsing: why the line at hand is refused (sample_io_error's what). */
+        char why[sizeof(((struct sample_io_error *)0)->what)];
 };
+
+/* Refuses the line at hand, saying why; returns -EBADMSG. */
+static int __attribute__((format(printf, 2, 3)))
+refuse(struct sample_io_reader *r, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(r->why, sizeof(r->why), fmt, ap);
+        va_end(ap);
+        return -EBADMSG;
+}
+
+/* A value its column cannot take: "column NAME: 'VALUE' WHAT". */
+static int refuse_value(struct sample_io_reader *r, const char *column, const char *value,
+                        const char *what)
+{
+        return refuse(r, "column %s: '%.40s' %s", column, value, what);
+}
 
 static int rec_push(struct sample_io_reader *r, const struct rec *x)
 {
@@ -388,7 +411,7 @@ static int seconds_to_ns(const char *s, uint64_t *out)
 
 /* Our header line's packages= (absent in hand-written traces: 0). A package row past it is
  * refused. */
-static int pctl_header(const char *line, unsigned *n_packages)
+static int pctl_header(struct sample_io_reader *r, const char *line, unsigned *n_packages)
 {
         const char *p = strstr(line, " packages=");
         char buf[16];
@@ -399,30 +422,34 @@ static int pctl_header(const char *line, unsigned *n_packages)
                 return 0;
         p += strlen(" packages=");
         len = strcspn(p, " ");
-        if (len == 0 || len >= sizeof(buf))
-                return -EBADMSG;
-        memcpy(buf, p, len);
-        buf[len] = '\0';
-        if (parse_uint(buf, n_packages) < 0 || *n_packages > SENSOR_MAX_PACKAGES)
-                return -EBADMSG;
+        if (len == 0 || len >= sizeof(buf) ||
+            (memcpy(buf, p, len), buf[len] = '\0', parse_uint(buf, n_packages) < 0) ||
+            *n_packages > SENSOR_MAX_PACKAGES)
+                return refuse(r, "header: packages='%.*s' is not a whole number from 0 to %d",
+                              (int)(len < 40 ? len : 40), p, SENSOR_MAX_PACKAGES);
         return 0;
 }
 
 /* The column line: the first ten, then known extra columns, each once. */
-static int pctl_columns(const char *line, enum sample_io_extra *extras, unsigned *n_extras)
+static int pctl_columns(struct sample_io_reader *r, const char *line, enum sample_io_extra *extras,
+                        unsigned *n_extras)
 {
         const size_t len = strlen(SAMPLE_IO_COLUMNS_V1);
         const char *p = line + len;
 
         *n_extras = 0;
         if (strncmp(line, SAMPLE_IO_COLUMNS_V1, len) != 0)
-                return -EBADMSG;
+                return refuse(r, "the column line does not begin with " SAMPLE_IO_COLUMNS_V1);
         while (*p) {
                 const char *name = p + 1, *end;
                 size_t k;
 
-                if (*p != ',' || *n_extras == SAMPLE_IO_MAX_EXTRAS)
-                        return -EBADMSG;
+                if (*p != ',')
+                        return refuse(r,
+                                      "the column line does not begin with " SAMPLE_IO_COLUMNS_V1);
+                if (*n_extras == SAMPLE_IO_MAX_EXTRAS)
+                        return refuse(r, "more than %d columns after energy_j",
+                                      SAMPLE_IO_MAX_EXTRAS);
                 end = strchr(name, ',');
                 if (!end)
                         end = name + strlen(name);
@@ -431,15 +458,25 @@ static int pctl_columns(const char *line, enum sample_io_extra *extras, unsigned
                             strncmp(name, sample_io_extras[k], (size_t)(end - name)) == 0)
                                 break;
                 if (k == ARRAY_SIZE(sample_io_extras))
-                        return -EBADMSG;
+                        return refuse(r,
+                                      "column '%.*s' is not one a pctl sample CSV has "
+                                      "after energy_j (%s)",
+                                      (int)(end - name < 40 ? end - name : 40), name,
+                                      SAMPLE_IO_COLUMNS + sizeof(SAMPLE_IO_COLUMNS_V1));
                 for (unsigned i = 0; i < *n_extras; i++)
                         if (extras[i] == (enum sample_io_extra)k)
-                                return -EBADMSG;
+                                return refuse(r, "column %s twice", sample_io_extras[k]);
                 extras[(*n_extras)++] = (enum sample_io_extra)k;
                 p = end;
         }
         return 0;
 }
+
+/* The first ten columns' names, as SAMPLE_IO_COLUMNS_V1 gives them: what a refusal names. */
+static const char *const pctl_columns_v1[] = {
+    "time_s", "interval_s", "kind",       "id",      "cpu",
+    "instr",  "cycles",     "ref_cycles", "busy_ns", "energy_j",
+};
 
 /* One row of our CSV: the ten first fields, then the extra columns the column line named, in
  * its order. */
@@ -455,7 +492,7 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum samp
 
         for (char *p = line;; p++) {
                 if (n == n_fields)
-                        return -EBADMSG;
+                        return refuse(r, "more than the %u fields the column line names", n_fields);
                 f[n++] = p;
                 p = strchr(p, ',');
                 if (!p)
@@ -463,9 +500,12 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum samp
                 *p = '\0';
         }
         if (n != n_fields)
-                return -EBADMSG;
-        if (seconds_to_ns(f[0], &ts) < 0 || seconds_to_ns(f[1], &len) < 0)
-                return -EBADMSG;
+                return refuse(r, "%u field%s, not the %u the column line names", n, plural_s(n),
+                              n_fields);
+        for (unsigned k = 0; k < 2; k++)
+                if (seconds_to_ns(f[k], k ? &len : &ts) < 0)
+                        return refuse_value(r, pctl_columns_v1[k], f[k],
+                                            "is not a number of seconds from 0");
         if (strcmp(f[2], "cpu") == 0)
                 x.kind = REC_CPU;
         else if (strcmp(f[2], "target") == 0)
@@ -473,19 +513,21 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum samp
         else if (strcmp(f[2], "package") == 0)
                 x.kind = REC_PACKAGE;
         else
-                return -EBADMSG;
+                return refuse_value(r, "kind", f[2], "is not cpu, target or package");
         if (x.kind != REC_CPU && parse_uint(f[3], &x.id) < 0)
-                return -EBADMSG;
+                return refuse_value(r, "id", f[3], "is not a whole number from 0");
         if (x.kind == REC_PACKAGE) {
                 const unsigned n_packages =
                     r->header_packages ? r->header_packages : SENSOR_MAX_PACKAGES;
 
                 if (x.id >= n_packages)
-                        return -EBADMSG;
+                        return refuse(
+                            r, "column id: package %u, past the %u the %s", x.id, n_packages,
+                            r->header_packages ? "header's packages= says" : "reader takes");
                 /* Empty: not measured (a row may carry only the traffic). */
                 if (f[9][0]) {
                         if (parse_double(f[9], &x.energy_j) < 0)
-                                return -EBADMSG;
+                                return refuse_value(r, "energy_j", f[9], "is not a number");
                         x.energy = true;
                 }
                 for (unsigned k = 0; k < n_extras; k++) {
@@ -494,20 +536,24 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum samp
                         /* Counts of bytes: never negative, never NaN or infinite. */
                         if (extras[k] == SAMPLE_IO_MEM_BYTES && fk[0]) {
                                 if (parse_double(fk, &x.mem_bytes) < 0 || !(x.mem_bytes >= 0))
-                                        return -EBADMSG;
+                                        return refuse_value(r, "mem_bytes", fk,
+                                                            "is not a number of bytes from 0");
                                 x.mem = true;
                         } else if (fk[0]) {
-                                return -EBADMSG; /* a CPU's column on a package row */
+                                return refuse(r, "column %s: a CPU's, set on a package row",
+                                              sample_io_extras[extras[k]]);
                         }
                 }
                 if (!x.energy && !x.mem)
-                        return -EBADMSG;
+                        return refuse(r, "a package row with neither energy_j nor mem_bytes");
         } else {
                 if (parse_uint(f[4], &x.cpu) < 0 || x.cpu >= CPUMASK_MAX)
-                        return -EBADMSG;
+                        return refuse(r, "column cpu: '%.40s' is not a CPU number below %d", f[4],
+                                      CPUMASK_MAX);
                 for (unsigned k = 0; k < 4; k++)
                         if (csv_field_u64(f[5 + k], &v[k], &m[k]) < 0)
-                                return -EBADMSG;
+                                return refuse_value(r, pctl_columns_v1[5 + k], f[5 + k],
+                                                    "is not a count (a whole number from 0)");
                 x.c = (struct sensor_counts){
                     .instr = v[0] * m[0],
                     .cycles = v[1] * m[1],
@@ -524,14 +570,19 @@ static int pctl_csv_line(struct sample_io_reader *r, char *line, const enum samp
                                 continue;
                         if (extras[k] == SAMPLE_IO_FREQ_KHZ) {
                                 if (parse_uint(fk, &x.c.freq_khz) < 0 || x.c.freq_khz == 0)
-                                        return -EBADMSG;
+                                        return refuse_value(r, "freq_khz", fk,
+                                                            "is not a frequency in kHz (a whole "
+                                                            "number above 0)");
                                 x.c.measured |= SENSOR_FREQ;
                         } else if (extras[k] == SAMPLE_IO_STALLS) {
                                 if (parse_u64(fk, &x.c.stalls) < 0)
-                                        return -EBADMSG;
+                                        return refuse_value(r, "stalls", fk,
+                                                            "is not a count (a whole number "
+                                                            "from 0)");
                                 x.c.measured |= SENSOR_STALLS;
                         } else if (extras[k] == SAMPLE_IO_MEM_BYTES) {
-                                return -EBADMSG; /* a package's column on a CPU row */
+                                return refuse(r, "column mem_bytes: a package's, set on a %s row",
+                                              f[2]);
                         }
                 }
         }
@@ -742,7 +793,7 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                 lineno++;
                 if (!pctl && !likwid) {
                         if (strncmp(line, "# pctl-sample v1", 16) == 0) {
-                                if (pctl_header(line, &r->header_packages) < 0)
+                                if (pctl_header(r, line, &r->header_packages) < 0)
                                         goto bad;
                                 pctl = true;
                         } else if (strncmp(line, "# HWThreads:", 12) == 0 ||
@@ -751,6 +802,8 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                         } else if (line[0] == '#') {
                                 goto next;
                         } else if (strncmp(line, "time_s,", 7) == 0) {
+                                refuse(r, "a column line without the '# pctl-sample v1' "
+                                          "header line before it");
                                 goto bad;
                         } else {
                                 /* Application output before LIKWID's header. */
@@ -762,7 +815,7 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                         if (line[0] == '#' || line[0] == '\0')
                                 goto next;
                         if (!columns) {
-                                if (pctl_columns(line, extras, &n_extras) < 0)
+                                if (pctl_columns(r, line, extras, &n_extras) < 0)
                                         goto bad;
                                 columns = true;
                                 goto next;
@@ -788,11 +841,20 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                         n_hw = 0;
                         for (char *tok = strtok_r(line + 12, "|", &save); tok;
                              tok = strtok_r(NULL, "|", &save)) {
+                                char *cpu_text = strstrip(tok);
                                 unsigned cpu;
 
-                                if (parse_uint(strstrip(tok), &cpu) < 0 || cpu >= CPUMASK_MAX ||
-                                    n_hw == CPUMASK_MAX)
+                                if (n_hw == CPUMASK_MAX) {
+                                        refuse(r, "# HWThreads: more than %d CPUs", CPUMASK_MAX);
                                         goto bad;
+                                }
+                                if (parse_uint(cpu_text, &cpu) < 0 || cpu >= CPUMASK_MAX) {
+                                        refuse(r,
+                                               "# HWThreads: '%.40s' is not a CPU number "
+                                               "below %d",
+                                               cpu_text, CPUMASK_MAX);
+                                        goto bad;
+                                }
                                 hw_cpu[n_hw++] = (int)cpu;
                         }
                         goto next;
@@ -801,13 +863,19 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
                         /* The names follow "Total runtime [s]|". */
                         char *names = strstr(line, "Total runtime [s]|");
 
-                        if (!names)
+                        if (!names) {
+                                refuse(r, "a group header without 'Total runtime [s]|' before "
+                                          "its names");
                                 goto bad;
+                        }
                         /* Group ids are numbered as their headers appear. */
                         for (unsigned g = 0; g < LIKWID_MAX_GROUPS; g++) {
                                 if (!groups[g].defined) {
-                                        if (likwid_group_header(&groups[g], names + 18) < 0)
+                                        if (likwid_group_header(&groups[g], names + 18) < 0) {
+                                                refuse(r, "a group of more than %d metrics",
+                                                       LIKWID_MAX_METRICS);
                                                 goto bad;
+                                        }
                                         break;
                                 }
                         }
@@ -841,7 +909,7 @@ static int reader_parse(struct sample_io_reader *r, char *text, unsigned *bad_li
         if (pctl && !columns) {
                 if (bad_line)
                         *bad_line = lineno;
-                return -EBADMSG;
+                return refuse(r, "a pctl sample header without its column line");
         }
         r->source = pctl ? SAMPLE_IO_SRC_PCTL : SAMPLE_IO_SRC_LIKWID;
         if (r->header_packages > r->n_packages)
@@ -1015,22 +1083,31 @@ static int perf_line(struct sample_io_reader *r, struct perf_state *st, char *li
                         break;
                 *p = '\0';
         }
-        if (n < 4 || seconds_to_ns(strstrip(f[0]), &ts) < 0)
-                return -EBADMSG;
+        /* perf's CSV names no column: a refusal names them by place and what perf puts there. */
+        if (n < 4)
+                return refuse(r, "%u field%s, not perf stat -x,'s time, value, unit and event", n,
+                              plural_s(n));
+        if (seconds_to_ns(strstrip(f[0]), &ts) < 0)
+                return refuse_value(r, "1 (time)", f[0], "is not a number of seconds from 0");
         k = strncmp(f[1], "CPU", 3) == 0 ? 1 : 0;
         if (n < 4 + k)
-                return -EBADMSG;
+                return refuse(r, "%u fields, not perf stat -x,'s time, CPU, value, unit and event",
+                              n);
         if (!st->layout_known) {
                 st->per_cpu = k == 1;
                 st->layout_known = true;
         } else if (st->per_cpu != (k == 1)) {
-                return -EBADMSG;
+                return refuse(r, "column 2: %s",
+                              k ? "a CPU, where the lines before have none"
+                                : "no CPU, where the lines before have one");
         }
         if (k && (parse_uint(f[1] + 3, &cpu) < 0 || cpu >= CPUMASK_MAX))
-                return -EBADMSG;
+                return refuse(r, "column 2 (CPU): '%.40s' is not CPU0 to CPU%d", f[1],
+                              CPUMASK_MAX - 1);
         if (st->open && ts != st->ts_ns) {
                 if (ts < st->ts_ns)
-                        return -EBADMSG;
+                        return refuse_value(r, "1 (time)", f[0],
+                                            "is before the time of the line above");
                 e = perf_flush(r, st);
                 if (e < 0)
                         return e;
@@ -1053,7 +1130,8 @@ static int perf_line(struct sample_io_reader *r, struct perf_state *st, char *li
                         p++;
                 if (p == st->n_pkg) {
                         if (p == SENSOR_MAX_PACKAGES)
-                                return -EBADMSG;
+                                return refuse(r, "%.40s on more CPUs than %d packages have",
+                                              f[3 + k], SENSOR_MAX_PACKAGES);
                         st->pkg_cpu[st->n_pkg++] = (int)cpu;
                 }
                 if (kind == PERF_MEM) {
@@ -1081,7 +1159,10 @@ static int perf_line(struct sample_io_reader *r, struct perf_state *st, char *li
                 /* task-clock is in msec. A busy time past 2^64 ns or a count past its 64-bit
                  * counter is a corrupt row, not a large reading. */
                 if (!count_value(kind == PERF_BUSY ? v * 1e6 : v, slot[kind]))
-                        return -EBADMSG;
+                        return refuse(r,
+                                      "column %u (value of %.40s): '%.40s' is past what a "
+                                      "64-bit counter holds",
+                                      2 + k, f[3 + k], f[1 + k]);
                 c->measured |= metric[kind];
         }
         return 0;
@@ -1171,7 +1252,9 @@ static int perf_parse(struct sample_io_reader *r, char *text, unsigned *bad_line
         if (e == 0 && (r->n_iv == 0 || r->n_recs == 0)) {
                 if (bad_line)
                         *bad_line = lineno;
-                e = -EBADMSG;
+                e = refuse(r, "a perf stat -x, CSV without one event pctl reads (instructions, "
+                              "cycles, ref-cycles, stalls, task-clock, energy-pkg, memory "
+                              "controllers' counts)");
         }
         /* Energy alone still has a CPU perf counted it on. */
         if (e == 0 && r->n_cpus == 0)
@@ -1180,10 +1263,12 @@ static int perf_parse(struct sample_io_reader *r, char *text, unsigned *bad_line
         return e;
 }
 
-int sample_io_open_text(const char *text, struct sample_io_reader **out, unsigned *line)
+int sample_io_open_text(const char *text, struct sample_io_reader **out,
+                        struct sample_io_error *err)
 {
         struct sample_io_reader *r = calloc(1, sizeof(*r));
         char *copy = strdup(text);
+        unsigned line = 0;
         int e;
 
         if (!r || !copy) {
@@ -1191,9 +1276,16 @@ int sample_io_open_text(const char *text, struct sample_io_reader **out, unsigne
                 free(copy);
                 return -ENOMEM;
         }
-        e = perf_text(copy) ? perf_parse(r, copy, line) : reader_parse(r, copy, line);
+        e = perf_text(copy) ? perf_parse(r, copy, &line) : reader_parse(r, copy, &line);
         free(copy);
         if (e < 0) {
+                if (e == -EBADMSG && err) {
+                        err->line = line;
+                        snprintf(err->what, sizeof(err->what), "%s",
+                                 r->why[0] ? r->why
+                                           : "not a pctl sample CSV, likwid-perfctr -t timeline "
+                                             "or perf stat -x, CSV");
+                }
                 sample_io_close(r);
                 return e;
         }
@@ -1201,7 +1293,7 @@ int sample_io_open_text(const char *text, struct sample_io_reader **out, unsigne
         return 0;
 }
 
-int sample_io_open(const char *path, struct sample_io_reader **out, unsigned *line)
+int sample_io_open(const char *path, struct sample_io_reader **out, struct sample_io_error *err)
 {
         _cleanup_free_ char *text = NULL;
         size_t len = 0, cap = 0;
@@ -1237,7 +1329,7 @@ int sample_io_open(const char *path, struct sample_io_reader **out, unsigned *li
         if (!text)
                 return -EBADMSG;
         text[len] = '\0';
-        return sample_io_open_text(text, out, line);
+        return sample_io_open_text(text, out, err);
 }
 
 void sample_io_close(struct sample_io_reader *r)

@@ -61,15 +61,24 @@ enum sample_io_source { SAMPLE_IO_SRC_PCTL, SAMPLE_IO_SRC_LIKWID, SAMPLE_IO_SRC_
 
 struct sample_io_reader;
 
+/* Where and why a trace was refused: the line (from 1) and what on it, such as "column
+ * mem_bytes: 'abc' is not a number" or, for a file of no known kind, "not a pctl sample CSV,
+ * likwid-perfctr -t timeline or perf stat -x, CSV". A caller says "FILE:LINE: WHAT". */
+struct sample_io_error {
+        unsigned line;
+        char what[192];
+};
+
 /* Opens a trace: our CSV, likwid-perfctr -t timeline text, or `perf stat -I MS -x,` interval
  * CSV (per CPU with -A; without a CPU column, one target on CPU 0), told apart by their
  * first lines.
  * Reads the whole file up front so that shape questions have answers before the first read.
- * -ENOENT/-EACCES for the file, -EBADMSG with *line (when not NULL) set to the first bad line
- * when neither header is found or the column line does not match. */
-int sample_io_open(const char *path, struct sample_io_reader **out, unsigned *line);
+ * -ENOENT/-EACCES for the file; -EBADMSG with *err (when not NULL) filled when neither header
+ * is found, the column line does not match or a row holds a value its column cannot take. */
+int sample_io_open(const char *path, struct sample_io_reader **out, struct sample_io_error *err);
 /* The same from text in memory (tests). */
-int sample_io_open_text(const char *text, struct sample_io_reader **out, unsigned *line);
+int sample_io_open_text(const char *text, struct sample_io_reader **out,
+                        struct sample_io_error *err);
 void sample_io_close(struct sample_io_reader *r);
 
 enum sample_io_source sample_io_source(const struct sample_io_reader *r);

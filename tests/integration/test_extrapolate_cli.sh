@@ -173,5 +173,7 @@ refused "duplicate of --trace 2:" extrapolate --trace 2:"$T/trace1.csv" --trace 
 refused "2 traces; at least 3" extrapolate --trace 1:"$T/trace1.csv" --trace 2:"$T/trace2.csv" --to 8
 printf 'not a trace\n' >"$T/junk.csv"
 refused "junk.csv:1: not a pctl sample CSV" extrapolate --trace 1:"$T/junk.csv" --trace 2:"$T/trace2.csv" --trace 4:"$T/trace4.csv" --to 8
+printf '0.1,CPU0,5,,cycles,1,100.00,,\n0.2,CPU0,2e20,,instructions,1,100.00,,\n' >"$T/perf.csv"
+refused "perf.csv:2: column 3 (value of instructions): '2e20' is past what a 64-bit counter holds" extrapolate --trace 1:"$T/perf.csv" --trace 2:"$T/trace2.csv" --trace 4:"$T/trace4.csv" --to 8
 refused "no-such-file: No such file" extrapolate "$T/no-such-file" --to 8
 echo "ok: pctl extrapolate"

@@ -36,6 +36,9 @@ expect 2 "--backend replay needs --source FILE" --backend replay --count 1
 expect 2 "replay: .*No such file" --backend replay --source "$tmp/none.csv" --count 1
 printf 'just some text\n' >"$tmp/junk.txt"
 expect 2 "replay: .*junk.txt:1: not a pctl sample CSV" --backend replay --source "$tmp/junk.txt" --count 1
+# A bad value is refused with its line and its column.
+printf '# pctl-sample v1 backend=x packages=1\ntime_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j,mem_bytes\n0.1,0.1,package,0,,,,,,,abc\n' >"$tmp/badmem.csv"
+expect 2 "replay: .*badmem.csv:3: column mem_bytes: 'abc' is not a number" --backend replay --source "$tmp/badmem.csv" --count 1
 expect 2 "unknown option '--bogus'" --bogus
 
 # The good path, for contrast: exit 0 and K intervals of both CPUs.

@@ -160,23 +160,38 @@ static void old_trace_still_loads(void **state)
  * one good row). */
 static void bad_mem_values_refused(void **state)
 {
-        static const char *const bad[] = {
-            "0.1,0.1,package,0,,,,,,,,,-1",    /* negative */
-            "0.1,0.1,package,0,,,,,,,,,nan",   /* NaN */
-            "0.1,0.1,package,0,,,,,,,,,inf",   /* infinite */
-            "0.1,0.1,package,0,,,,,,,,,12abc", /* garbage */
-            "0.1,0.1,package,0,,,,,,,,,0x",    /* garbage */
-            "0.1,0.1,package,2,,,,,,,,,100",   /* past packages=2 */
-            "0.1,0.1,package,0,,,,,,,,,",      /* a package row with nothing */
-            "0.1,0.1,cpu,,1,,,,5,,,,100",      /* traffic on a CPU row */
-            "0.1,0.1,package,0,,,,,,,,7,100",  /* stalls on a package row */
-            "0.1,0.1,package,0,,,,,,,,,100,5", /* a field too many */
+        /* The row, and what the refusal says of it (after "FILE:4: "). */
+        static const struct {
+                const char *row, *what;
+        } bad[] = {
+            {"0.1,0.1,package,0,,,,,,,,,-1",
+             "column mem_bytes: '-1' is not a number of bytes from 0"},
+            {"0.1,0.1,package,0,,,,,,,,,nan",
+             "column mem_bytes: 'nan' is not a number of bytes from 0"},
+            {"0.1,0.1,package,0,,,,,,,,,inf",
+             "column mem_bytes: 'inf' is not a number of bytes from 0"},
+            {"0.1,0.1,package,0,,,,,,,,,12abc",
+             "column mem_bytes: '12abc' is not a number of bytes from 0"},
+            {"0.1,0.1,package,0,,,,,,,,,0x",
+             "column mem_bytes: '0x' is not a number of bytes from 0"},
+            {"0.1,0.1,package,2,,,,,,,,,100",
+             "column id: package 2, past the 2 the header's packages= says"},
+            {"0.1,0.1,package,0,,,,,,,,,", "a package row with neither energy_j nor mem_bytes"},
+            {"0.1,0.1,cpu,,1,,,,5,,,,100", "column mem_bytes: a package's, set on a cpu row"},
+            {"0.1,0.1,package,0,,,,,,,,7,100", "column stalls: a CPU's, set on a package row"},
+            {"0.1,0.1,package,0,,,,,,,,,100,5", "more than the 13 fields the column line names"},
+            {"0.1,0.1,package,0,,,,,,x,,,", "column energy_j: 'x' is not a number"},
+            {"0.1,0.1,package,z,,,,,,1,,,", "column id: 'z' is not a whole number from 0"},
+            {"0.1,0.1,pkg,0,,,,,,1,,,", "column kind: 'pkg' is not cpu, target or package"},
+            {"0.1,-1,package,0,,,,,,1,,,",
+             "column interval_s: '-1' is not a number of seconds from 0"},
+            {"0.1,0.1,cpu,,4096,,,,5,,,,", "column cpu: '4096' is not a CPU number below 4096"},
         };
 
         for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 char text[512];
                 struct sample_io_reader *r = NULL;
-                unsigned line = 0;
+                struct sample_io_error err = {0};
 
                 snprintf(text, sizeof(text),
                          "# pctl-sample v1 backend=x cpus=0-1 packages=2 targets=0\n"
@@ -185,10 +200,12 @@ static void bad_mem_values_refused(void **state)
                          "0.1,0.1,package,1,,,,,,,,,64\n"
                          "%s\n"
                          "0.2,0.1,package,1,,,,,,,,,64\n",
-                         bad[i]);
-                assert_int_equal(sample_io_open_text(text, &r, &line), -EBADMSG);
-                if (line != 4)
-                        fail_msg("'%s': line %u, wanted 4", bad[i], line);
+                         bad[i].row);
+                assert_int_equal(sample_io_open_text(text, &r, &err), -EBADMSG);
+                if (err.line != 4)
+                        fail_msg("'%s': line %u, wanted 4", bad[i].row, err.line);
+                if (strcmp(err.what, bad[i].what) != 0)
+                        fail_msg("'%s': '%s', wanted '%s'", bad[i].row, err.what, bad[i].what);
                 assert_null(r);
         }
 }
@@ -202,15 +219,18 @@ static void bad_header_packages_refused(void **state)
         for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
                 char text[256];
                 struct sample_io_reader *r = NULL;
-                unsigned line = 0;
+                struct sample_io_error err = {0};
 
                 snprintf(text, sizeof(text),
                          "# pctl-sample v1 backend=x cpus=0 %s targets=0\n"
                          "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,"
                          "energy_j\n0.1,0.1,cpu,,0,,,,5,\n",
                          bad[i]);
-                assert_int_equal(sample_io_open_text(text, &r, &line), -EBADMSG);
-                assert_int_equal(line, 1);
+                assert_int_equal(sample_io_open_text(text, &r, &err), -EBADMSG);
+                assert_int_equal(err.line, 1);
+                if (strncmp(err.what, "header: packages=", 17) != 0 ||
+                    !strstr(err.what, "' is not a whole number from 0 to 64"))
+                        fail_msg("'%s': '%s'", bad[i], err.what);
         }
 }
 

@@ -59,16 +59,16 @@ static void csv_without_stalls_column(void **state)
         assert_false(sample_io_metrics(r) & SENSOR_STALLS);
         sample_io_close(r);
         /* With the column, a row must have it. */
-        unsigned line = 0;
+        struct sample_io_error err = {0};
         assert_int_equal(sample_io_open_text("# pctl-sample v1 backend=x\n"
                                              "time_s,interval_s,kind,id,cpu,instr,cycles,"
                                              "ref_cycles,busy_ns,energy_j,stalls\n"
                                              "0.1,0.1,cpu,,0,,5,,7,,3\n"
                                              "0.2,0.1,cpu,,0,,5,,7,\n"
                                              "0.3,0.1,cpu,,0,,5,,7,,3\n",
-                                             &r, &line),
+                                             &r, &err),
                          -EBADMSG);
-        assert_int_equal(line, 4);
+        assert_int_equal(err.line, 4);
 }
 
 /* perf stat -I 100 -x, -a -A -e instructions,cycles,ref-cycles,cycle_activity.stalls_total,
@@ -151,39 +151,51 @@ static void perf_stat_one_target(void **state)
 static void perf_stat_bad_lines(void **state)
 {
         struct sample_io_reader *r = NULL;
-        unsigned line = 0;
+        struct sample_io_error err = {0};
 
         assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"
                                              "0.1,CPU0,oops\n"
                                              "0.2,CPU0,5,,cycles,1,100.00,,\n",
-                                             &r, &line),
+                                             &r, &err),
                          -EBADMSG);
-        assert_int_equal(line, 2);
+        assert_int_equal(err.line, 2);
+        assert_string_equal(err.what, "3 fields, not perf stat -x,'s time, value, unit and event");
         /* Time going back. */
         assert_int_equal(sample_io_open_text("0.2,CPU0,5,,cycles,1,100.00,,\n"
                                              "0.1,CPU0,5,,cycles,1,100.00,,\n",
-                                             &r, &line),
+                                             &r, &err),
                          -EBADMSG);
-        assert_int_equal(line, 2);
+        assert_int_equal(err.line, 2);
+        assert_string_equal(err.what,
+                            "column 1 (time): '0.1' is before the time of the line above");
         /* A CPU column on some lines only. */
         assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"
                                              "0.1,5,,cycles,1,100.00,,\n",
-                                             &r, &line),
+                                             &r, &err),
                          -EBADMSG);
+        assert_string_equal(err.what, "column 2: no CPU, where the lines before have one");
+        assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"
+                                             "0.2,CPUx,5,,cycles,1,100.00,,\n",
+                                             &r, &err),
+                         -EBADMSG);
+        assert_int_equal(err.line, 2);
+        assert_string_equal(err.what, "column 2 (CPU): 'CPUx' is not CPU0 to CPU4095");
         /* Counts past a 64-bit counter, a task-clock past 2^64 ns: corrupt rows, refused
          * (the fuzzer's find: converting them was undefined). */
         assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"
                                              "0.1,CPU0,2e20,,instructions,1,100.00,,\n",
-                                             &r, &line),
+                                             &r, &err),
                          -EBADMSG);
-        assert_int_equal(line, 2);
+        assert_int_equal(err.line, 2);
+        assert_string_equal(err.what, "column 3 (value of instructions): '2e20' is past what a "
+                                      "64-bit counter holds");
         assert_int_equal(
-            sample_io_open_text("0.1,CPU0,2e20,msec,task-clock,1,100.00,,\n", &r, &line), -EBADMSG);
-        assert_int_equal(sample_io_open_text("0.1,CPU0,inf,,ref-cycles,1,100.00,,\n", &r, &line),
+            sample_io_open_text("0.1,CPU0,2e20,msec,task-clock,1,100.00,,\n", &r, &err), -EBADMSG);
+        assert_int_equal(sample_io_open_text("0.1,CPU0,inf,,ref-cycles,1,100.00,,\n", &r, &err),
                          -EBADMSG);
         assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"
                                              "0.2,CPU0,5,,cyc",
-                                             &r, &line),
+                                             &r, &err),
                          0);
         assert_int_equal(sample_io_n_intervals(r), 1);
         assert_int_equal(sample_io_n_skipped(r), 1);

@@ -31,9 +31,9 @@ static void likwid_timeline_with_noise(void **state)
 {
         struct sample_io_reader *r;
         struct sensor_sample s;
-        unsigned line = 0;
+        struct sample_io_error err = {0};
 
-        assert_int_equal(sample_io_open_text(likwid_text, &r, &line), 0);
+        assert_int_equal(sample_io_open_text(likwid_text, &r, &err), 0);
         assert_int_equal(sample_io_source(r), SAMPLE_IO_SRC_LIKWID);
         assert_int_equal(sample_io_n_cpus(r), 4);
         assert_int_equal(sample_io_n_intervals(r), 3);
@@ -75,20 +75,30 @@ static void likwid_timeline_with_noise(void **state)
 static void rejects_unknown_text(void **state)
 {
         struct sample_io_reader *r = NULL;
-        unsigned line = 0;
+        struct sample_io_error err = {0};
 
-        assert_int_equal(sample_io_open_text("hello\nworld\n", &r, &line), -EBADMSG);
-        assert_int_equal(
-            sample_io_open_text("# pctl-sample v1 backend=x\ntime_s,oops\n", &r, &line), -EBADMSG);
-        assert_int_equal(line, 2);
+        assert_int_equal(sample_io_open_text("hello\nworld\n", &r, &err), -EBADMSG);
+        assert_string_equal(err.what, "not a pctl sample CSV, likwid-perfctr -t timeline or perf "
+                                      "stat -x, CSV");
+        assert_int_equal(sample_io_open_text("# pctl-sample v1 backend=x\ntime_s,oops\n", &r, &err),
+                         -EBADMSG);
+        assert_int_equal(err.line, 2);
+        assert_string_equal(err.what, "the column line does not begin with time_s,interval_s,"
+                                      "kind,id,cpu,instr,cycles,ref_cycles,busy_ns,energy_j");
+        assert_int_equal(sample_io_open_text("time_s,interval_s\n", &r, &err), -EBADMSG);
+        assert_int_equal(err.line, 1);
+        assert_string_equal(err.what, "a column line without the '# pctl-sample v1' header line "
+                                      "before it");
         assert_int_equal(sample_io_open_text("# pctl-sample v1 backend=x\n"
                                              "time_s,interval_s,kind,id,cpu,instr,cycles,"
                                              "ref_cycles,busy_ns,energy_j\n"
                                              "0.1,0.1,cpu,,0,,,,abc,\n"
                                              "0.1,0.1,cpu,,1,,,,5,\n",
-                                             &r, &line),
+                                             &r, &err),
                          -EBADMSG);
-        assert_int_equal(line, 3);
+        assert_int_equal(err.line, 3);
+        assert_string_equal(err.what, "column busy_ns: 'abc' is not a count (a whole number "
+                                      "from 0)");
         assert_null(r);
 }
 
@@ -238,20 +248,20 @@ static void freq_khz_column(void **state)
         static const char fq[] = "# pctl-sample v1 backend=x\n"
                                  "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,"
                                  "energy_j,freq_khz\n";
-        static const char *const bad_rows[] = {
-            "0.1,0.1,cpu,,0,,,,5,,0\n",   /* a frequency of 0 */
-            "0.1,0.1,cpu,,0,,,,5,,abc\n", /* not a number */
-            "0.1,0.1,cpu,,0,,,,5,\n",     /* a row without the column */
+        static const struct { const char *row, *what; } bad_rows[] = {
+            {"0.1,0.1,cpu,,0,,,,5,,0\n", "column freq_khz: '0' is not a frequency in kHz (a whole number above 0)"},
+            {"0.1,0.1,cpu,,0,,,,5,,abc\n", "column freq_khz: 'abc' is not a frequency in kHz (a whole number above 0)"},
+            {"0.1,0.1,cpu,,0,,,,5,\n", "10 fields, not the 11 the column line names"},
         };
-        static const char *const bad_columns[] = {
-            "energy_j,nosuch\n",
-            "energy_j,freq_khz,freq_khz\n",
-            "energy_j,\n",
+        static const struct { const char *columns, *what; } bad_columns[] = {
+            {"energy_j,nosuch\n", "column 'nosuch' is not one a pctl sample CSV has after energy_j (freq_khz,stalls,mem_bytes)"},
+            {"energy_j,freq_khz,freq_khz\n", "column freq_khz twice"},
+            {"energy_j,\n", "column '' is not one a pctl sample CSV has after energy_j (freq_khz,stalls,mem_bytes)"},
         };
         struct sample_io_reader *r = NULL;
         struct sensor_sample s;
         char text[512];
-        unsigned line = 0;
+        struct sample_io_error err = {0};
 
         assert_int_equal(sensor_sample_alloc(&s, 1, 0), 0);
         snprintf(text, sizeof(text), "%s0.1,0.1,cpu,,0,,,,5,\n", v1);
@@ -269,18 +279,20 @@ static void freq_khz_column(void **state)
         sample_io_close(r);
         for (size_t i = 0; i < sizeof(bad_rows) / sizeof(bad_rows[0]); i++) {
                 r = NULL;
-                snprintf(text, sizeof(text), "%s0.1,0.1,cpu,,0,,,,5,,\n%s", fq, bad_rows[i]);
-                assert_int_equal(sample_io_open_text(text, &r, &line), -EBADMSG);
-                assert_int_equal(line, 4);
+                snprintf(text, sizeof(text), "%s0.1,0.1,cpu,,0,,,,5,,\n%s", fq, bad_rows[i].row);
+                assert_int_equal(sample_io_open_text(text, &r, &err), -EBADMSG);
+                assert_int_equal(err.line, 4);
+                assert_string_equal(err.what, bad_rows[i].what);
                 assert_null(r);
         }
         for (size_t i = 0; i < sizeof(bad_columns) / sizeof(bad_columns[0]); i++) {
                 snprintf(text, sizeof(text),
                          "# pctl-sample v1 backend=x\n"
                          "time_s,interval_s,kind,id,cpu,instr,cycles,ref_cycles,busy_ns,%s",
-                         bad_columns[i]);
-                assert_int_equal(sample_io_open_text(text, &r, &line), -EBADMSG);
-                assert_int_equal(line, 2);
+                         bad_columns[i].columns);
+                assert_int_equal(sample_io_open_text(text, &r, &err), -EBADMSG);
+                assert_int_equal(err.line, 2);
+                assert_string_equal(err.what, bad_columns[i].what);
         }
         sensor_sample_free(&s);
 }

@@ -282,9 +282,14 @@ int cmd_model(int argc, char **argv)
         struct model_args a;
         int r;
 
-        if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-                model_usage(argc < 2 ? stderr : stdout);
-                return argc < 2 ? EXIT_USAGE : EXIT_OK;
+        if (argc < 2) {
+                fprintf(stderr, "pctl model: which one? speedup, p or table (try 'pctl model "
+                                "--help')\n");
+                return EXIT_USAGE;
+        }
+        if (strcmp(argv[1], "--help") == 0) {
+                model_usage(stdout);
+                return EXIT_OK;
         }
         for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
                 if (strcmp(argv[1], subs[i].name) != 0)

@@ -282,9 +282,14 @@ int cmd_policy(int argc, char **argv)
         struct policy_args a;
         int r;
 
-        if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-                policy_usage(argc < 2 ? stderr : stdout);
-                return argc < 2 ? EXIT_USAGE : EXIT_OK;
+        if (argc < 2) {
+                fprintf(stderr, "pctl policy: which one? list, check or reload (try 'pctl "
+                                "policy --help')\n");
+                return EXIT_USAGE;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                policy_usage(stdout);
+                return EXIT_OK;
         }
         if (strcmp(argv[1], "list") == 0) {
                 r = policy_parse(argc - 1, argv + 1, &a, true);

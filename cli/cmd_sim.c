@@ -945,9 +945,13 @@ int cmd_sim(int argc, char **argv)
         struct sim_args a;
         int r;
 
-        if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-                sim_usage(argc < 2 ? stderr : stdout);
-                return argc < 2 ? EXIT_USAGE : EXIT_OK;
+        if (argc < 2) {
+                fprintf(stderr, "pctl sim: which one? run or oracle (try 'pctl sim --help')\n");
+                return EXIT_USAGE;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                sim_usage(stdout);
+                return EXIT_OK;
         }
         for (size_t i = 0; i < ARRAY_SIZE(subs); i++) {
                 if (strcmp(argv[1], subs[i].name) != 0)

@@ -27,6 +27,13 @@ expect 0 '' "$PCTL" --version
 grep -Eq '^pctl [0-9]' "$out/stdout" || fail "pctl --version: $(cat "$out/stdout")"
 expect 0 '' "$PCTL" --json --version
 expect 2 '^Usage: pctl ' "$PCTL"
+# A command of subcommands given none: one line naming them, not the whole help.
+for c in "model:speedup, p or table" "sim:run or oracle" "policy:list, check or reload"; do
+        expect 2 "^pctl ${c%%:*}: which one\? ${c#*:} \(try 'pctl ${c%%:*} --help'\)\$" "$PCTL" "${c%%:*}"
+        [ "$(wc -l <"$out/stderr")" -eq 1 ] || fail "pctl ${c%%:*}: $(cat "$out/stderr")"
+        expect 0 "" "$PCTL" "${c%%:*}" --help
+        grep -q "^Usage: pctl ${c%%:*} " "$out/stdout" || fail "pctl ${c%%:*} --help: $(cat "$out/stdout")"
+done
 
 # --json before the command, for every command that prints a report and runs without pctld.
 for cmd in "sensors" "model speedup --p 0.5 --cores 2" "model table --p 0.9 --cores 1-2" \

@@ -180,6 +180,17 @@ const char *reply_text(struct json_object *o, const char *key, const char *shown
         return v ? v : shown;
 }
 
+const char *reply_not_measured(struct json_object *o, const char *key, char *buf, size_t size)
+{
+        const char *why = reply_string(o, key);
+
+        if (why && strstr(why, "not measured"))
+                snprintf(buf, size, "%s", why);
+        else
+                snprintf(buf, size, "not measured (%s)", why ? why : "the sensor does not say why");
+        return buf;
+}
+
 bool reply_number(struct json_object *o, const char *key, double *out)
 {
         struct json_object *v;

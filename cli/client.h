@@ -32,6 +32,11 @@ const char *reply_string(struct json_object *o, const char *key);
 /* reply_string for printing: shown (e.g. "unknown", "-") when the member is not a string, so
  * that a reply of an older or foreign pctld never puts a NULL through %s. */
 const char *reply_text(struct json_object *o, const char *key, const char *shown);
+/* Why a figure is not measured, from the member `key`, for "memory    traffic: %s": "not
+ * measured (REASON)", or REASON alone where it says so itself ("software: not measured
+ * (...)"), so that a line never says it twice; "not measured (the sensor does not say why)"
+ * without one. Written into buf (size bytes), which it returns. */
+const char *reply_not_measured(struct json_object *o, const char *key, char *buf, size_t size);
 bool reply_number(struct json_object *o, const char *key, double *out);
 /* A member that is an array of package numbers ("packages": [0, 1]) as text, "0,1" (runs of
  * three or more as ranges, "0-3"), and how many there are; -1 with buf untouched where it is

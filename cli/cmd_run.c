@@ -179,14 +179,15 @@ void run_report_where(struct json_object *rep)
 static void run_report_memory(struct json_object *rep)
 {
         struct json_object *flag = NULL;
+        char why[512];
         double bpi;
 
         if (!json_object_object_get_ex(rep, "mem_traffic", &flag) ||
             !json_object_is_type(flag, json_type_boolean))
                 return;
         if (!json_object_get_boolean(flag))
-                fprintf(stderr, "  memory   traffic not measured (%s)\n",
-                        reply_text(rep, "mem_traffic_reason", "the sensor does not say why"));
+                fprintf(stderr, "  memory   traffic: %s\n",
+                        reply_not_measured(rep, "mem_traffic_reason", why, sizeof(why)));
         else if (reply_number(rep, "mem_bytes_per_instr", &bpi))
                 fprintf(stderr, "  memory   %.2f bytes per instruction\n", bpi);
         else

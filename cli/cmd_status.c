@@ -106,8 +106,10 @@ static void status_memory(struct json_object *s)
             !json_object_is_type(flag, json_type_boolean))
                 return;
         if (!json_object_get_boolean(flag)) {
-                printf("memory    traffic: not measured (%s)\n",
-                       reply_text(s, "mem_traffic_reason", "the sensor does not say why"));
+                char why[512];
+
+                printf("memory    traffic: %s\n",
+                       reply_not_measured(s, "mem_traffic_reason", why, sizeof(why)));
                 return;
         }
         if (json_object_object_get_ex(s, "mem_packages", &pkgs) &&

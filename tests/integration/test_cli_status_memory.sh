@@ -30,8 +30,11 @@ echo "$out" | grep -Eq "^ +memory: 4.49 bytes per instruction$" || fail "app 61:
 echo "ok: packages and apps"
 
 status '{"ok":true,"mem_traffic":false,"mem_traffic_reason":"perf: not measured: uncore_imc_0 on CPU 0: Permission denied","mem_packages":null,"apps":[{"pid":71,"mem_bytes_per_instr":null}]}'
-echo "$out" | grep -qx "memory    traffic: not measured (perf: not measured: uncore_imc_0 on CPU 0: Permission denied)" || fail "not measured: $out"
+echo "$out" | grep -qx "memory    traffic: perf: not measured: uncore_imc_0 on CPU 0: Permission denied" || fail "not measured: $out"
 [ "$(echo "$out" | grep -c 'memory')" = 1 ] || fail "more than the one line: $out"
+echo "$out" | grep -q "not measured.*not measured" && fail "not measured twice: $out"
+status '{"ok":true,"mem_traffic":false,"mem_traffic_reason":"no memory-controller PMU","apps":[]}'
+echo "$out" | grep -qx "memory    traffic: not measured (no memory-controller PMU)" || fail "a bare reason: $out"
 echo "ok: not measured, once, with why"
 
 status '{"ok":true,"mem_traffic":false,"apps":[]}'

@@ -121,7 +121,7 @@ json_get "$T/status.json" 'd["mem_traffic"] is False and d["mem_packages"] is No
         fail "software: $(cat "$T/status.json")"
 "$PCTL" status --socket "$T/pctl.sock" >"$T/status.txt"
 [ "$(grep -c '^memory ' "$T/status.txt")" = 1 ] || fail "software: $(cat "$T/status.txt")"
-grep -E '^memory    traffic: not measured \(.+\)$' "$T/status.txt" || fail "software: $(cat "$T/status.txt")"
+grep -E '^memory    traffic: software: not measured \(.+\)$' "$T/status.txt" || fail "software: $(cat "$T/status.txt")"
 $CLIENT get "$PORT" >"$T/m3.txt" || fail "scrape failed"
 grep -q '^pctl_package_memory_' "$T/m3.txt" && fail "software: a memory series: $(grep '^pctl_package_memory_' "$T/m3.txt")"
 grep -qx '# TYPE pctl_package_memory_bytes_total counter' "$T/m3.txt" || fail "software: no family"

@@ -462,7 +462,7 @@ static int pctl_columns(struct sample_io_reader *r, const char *line, enum sampl
                                       "column '%.*s' is not one a pctl sample CSV has "
                                       "after energy_j (%s)",
                                       (int)(end - name < 40 ? end - name : 40), name,
-                                      SAMPLE_IO_COLUMNS + sizeof(SAMPLE_IO_COLUMNS_V1));
+                                      &SAMPLE_IO_COLUMNS[sizeof(SAMPLE_IO_COLUMNS_V1)]);
                 for (unsigned i = 0; i < *n_extras; i++)
                         if (extras[i] == (enum sample_io_extra)k)
                                 return refuse(r, "column %s twice", sample_io_extras[k]);

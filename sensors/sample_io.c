@@ -1115,9 +1115,14 @@ static int perf_line(struct sample_io_reader *r, struct perf_state *st, char *li
         st->ts_ns = ts;
         st->open = true;
         kind = perf_event_kind(f[3 + k]);
-        /* "<not counted>", "<not supported>": not measured. */
-        if (kind == PERF_NONE || f[1 + k][0] == '<' || parse_double(f[1 + k], &v) < 0 || !(v >= 0))
+        /* "<not counted>", "<not supported>" (or nothing): not measured. Any other value of an
+         * event pctl reads is a count: text, a negative or NaN is a corrupt row, refused as
+         * our CSV refuses one rather than read as not measured. */
+        if (kind == PERF_NONE || f[1 + k][0] == '<' || f[1 + k][0] == '\0')
                 return 0;
+        if (parse_double(f[1 + k], &v) < 0 || !(v >= 0))
+                return refuse(r, "column %u (value of %.40s): '%.40s' is not a number from 0",
+                              2 + k, f[3 + k], f[1 + k]);
         if (kind == PERF_ENERGY || kind == PERF_MEM) {
                 double bytes = kind == PERF_MEM ? perf_mem_unit_bytes(strstrip(f[2 + k])) : 0;
                 unsigned p = 0;

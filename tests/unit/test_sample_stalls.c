@@ -180,6 +180,27 @@ static void perf_stat_bad_lines(void **state)
                          -EBADMSG);
         assert_int_equal(err.line, 2);
         assert_string_equal(err.what, "column 2 (CPU): 'CPUx' is not CPU0 to CPU4095");
+        /* A value of an event pctl reads that is no count; one of an event it ignores, or
+         * <not counted>, is no matter. */
+        assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"
+                                             "0.1,CPU0,abc,,instructions,1,100.00,,\n",
+                                             &r, &err),
+                         -EBADMSG);
+        assert_int_equal(err.line, 2);
+        assert_string_equal(err.what,
+                            "column 3 (value of instructions): 'abc' is not a number from 0");
+        assert_int_equal(sample_io_open_text("0.1,5,,cycles,1,100.00,,\n"
+                                             "0.1,-3,,task-clock,1,100.00,,\n",
+                                             &r, &err),
+                         -EBADMSG);
+        assert_string_equal(err.what,
+                            "column 2 (value of task-clock): '-3' is not a number from 0");
+        assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"
+                                             "0.1,CPU0,abc,,branch-misses,1,100.00,,\n"
+                                             "0.1,CPU0,<not counted>,,instructions,0,0.00,,\n",
+                                             &r, NULL),
+                         0);
+        sample_io_close(r);
         /* Counts past a 64-bit counter, a task-clock past 2^64 ns: corrupt rows, refused
          * (the fuzzer's find: converting them was undefined). */
         assert_int_equal(sample_io_open_text("0.1,CPU0,5,,cycles,1,100.00,,\n"

@@ -532,8 +532,8 @@ static void bw_probe(struct manager *m)
                         return; /* no give-back; the probe is over either way */
                 for (unsigned j = 0; j < m->n_apps; j++)
                         cur[j] = m->apps[j].cpus;
-                r = allocator_give_back(&m->pf->topo, &m->managed_cpus, m->alloc, cur, m->n_apps,
-                                        i, m->bw_probe.cores);
+                r = allocator_give_back(&m->pf->topo, &m->managed_cpus, m->alloc, cur, m->n_apps, i,
+                                        m->bw_probe.cores);
                 free(cur);
                 if (r != 0)
                         return; /* one probe at a time: its package is read at the next decision */
@@ -664,7 +664,7 @@ static int place(struct manager *m, struct cpumask **next)
                         log_debug("allocator: unplaced: %s (pid %d): wants %u cores%s%s, holds %s",
                                   m->apps[i].name, (int)m->apps[i].pid, m->alloc[i].want_cores,
                                   m->alloc[i].own_domain ? ", a frequency domain of its own" : "",
-                                  m->alloc[i].spread    ? ", spread"
+                                  m->alloc[i].spread        ? ", spread"
                                   : m->alloc[i].shares_cpus ? ", time-sharing"
                                                             : "",
                                   list);

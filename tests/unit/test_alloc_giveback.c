@@ -15,8 +15,9 @@
 #define PROBED 1 /* the probed app's index */
 
 /* 91010's fifth run on the 2 x 6 Xeon (packages 0-5 and 6-11) at the decision after the
- * probe: a1 (index 4) has a domain of its own at 5 cores, so package 1 is all its; on package
- * 0, a0, a5 and the probed a2 hold one CPU each and a4 two: one CPU is free there. */
+ * probe, its packages swapped: a1 (index 4) has a domain of its own at 5 cores (granted at
+ * that decision), so one package is all its; on the other, a0, a5 and the probed a2 want one
+ * CPU each and a4 two: one CPU is free there. */
 static void plan_91010(struct allocator_app *apps, struct cpumask *cur)
 {
         static const unsigned want[N_APPS] = {1, 1, 1, 2, 5};

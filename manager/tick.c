@@ -520,24 +520,24 @@ static void bw_probe(struct manager *m)
 
         m->bw_probe.id = 0;
         /* The probe lasts one decision: its app gets its count back where the allocator kept
-         * it at the probe's (a move of its own it made from there stands). */
+         * it at the probe's and the plan with it can be placed (allocator_give_back). */
         for (unsigned i = 0; back && i < m->n_apps; i++) {
-                struct allocator_app *a = &m->alloc[i];
-                unsigned planned = 0;
+                struct cpumask *cur;
+                int r;
 
-                for (unsigned j = 0; j < m->n_apps; j++)
-                        planned += m->alloc[j].shares_cpus ? 0 : m->alloc[j].want_cores;
-                /* Only into cores the plan leaves free: the partition may have given them on. */
-                if (m->apps[i].id != back || a->want_cores != cpumask_count(&m->apps[i].cpus) ||
-                    a->want_cores >= m->bw_probe.cores ||
-                    planned + m->bw_probe.cores - a->want_cores > cpumask_count(&m->managed_cpus))
+                if (m->apps[i].id != back)
                         continue;
-                a->want_cores = m->bw_probe.cores;
-                a->changed = true;
-                snprintf(a->reason, sizeof(a->reason),
-                         "back to %u cores after a probe of its package's memory bandwidth",
-                         a->want_cores);
-                return; /* one probe at a time: its package is read at the next decision */
+                cur = calloc(m->n_apps, sizeof(*cur));
+                if (!cur)
+                        return; /* no give-back; the probe is over either way */
+                for (unsigned j = 0; j < m->n_apps; j++)
+                        cur[j] = m->apps[j].cpus;
+                r = allocator_give_back(&m->pf->topo, &m->managed_cpus, m->alloc, cur, m->n_apps, i,
+                                        m->bw_probe.cores);
+                free(cur);
+                if (r != 0)
+                        return; /* one probe at a time: its package is read at the next decision */
+                break;
         }
         if (!m->sample.mem_measured || m->n_apps < 2)
                 return;
@@ -655,6 +655,20 @@ static int place(struct manager *m, struct cpumask **next)
         if (r < 0) {
                 log_warning_errno(r, "allocator: cannot place the plan (%m), keeping the "
                                      "current one");
+                /* What did not fit, for whoever reads the debug log: a plan the allocator
+                 * makes is meant to be placeable. */
+                for (unsigned i = 0; i < m->n_apps; i++) {
+                        char list[128];
+
+                        cpumask_format(&cur[i], list, sizeof(list));
+                        log_debug("allocator: unplaced: %s (pid %d): wants %u cores%s%s, holds %s",
+                                  m->apps[i].name, (int)m->apps[i].pid, m->alloc[i].want_cores,
+                                  m->alloc[i].own_domain ? ", a frequency domain of its own" : "",
+                                  m->alloc[i].spread        ? ", spread"
+                                  : m->alloc[i].shares_cpus ? ", time-sharing"
+                                                            : "",
+                                  list);
+                }
                 goto out;
         }
         *next = v;

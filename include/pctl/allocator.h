@@ -360,3 +360,12 @@ bool allocator_best(const struct allocator_ctx *ctx, const struct allocator_app 
 int allocator_place(const struct topology *t, const struct cpumask *allowed,
                     const struct allocator_app *apps, const struct cpumask *cur,
                     struct cpumask *out, unsigned n);
+
+/* After a probe of a package's memory bandwidth took cores from app i (its count before:
+ * `cores`), gives them back in the plan: only while the plan keeps it at the probe's count
+ * (its current one) and only where allocator_place can place the plan with them (the others'
+ * wants, domains and packages as placement counts them). 1 when given back (want_cores,
+ * changed, reason set), 0 when not (apps unchanged), -ENOMEM. */
+int allocator_give_back(const struct topology *t, const struct cpumask *allowed,
+                        struct allocator_app *apps, const struct cpumask *cur, unsigned n,
+                        unsigned i, unsigned cores);

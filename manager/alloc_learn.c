@@ -606,24 +606,13 @@ enum allocator_phase alloc_on_learn(struct decision *d)
         const struct estimate *e = d->e;
         struct allocator_app *a = d->a;
 
-        /* With a past run's P, it needs no learning, but its search starts where learning
-         * leaves an app, its baseline (start cores, top frequency): placed there first
-         * (where it was adopted is no configuration of its own; pinned to 8 cores with a
-         * performance policy, it held the clock it came with for its whole run). */
-        bool at_base = a->cores == d->start && (!d->b.max_khz || a->freq_khz == d->b.max_khz);
-
-        if ((alloc_p_ready(a, e) && (alloc_p_settled(e) || at_base)) ||
-            (e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
-             (d->base_meas || (ctx->learners_share && ctx->n_apps > 1))))
+        if (alloc_p_ready(a, e) || (e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
+                                   (d->base_meas || (ctx->learners_share && ctx->n_apps > 1))))
                 return alloc_on_measured(d, ALLOCATOR_PHASE_SEARCH);
         a->shares_cpus = ctx->learners_share; /* allocator_decide may partition it */
         a->want_cores = d->start;
         a->want_freq_khz = d->b.max_khz;
-        if (alloc_p_ready(a, e))
-                snprintf(a->reason, sizeof(a->reason),
-                         "to its baseline: P = %.2f from a past run, its search starts there",
-                         a->history_p);
-        else if (!e || !(e->known & ESTIMATE_P_LS))
+        if (!e || !(e->known & ESTIMATE_P_LS))
                 snprintf(a->reason, sizeof(a->reason), "learning: no estimate of P yet");
         else
                 snprintf(a->reason, sizeof(a->reason),

@@ -115,9 +115,7 @@ static void new_to_search(void **state)
 }
 
 /* NEW -> SEARCH without a settled P of its own when a past run settled its first phase's P
- * (pctl history): taken as settled, the app is not held at its baseline to learn it again;
- * not there yet, it is placed there first (LEARN for one decision), as its search starts
- * there. */
+ * (pctl history): taken as settled, the app is not held at its baseline to learn it again. */
 static void new_to_search_with_a_remembered_p(void **state)
 {
         struct fixture *f = *state;
@@ -126,21 +124,11 @@ static void new_to_search_with_a_remembered_p(void **state)
                                   .cores = N_CPUS,
                                   .history_p_known = true,
                                   .history_p = 0.5};
-        struct allocator_app off = a;
         struct allocator_ctx ctx = measured_ctx(f);
 
         assert_int_equal(estimator_app_add(f->est, 1), 0);
         decide(&ctx, &a);
         assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
-        off.cores = 2;
-        decide(&ctx, &off);
-        assert_phase(&off, ALLOCATOR_PHASE_LEARN);
-        assert_int_equal(off.want_cores, N_CPUS);
-        assert_non_null(strstr(off.reason, "from a past run"));
-        assert_true(allocator_wants_decision(&ctx, &off));
-        off.cores = N_CPUS;
-        decide(&ctx, &off);
-        assert_phase(&off, ALLOCATOR_PHASE_SEARCH);
 }
 
 /* NEW -> RECALL: history remembers a configuration; the app starts there, before any

@@ -178,11 +178,6 @@ static int list_one(const struct history_entry *e, void *ctx)
                 json_object_object_add(o, "shared_apps",
                                        e->shared_apps ? json_object_new_uint64(e->shared_apps)
                                                       : NULL);
-                json_object_object_add(o, "settled_p", jsonfmt_double(e->settled_p));
-                json_object_object_add(o, "settled_p_stderr", jsonfmt_double(e->settled_p_stderr));
-                json_object_object_add(o, "settled_p_points",
-                                       isfinite(e->settled_p) ? jsonfmt_double(e->settled_p_points)
-                                                              : NULL);
                 json_object_object_add(o, "stack", stack);
                 json_object_object_add(o, "updated", jsonfmt_string(when));
                 json_object_array_add(l->apps, o);

@@ -69,17 +69,6 @@ bool alloc_ipc1_probe_step(struct allocator_app *a, const struct estimate *e);
 enum allocator_phase alloc_on_learn(struct decision *d);
 
 bool alloc_p_settled(const struct estimate *e);
-/* A past run's settled P stands in for the estimate's (allocator_app.history_p): known, in the
- * app's first phase, and its own P not settled. */
-bool alloc_p_from_history(const struct allocator_app *a, const struct estimate *e);
-/* P is settled: its own, or a past run's standing in for it. */
-bool alloc_p_ready(const struct allocator_app *a, const struct estimate *e);
-/* The past run's P is the one the model predicts with: alloc_p_from_history, and no
- * remembered start held (allocator_app.hint.cores 0). */
-bool alloc_p_predicts_from_history(const struct allocator_app *a, const struct estimate *e);
-/* The P the allocator predicts with: a past run's where it stands in, else the estimate's
- * (estimator_predict's choice); NaN without one. */
-double alloc_model_p(const struct allocator_app *a, const struct estimate *e);
 
 unsigned alloc_start_cores(const struct allocator_ctx *ctx, struct allocator_app *a,
                            const struct estimate *e, const struct allocator_bounds *b);

@@ -174,13 +174,6 @@ void allocator_observe(const struct allocator_ctx *ctx, struct allocator_app *ap
                     app->search.samples_here > ALLOCATOR_PHASE_AFTER_MOVE)
                         alloc_phase_reset(ctx, app);
         }
-        /* Its first phase's P, for pctl history: the last one settled in that phase. */
-        if (!app->first_phase.saved && !app->first_phase.lost && alloc_p_settled(e)) {
-                app->first_phase.p_ok = true;
-                app->first_phase.p = e->p_ls;
-                app->first_phase.p_stderr = e->p_stderr;
-                app->first_phase.p_points = e->p_points;
-        }
         /* Time-sharing CPUs with other apps, the score is theirs as much as its own: it
          * says nothing of the configuration. */
         if (app->shares_cpus && ctx->n_apps > 1)
@@ -359,38 +352,6 @@ bool alloc_p_settled(const struct estimate *e)
         return e->p_stderr * allocator_t95[df] <=
                ALLOCATOR_MAX_P_STDERR *
                    allocator_t95[sizeof(allocator_t95) / sizeof(allocator_t95[0]) - 1];
-}
-
-bool alloc_p_from_history(const struct allocator_app *a, const struct estimate *e)
-{
-        /* Never against the run's own: once it settles, it decides. A later phase is another
-         * P (the past run's is its first phase's, as its start is). */
-        return a->history_p_known && !alloc_p_settled(e) && !a->first_phase.saved &&
-               !a->first_phase.lost;
-}
-
-bool alloc_p_ready(const struct allocator_app *a, const struct estimate *e)
-{
-        return alloc_p_settled(e) || alloc_p_from_history(a, e);
-}
-
-bool alloc_p_predicts_from_history(const struct allocator_app *a, const struct estimate *e)
-{
-        /* Not while it holds a remembered start: that start was measured, and the model's
-         * ranking by a P would move it before it is verified (bench_random's seed 4718: a5,
-         * remembered at 11 cores, moved to 25 by the partition at its first decisions). */
-        return alloc_p_from_history(a, e) && !a->hint.cores;
-}
-
-double alloc_model_p(const struct allocator_app *a, const struct estimate *e)
-{
-        if (alloc_p_predicts_from_history(a, e))
-                return a->history_p;
-        if (e && (e->known & ESTIMATE_P_LS))
-                return e->p_ls;
-        if (e && (e->known & ESTIMATE_P_EQ10))
-                return e->p_eq10;
-        return NAN;
 }
 
 /* The busiest core's IPC must fall by more than this from the fewest cores seen to the most
@@ -606,7 +567,7 @@ enum allocator_phase alloc_on_learn(struct decision *d)
         const struct estimate *e = d->e;
         struct allocator_app *a = d->a;
 
-        if (alloc_p_ready(a, e) || (e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
+        if (alloc_p_settled(e) || (e && e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
                                    (d->base_meas || (ctx->learners_share && ctx->n_apps > 1))))
                 return alloc_on_measured(d, ALLOCATOR_PHASE_SEARCH);
         a->shares_cpus = ctx->learners_share; /* allocator_decide may partition it */

@@ -65,11 +65,8 @@ double alloc_predicted_score_k(const struct allocator_ctx *ctx, const struct all
 {
         struct model_prediction pr;
         double score;
-        /* A past run's settled P stands in for the run's own until that settles. */
-        double p = alloc_p_predicts_from_history(a, estimator_get(ctx->est, a->id)) ? a->history_p
-                                                                                    : NAN;
 
-        if (estimator_predict_p(ctx->est, a->id, p, cores, freq_khz, ctx->pm, &pr) < 0)
+        if (estimator_predict(ctx->est, a->id, cores, freq_khz, ctx->pm, &pr) < 0)
                 return NAN;
         /* The model's time is for the instructions; with extra work a unit of it takes
          * 1 + X (k - 1) times as many (X measured from the app's markers, else 0). Waits at

@@ -668,7 +668,7 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
                  * Sharing, the partition is chosen by the model, which cannot rank it
                  * without P, and a search from the cores it was given would never learn P
                  * (docs/history.md, "A start, not a commitment"). */
-                if (!alloc_p_ready(a, d->e) && (v == HINT_MOVED || ctx->n_apps > 1))
+                if (!alloc_p_settled(d->e) && (v == HINT_MOVED || ctx->n_apps > 1))
                         return alloc_on_learn(d);
                 if (v == HINT_OFF)
                         return cur == ALLOCATOR_PHASE_RECALL ? ALLOCATOR_PHASE_SEARCH : cur;

@@ -20,6 +20,16 @@
  * threads' states does not move it. */
 #define ALLOCATOR_WAIT_GAP 0.05
 
+/* The P the estimator predicts with (estimator_predict's choice); NaN without one. */
+static double model_p(const struct estimate *e)
+{
+        if (e->known & ESTIMATE_P_LS)
+                return e->p_ls;
+        if (e->known & ESTIMATE_P_EQ10)
+                return e->p_eq10;
+        return NAN;
+}
+
 static double amdahl(double p, double n)
 {
         return 1 / ((1 - p) + p / n);
@@ -35,7 +45,7 @@ void alloc_wait_observe(const struct allocator_ctx *ctx, struct allocator_app *a
         if (!e || !st->known || !(st->cores >= 2) || fabs(st->cores - a->cores) > 0.5 ||
             !(st->speedup > 0))
                 return;
-        p = alloc_model_p(a, e);
+        p = model_p(e);
         if (!(p > 0 && p <= 1))
                 return;
         for (unsigned i = 0; i < ARRAY_SIZE(waits); i++) {
@@ -78,7 +88,7 @@ double alloc_wait_time_k(const struct allocator_ctx *ctx, const struct allocator
          * correction is for the model where nothing can be measured. */
         if (!e || alloc_score_measurable(ctx, a, e))
                 return 1;
-        p = alloc_model_p(a, e);
+        p = model_p(e);
         if (!(p > 0 && p <= 1))
                 return 1;
         /* Eq. 10: the P whose Amdahl speedup at the stack's count is the stack's. */

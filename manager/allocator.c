@@ -207,7 +207,7 @@ bool allocator_wants_decision(const struct allocator_ctx *ctx, const struct allo
                 return alloc_ipc1_probe_done(app, e) ||
                        e->intervals - app->ipc1.since >= ALLOCATOR_IPC1_PROBE_INTERVALS;
         case ALLOCATOR_PHASE_LEARN:
-                return alloc_p_ready(app, e) ||
+                return alloc_p_settled(e) ||
                        (e->intervals >= ALLOCATOR_LEARN_MAX_INTERVALS &&
                         app->search.samples_here >= 1 + alloc_probe_samples(ctx));
         case ALLOCATOR_PHASE_MONITOR:

@@ -187,28 +187,6 @@ bool history_held(const struct allocator_app *al, unsigned n_apps, struct alloca
         return true;
 }
 
-void history_settled_p(const struct allocator_app *al, const struct history_entry *remembered,
-                       struct history_entry *out)
-{
-        out->settled_p = out->settled_p_stderr = NAN;
-        out->settled_p_points = 0;
-        /* Its own, settled in its first phase (a later phase's is no P for the next run's
-         * start, as a later phase's best is no start for it). */
-        if (al->first_phase.p_ok) {
-                out->settled_p = al->first_phase.p;
-                out->settled_p_stderr = al->first_phase.p_stderr;
-                out->settled_p_points = al->first_phase.p_points;
-                return;
-        }
-        /* None settled this run (it did not need to: a past run's stood in, or it changed
-         * phase while it learned): the past run's stays, as a start it came with does. */
-        if (remembered && isfinite(remembered->settled_p)) {
-                out->settled_p = remembered->settled_p;
-                out->settled_p_stderr = remembered->settled_p_stderr;
-                out->settled_p_points = remembered->settled_p_points;
-        }
-}
-
 /* Records what this run of app i taught (pctl history): its best measured configuration and
  * score, P̂, frequency sensitivity, its last speedup stack where it has one; when it ended
  * (seen whole, with counters), its instructions for measuring extra parallel work. A history
@@ -267,7 +245,6 @@ void history_record(struct manager *m, unsigned i, bool ended)
         e = estimator_get(m->est, a->id);
         (void)strscpy(h.objective, objective_to_string(a->policy.objective), sizeof(h.objective));
         h.p = e && (e->known & ESTIMATE_P_LS) ? e->p_ls : NAN;
-        history_settled_p(al, al->history_p_known ? &a->remembered_p : NULL, &h);
         h.mem_fraction = e && isfinite(e->mem_fraction) ? e->mem_fraction : NAN;
         h.best_cores = best.cores;
         h.best_freq_khz = best.freq_khz;
@@ -384,18 +361,6 @@ void history_recall(struct manager *m, unsigned i)
         if (r < 0) {
                 log_warning("%s, ignoring", err);
                 return;
-        }
-        if (h.settled_p_refused)
-                log_warning("%s", err);
-        /* Its first phase's P, settled by a past run: the allocator's until this run's own
-         * settles (docs/history.md, "A P carried to the next run"). Kept apart from the start:
-         * a P holds whatever the objective, the bounds or the sharing. */
-        a->remembered_p = (struct history_entry){.settled_p = h.settled_p,
-                                                 .settled_p_stderr = h.settled_p_stderr,
-                                                 .settled_p_points = h.settled_p_points};
-        if (isfinite(h.settled_p)) {
-                al->history_p_known = true;
-                al->history_p = h.settled_p;
         }
         if (h.best_cores && strcmp(h.objective, objective_to_string(a->policy.objective)) == 0) {
                 a->remembered = (struct allocator_point){.cores = h.best_cores,

@@ -66,19 +66,11 @@ static const char *const migrations[HISTORY_SCHEMA_VERSION] = {
     /* 3: how many apps shared the machine when the best configuration was measured; NULL
      * (an entry from before) is not known. */
     "ALTER TABLE apps ADD COLUMN shared_apps INTEGER",
-    /* 4: the first phase's P where a run settled it, with what it was measured with; NULL (an
-     * entry from before, or a run that settled none) is none. */
-    "ALTER TABLE apps ADD COLUMN settled_p REAL;"
-    "ALTER TABLE apps ADD COLUMN settled_p_stderr REAL;"
-    "ALTER TABLE apps ADD COLUMN settled_p_points REAL",
 };
 
 #define COLUMNS                                                                                    \
         "exe, policy, args_hash, calibration, objective, p, mem_fraction, best_cores, "            \
-        "best_freq_khz, best_score, stack_json, runs, updated_s, shared_apps, settled_p, "          \
-        "settled_p_stderr, settled_p_points"
-/* What a reader selects: the columns, and the row's id to name a row whose values it refuses. */
-#define READ_COLUMNS COLUMNS ", rowid"
+        "best_freq_khz, best_score, stack_json, runs, updated_s, shared_apps"
 
 uint64_t history_hash(const void *data, size_t len)
 {
@@ -413,21 +405,9 @@ static void column_text(sqlite3_stmt *st, int i, char *buf, size_t size)
         (void)strscpy(buf, s ? s : "", size);
 }
 
-/* Whether p ± stderr from points intervals reads as a settled P (docs/history.md, "A P
- * carried to the next run"). */
-static bool settled_p_valid(double p, double stderr, double points)
+/* A row in COLUMNS order into e (which then owns its stack). */
+static int row_read(sqlite3_stmt *st, struct history_entry *e)
 {
-        return p >= 0 && p <= 1 && stderr >= 0 && isfinite(stderr) && points >= 1 &&
-               isfinite(points);
-}
-
-/* A row in READ_COLUMNS order into e (which then owns its stack). A settled P that does not
- * read as one is not used: e->settled_p_refused, and why in why (may be NULL). */
-static int row_read(sqlite3_stmt *st, struct history_entry *e, const char *path, char *why,
-                    size_t why_size)
-{
-        double sp, sp_err, sp_points;
-
         char hash[32];
         const char *stack;
 
@@ -452,35 +432,6 @@ static int row_read(sqlite3_stmt *st, struct history_entry *e, const char *path,
         e->runs = (unsigned)sqlite3_column_int64(st, 11);
         e->updated_s = sqlite3_column_int64(st, 12);
         e->shared_apps = (unsigned)sqlite3_column_int64(st, 13); /* NULL reads 0: not known */
-        sp = column_double(st, 14);
-        sp_err = column_double(st, 15);
-        sp_points = column_double(st, 16);
-        e->settled_p = e->settled_p_stderr = NAN;
-        e->settled_p_points = 0;
-        if (sqlite3_column_type(st, 14) == SQLITE_NULL &&
-            sqlite3_column_type(st, 15) == SQLITE_NULL &&
-            sqlite3_column_type(st, 16) == SQLITE_NULL)
-                return 0; /* none settled, or an entry from before schema 4 */
-        if (sqlite3_column_type(st, 14) == SQLITE_FLOAT &&
-            sqlite3_column_type(st, 15) == SQLITE_FLOAT &&
-            sqlite3_column_type(st, 16) == SQLITE_FLOAT && settled_p_valid(sp, sp_err, sp_points)) {
-                e->settled_p = sp;
-                e->settled_p_stderr = sp_err;
-                e->settled_p_points = sp_points;
-                return 0;
-        }
-        e->settled_p_refused = true;
-        if (why)
-                snprintf(why, why_size,
-                         "history %s, row %lld (%s): settled_p %s ± %s from %s intervals is not a "
-                         "P in [0, 1] with a finite error >= 0 from at least 1 interval: not used",
-                         path, (long long)sqlite3_column_int64(st, 17), e->key.exe,
-                         sqlite3_column_text(st, 14) ? (const char *)sqlite3_column_text(st, 14)
-                                                     : "NULL",
-                         sqlite3_column_text(st, 15) ? (const char *)sqlite3_column_text(st, 15)
-                                                     : "NULL",
-                         sqlite3_column_text(st, 16) ? (const char *)sqlite3_column_text(st, 16)
-                                                     : "NULL");
         return 0;
 }
 
@@ -501,17 +452,15 @@ int history_lookup(struct history *h, const struct history_key *key, struct hist
         int rc, r = -ENOENT;
 
         rc = sqlite3_prepare_v2(h->db,
-                                "SELECT " READ_COLUMNS " FROM apps WHERE exe = ?1 AND policy = ?2 "
-                                "AND args_hash = ?3 AND calibration = ?4",
+                                "SELECT " COLUMNS " FROM apps WHERE exe = ?1 AND policy = ?2 AND "
+                                "args_hash = ?3 AND calibration = ?4",
                                 -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return history_fail(h->path, h->db, rc, "a look-up", err, err_size);
         bind_key(st, key, hash, sizeof(hash));
         rc = sqlite3_step(st);
-        if (err_size)
-                err[0] = '\0';
         if (rc == SQLITE_ROW)
-                r = row_read(st, out, h->path, err, err_size);
+                r = row_read(st, out);
         else if (rc != SQLITE_DONE)
                 r = history_fail(h->path, h->db, rc, "a look-up", err, err_size);
         sqlite3_finalize(st);
@@ -532,14 +481,12 @@ static int store_now(struct history *h, const struct history_entry *e, char *err
         rc = sqlite3_prepare_v2(
             h->db,
             "INSERT INTO apps (" COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-            "1, ?12, ?13, ?14, ?15, ?16) ON CONFLICT (exe, policy, args_hash, calibration) DO UPDATE SET "
+            "1, ?12, ?13) ON CONFLICT (exe, policy, args_hash, calibration) DO UPDATE SET "
             "objective = excluded.objective, p = excluded.p, mem_fraction = excluded.mem_fraction, "
             "best_cores = excluded.best_cores, best_freq_khz = excluded.best_freq_khz, "
             "best_score = excluded.best_score, "
             "stack_json = coalesce(excluded.stack_json, stack_json), runs = runs + 1, "
-            "updated_s = excluded.updated_s, shared_apps = excluded.shared_apps, "
-            "settled_p = excluded.settled_p, settled_p_stderr = excluded.settled_p_stderr, "
-            "settled_p_points = excluded.settled_p_points",
+            "updated_s = excluded.updated_s, shared_apps = excluded.shared_apps",
             -1, &st, NULL);
         if (rc == SQLITE_OK) {
                 bind_key(st, &e->key, hash, sizeof(hash));
@@ -558,12 +505,6 @@ static int store_now(struct history *h, const struct history_entry *e, char *err
                         sqlite3_bind_int64(st, 13, e->shared_apps);
                 else
                         sqlite3_bind_null(st, 13);
-                /* All three or none: a P without what it was measured with is not one. */
-                if (settled_p_valid(e->settled_p, e->settled_p_stderr, e->settled_p_points)) {
-                        sqlite3_bind_double(st, 14, e->settled_p);
-                        sqlite3_bind_double(st, 15, e->settled_p_stderr);
-                        sqlite3_bind_double(st, 16, e->settled_p_points);
-                }
                 rc = sqlite3_step(st);
         }
         sqlite3_finalize(st);
@@ -582,15 +523,14 @@ int history_foreach(struct history *h, int (*fn)(const struct history_entry *e, 
         sqlite3_stmt *st = NULL;
         int rc, r = 0;
 
-        rc = sqlite3_prepare_v2(h->db,
-                                "SELECT " READ_COLUMNS " FROM apps ORDER BY updated_s DESC, exe",
+        rc = sqlite3_prepare_v2(h->db, "SELECT " COLUMNS " FROM apps ORDER BY updated_s DESC, exe",
                                 -1, &st, NULL);
         if (rc != SQLITE_OK)
                 return history_fail(h->path, h->db, rc, "listing", err, err_size);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 struct history_entry e;
 
-                r = row_read(st, &e, h->path, NULL, 0);
+                r = row_read(st, &e);
                 if (r == 0 && fn(&e, ctx))
                         rc = SQLITE_DONE;
                 history_entry_clear(&e);

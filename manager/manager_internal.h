@@ -115,10 +115,6 @@ struct mapp {
         /* The start history held for it when it came (cores 0: none; score NaN: kept
          * without one): what its record keeps when this run measured nothing better. */
         struct allocator_point remembered;
-        /* Its first phase's settled P from history (settled_p and what it was measured with;
-         * used where allocator_app.history_p_known): kept for the record when this run
-         * settles none. */
-        struct history_entry remembered_p;
 };
 
 /* What is left of an app after it leaves: its estimate and configurations, for a report. */
@@ -249,11 +245,6 @@ const char *history_start_why_to_string(enum history_start_why why);
  * if its phase changed while it learned, the count its first phase learned at (its clock left
  * to the next run's bounds), never a later phase's. False when it offers none (still
  * learning); *out and *by_share are written only on true. */
-/* The settled P a run records (pctl history): its own first phase's (allocator_app.first_phase
- * .p_ok), else the one it came with (remembered: NULL for none), else none. Writes settled_p,
- * settled_p_stderr and settled_p_points of out. */
-void history_settled_p(const struct allocator_app *al, const struct history_entry *remembered,
-                       struct history_entry *out);
 bool history_held(const struct allocator_app *al, unsigned n_apps, struct allocator_point *out,
                   bool *by_share);
 /* An app's extra parallel work from its stored whole runs, as estimate_work_inflation gives

@@ -1499,13 +1499,6 @@ const struct model_power *estimator_power_model(const struct estimator *est, boo
 int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, unsigned freq_khz,
                       const struct model_power *pm, struct model_prediction *out)
 {
-        return estimator_predict_p(est, id, NAN, cores, freq_khz, pm, out);
-}
-
-int estimator_predict_p(const struct estimator *est, uint64_t id, double p, unsigned cores,
-                        unsigned freq_khz, const struct model_power *pm,
-                        struct model_prediction *out)
-{
         const struct est_app *a = est_find(est, id, 0);
         const struct estimate *e;
         struct model_app app = {0};
@@ -1517,11 +1510,9 @@ int estimator_predict_p(const struct estimator *est, uint64_t id, double p, unsi
         if (!a)
                 return -ENOENT;
         e = &a->e;
-        if (cores == 0 || (!isnan(p) && !(p >= 0 && p <= 1)))
+        if (cores == 0)
                 return -EDOM;
-        if (!isnan(p))
-                app.p = p;
-        else if (e->known & ESTIMATE_P_LS)
+        if (e->known & ESTIMATE_P_LS)
                 app.p = e->p_ls;
         else if (e->known & ESTIMATE_P_EQ10)
                 app.p = e->p_eq10;

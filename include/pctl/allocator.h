@@ -76,13 +76,6 @@ struct allocator_app {
          * per second at k cores count as 1 / (1 + history_x (k - 1)) of progress. */
         bool history_x_known;
         double history_x;
-        /* The P of its first phase a past run settled (pctl history: docs/history.md, "A P
-         * carried to the next run"): until the estimator's own P settles, and while the app is
-         * in its first phase, the allocator predicts with it and takes P as settled
-         * (alloc_p_ready), so that a returning app is ranked by the partition from its first
-         * decision instead of learning again. */
-        bool history_p_known;
-        double history_p;
         /* Its CPUs share a frequency domain with another app's: the domain runs at the
          * highest frequency wanted there, so this app's own frequency moves could not be
          * made (nor measured). It keeps its frequency and searches over cores only. */
@@ -151,10 +144,6 @@ struct allocator_app {
                  * its first phase there, verifies it, and searches from it. */
                 struct allocator_point learned;
                 bool learned_kept;
-                /* Its P, the last one the estimator settled in the first phase (p_ok false:
-                 * none), for pctl history: with its standard error and intervals. */
-                bool p_ok;
-                double p, p_stderr, p_points;
         } first_phase;
         /* Kept by the allocator across decisions (zero-initialise once). */
         struct allocator_point hist[ALLOCATOR_HISTORY];

@@ -289,11 +289,6 @@ const struct estimator_platform *estimator_platform(const struct estimator *est)
  * or a frequency scaling that needs an unknown reference frequency. */
 int estimator_predict(const struct estimator *est, uint64_t id, unsigned cores, unsigned freq_khz,
                       const struct model_power *pm, struct model_prediction *out);
-/* estimator_predict with a P given from elsewhere (a past run's, pctl history) in place of the
- * estimate's own; NaN: the estimate's own, as estimator_predict. -EDOM for a P outside [0, 1]. */
-int estimator_predict_p(const struct estimator *est, uint64_t id, double p, unsigned cores,
-                        unsigned freq_khz, const struct model_power *pm,
-                        struct model_prediction *out);
 
 /* The range p_run can take when `unseen_s` more seconds of the run were not observed (before
  * the first interval, after the last), from all of it sequential to all of it parallel on

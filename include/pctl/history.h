@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 /* The schema this pctl writes. */
-#define HISTORY_SCHEMA_VERSION 4
+#define HISTORY_SCHEMA_VERSION 3
 /* How long a write waits for another process's lock before it gives up (-EBUSY). */
 #define HISTORY_BUSY_TIMEOUT_MS 200
 
@@ -39,16 +39,6 @@ struct history_entry {
          * a start point and its score hold for the machine shared that way. 0: not known (an
          * entry recorded before schema 3). */
         unsigned shared_apps;
-        /* The P of the app's first phase where a run settled it (schema 4; docs/history.md,
-         * "A P carried to the next run"): the estimator's least-squares P, its standard error
-         * and the effective number of intervals behind it. NaN, NaN, 0: none settled (or an
-         * entry from before schema 4). A row whose three do not read as such a P (P outside
-         * [0, 1], a negative or missing error, fewer than one interval) reads as none, with
-         * settled_p_refused set: history_lookup's err then names the file, the row and why. */
-        double settled_p;
-        double settled_p_stderr;
-        double settled_p_points;
-        bool settled_p_refused;
         char *stack_json;  /* the last speedup stack as JSON; NULL when none (owned) */
         unsigned runs;     /* runs recorded */
         int64_t updated_s; /* when last recorded (Unix time) */
@@ -78,8 +68,7 @@ int history_flush(struct history *h, char *err, size_t err_size);
 /* How many writes wait. */
 size_t history_pending(const struct history *h);
 
-/* The entry of key: 0, -ENOENT when there is none, or an error with err. With 0, err is
- * the reason where out->settled_p_refused (a bad settled P in the row, not used), else "". */
+/* The entry of key: 0, -ENOENT when there is none, or an error with err. */
 int history_lookup(struct history *h, const struct history_key *key, struct history_entry *out,
                    char *err, size_t err_size);
 /* Records a run: replaces the entry's figures and counts the run. -EROFS, -EBUSY (locked past

@@ -114,23 +114,6 @@ static void new_to_search(void **state)
         assert_true(a.search.step_cores > 0);
 }
 
-/* NEW -> SEARCH without a settled P of its own when a past run settled its first phase's P
- * (pctl history): taken as settled, the app is not held at its baseline to learn it again. */
-static void new_to_search_with_a_remembered_p(void **state)
-{
-        struct fixture *f = *state;
-        struct allocator_app a = {.id = 1,
-                                  .policy = edp(),
-                                  .cores = N_CPUS,
-                                  .history_p_known = true,
-                                  .history_p = 0.5};
-        struct allocator_ctx ctx = measured_ctx(f);
-
-        assert_int_equal(estimator_app_add(f->est, 1), 0);
-        decide(&ctx, &a);
-        assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
-}
-
 /* NEW -> RECALL: history remembers a configuration; the app starts there, before any
  * estimate. */
 static void new_to_recall(void **state)
@@ -495,30 +478,6 @@ static void recall_to_learn_when_moved_before_p(void **state)
         assert_non_null(strstr(a.reason, "learning"));
 }
 
-/* RECALL -> SEARCH when sharing put it elsewhere before its own P is known, but a past run
- * settled its first phase's P (pctl history): that P ranks it, so the search goes on from the
- * cores it was given instead of learning again (recall_to_learn_when_moved_before_p without). */
-static void recall_to_search_when_moved_with_a_remembered_p(void **state)
-{
-        struct fixture *f = *state;
-        struct allocator_app a = {.id = 1,
-                                  .policy = edp(),
-                                  .cores = N_CPUS,
-                                  .hint.cores = 3,
-                                  .hint.score = 5,
-                                  .history_p_known = true,
-                                  .history_p = 0.5};
-        struct allocator_ctx ctx = measured_ctx(f);
-
-        assert_int_equal(estimator_app_add(f->est, 1), 0);
-        decide(&ctx, &a);
-        assert_phase(&a, ALLOCATOR_PHASE_RECALL);
-        a.cores = 1;
-        decide(&ctx, &a);
-        assert_phase(&a, ALLOCATOR_PHASE_SEARCH);
-        assert_int_equal(a.hint.cores, 0);
-}
-
 /* RECALL -> LEARN when it measures off the remembered score before P is known while the
  * machine is shared (the others' load moved the score); alone, the measured search goes on
  * from there (recall_to_search_when_off, with P known, and here without). */
@@ -822,8 +781,6 @@ static const struct CMUnitTest tests[] = {
     fixture_case(settled_to_search_when_the_verified_hold_is_stale),
     fixture_case(recall_to_search_when_moved),
     fixture_case(recall_to_learn_when_moved_before_p),
-    fixture_case(recall_to_search_when_moved_with_a_remembered_p),
-    fixture_case(new_to_search_with_a_remembered_p),
     fixture_case(recall_to_learn_when_off_sharing_before_p),
     fixture_case(settled_to_learn_when_the_hint_ends_sharing_before_p),
     fixture_case(recall_to_model),

@@ -461,15 +461,13 @@ static void schema_2_file_gains_shared_apps_and_keeps_its_entries(void **state)
         raw_exec(t.path, sql);
         /* Opened read-only, it is not walked up, so not used. */
         assert_int_equal(history_open(t.path, true, &h, err, sizeof(err)), -EROFS);
-        assert_non_null(strstr(err, "schema 2, not 4"));
+        assert_non_null(strstr(err, "schema 2, not 3"));
         assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
         assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
         assert_int_equal(got.best_cores, 6);
         assert_int_equal(got.runs, 3);
         assert_near(got.best_score, 1.5e-18, 1e-30);
         assert_int_equal(got.shared_apps, 0); /* not known */
-        assert_true(isnan(got.settled_p));    /* none settled */
-        assert_false(got.settled_p_refused);
         history_entry_clear(&got);
         assert_int_equal(history_runs(h, &e.key, runs, 4, &n, err, sizeof(err)), 0);
         assert_int_equal(n, 1);
@@ -484,122 +482,6 @@ static void schema_2_file_gains_shared_apps_and_keeps_its_entries(void **state)
         assert_int_equal(got.runs, 4);
         history_entry_clear(&got);
         history_close(h);
-        tmpdb_remove(&t);
-}
-
-/* A file written by pctl with schema 3 (before a settled P was kept): opened, it walks up to
- * schema 4; its entry reads as no P settled and keeps the rest; the next run records one. */
-static void schema_3_file_gains_settled_p_and_keeps_its_entries(void **state)
-{
-        struct tmpdb t;
-        struct history *h;
-        struct history_entry e = sample_entry("/usr/bin/zstd", 6), got;
-        char err[640], sql[1024];
-
-        tmpdb_make(&t);
-        raw_exec(t.path, "CREATE TABLE apps (exe TEXT NOT NULL, policy TEXT NOT NULL, args_hash "
-                         "TEXT NOT NULL, calibration TEXT NOT NULL, objective TEXT NOT NULL, p "
-                         "REAL, mem_fraction REAL, best_cores INTEGER NOT NULL, best_freq_khz "
-                         "INTEGER NOT NULL, best_score REAL, stack_json TEXT, runs INTEGER NOT "
-                         "NULL, updated_s INTEGER NOT NULL, PRIMARY KEY (exe, policy, args_hash, "
-                         "calibration));"
-                         "CREATE TABLE runs (exe TEXT NOT NULL, policy TEXT NOT NULL, args_hash "
-                         "TEXT NOT NULL, calibration TEXT NOT NULL, instructions REAL NOT NULL, "
-                         "instructions_err REAL NOT NULL, cores REAL NOT NULL, bins TEXT, "
-                         "updated_s INTEGER NOT NULL);"
-                         "CREATE INDEX runs_key ON runs (exe, policy, args_hash, calibration);"
-                         "ALTER TABLE apps ADD COLUMN shared_apps INTEGER;"
-                         "PRAGMA user_version = 3;");
-        snprintf(sql, sizeof(sql),
-                 "INSERT INTO apps VALUES ('/usr/bin/zstd', 'edp', '%016llx', '%s', 'edp', 0.93, "
-                 "NULL, 6, 2700000, 1.5e-18, NULL, 3, 1000, 2)",
-                 (unsigned long long)e.key.args_hash, e.key.calibration);
-        raw_exec(t.path, sql);
-        assert_int_equal(history_open(t.path, true, &h, err, sizeof(err)), -EROFS);
-        assert_non_null(strstr(err, "schema 3, not 4"));
-        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
-        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
-        assert_int_equal(got.best_cores, 6);
-        assert_int_equal(got.shared_apps, 2);
-        assert_near(got.p, 0.93, 1e-12);
-        assert_true(isnan(got.settled_p));
-        assert_true(isnan(got.settled_p_stderr));
-        assert_false(got.settled_p_refused);
-        assert_string_equal(err, "");
-        history_entry_clear(&got);
-        e.settled_p = 0.91;
-        e.settled_p_stderr = 0.004;
-        e.settled_p_points = 12.5;
-        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
-        history_close(h);
-        assert_int_equal(history_open(t.path, true, &h, err, sizeof(err)), 0);
-        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
-        assert_near(got.settled_p, 0.91, 1e-12);
-        assert_near(got.settled_p_stderr, 0.004, 1e-12);
-        assert_near(got.settled_p_points, 12.5, 1e-12);
-        assert_int_equal(got.runs, 4);
-        history_entry_clear(&got);
-        history_close(h);
-        tmpdb_remove(&t);
-}
-
-/* The settled P round-trips with what it was measured with; none reads as none; a P that is
- * not one is not written, and one a hand (or another program) put in the file is refused when
- * read: the entry is used without it, and err names the file, the row and the values. */
-static void settled_p_round_trips_and_a_bad_one_is_refused(void **state)
-{
-        static const char *const bad[] = {
-            "settled_p = 1.7",          "settled_p = -0.1",
-            "settled_p_stderr = -0.01", "settled_p_stderr = NULL",
-            "settled_p_points = 0.5",   "settled_p_points = 'twelve'",
-            "settled_p = 'x'",          "settled_p = NULL",
-        };
-        struct tmpdb t;
-        struct history *h;
-        struct history_entry e = sample_entry("/usr/bin/pbench", 4), got;
-        char err[640], sql[256];
-
-        tmpdb_make(&t);
-        assert_int_equal(history_open(t.path, false, &h, err, sizeof(err)), 0);
-        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
-        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
-        assert_true(isnan(got.settled_p)); /* none stored */
-        assert_false(got.settled_p_refused);
-        history_entry_clear(&got);
-        /* Not a P: not written (the one before is replaced by none). */
-        e.settled_p = 1.5;
-        e.settled_p_stderr = 0.01;
-        e.settled_p_points = 10;
-        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
-        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
-        assert_true(isnan(got.settled_p));
-        history_entry_clear(&got);
-        e.settled_p = 0.87;
-        assert_int_equal(history_store(h, &e, err, sizeof(err)), 0);
-        assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
-        assert_near(got.settled_p, 0.87, 1e-12);
-        assert_near(got.settled_p_stderr, 0.01, 1e-12);
-        assert_near(got.settled_p_points, 10, 1e-12);
-        history_entry_clear(&got);
-        history_close(h);
-        for (unsigned k = 0; k < ARRAY_SIZE(bad); k++) {
-                snprintf(sql, sizeof(sql),
-                         "UPDATE apps SET settled_p = 0.87, settled_p_stderr = 0.01, "
-                         "settled_p_points = 10; UPDATE apps SET %s",
-                         bad[k]);
-                raw_exec(t.path, sql);
-                assert_int_equal(history_open(t.path, true, &h, err, sizeof(err)), 0);
-                assert_int_equal(history_lookup(h, &e.key, &got, err, sizeof(err)), 0);
-                if (!got.settled_p_refused)
-                        fail_msg("%s: not refused", bad[k]);
-                assert_true(isnan(got.settled_p));
-                assert_int_equal(got.best_cores, 4); /* the rest of the entry is used */
-                assert_non_null(strstr(err, t.path));
-                assert_non_null(strstr(err, "row 1 "));
-                assert_non_null(strstr(err, "/usr/bin/pbench"));
-                history_entry_clear(&got);
-                history_close(h);
-        }
         tmpdb_remove(&t);
 }
 
@@ -680,8 +562,6 @@ static void runs_keep_the_newest_and_go_with_forget(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(schema_1_file_gains_runs_and_keeps_its_entries),
     cmocka_unit_test(schema_2_file_gains_shared_apps_and_keeps_its_entries),
-    cmocka_unit_test(schema_3_file_gains_settled_p_and_keeps_its_entries),
-    cmocka_unit_test(settled_p_round_trips_and_a_bad_one_is_refused),
     cmocka_unit_test(runs_keep_the_newest_and_go_with_forget),
     cmocka_unit_test(store_then_lookup_round_trips),
     cmocka_unit_test(forget_by_name_path_or_all),

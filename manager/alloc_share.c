@@ -198,9 +198,30 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                 }
                 if (a->own_domain) {
                         const struct estimate *e = estimator_get(ctx->est, a->id);
+                        bool learned = e && (e->known & ESTIMATE_MEM_FRACTION);
 
-                        if (e && ((e->known & ESTIMATE_MEM_FRACTION) || a->clock_probed) &&
-                            a->want_freq_khz >= others_clock(apps, n, a)) {
+                        if (!learned && a->clock_probed && ctx->decision > a->clock_probed) {
+                                /* The domain measures the clock against the one the app
+                                 * ran at before: by the decision after the grant, the
+                                 * estimator has fitted its sensitivity from the IPC at both.
+                                 * Without it, the other clock's figures are gone (its fit
+                                 * restarted at a phase it saw; a cut of cores shows as
+                                 * one) and, at one clock in its domain, never come back:
+                                 * held, the domain would never be given back. It runs at
+                                 * the others' clock again, where the fit gets its second
+                                 * clock. */
+                                unsigned theirs = others_clock(apps, n, a);
+
+                                a->own_domain = false;
+                                a->domain_returned = ctx->decision;
+                                if (theirs)
+                                        a->want_freq_khz = theirs;
+                                snprintf(a->reason + strlen(a->reason),
+                                         sizeof(a->reason) - strlen(a->reason),
+                                         " (its frequency sensitivity is not known at its own "
+                                         "clock: its frequency domain shared again)");
+                        } else if (e && (learned || a->clock_probed) &&
+                                   a->want_freq_khz >= others_clock(apps, n, a)) {
                                 a->own_domain = false;
                                 a->domain_returned = ctx->decision;
                                 snprintf(a->reason + strlen(a->reason),
@@ -233,7 +254,11 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                 double margin;
                 char why[160];
 
-                if (a->own_domain || a->want_cores > dom || a->reserve_cores > dom)
+                /* A domain given back at this decision is not granted again in it: the app
+                 * first runs at the others' clock (for one given back without a
+                 * sensitivity, the clock its fit lacks). */
+                if (a->own_domain || a->want_cores > dom || a->reserve_cores > dom ||
+                    a->domain_returned == ctx->decision)
                         continue;
                 theirs = others_clock(apps, n, a);
                 if (!theirs || granted + 2 * dom > ctx->n_cpus ||

@@ -200,16 +200,17 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                         const struct estimate *e = estimator_get(ctx->est, a->id);
                         bool learned = e && (e->known & ESTIMATE_MEM_FRACTION);
 
-                        if (!learned && a->clock_probed && ctx->decision > a->clock_probed) {
+                        if (!learned && e && a->clock_probed && ctx->decision > a->clock_probed &&
+                            e->freq_khz && e->freq_khz == a->freq_khz) {
                                 /* The domain measures the clock against the one the app
-                                 * ran at before: by the decision after the grant, the
-                                 * estimator has fitted its sensitivity from the IPC at both.
-                                 * Without it, the other clock's figures are gone (its fit
-                                 * restarted at a phase it saw; a cut of cores shows as
-                                 * one) and, at one clock in its domain, never come back:
-                                 * held, the domain would never be given back. It runs at
-                                 * the others' clock again, where the fit gets its second
-                                 * clock. */
+                                 * ran at before: once the estimator has seen an interval at
+                                 * the domain's clock, it fits the sensitivity from the IPC
+                                 * at both. Without it then, the other clock's figures are
+                                 * gone (its fit restarted at a phase it saw; a cut of
+                                 * cores shows as one) and, at one clock in its domain,
+                                 * never come back: held, the domain would never be given
+                                 * back. It runs at the others' clock again, where the fit
+                                 * gets its second clock. */
                                 unsigned theirs = others_clock(apps, n, a);
 
                                 a->own_domain = false;

@@ -1556,7 +1556,8 @@ static void feed_stalled_at(struct fixture *f, uint64_t id, unsigned first, unsi
  * (its fit restarted: a cut of cores at the same decision shows as a phase), the sensitivity
  * can never be fitted while it stays at one clock in its domain: the domain goes back, the app
  * to the others' clock, where the fit gets its second one. Kept while the estimator still
- * holds both clocks, and at the grant's own decision. (Seed 91015's a1, set 2's fifth runs:
+ * holds both clocks, at the grant's own decision, and until an interval ran at the domain's
+ * clock. (Seed 91015's a1, set 2's fifth runs:
  * held at 1600 MHz on one package for the whole run.) */
 static void domain_whose_clock_cannot_be_learned_is_given_back(void **state)
 {
@@ -1608,6 +1609,12 @@ static void domain_whose_clock_cannot_be_learned_is_given_back(void **state)
                 assert_int_equal(allocator_decide(&ctx, a, 2), 0);
                 if (!a[0].own_domain)
                         fail_msg("given back at the grant's decision: %s", a[0].reason);
+                /* Nor at a later decision before an interval ran at that clock (the estimator
+                 * has not seen it yet). */
+                ctx.decision = 101;
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                if (!a[0].own_domain)
+                        fail_msg("given back before an interval at its clock: %s", a[0].reason);
                 if (forget) {
                         /* Its fit restarted: nothing of the clock it ran at before. */
                         assert_int_equal(estimator_app_remove(f->est, 1), 0);
@@ -1620,7 +1627,7 @@ static void domain_whose_clock_cannot_be_learned_is_given_back(void **state)
                 e = estimator_get(f->est, 1);
                 assert_non_null(e);
                 assert_int_equal(!(e->known & ESTIMATE_MEM_FRACTION), forget);
-                ctx.decision = 101;
+                ctx.decision = 102;
                 assert_int_equal(allocator_decide(&ctx, a, 2), 0);
                 if (!forget) {
                         assert_null(strstr(a[0].reason, "not known"));

@@ -198,8 +198,9 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                 }
                 if (a->own_domain) {
                         const struct estimate *e = estimator_get(ctx->est, a->id);
+                        bool learned = e && (e->known & ESTIMATE_MEM_FRACTION);
 
-                        if (e && ((e->known & ESTIMATE_MEM_FRACTION) || a->clock_probed) &&
+                        if (e && (learned || a->clock_probed) &&
                             a->want_freq_khz >= others_clock(apps, n, a)) {
                                 a->own_domain = false;
                                 a->domain_returned = ctx->decision;
@@ -207,6 +208,30 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                                          sizeof(a->reason) - strlen(a->reason),
                                          " (its clock is the others': its frequency domain "
                                          "shared again)");
+                        } else if (!learned && e && a->clock_probed &&
+                                   ctx->decision > a->clock_probed && e->freq_khz &&
+                                   e->freq_khz == a->freq_khz) {
+                                /* Below the others' clock, the domain measures its clock
+                                 * against the one the app ran at before: once the
+                                 * estimator has seen an interval at the domain's clock, it
+                                 * fits the sensitivity from the IPC at both. Without it
+                                 * then, the other clock's figures are gone (its fit
+                                 * restarted at a phase it saw; a cut of cores shows as
+                                 * one) and, at one clock in its domain, never come back:
+                                 * held, the domain would never be given back. It runs at
+                                 * the others' clock again, where the fit gets its second
+                                 * clock. */
+                                unsigned theirs = others_clock(apps, n, a);
+
+                                a->own_domain = false;
+                                a->domain_returned = ctx->decision;
+                                a->clock_probed = 0; /* its clock was not measured */
+                                if (theirs)
+                                        a->want_freq_khz = theirs;
+                                snprintf(a->reason + strlen(a->reason),
+                                         sizeof(a->reason) - strlen(a->reason),
+                                         " (its frequency sensitivity is not known at its own "
+                                         "clock: its frequency domain shared again)");
                         }
                 }
                 if (!a->own_domain)
@@ -233,7 +258,12 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                 double margin;
                 char why[160];
 
-                if (a->own_domain || a->want_cores > dom || a->reserve_cores > dom)
+                /* A domain given back at this decision because its clock could not be
+                 * measured is not granted again in it: the app first runs at the others'
+                 * clock, the one its fit lacks, or it would be sent back to the clock it
+                 * cannot learn at, decision after decision. */
+                if (a->own_domain || a->want_cores > dom || a->reserve_cores > dom ||
+                    (a->domain_returned == ctx->decision && !a->clock_probed))
                         continue;
                 theirs = others_clock(apps, n, a);
                 if (!theirs || granted + 2 * dom > ctx->n_cpus ||

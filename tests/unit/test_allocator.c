@@ -1525,6 +1525,121 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                 }
 }
 
+/* Counters of app id on cores [first, first + 4) at khz, 80 % of every core's cycles stalled,
+ * its time half memory's (it hardly follows the clock). */
+static void feed_stalled_at(struct fixture *f, uint64_t id, unsigned first, unsigned khz,
+                            unsigned intervals)
+{
+        struct synth_app a = {.p = 0.9,
+                              .ipc_ref = 1,
+                              .mem_fraction = 0.5,
+                              .freq_ref_khz = 2000000,
+                              .first_cpu = first,
+                              .n_cores = 4,
+                              .freq_khz = khz};
+
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY | SENSOR_STALLS;
+        for (unsigned i = 0; i < intervals; i++) {
+                struct estimator_app_view v = synth_view(id, &a, -1);
+
+                synth_begin(&f->m, &f->s, INTERVAL_NS);
+                synth_run(&f->m, &f->s, &a, -1);
+                synth_end(&f->m, &f->s, false);
+                for (unsigned c = first; c < first + 4; c++)
+                        f->s.cpu[c].stalls = (uint64_t)llround(0.8 * f->s.cpu[c].cycles);
+                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
+        }
+}
+
+/* A domain of its own is held to measure the app's clock against the one it ran at before.
+ * Where the estimator's figures at that other clock are gone by the decision after the grant
+ * (its fit restarted: a cut of cores at the same decision shows as a phase), the sensitivity
+ * can never be fitted while it stays at one clock in its domain: the domain goes back, the app
+ * to the others' clock, where the fit gets its second one. Kept while the estimator still
+ * holds both clocks, at the grant's own decision, and until an interval ran at the domain's
+ * clock. (Seed 91015's a1, set 2's fifth runs:
+ * held at 1600 MHz on one package for the whole run.) */
+static void domain_whose_clock_cannot_be_learned_is_given_back(void **state)
+{
+        static const unsigned freqs[] = {1000000, 1500000, 2000000};
+
+        for (int forget = 0; forget < 2; forget++) {
+                struct fixture *f = *state;
+                struct allocator_app a[2];
+                struct allocator_ctx ctx;
+                struct model_power pm = {.static_w = 20};
+                struct policy pol = *policy_builtin(OBJECTIVE_EDP);
+                const struct estimate *e;
+                unsigned khz;
+
+                pol.max_cores = 4;
+                fixture_reset(f);
+                estimator_app_add(f->est, 1);
+                estimator_app_add(f->est, 2);
+                for (int k = 0; k < 30; k++) {
+                        feed_stalled_at(f, 1, 0, 2000000, 1);
+                        feed_stalled(f, 2, 4, 0, 1);
+                }
+                assert_int_equal(model_power_set_point(&pm, 2000000, 10, 1), 0);
+                ctx = ctx_for(f, 8);
+                ctx.n_apps = 2;
+                ctx.pm = &pm;
+                ctx.freqs_khz = freqs;
+                ctx.n_freqs = 3;
+                ctx.domain_cpus = 4;
+                ctx.decision = 100;
+                for (unsigned i = 0; i < 2; i++)
+                        a[i] = (struct allocator_app){.id = i + 1,
+                                                      .policy = &pol,
+                                                      .cores = 4,
+                                                      .freq_khz = 2000000,
+                                                      .freq_shared = true,
+                                                      .phase = ALLOCATOR_PHASE_SEARCH,
+                                                      .search.step_cores = 1};
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                if (!a[0].own_domain)
+                        fail_msg("no domain of its own: %s", a[0].reason);
+                khz = a[0].want_freq_khz;
+                assert_true(khz < 2000000);
+                /* Its clock moves. Its own search is held at that clock (freq_shared), as
+                 * one with nothing to measure or move is: what is held here is the domain's
+                 * rule. An early decision at the grant's tick keeps the domain. */
+                a[0].cores = a[0].want_cores;
+                a[0].freq_khz = khz;
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                if (!a[0].own_domain)
+                        fail_msg("given back at the grant's decision: %s", a[0].reason);
+                /* Nor at a later decision before an interval ran at that clock (the estimator
+                 * has not seen it yet). */
+                ctx.decision = 101;
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                if (!a[0].own_domain)
+                        fail_msg("given back before an interval at its clock: %s", a[0].reason);
+                if (forget) {
+                        /* Its fit restarted: nothing of the clock it ran at before. */
+                        assert_int_equal(estimator_app_remove(f->est, 1), 0);
+                        assert_int_equal(estimator_app_add(f->est, 1), 0);
+                }
+                for (int k = 0; k < 10; k++) {
+                        feed_stalled_at(f, 1, 0, khz, 1);
+                        feed_stalled(f, 2, 4, 0, 1);
+                }
+                e = estimator_get(f->est, 1);
+                assert_non_null(e);
+                assert_int_equal(!(e->known & ESTIMATE_MEM_FRACTION), forget);
+                ctx.decision = 102;
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                if (!forget) {
+                        assert_null(strstr(a[0].reason, "not known"));
+                        continue;
+                }
+                if (a[0].own_domain)
+                        fail_msg("the domain is kept without a sensitivity: %s", a[0].reason);
+                assert_int_equal(a[0].want_freq_khz, 2000000);
+                assert_non_null(strstr(a[0].reason, "frequency sensitivity is not known"));
+        }
+}
+
 /* An app given a domain of its own is placed alone on a whole package, though it held CPUs of
  * both; the others are placed on the rest. */
 static void domain_of_its_own_is_placed_alone(void **state)
@@ -1598,5 +1713,6 @@ static const struct CMUnitTest tests[] = {
     fixture_case(learner_gets_room_when_every_app_can_have_two),
     fixture_case(memory_bound_app_gets_a_frequency_domain_of_its_own),
     cmocka_unit_test(domain_of_its_own_is_placed_alone),
+    fixture_case(domain_whose_clock_cannot_be_learned_is_given_back),
 };
 PCTL_TEST_MAIN(tests)

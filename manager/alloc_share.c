@@ -249,6 +249,13 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                     ctx->hysteresis * (dom - (a->want_cores < dom ? a->want_cores : dom)) / dom;
                 if (a->domain_returned && margin < ctx->hysteresis)
                         margin = ctx->hysteresis;
+                /* The lower clock is the model's call, and only the app's measured score can
+                 * refute it (a spinner's waiting cycles read as stalls, as memory-bound).
+                 * Where that score cannot be measured while it shares the machine (no power
+                 * of its own), nothing would: it would hold the clock until it is alone, as a
+                 * probe sharing cannot measure would be held (probe_measured_first). */
+                if (!alloc_score_measurable(ctx, a, estimator_get(ctx->est, a->id)))
+                        continue;
                 if (!wants_lower_clock(ctx, a, theirs, margin, why, sizeof(why), &khz))
                         continue;
                 a->own_domain = true;

@@ -1474,15 +1474,16 @@ static void spinning_app_gives_up_cores_first(void **state)
  * but sharing a domain's clock: the one whose cycles mostly stall is given a domain of its own
  * at a lower clock (the model, its time scaled by the stalled share and its power bounded by
  * the clock, says so), the other shares the rest; with no stalls, or one domain, nothing
- * changes. Nor where the app's score cannot be measured while it shares (no power of its
- * own): nothing would refute the model's lower clock, and it would hold it until alone. */
+ * changes. Nor for a spinner whose score cannot be measured while it shares (no power of its
+ * own): its spin reads as stalls, and nothing would refute the lower clock; with the model
+ * declared (its power charged), it is granted. */
 static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
 {
         static const unsigned freqs[] = {1000000, 1500000, 2000000};
 
-        for (int v = 0; v < 4; v++) /* v: measurable (its own power charged), stalls */
+        for (int v = 0; v < 6; v++) /* v: plain, spinning, spinning measured; stalls */
                 for (unsigned dom = 0; dom <= 4; dom += 4) {
-                        int measurable = v / 2, stalls = v % 2;
+                        int kind = v / 2, stalls = v % 2;
                         struct fixture *f = *state;
                         struct allocator_app a[2];
                         struct allocator_ctx ctx;
@@ -1492,7 +1493,7 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                         pol.max_cores = 4; /* each wants no more than a domain */
                         assert_int_equal(model_power_set_point(&pm, 2000000, 10, 1), 0);
                         fixture_reset(f);
-                        if (measurable) {
+                        if (kind == 2) {
                                 /* The model declared: it charges each app its own power. */
                                 estimator_free(f->est);
                                 f->est = estimator_new(
@@ -1519,9 +1520,11 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                                                               .freq_shared = true,
                                                               .phase = ALLOCATOR_PHASE_SEARCH,
                                                               .search.step_cores = 1};
+                        a[0].spin.samples = kind ? 8 : 0;
+                        a[0].spin.share = kind ? 0.4 : 0;
                         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
                         assert_false(a[1].own_domain);
-                        if (!stalls || !dom || !measurable) {
+                        if (!stalls || !dom || kind == 1) {
                                 assert_false(a[0].own_domain);
                                 assert_null(strstr(a[0].reason, "a frequency domain of its own"));
                                 continue;

@@ -79,8 +79,6 @@ void alloc_decide_model_only(const struct allocator_ctx *ctx, struct allocator_a
                              const struct estimate *e, double best_pred, double cur_pred,
                              unsigned best_n, unsigned best_f);
 
-/* Whether a share of its idle cores runs (spinning) above the counters' noise. */
-bool alloc_spins(const struct allocator_app *a);
 void alloc_idle_run_note(const struct allocator_ctx *ctx, struct allocator_app *a);
 
 double alloc_model_best(const struct allocator_ctx *ctx, const struct allocator_app *a,

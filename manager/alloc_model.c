@@ -16,16 +16,11 @@
  * share its predictions charged, where it is above the counters' noise. */
 #define ALLOCATOR_IDLE_RUN_NOTE 0.05
 
-bool alloc_spins(const struct allocator_app *a)
-{
-        return a->spin.samples && a->spin.share >= ALLOCATOR_IDLE_RUN_NOTE;
-}
-
 void alloc_idle_run_note(const struct allocator_ctx *ctx, struct allocator_app *a)
 {
         size_t len = strlen(a->reason);
 
-        if (ctx->pm && alloc_spins(a))
+        if (ctx->pm && a->spin.samples && a->spin.share >= ALLOCATOR_IDLE_RUN_NOTE)
                 snprintf(a->reason + len, sizeof(a->reason) - len,
                          "; %.0f%% of its idle cores run (spinning): charged busy",
                          100 * a->spin.share);

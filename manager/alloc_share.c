@@ -249,16 +249,6 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                     ctx->hysteresis * (dom - (a->want_cores < dom ? a->want_cores : dom)) / dom;
                 if (a->domain_returned && margin < ctx->hysteresis)
                         margin = ctx->hysteresis;
-                /* A spinner's waiting threads spin in a loop that stalls, so its stalled
-                 * share reads it as memory-bound (5716's a3, memory share 0.18: 79-83 %), and
-                 * the lower clock that share asks for is the model's call, which only the
-                 * app's measured score could refute. Where that score cannot be measured while
-                 * it shares (no power of its own), nothing would: it held the clock until it
-                 * was alone, as a probe sharing cannot measure would be held
-                 * (probe_measured_first). */
-                if (alloc_spins(a) &&
-                    !alloc_score_measurable(ctx, a, estimator_get(ctx->est, a->id)))
-                        continue;
                 if (!wants_lower_clock(ctx, a, theirs, margin, why, sizeof(why), &khz))
                         continue;
                 a->own_domain = true;

@@ -1474,16 +1474,13 @@ static void spinning_app_gives_up_cores_first(void **state)
  * but sharing a domain's clock: the one whose cycles mostly stall is given a domain of its own
  * at a lower clock (the model, its time scaled by the stalled share and its power bounded by
  * the clock, says so), the other shares the rest; with no stalls, or one domain, nothing
- * changes. Nor for a spinner whose score cannot be measured while it shares (no power of its
- * own): its spin reads as stalls, and nothing would refute the lower clock; with the model
- * declared (its power charged), it is granted. */
+ * changes. */
 static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
 {
         static const unsigned freqs[] = {1000000, 1500000, 2000000};
 
-        for (int v = 0; v < 6; v++) /* v: plain, spinning, spinning measured; stalls */
+        for (int stalls = 0; stalls < 2; stalls++)
                 for (unsigned dom = 0; dom <= 4; dom += 4) {
-                        int kind = v / 2, stalls = v % 2;
                         struct fixture *f = *state;
                         struct allocator_app a[2];
                         struct allocator_ctx ctx;
@@ -1491,21 +1488,14 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                         struct policy pol = *policy_builtin(OBJECTIVE_EDP);
 
                         pol.max_cores = 4; /* each wants no more than a domain */
-                        assert_int_equal(model_power_set_point(&pm, 2000000, 10, 1), 0);
                         fixture_reset(f);
-                        if (kind == 2) {
-                                /* The model declared: it charges each app its own power. */
-                                estimator_free(f->est);
-                                f->est = estimator_new(
-                                    &(struct estimator_config){.delta_i_rate = NAN, .power = &pm});
-                                assert_non_null(f->est);
-                        }
                         estimator_app_add(f->est, 1);
                         estimator_app_add(f->est, 2);
                         for (int k = 0; k < 30; k++) {
                                 feed_stalled(f, 1, 0, stalls ? 0.8 : 0, 1);
                                 feed_stalled(f, 2, 4, 0, 1);
                         }
+                        assert_int_equal(model_power_set_point(&pm, 2000000, 10, 1), 0);
                         ctx = ctx_for(f, 8);
                         ctx.n_apps = 2;
                         ctx.pm = &pm;
@@ -1520,13 +1510,10 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                                                               .freq_shared = true,
                                                               .phase = ALLOCATOR_PHASE_SEARCH,
                                                               .search.step_cores = 1};
-                        a[0].spin.samples = kind ? 8 : 0;
-                        a[0].spin.share = kind ? 0.4 : 0;
                         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
                         assert_false(a[1].own_domain);
-                        if (!stalls || !dom || kind == 1) {
+                        if (!stalls || !dom) {
                                 assert_false(a[0].own_domain);
-                                assert_null(strstr(a[0].reason, "a frequency domain of its own"));
                                 continue;
                         }
                         if (!a[0].own_domain)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "pctl/allocator.h"
+#include "pctl/textfmt.h"
 
 int allocator_give_back(const struct topology *t, const struct cpumask *allowed,
                         struct allocator_app *apps, const struct cpumask *cur, unsigned n,
@@ -35,6 +36,7 @@ int allocator_give_back(const struct topology *t, const struct cpumask *allowed,
         }
         a->changed = true;
         snprintf(a->reason, sizeof(a->reason),
-                 "back to %u cores after a probe of its package's memory bandwidth", cores);
+                 "back to %u core%s after a probe of its package's memory bandwidth", cores,
+                 plural_s(cores));
         return 1;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 /* What an estimate of P needs before the allocator acts on it: the confidence that 8 points
@@ -326,9 +327,9 @@ unsigned alloc_start_cores(const struct allocator_ctx *ctx, struct allocator_app
         if (s_q / s_all >= ALLOCATOR_START_KEEP) {
                 a->learn_at.cores = q;
                 snprintf(a->learn_at.reason, sizeof(a->learn_at.reason),
-                         "speedup %.1f on %u cores: P %.2f keeps %.0f%% of it on %u; warming up "
+                         "speedup %.1f on %u core%s: P %.2f keeps %.0f%% of it on %u; warming up "
                          "there",
-                         e->speedup, n, p, 100 * s_q / s_all, q);
+                         e->speedup, n, plural_s(n), p, 100 * s_q / s_all, q);
         }
         return a->learn_at.cores;
 }
@@ -433,8 +434,9 @@ bool alloc_ipc1_probe_step(struct allocator_app *a, const struct estimate *e)
         a->want_freq_khz = a->ipc1.back_khz;
         if (done)
                 snprintf(a->reason, sizeof(a->reason),
-                         "one-core probe done: IPC_I0(1) %.3f; back to %u cores%s", e->ipc1,
-                         a->want_cores, alloc_freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
+                         "one-core probe done: IPC_I0(1) %.3f; back to %u core%s%s", e->ipc1,
+                         a->want_cores, plural_s(a->want_cores),
+                         alloc_freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
         else
                 snprintf(a->reason, sizeof(a->reason),
                          "one-core probe ended without IPC_I0(1) after %u intervals; "
@@ -469,8 +471,8 @@ bool alloc_hint_start(const struct allocator_ctx *ctx, struct allocator_app *a,
                                               : b->max_khz;
         a->hint.freq_khz = a->want_freq_khz;
         snprintf(a->reason, sizeof(a->reason),
-                 "from history: %u cores%s, the best of a past run; verifying", a->hint.cores,
-                 alloc_freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
+                 "from history: %u core%s%s, the best of a past run; verifying", a->hint.cores,
+                 plural_s(a->hint.cores), alloc_freq_text(a->want_freq_khz, ftext, sizeof(ftext)));
         return true;
 }
 
@@ -503,9 +505,9 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
                 /* Held for the whole run: the run is the measurement. */
                 alloc_stay(a, "%s", "");
                 snprintf(a->reason, sizeof(a->reason),
-                         "from history: exploring %u cores%s for this run (its past runs ran at "
+                         "from history: exploring %u core%s%s for this run (its past runs ran at "
                          "about %u): whole runs at two core counts measure its extra work",
-                         a->hint.cores, ftext, a->hint.explore_from);
+                         a->hint.cores, plural_s(a->hint.cores), ftext, a->hint.explore_from);
                 return HINT_EXPLORE;
         }
         if (!isfinite(a->hint.score)) {
@@ -517,14 +519,14 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
                 }
                 alloc_stay(a, "%s", "");
                 snprintf(a->reason, sizeof(a->reason),
-                         "from history: %u cores%s (remembered without a measured score)",
-                         a->hint.cores, ftext);
+                         "from history: %u core%s%s (remembered without a measured score)",
+                         a->hint.cores, plural_s(a->hint.cores), ftext);
                 return HINT_HOLD;
         }
         if (!cur) {
                 alloc_stay(a, "%s", "");
-                snprintf(a->reason, sizeof(a->reason), "from history: %u cores%s; measuring it",
-                         a->hint.cores, ftext);
+                snprintf(a->reason, sizeof(a->reason), "from history: %u core%s%s; measuring it",
+                         a->hint.cores, plural_s(a->hint.cores), ftext);
                 return HINT_HOLD;
         }
         off = a->hint.score != 0 ? (cur->score - a->hint.score) / fabs(a->hint.score) : NAN;
@@ -533,9 +535,9 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
                 /* Another load, input or phase than last time: search from here. */
                 a->hint.cores = 0;
                 snprintf(a->reason, sizeof(a->reason),
-                         "from history: %u cores%s measured %+.0f%% off the remembered score; "
+                         "from history: %u core%s%s measured %+.0f%% off the remembered score; "
                          "searching around it",
-                         a->cores, ftext, 100 * off);
+                         a->cores, plural_s(a->cores), ftext, 100 * off);
                 return HINT_OFF;
         }
         /* Verified, it holds for as long as a measurement stays fresh, counted from the
@@ -551,8 +553,8 @@ enum hint_verdict alloc_hint_check(const struct allocator_ctx *ctx, struct alloc
                 return HINT_SPENT;
         }
         snprintf(a->reason, sizeof(a->reason),
-                 "from history: %u cores%s verified (measured %+.0f%% of the remembered score)",
-                 a->hint.cores, ftext, 100 * off);
+                 "from history: %u core%s%s verified (measured %+.0f%% of the remembered score)",
+                 a->hint.cores, plural_s(a->hint.cores), ftext, 100 * off);
         return HINT_VERIFIED;
 }
 

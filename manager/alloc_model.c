@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 /* The reason of a decision the model made for an app whose idle cores run: says so, with the
@@ -203,10 +204,10 @@ void alloc_decide_model_only(const struct allocator_ctx *ctx, struct allocator_a
         a->want_cores = a->model.cores = best_n;
         a->want_freq_khz = a->model.freq_khz = best_f;
         snprintf(a->reason, sizeof(a->reason),
-                 "model only: %s %.0f%% better at %u cores%s (P=%.2f)",
+                 "model only: %s %.0f%% better at %u core%s%s (P=%.2f)",
                  objective_to_string(a->effective),
                  isnan(cur_pred) ? 0.0 : 100 * (cur_pred - best_pred) / fabs(cur_pred), best_n,
-                 alloc_freq_text(best_f, ftext, sizeof(ftext)),
+                 plural_s(best_n), alloc_freq_text(best_f, ftext, sizeof(ftext)),
                  e && (e->known & ESTIMATE_P_LS) ? e->p_ls
                  : e                             ? e->p_eq10
                                                  : NAN);

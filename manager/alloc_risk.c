@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pctl/textfmt.h"
+
 enum alloc_progress alloc_progress_source(const struct allocator_app *a)
 {
         if (a->markers.scored || a->progress_known)
@@ -83,7 +85,7 @@ void alloc_risk_note(const struct allocator_point *pick, const struct allocator_
         if (!pick || !best || pick == best || len + 1 >= size)
                 return;
         snprintf(reason + len, size - len,
-                 "; progress by instructions: %u cores measured within the noise of %u, and "
+                 "; progress by instructions: %u core%s measured within the noise of %u, and "
                  "fewer cores risk less uncounted work",
-                 pick->cores, best->cores);
+                 pick->cores, plural_s(pick->cores), best->cores);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 /* A move measured worse by this fraction at one frequency (a core move) or one core count (a
@@ -348,9 +349,9 @@ static bool scaling_jump(const struct allocator_ctx *ctx, struct allocator_app *
         a->reserve_cores = best->cores;
         a->exploring = true;
         snprintf(a->reason, sizeof(a->reason),
-                 "extrapolated (%s, %u points): %s best at %u cores%s, measuring it",
-                 extrap_kernel_name(m->time.main.kernel), m->n_points,
-                 objective_to_string(a->effective), n,
+                 "extrapolated (%s, %u point%s): %s best at %u core%s%s, measuring it",
+                 extrap_kernel_name(m->time.main.kernel), m->n_points, plural_s(m->n_points),
+                 objective_to_string(a->effective), n, plural_s(n),
                  alloc_freq_text(best->freq_khz, ftext, sizeof(ftext)));
         return true;
 }
@@ -458,10 +459,12 @@ static bool probe_measured_first(struct decision *d, const struct measured *m)
                 a->want_freq_khz = m->best_meas->freq_khz;
                 a->search.probe_cores = a->search.probe_freq_khz = 0;
                 snprintf(a->reason, sizeof(a->reason),
-                         "probe of %u cores%s abandoned: its %s cannot be measured "
-                         "while sharing (no power of its own); back to %u cores%s",
-                         a->cores, alloc_freq_text(a->freq_khz, ftext, sizeof(ftext)),
+                         "probe of %u core%s%s abandoned: its %s cannot be measured "
+                         "while sharing (no power of its own); back to %u core%s%s",
+                         a->cores, plural_s(a->cores),
+                         alloc_freq_text(a->freq_khz, ftext, sizeof(ftext)),
                          objective_to_string(a->effective), m->best_meas->cores,
+                         plural_s(m->best_meas->cores),
                          alloc_freq_text(m->best_meas->freq_khz, ftext + 16, sizeof(ftext) - 16));
                 return true;
         }
@@ -482,8 +485,8 @@ static bool measured_better(struct decision *d, const struct measured *m)
         a->want_cores = best->cores;
         a->want_freq_khz = best->freq_khz;
         snprintf(a->reason, sizeof(a->reason),
-                 "measured %s at %u cores%s beats the current one by %.0f%%",
-                 objective_to_string(a->effective), best->cores,
+                 "measured %s at %u core%s%s beats the current one by %.0f%%",
+                 objective_to_string(a->effective), best->cores, plural_s(best->cores),
                  alloc_freq_text(best->freq_khz, ftext, sizeof(ftext)),
                  100 * (cur->score - best->score) / fabs(cur->score));
         return true;
@@ -513,8 +516,8 @@ static bool stack_first_probe(struct decision *d, const struct measured *m,
         a->exploring = true;
         snprintf(a->reason, sizeof(a->reason),
                  "stack: %s %.1f of %.0f cores grows with the cores: trying "
-                 "%u cores first, the ones it keeps busy",
-                 stack_component_name(hint->why), hint->cost, hint->cores, n);
+                 "%u core%s first, the ones it keeps busy",
+                 stack_component_name(hint->why), hint->cost, hint->cores, n, plural_s(n));
         return true;
 }
 
@@ -547,10 +550,11 @@ static bool model_jump(struct decision *d, const struct measured *m)
         a->model.cores = m->best_n;
         a->model.freq_khz = m->best_f;
         a->exploring = true;
-        snprintf(a->reason, sizeof(a->reason), "model: %s %.0f%% better at %u cores%s (P=%.2f)%s%s",
+        snprintf(a->reason, sizeof(a->reason),
+                 "model: %s %.0f%% better at %u core%s%s (P=%.2f)%s%s",
                  objective_to_string(a->effective),
                  isnan(m->cur_pred) ? 0.0 : 100 * (m->cur_pred - m->best_pred) / fabs(m->cur_pred),
-                 m->best_n, alloc_freq_text(m->best_f, ftext, sizeof(ftext)),
+                 m->best_n, plural_s(m->best_n), alloc_freq_text(m->best_f, ftext, sizeof(ftext)),
                  d->e->known & ESTIMATE_P_LS ? d->e->p_ls : d->e->p_eq10, d->why ? "; " : "",
                  d->why ? d->why : "");
         alloc_idle_run_note(ctx, a);
@@ -588,10 +592,10 @@ static enum allocator_phase pattern_step(struct decision *d, const struct measur
                         a->reserve_cores = best->cores;
                         a->exploring = true;
                         snprintf(a->reason, sizeof(a->reason),
-                                 "exploring %u cores%s: measuring whether it beats %u cores%s",
-                                 cand[0].cores,
+                                 "exploring %u core%s%s: measuring whether it beats %u core%s%s",
+                                 cand[0].cores, plural_s(cand[0].cores),
                                  alloc_freq_text(cand[0].freq_khz, ftext, sizeof(ftext)),
-                                 best->cores,
+                                 best->cores, plural_s(best->cores),
                                  alloc_freq_text(best->freq_khz, ftext + 16, sizeof(ftext) - 16));
                         if (hinted) {
                                 size_t len = strlen(a->reason);
@@ -618,7 +622,8 @@ static enum allocator_phase pattern_step(struct decision *d, const struct measur
                 a->want_cores = best->cores;
                 a->want_freq_khz = best->freq_khz;
                 snprintf(a->reason, sizeof(a->reason),
-                         "settled: every neighbour of %u cores%s measured worse", best->cores,
+                         "settled: every neighbour of %u core%s%s measured worse", best->cores,
+                         plural_s(best->cores),
                          alloc_freq_text(best->freq_khz, ftext, sizeof(ftext)));
                 alloc_risk_note(best, m->risk_best, a->reason, sizeof(a->reason));
                 return ALLOCATOR_PHASE_SETTLED;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 /* Sharing: taking a core an app holds now (a move for it) must save this much more, by the
@@ -332,9 +333,9 @@ static void clock_choose(const struct allocator_ctx *ctx, struct allocator_app *
                 return;
         snprintf(a->reason + strlen(a->reason), sizeof(a->reason) - strlen(a->reason),
                  "; alone in its domain, its frequency sensitivity learned: model %s %.0f%% "
-                 "better at %u cores %u MHz",
+                 "better at %u core%s %u MHz",
                  objective_to_string(a->effective), 100 * (at - best) / fabs(at), best_n,
-                 best_khz / 1000);
+                 plural_s(best_n), best_khz / 1000);
         a->want_cores = best_n;
         a->want_freq_khz = best_khz;
 }

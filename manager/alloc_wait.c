@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 /* The stack's speedup must be below the model's by this share before the model is corrected:
@@ -107,6 +108,6 @@ void alloc_wait_note(const struct allocator_ctx *ctx, struct allocator_app *a)
                 return;
         snprintf(a->reason + len, sizeof(a->reason) - len,
                  "; its stack shows waits at locks or barriers its counters miss: speedup %.1f "
-                 "on %u cores, the model's corrected to it",
-                 a->wait.speedup, a->wait.cores);
+                 "on %u core%s, the model's corrected to it",
+                 a->wait.speedup, a->wait.cores, plural_s(a->wait.cores));
 }

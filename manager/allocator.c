@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 static const char *const allocator_phase_names[_ALLOCATOR_PHASE_MAX] = {
@@ -110,9 +111,9 @@ static enum allocator_phase on_out_of_bounds(struct decision *d)
         a->want_freq_khz = f;
         a->exploring = false;
         snprintf(a->reason, sizeof(a->reason),
-                 "its policy's bounds changed: %u cores%s is outside them, moved to %u cores%s",
-                 a->cores, alloc_freq_text(a->freq_khz, was, sizeof(was)), n,
-                 alloc_freq_text(f, to, sizeof(to)));
+                 "its policy's bounds changed: %u core%s%s is outside them, moved to %u core%s%s",
+                 a->cores, plural_s(a->cores), alloc_freq_text(a->freq_khz, was, sizeof(was)), n,
+                 plural_s(n), alloc_freq_text(f, to, sizeof(to)));
         return ALLOCATOR_PHASE_SEARCH;
 }
 

@@ -12,6 +12,7 @@
 
 #include "pctl/history.h"
 #include "pctl/log.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 int history_work_inflation(const struct estimate_work_run *runs, unsigned n, double *x, double *err,
@@ -262,8 +263,8 @@ void history_record(struct manager *m, unsigned i, bool ended)
         else if (r < 0)
                 log_warning("%s; pctld runs on without it", err);
         else
-                log_debug("history: %s (%s): %u cores%s recorded as its start (%s)", a->name,
-                          a->key.exe, best.cores, clock,
+                log_debug("history: %s (%s): %u core%s%s recorded as its start (%s)", a->name,
+                          a->key.exe, best.cores, plural_s(best.cores), clock,
                           al->hint.explore_from
                               ? "an exploring run: the start its past runs settled at is kept"
                           : !al->first_phase.lost ? history_start_why_to_string(why)

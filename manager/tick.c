@@ -15,6 +15,7 @@
 #define PCTL_PROGRESS_READER
 #include "pctl/progress.h"
 #include "pctl/stack.h"
+#include "pctl/textfmt.h"
 
 enum tick_kind {
         TICK_SAMPLE,   /* every interval: every stage, deciding when a measurement is due */
@@ -595,9 +596,9 @@ static void bw_probe(struct manager *m)
                 m->alloc[best].want_cores = n - cut;
                 m->alloc[best].changed = true;
                 snprintf(m->alloc[best].reason, sizeof(m->alloc[best].reason),
-                         "%u cores fewer until the next decision: a probe of package %u's "
+                         "%u core%s fewer until the next decision: a probe of package %u's "
                          "memory bandwidth (steady at the most it served)",
-                         cut, k);
+                         cut, plural_s(cut), k);
                 return; /* one probe at a time */
         }
 }

@@ -12,6 +12,7 @@
 #include "pctl/cpumask.h"
 #include "pctl/jsonfmt.h"
 #include "pctl/model.h"
+#include "pctl/textfmt.h"
 #include "pctl/util.h"
 
 enum { EXIT_OK = 0, EXIT_RUN = 1, EXIT_USAGE = 2 };
@@ -324,9 +325,9 @@ static int place_threads(struct pbench_args *a, struct pbench_config *cfg, struc
                 a->threads = n_cpus;
         if (a->threads > n_cpus && !a->oversubscribe) {
                 fprintf(stderr,
-                        "pbench: --threads: %u threads but only %u CPUs (%s); use "
+                        "pbench: --threads: %u threads but only %u CPU%s (%s); use "
                         "--oversubscribe to share them\n",
-                        a->threads, n_cpus, a->cpus_text ? a->cpus_text : text);
+                        a->threads, n_cpus, plural_s(n_cpus), a->cpus_text ? a->cpus_text : text);
                 return -EINVAL;
         }
         cfg->threads = a->threads;

@@ -894,8 +894,9 @@ out_manager:
 out_platform:
         platform_close(d.pf); /* restores cpusets and frequencies, clears the record */
         if (d.history && history_pending(d.history))
-                log_warning("history %s stayed locked: %zu runs were not recorded",
-                            d.conf.history_path, history_pending(d.history));
+                log_warning("history %s stayed locked: %zu run%s not recorded", d.conf.history_path,
+                            history_pending(d.history),
+                            history_pending(d.history) == 1 ? " was" : "s were");
         history_close(d.history); /* after the manager, which records the apps it releases */
         policy_set_free(&set);
         return r < 0 ? 1 : 0;

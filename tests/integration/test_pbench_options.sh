@@ -44,6 +44,7 @@ rejects --cpus --p 0.5 --cpus "$absent"
 rejects --cpus --p 0.5 --cpus 3-1
 rejects --threads --p 0.5 --threads $((cpus + 1))
 rejects --oversubscribe --p 0.5 --threads $((cpus + 1))
+rejects "only 1 CPU (0);" --p 0.5 --threads 2 --cpus 0 # one CPU in the singular
 rejects --phases --phases 0.5:1,0.2
 rejects --phases --phases 1.5:1
 rejects --phases --phases 0.5:0

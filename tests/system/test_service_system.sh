@@ -155,7 +155,7 @@ print(a[0]) if a else sys.exit(1)"
 # Leaves its PID (in the container) in $PB; its output goes to $LOG/pbench-N.log. The second
 # run is a returning app: pctld's history places it on its 1 remembered CPU as pctl run hands
 # it over, before pbench starts its threads, and pbench refuses 2 threads on 1 CPU unless told
-# it may share (it did: "2 threads but only 1 CPUs (0)", exit 2, and the watchdog check below
+# it may share (it did: "2 threads but only 1 CPU (0)", exit 2, and the watchdog check below
 # then found no pbench).
 runs=0
 run_pbench() {

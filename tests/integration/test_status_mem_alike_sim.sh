@@ -17,13 +17,21 @@ sed -i -e "s|^platform = .*|platform = sim:$T/scenario.ini|" \
 printf '[policy mem]\nobjective = edp\nmatch_comm = a0\nmatch_comm = a1\n' >"$T/policies.d/mem.conf"
 pctld_start
 
-# One package measured, the other given its figure; the text taken at once beside the JSON, as
-# pctld runs the model machine fast enough for the other package to be measured itself later.
+# One package measured, the other given its figure. pctld runs the model machine fast enough
+# for the other package to be measured itself later (a package's figure only goes from a lower
+# bound to measured there), so the text and /metrics are taken between two JSON reads that
+# both show the state: what they show is that state too, however loaded the machine.
+one_state() {
+        json_get "$1" 'len(d["mem_packages"]) == 2 and
+                sorted(p["bandwidth_source"] or "" for p in d["mem_packages"]) ==
+                ["measured", "measured on another package"]' | grep -qx True
+}
 one_measured() {
-        status_json && "$PCTL" status --socket "$T/pctl.sock" >"$T/status.txt" &&
-                json_get "$T/status.json" 'len(d["mem_packages"]) == 2 and
-                        sorted(p["bandwidth_source"] or "" for p in d["mem_packages"]) ==
-                        ["measured", "measured on another package"]' | grep -qx True
+        status_json && one_state "$T/status.json" &&
+                "$PCTL" status --socket "$T/pctl.sock" >"$T/status.txt" &&
+                $CLIENT get "$PORT" >"$T/m.txt" &&
+                "$PCTL" status --socket "$T/pctl.sock" --json >"$T/status2.json" &&
+                one_state "$T/status2.json"
 }
 wait_until 60 one_measured ||
         fail "no package measured with the other alike: $(json_get "$T/status.json" 'd["mem_packages"]')"
@@ -40,8 +48,7 @@ grep -E "^memory    package $M: [0-9.]+ GB/s now, bandwidth 5[01]\.[0-9] GB/s \(
         "$T/status.txt" || fail "package $M's memory line: $(grep '^memory' "$T/status.txt")"
 echo "ok: status text"
 
-# /metrics: a bandwidth series for the measured package only.
-$CLIENT get "$PORT" >"$T/m.txt" || fail "scrape failed"
+# /metrics (scraped between the two JSON reads): a bandwidth series for the measured package only.
 grep -qE "^pctl_package_memory_bandwidth_bytes_per_second\{package=\"$M\"\} " "$T/m.txt" ||
         fail "no bandwidth series of package $M: $(grep pctl_package_memory "$T/m.txt")"
 grep -qE "^pctl_package_memory_bandwidth_bytes_per_second\{package=\"$O\"\} " "$T/m.txt" &&

@@ -105,17 +105,20 @@ static inline void feed_ipc(struct fixture *f, struct allocator_ctx *ctx, struct
         feed_ipc_at(f, ctx, a, 2000000, ipc, intervals);
 }
 
-/* Counters of app id at P 0.9 on cores [first, first + 4) at 2000 MHz, a share `stalled` of
- * every core's cycles stalled (counted: SENSOR_STALLS). */
-static inline void feed_stalled(struct fixture *f, uint64_t id, unsigned first, double stalled,
-                                unsigned intervals)
+/* Counters of app id at P 0.9 on cores [first, first + 4) at khz, a share `stalled` of every
+ * core's cycles stalled (counted: SENSOR_STALLS), mem_fraction of its time memory's (the part
+ * that does not follow the clock). */
+static inline void feed_stalled_at_clock(struct fixture *f, uint64_t id, unsigned first,
+                                         double stalled, double mem_fraction, unsigned khz,
+                                         unsigned intervals)
 {
         struct synth_app a = {.p = 0.9,
                               .ipc_ref = 1,
+                              .mem_fraction = mem_fraction,
                               .freq_ref_khz = 2000000,
                               .first_cpu = first,
                               .n_cores = 4,
-                              .freq_khz = 2000000};
+                              .freq_khz = khz};
 
         f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY | SENSOR_STALLS;
         for (unsigned i = 0; i < intervals; i++) {
@@ -128,6 +131,13 @@ static inline void feed_stalled(struct fixture *f, uint64_t id, unsigned first, 
                         f->s.cpu[c].stalls = (uint64_t)llround(stalled * f->s.cpu[c].cycles);
                 assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
         }
+}
+
+/* The same at 2000 MHz with no memory share. */
+static inline void feed_stalled(struct fixture *f, uint64_t id, unsigned first, double stalled,
+                                unsigned intervals)
+{
+        feed_stalled_at_clock(f, id, first, stalled, 0, 2000000, intervals);
 }
 
 /* Appends a point measured over 3 samples at decision `decision`. */

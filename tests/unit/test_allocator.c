@@ -1470,6 +1470,35 @@ static void spinning_app_gives_up_cores_first(void **state)
         }
 }
 
+/* Two apps at 4 cores and 2000 MHz in one frequency domain, searching: where a domain of its own
+ * is decided. */
+static void two_apps_at_a_shared_clock(struct allocator_app a[2], const struct policy *pol)
+{
+        for (unsigned i = 0; i < 2; i++)
+                a[i] = (struct allocator_app){.id = i + 1,
+                                              .policy = pol,
+                                              .cores = 4,
+                                              .freq_khz = 2000000,
+                                              .freq_shared = true,
+                                              .phase = ALLOCATOR_PHASE_SEARCH,
+                                              .search.step_cores = 1};
+}
+
+/* Eight CPUs in domains of `dom` (0: one domain) at 1.0, 1.5 and 2.0 GHz, two apps, model pm. */
+static struct allocator_ctx two_domains_ctx(struct fixture *f, const struct model_power *pm,
+                                            unsigned dom)
+{
+        static const unsigned freqs[] = {1000000, 1500000, 2000000};
+        struct allocator_ctx ctx = ctx_for(f, 8);
+
+        ctx.n_apps = 2;
+        ctx.pm = pm;
+        ctx.freqs_khz = freqs;
+        ctx.n_freqs = 3;
+        ctx.domain_cpus = dom;
+        return ctx;
+}
+
 /* Two apps on a machine of two 4-CPU frequency domains, each on one package's worth of CPUs
  * but sharing a domain's clock: the one whose cycles mostly stall is given a domain of its own
  * at a lower clock (the model, its time scaled by the stalled share and its power bounded by
@@ -1479,7 +1508,6 @@ static void spinning_app_gives_up_cores_first(void **state)
  * declared (its power charged), it is granted. */
 static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
 {
-        static const unsigned freqs[] = {1000000, 1500000, 2000000};
 
         for (int v = 0; v < 6; v++) /* v: plain, spinning, spinning measured; stalls */
                 for (unsigned dom = 0; dom <= 4; dom += 4) {
@@ -1506,20 +1534,8 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                                 feed_stalled(f, 1, 0, stalls ? 0.8 : 0, 1);
                                 feed_stalled(f, 2, 4, 0, 1);
                         }
-                        ctx = ctx_for(f, 8);
-                        ctx.n_apps = 2;
-                        ctx.pm = &pm;
-                        ctx.freqs_khz = freqs;
-                        ctx.n_freqs = 3;
-                        ctx.domain_cpus = dom;
-                        for (unsigned i = 0; i < 2; i++)
-                                a[i] = (struct allocator_app){.id = i + 1,
-                                                              .policy = &pol,
-                                                              .cores = 4,
-                                                              .freq_khz = 2000000,
-                                                              .freq_shared = true,
-                                                              .phase = ALLOCATOR_PHASE_SEARCH,
-                                                              .search.step_cores = 1};
+                        ctx = two_domains_ctx(f, &pm, dom);
+                        two_apps_at_a_shared_clock(a, &pol);
                         a[0].spin.samples = kind ? 8 : 0;
                         a[0].spin.share = kind ? 0.4 : 0;
                         assert_int_equal(allocator_decide(&ctx, a, 2), 0);
@@ -1543,25 +1559,7 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
 static void feed_stalled_at(struct fixture *f, uint64_t id, unsigned first, unsigned khz,
                             unsigned intervals)
 {
-        struct synth_app a = {.p = 0.9,
-                              .ipc_ref = 1,
-                              .mem_fraction = 0.5,
-                              .freq_ref_khz = 2000000,
-                              .first_cpu = first,
-                              .n_cores = 4,
-                              .freq_khz = khz};
-
-        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY | SENSOR_STALLS;
-        for (unsigned i = 0; i < intervals; i++) {
-                struct estimator_app_view v = synth_view(id, &a, -1);
-
-                synth_begin(&f->m, &f->s, INTERVAL_NS);
-                synth_run(&f->m, &f->s, &a, -1);
-                synth_end(&f->m, &f->s, false);
-                for (unsigned c = first; c < first + 4; c++)
-                        f->s.cpu[c].stalls = (uint64_t)llround(0.8 * f->s.cpu[c].cycles);
-                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
-        }
+        feed_stalled_at_clock(f, id, first, 0.8, 0.5, khz, intervals);
 }
 
 /* A domain of its own is held to measure the app's clock against the one it ran at before.
@@ -1574,7 +1572,6 @@ static void feed_stalled_at(struct fixture *f, uint64_t id, unsigned first, unsi
  * held at 1600 MHz on one package for the whole run.) */
 static void domain_whose_clock_cannot_be_learned_is_given_back(void **state)
 {
-        static const unsigned freqs[] = {1000000, 1500000, 2000000};
 
         for (int forget = 0; forget < 2; forget++) {
                 struct fixture *f = *state;
@@ -1594,21 +1591,9 @@ static void domain_whose_clock_cannot_be_learned_is_given_back(void **state)
                         feed_stalled(f, 2, 4, 0, 1);
                 }
                 assert_int_equal(model_power_set_point(&pm, 2000000, 10, 1), 0);
-                ctx = ctx_for(f, 8);
-                ctx.n_apps = 2;
-                ctx.pm = &pm;
-                ctx.freqs_khz = freqs;
-                ctx.n_freqs = 3;
-                ctx.domain_cpus = 4;
+                ctx = two_domains_ctx(f, &pm, 4);
                 ctx.decision = 100;
-                for (unsigned i = 0; i < 2; i++)
-                        a[i] = (struct allocator_app){.id = i + 1,
-                                                      .policy = &pol,
-                                                      .cores = 4,
-                                                      .freq_khz = 2000000,
-                                                      .freq_shared = true,
-                                                      .phase = ALLOCATOR_PHASE_SEARCH,
-                                                      .search.step_cores = 1};
+                two_apps_at_a_shared_clock(a, &pol);
                 assert_int_equal(allocator_decide(&ctx, a, 2), 0);
                 if (!a[0].own_domain)
                         fail_msg("no domain of its own: %s", a[0].reason);

@@ -518,11 +518,29 @@ static void est_app_fit(struct est_app *a)
         }
 }
 
+/* Whether the fit holds a point at this core count. */
+static bool est_fit_has_cores(const struct est_app *a, unsigned cores)
+{
+        for (unsigned i = 0; i < a->n_bins; i++)
+                if (a->bins[i].cores == cores && a->bins[i].w > 0)
+                        return true;
+        return false;
+}
+
+/* Restarts the fit of P. The per-clock IPC goes with it only when a held misfit is at a core
+ * count the old fit had measured: misfits only at counts it never saw are as much the Amdahl
+ * curve's error there (a bandwidth-bound app's speedup does not follow it) as a new phase, and
+ * a move to a new count is the allocator's doing, not the app's. */
 static void est_app_restart(struct est_app *a)
 {
+        bool seen = false;
+
+        for (unsigned i = 0; i < a->n_pending && !seen; i++)
+                seen = est_fit_has_cores(a, a->pending[i].cores);
         a->fit_rank = 0;
         a->n_bins = 0;
-        a->n_fbins = 0;
+        if (seen)
+                a->n_fbins = 0;
         /* IPC_I0(1) stays: only a one-core interval renews it, and a misfit that is the
          * model's (contention the Amdahl curve cannot follow) looks like a phase change. */
         a->var_y = NAN;

@@ -133,6 +133,59 @@ static void phase_change_detected_and_reconverges(void **state)
         estimator_free(est);
 }
 
+/* Misfits only at a core count the fit never measured restart the fit but keep the per-clock
+ * IPC (the frequency sensitivity): such misfits are as much the Amdahl curve's error at a count
+ * the allocator moved the app to as a new phase. Misfits at a measured count take it too. */
+static void phase_at_new_count_keeps_frequency_sensitivity(void **state)
+{
+        struct synth_machine m = {
+            .os_ips = 6.58e4, .counter_noise = 0.01, .metrics = ALL_COUNTERS, .rng = 17};
+        struct estimator *est = estimator_new(NULL);
+        struct sensor_sample s;
+        struct synth_app a = {.p = 0.9,
+                              .ipc_ref = 1.0,
+                              .mem_fraction = 0.5,
+                              .freq_ref_khz = 2000000,
+                              .freq_khz = 2000000,
+                              .n_cores = 8};
+        const struct estimate *e;
+
+        assert_non_null(est);
+        assert_int_equal(synth_sample_alloc(&s, 8, 0), 0);
+        assert_int_equal(estimator_app_add(est, 1), 0);
+        run_alone(est, &m, &s, &a, 5);
+        a.freq_khz = 1200000;
+        run_alone(est, &m, &s, &a, 5);
+        a.freq_khz = 2000000;
+        run_alone(est, &m, &s, &a, 5);
+        e = estimator_get(est, 1);
+        assert_true(e->known & ESTIMATE_MEM_FRACTION);
+        assert_near(e->mem_fraction, 0.5, 0.03);
+        assert_near(e->p_ls, 0.9, 0.01);
+        assert_int_equal(e->phase_changes, 0);
+
+        /* Cut to 2 cores, where the speedup misfits the fit made at 8 alone. */
+        a.n_cores = 2;
+        a.p = 0.3;
+        run_alone(est, &m, &s, &a, 3);
+        e = estimator_get(est, 1);
+        assert_int_equal(e->phase_changes, 1);
+        assert_near(e->p_ls, 0.3, 0.03);
+        assert_true(e->known & ESTIMATE_MEM_FRACTION);
+        assert_near(e->mem_fraction, 0.5, 0.05);
+
+        /* Misfits at 2 cores, now measured: a phase, and the old phase's clocks go with it. */
+        run_alone(est, &m, &s, &a, 5);
+        a.p = 0.9;
+        run_alone(est, &m, &s, &a, 3);
+        e = estimator_get(est, 1);
+        assert_int_equal(e->phase_changes, 2);
+        assert_near(e->p_ls, 0.9, 0.03);
+        assert_false(e->known & ESTIMATE_MEM_FRACTION);
+        synth_sample_free(&s);
+        estimator_free(est);
+}
+
 static void busy_time_only_gives_speedup_and_p(void **state)
 {
         struct synth_machine m = {.metrics = SENSOR_BUSY, .rng = 3};
@@ -491,6 +544,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(amdahl_exact_on_12_and_61_cores),
     cmocka_unit_test(amdahl_with_noise_within_003),
     cmocka_unit_test(phase_change_detected_and_reconverges),
+    cmocka_unit_test(phase_at_new_count_keeps_frequency_sensitivity),
     cmocka_unit_test(busy_time_only_gives_speedup_and_p),
     cmocka_unit_test(per_target_counts_split_i0_and_delta_i),
     cmocka_unit_test(ipc1_prefers_one_core_observation),

@@ -65,15 +65,7 @@ static double counted_stall_share(const struct allocator_ctx *ctx, const struct 
                 return NAN;
         core = e->i0 / e->ipc; /* the busiest core's cycles */
         cycles = core * e->speedup;
-        /* A spinner's cycles beyond those that made progress ran without it. From the busy
-         * cores only where the cycles are unknown: counted over the interval, they undercount
-         * the spin when the busiest core waits part of it (an imbalanced app's lane 0). An
-         * app whose idle cores do not run keeps the busy cores' reading: the cycles' reading
-         * moved apps that do not spin too, and lost there (docs/allocator-trials.md). */
-        if (alloc_spins(a) && isfinite(e->own_cycles))
-                spin = e->own_cycles > cycles ? e->own_cycles - cycles : 0;
-        else
-                spin = e->busy_cores > e->speedup ? core * (e->busy_cores - e->speedup) : 0;
+        spin = e->busy_cores > e->speedup ? core * (e->busy_cores - e->speedup) : 0;
         share = (e->stalls - spin) / cycles;
         return cycles > 0 && share >= 0 && share <= 1 ? share : NAN;
 }

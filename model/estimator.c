@@ -1001,7 +1001,6 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         struct estimate *e = &a->e;
         bool counters = true, busy_ok = true, target_instr = v->target >= 0;
         double i0 = 0, delta_i = 0, c_max = 0, i0_busiest = 0, busy_sum = 0, busy_max = 0;
-        double own_cycles = 0;
         double cycles = 0, busy_total = 0, cpu_idle_min = INFINITY, busy_rate_sum = 0;
         double busy_own = 0;
         unsigned n = 0;
@@ -1043,7 +1042,6 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 e->intervals++;
         e->i0 = e->delta_i = e->ipc = e->ips = e->ipc1 = e->speedup = e->p_eq10 = NAN;
         e->busy_cores = NAN;
-        e->own_cycles = NAN;
         e->delta_i_source = ESTIMATE_DELTA_I_NONE;
         e->ipc1_source = ESTIMATE_IPC1_NONE;
         e->speedup_source = ESTIMATE_SPEEDUP_NONE;
@@ -1065,8 +1063,6 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
                 /* On CPUs it holds alone: time-shared, its threads' time is the others'
                  * as much as its own, and the speedup (per cycle) does not say so. */
                 busy_own += sh->holders > 1 ? NAN : busy;
-                own_cycles += sh->holders > 1 || !(c->measured & SENSOR_CYCLES) ? NAN
-                                                                                 : (double)c->cycles;
                 cycles += (c->measured & SENSOR_CYCLES) ? (double)c->cycles * frac : NAN;
                 c_cycles = sh->holders > 1 ? (double)tc->cycles : (double)c->cycles;
                 /* Stalls as I0: the target's own where it counts them (on a shared CPU
@@ -1129,8 +1125,6 @@ static void est_app_interval(const struct estimator *est, struct est_app *a,
         a->busy_s = busy_total;
         if (busy_own >= 0)
                 e->busy_cores = busy_own / dt_s;
-        if (own_cycles >= 0)
-                e->own_cycles = own_cycles;
 
         if (counters) {
                 double ipc_core, ipc1_here;

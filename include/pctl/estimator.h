@@ -146,11 +146,6 @@ struct estimate {
          * of its CPUs. Above the speedup, its threads ran without progress (spinning while
          * they wait). */
         double busy_cores;
-        /* Its CPUs' unhalted cycles over the interval, on CPUs it holds alone (NaN when one
-         * is unknown or time-shared): with the busiest core's cycles times the speedup (the
-         * cycles that made progress), what its threads ran without progress, whether or not
-         * that core was busy the whole interval (docs/allocator.md, "A domain of its own"). */
-        double own_cycles;
 
         /* Parallel fraction. */
         double p_eq10;         /* eq. 10 on the decayed mean speedup at the current N */

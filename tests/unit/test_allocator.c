@@ -1554,82 +1554,6 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                 }
 }
 
-/* Counters of app 1 at P 0.5 on CPUs 0-3 at 2000 MHz whose waiting threads spin: CPUs 1-3 run
- * for the rest of the interval, cycles counted stalled that retire nothing. `mem`: the share
- * of the cycles that make progress stalled on memory besides. `waits`: the busiest core (it
- * runs the sequential part) is busy only 65 % of the interval, as an imbalanced app's lane 0
- * waits for the largest lane: every CPU's busy time over the interval shrinks by that, its
- * cycles (counted while busy) do not. */
-static void feed_spinning(struct fixture *f, double mem, bool waits, unsigned intervals)
-{
-        struct synth_app a = {.p = 0.5,
-                              .ipc_ref = 1,
-                              .freq_ref_khz = 2000000,
-                              .n_cores = 4,
-                              .freq_khz = 2000000};
-
-        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY | SENSOR_STALLS;
-        for (unsigned i = 0; i < intervals; i++) {
-                struct estimator_app_view v = synth_view(1, &a, -1);
-                double c0;
-
-                synth_begin(&f->m, &f->s, INTERVAL_NS);
-                synth_run(&f->m, &f->s, &a, -1);
-                synth_end(&f->m, &f->s, false);
-                c0 = (double)f->s.cpu[0].cycles;
-                for (unsigned c = 0; c < 4; c++) {
-                        struct sensor_counts *k = &f->s.cpu[c];
-                        double spin = c ? c0 - (double)k->cycles : 0;
-
-                        k->stalls = (uint64_t)llround(mem * (double)k->cycles + spin);
-                        k->cycles = (uint64_t)llround((double)k->cycles + spin);
-                        k->busy_ns = (uint64_t)llround(INTERVAL_NS * (waits ? 0.65 : 1.0));
-                }
-                assert_int_equal(estimator_update(f->est, &f->s, &v, 1), 0);
-        }
-}
-
-/* The stalled share that asks for a domain of its own is the progress-making cycles': a
- * spinner's spin is taken off as its CPUs' cycles beyond the busiest core's times the speedup.
- * Taken from its busy cores over the interval instead, the spin is undercounted where the
- * busiest core waits part of the interval (5716's a3: spin and imbalance read 0.81 stalled
- * against its 0.18 memory share), and a spinner with no memory stalls was given a lower clock.
- * The model declared (its score measured, so the spinner rule does not decide); app 2 plain. */
-static void spin_is_not_read_as_stalls_when_the_busiest_core_waits(void **state)
-{
-        for (int v = 0; v < 4; v++) { /* v: waits; memory stalls */
-                bool waits = v & 1, mem = v & 2;
-                struct fixture *f = *state;
-                struct allocator_app a[2];
-                struct allocator_ctx ctx;
-                struct model_power pm = {.static_w = 20};
-                struct policy pol = *policy_builtin(OBJECTIVE_EDP);
-
-                pol.max_cores = 4;
-                assert_int_equal(model_power_set_point(&pm, 2000000, 10, 1), 0);
-                fixture_reset(f);
-                estimator_free(f->est);
-                f->est = estimator_new(
-                    &(struct estimator_config){.delta_i_rate = NAN, .power = &pm});
-                assert_non_null(f->est);
-                estimator_app_add(f->est, 1);
-                estimator_app_add(f->est, 2);
-                for (int k = 0; k < 30; k++) {
-                        feed_spinning(f, mem ? 0.8 : 0, waits, 1);
-                        feed_stalled(f, 2, 4, 0, 1);
-                }
-                ctx = two_domains_ctx(f, &pm, 4);
-                two_apps_at_a_shared_clock(a, &pol);
-                a[0].spin.samples = 8;
-                a[0].spin.share = 1;
-                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
-                assert_false(a[1].own_domain);
-                if (a[0].own_domain != mem)
-                        fail_msg("waits %d, memory %d: domain %d (%s)", waits, mem,
-                                 a[0].own_domain, a[0].reason);
-        }
-}
-
 /* Counters of app id on cores [first, first + 4) at khz, 80 % of every core's cycles stalled,
  * its time half memory's (it hardly follows the clock). */
 static void feed_stalled_at(struct fixture *f, uint64_t id, unsigned first, unsigned khz,
@@ -1786,7 +1710,6 @@ static const struct CMUnitTest tests[] = {
     fixture_case(spinning_app_gives_up_cores_first),
     fixture_case(learner_gets_room_when_every_app_can_have_two),
     fixture_case(memory_bound_app_gets_a_frequency_domain_of_its_own),
-    fixture_case(spin_is_not_read_as_stalls_when_the_busiest_core_waits),
     cmocka_unit_test(domain_of_its_own_is_placed_alone),
     fixture_case(domain_whose_clock_cannot_be_learned_is_given_back),
 };

@@ -152,7 +152,6 @@ struct manager {
                 uint64_t id;
                 unsigned cores;
                 uint64_t decision; /* the decision (m->decisions) the last probe began; 0: none */
-                uint64_t last_id;  /* the app of that probe, kept after its give-back */
         } bw_probe;
         struct policy_set policies;
         bool rules; /* some policy has match keys: scan for new processes */

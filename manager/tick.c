@@ -351,7 +351,6 @@ struct allocator_ctx decision_ctx(struct manager *m)
          * and the one after that (the decision after its cores went back) are quiet. */
         ctx.probe_quiet = m->bw_probe.decision &&
                           m->decisions + 1 <= m->bw_probe.decision + MANAGER_PROBE_QUIET_DECISIONS;
-        ctx.probe_quiet_id = ctx.probe_quiet ? m->bw_probe.last_id : 0;
         return ctx;
 }
 
@@ -584,7 +583,7 @@ static void bw_probe(struct manager *m)
                 if (cut >= n)
                         continue;
                 (void)membw_probe_started(m->bw, k);
-                m->bw_probe.id = m->bw_probe.last_id = m->apps[best].id;
+                m->bw_probe.id = m->apps[best].id;
                 m->bw_probe.decision = m->decisions;
                 m->bw_probe.cores = n;
                 m->alloc[best].want_cores = n - cut;

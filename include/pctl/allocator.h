@@ -312,11 +312,10 @@ struct allocator_ctx {
         /* An app's cores were moved for a probe of a package's memory bandwidth over the last
          * interval, or given back at the last decision: the stalls measured now are the
          * probe's, not the placement's, so no trial of spreading begins (its stalls at the
-         * start would be the probe's, and its verdict would read the probe's move). */
+         * start would be the probe's, and its verdict would read the probe's move), and no
+         * frequency domain of its own is granted (its clock would be measured at a moved
+         * count). */
         bool probe_quiet;
-        /* The app whose cores that probe moved (0: none): no frequency domain of its own is
-         * granted to it while probe_quiet (its clock would be measured at a moved count). */
-        uint64_t probe_quiet_id;
 };
 
 #define ALLOCATOR_PROBE_SAMPLES 3

@@ -266,12 +266,6 @@ static unsigned own_domains(const struct allocator_ctx *ctx, struct allocator_ap
                 if (a->own_domain || a->want_cores > dom || a->reserve_cores > dom ||
                     (a->domain_returned == ctx->decision && !a->clock_probed))
                         continue;
-                /* Nor is one granted on a probe's intervals or at the decision after: its
-                 * clock would be measured at a count the probe moves (or has just moved back),
-                 * so never learned, and while it holds the domain no trial of spreading
-                 * begins, the one the probe was to come before. */
-                if (ctx->probe_quiet)
-                        continue;
                 theirs = others_clock(apps, n, a);
                 if (!theirs || granted + 2 * dom > ctx->n_cpus ||
                     others_min - min > ctx->n_cpus - granted - dom)

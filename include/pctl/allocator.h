@@ -312,9 +312,7 @@ struct allocator_ctx {
         /* An app's cores were moved for a probe of a package's memory bandwidth over the last
          * interval, or given back at the last decision: the stalls measured now are the
          * probe's, not the placement's, so no trial of spreading begins (its stalls at the
-         * start would be the probe's, and its verdict would read the probe's move), and no
-         * frequency domain of its own is granted (its clock would be measured at a moved
-         * count). */
+         * start would be the probe's, and its verdict would read the probe's move). */
         bool probe_quiet;
 };
 

@@ -1554,41 +1554,6 @@ static void memory_bound_app_gets_a_frequency_domain_of_its_own(void **state)
                 }
 }
 
-/* While a probe of a package's bandwidth moves an app's cores (ctx.probe_quiet: its intervals
- * and the decision after), no domain of its own is granted: its clock would be measured at a
- * count the probe moves, and while it holds the domain no trial of spreading begins (bench_random
- * 91007 under its fifth noise seed: a1 granted a domain at the give-back, never learned its
- * clock, and a0's trial waited 15 s). The same app is granted one at the first decision after. */
-static void no_domain_of_its_own_on_a_probes_intervals(void **state)
-{
-        struct fixture *f = *state;
-        struct allocator_app a[2];
-        struct allocator_ctx ctx;
-        struct model_power pm = {.static_w = 20};
-        struct policy pol = *policy_builtin(OBJECTIVE_EDP);
-
-        pol.max_cores = 4;
-        assert_int_equal(model_power_set_point(&pm, 2000000, 10, 1), 0);
-        fixture_reset(f);
-        estimator_app_add(f->est, 1);
-        estimator_app_add(f->est, 2);
-        for (int k = 0; k < 30; k++) {
-                feed_stalled(f, 1, 0, 0.8, 1);
-                feed_stalled(f, 2, 4, 0, 1);
-        }
-        ctx = two_domains_ctx(f, &pm, 4);
-        ctx.probe_quiet = true;
-        two_apps_at_a_shared_clock(a, &pol);
-        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
-        if (a[0].own_domain || a[1].own_domain)
-                fail_msg("a domain of its own granted on a probe's intervals: %s", a[0].reason);
-        ctx.probe_quiet = false;
-        ctx.decision++;
-        assert_int_equal(allocator_decide(&ctx, a, 2), 0);
-        if (!a[0].own_domain)
-                fail_msg("no domain of its own after the probe's intervals: %s", a[0].reason);
-}
-
 /* Counters of app id on cores [first, first + 4) at khz, 80 % of every core's cycles stalled,
  * its time half memory's (it hardly follows the clock). */
 static void feed_stalled_at(struct fixture *f, uint64_t id, unsigned first, unsigned khz,
@@ -1745,7 +1710,6 @@ static const struct CMUnitTest tests[] = {
     fixture_case(spinning_app_gives_up_cores_first),
     fixture_case(learner_gets_room_when_every_app_can_have_two),
     fixture_case(memory_bound_app_gets_a_frequency_domain_of_its_own),
-    fixture_case(no_domain_of_its_own_on_a_probes_intervals),
     cmocka_unit_test(domain_of_its_own_is_placed_alone),
     fixture_case(domain_whose_clock_cannot_be_learned_is_given_back),
 };

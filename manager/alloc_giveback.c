@@ -18,20 +18,8 @@ int allocator_give_back(const struct topology *t, const struct cpumask *allowed,
         unsigned was = a->want_cores;
         int r;
 
-        if (i >= n)
-                return 0;
-        /* The one-core probe for IPC_I0(1) may begin at this very decision, from the probe's
-         * count: it goes back to the count before the probe when it is over (the allocator
-         * places its return as any move of its own), else the app would keep the probe's
-         * count for good, the search going on from a point the probe, not it, chose. */
-        if (a->phase == ALLOCATOR_PHASE_PROBE) {
-                if (a->ipc1.back_cores != cpumask_count(&cur[i]) || a->ipc1.back_cores >= cores)
-                        return 0;
-                a->ipc1.back_cores = cores;
-                return 1;
-        }
         /* A move of its own from the probe's count (the search's, the partition's) stands. */
-        if (a->shares_cpus || was != cpumask_count(&cur[i]) || was >= cores)
+        if (i >= n || a->shares_cpus || was != cpumask_count(&cur[i]) || was >= cores)
                 return 0;
         /* The partition may have given the cores on, and what is free is what placement can
          * use: an app with a frequency domain of its own holds its whole package whatever its

@@ -507,18 +507,17 @@ static void log_membw(const struct manager *m)
  * bandwidth"): where a package sits steady at the most traffic it ever served and nothing
  * moves there, its bandwidth is only a lower bound and the price of bandwidth never applies.
  * The app moving the most of its traffic (wholly there, at least MEMBW_PROBE_SHARE of it, its
- * search past learning, kept on its cores by this plan) runs MEMBW_PROBE_MOVE of its cores
- * fewer until the next decision, which gives them back: flat traffic while its busy cycles
- * fell measures the bandwidth (model/membw.c); traffic that fell shows the package was not
- * full. Once per package at that traffic, one package at a time, never while a trial of
- * spreading is open, and none begins on its intervals or the decision after
- * (allocator_ctx.probe_quiet). It does not wait for spreading's verdict on an app that could
- * still be spread: the quiet decisions keep the trial off its intervals, so the trial comes
- * after it, judged on stalls the probe did not move. Only where apps share the machine, as
- * the price. */
+ * search past learning, kept on its cores by this plan, past spreading's verdict where it can
+ * be spread) runs MEMBW_PROBE_MOVE of its cores fewer until the next decision, which gives
+ * them back: flat traffic while its busy cycles fell measures the bandwidth (model/membw.c);
+ * traffic that fell shows the package was not full. Once per package at that traffic, one
+ * package at a time, never while a trial of spreading is open, and none begins on its
+ * intervals or the decision after (allocator_ctx.probe_quiet). Only where apps share the
+ * machine, as the price. */
 static void bw_probe(struct manager *m)
 {
         uint64_t back = m->bw_probe.id;
+        bool domains = false;
 
         m->bw_probe.id = 0;
         /* The probe lasts one decision: its app gets its count back where the allocator kept
@@ -545,9 +544,11 @@ static void bw_probe(struct manager *m)
                 return;
         /* A trial of spreading is judged by every app's stalls over the next decision, at the
          * counts it began with: a probe would move them. */
-        for (unsigned i = 0; i < m->n_apps; i++)
+        for (unsigned i = 0; i < m->n_apps; i++) {
                 if (m->alloc[i].spreading.since)
                         return;
+                domains |= m->alloc[i].own_domain;
+        }
         for (unsigned k = 0; k < membw_n_packages(m->bw); k++) {
                 const struct membw_package *p = membw_package(m->bw, k);
                 double best_gbs = 0;
@@ -562,6 +563,12 @@ static void bw_probe(struct manager *m)
                         struct cpumask pkgs;
                         double bpi, gbs;
 
+                        /* Spreading over packages is the first answer to a full package
+                         * (more memory controllers): where it can still be tried (several
+                         * packages, no app holding a frequency domain of its own), the probe
+                         * waits for its verdict, which a probe's moved stalls would blur. */
+                        if (m->pf->topo.n_packages > 1 && !domains && !a->spreading.refuted)
+                                continue;
                         if (!m->apps[i].handle || a->shares_cpus || a->spread ||
                             (a->phase != ALLOCATOR_PHASE_SEARCH &&
                              a->phase != ALLOCATOR_PHASE_SETTLED) ||

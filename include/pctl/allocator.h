@@ -364,10 +364,8 @@ int allocator_place(const struct topology *t, const struct cpumask *allowed,
 /* After a probe of a package's memory bandwidth took cores from app i (its count before:
  * `cores`), gives them back in the plan: only while the plan keeps it at the probe's count
  * (its current one) and only where allocator_place can place the plan with them (the others'
- * wants, domains and packages as placement counts them); where the one-core probe for
- * IPC_I0(1) began at this decision from the probe's count, its return is made the count before
- * the probe (ipc1.back_cores). 1 when given back (want_cores, changed, reason set; or
- * ipc1.back_cores), 0 when not (apps unchanged), -ENOMEM. */
+ * wants, domains and packages as placement counts them). 1 when given back (want_cores,
+ * changed, reason set), 0 when not (apps unchanged), -ENOMEM. */
 int allocator_give_back(const struct topology *t, const struct cpumask *allowed,
                         struct allocator_app *apps, const struct cpumask *cur, unsigned n,
                         unsigned i, unsigned cores);

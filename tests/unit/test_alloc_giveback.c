@@ -93,39 +93,7 @@ static void a_move_of_its_own_after_a_probe_stands(void **state)
         topology_free(&t);
 }
 
-/* The one-core probe for IPC_I0(1) may begin at the give-back's decision, from the probe's
- * count (91015's a1: 3 of its 6 cores, then 1): the cores go back through it, as the count it
- * returns to, and the one core it wants now stands. Given back at once, the one-core probe
- * would be cut short; not given back, it returns to the probe's count, which the search then
- * takes as its own (bwprobe's variant C: "back to 3 cores"). */
-static void a_give_back_goes_through_a_one_core_probe(void **state)
-{
-        struct topology t;
-        struct allocator_app apps[N_APPS];
-        struct cpumask allowed, cur[N_APPS];
-
-        (void)state;
-        assert_int_equal(topology_synthetic(&t, 2, 6, 1), 0);
-        assert_int_equal(cpumask_parse("0-11", &allowed), 0);
-        plan_91010(apps, cur);
-        apps[4].own_domain = false;
-        apps[PROBED].phase = ALLOCATOR_PHASE_PROBE;
-        apps[PROBED].ipc1.back_cores = 1; /* the probe's count, which it holds */
-        apps[PROBED].want_cores = 1;
-        assert_int_equal(allocator_give_back(&t, &allowed, apps, cur, N_APPS, PROBED, 3), 1);
-        assert_int_equal(apps[PROBED].ipc1.back_cores, 3);
-        assert_int_equal(apps[PROBED].want_cores, 1);
-        /* One that is to return elsewhere (not the probe's count) is left alone, and its one
-         * core with it. */
-        apps[PROBED].ipc1.back_cores = 2;
-        assert_int_equal(allocator_give_back(&t, &allowed, apps, cur, N_APPS, PROBED, 3), 0);
-        assert_int_equal(apps[PROBED].ipc1.back_cores, 2);
-        assert_int_equal(apps[PROBED].want_cores, 1);
-        topology_free(&t);
-}
-
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(a_give_back_goes_through_a_one_core_probe),
     cmocka_unit_test(a_give_back_is_made_only_where_the_plan_can_be_placed),
     cmocka_unit_test(a_move_of_its_own_after_a_probe_stands),
 };

@@ -117,34 +117,6 @@ static void an_app_carrying_little_traffic_is_not_probed(void **state)
         free(log);
 }
 
-/* Where an app could still be spread (two packages, no frequency domain of its own), the probe
- * does not wait for spreading's verdict: 91015's a1 (6.5 bytes per instruction) fills package 1
- * alone, is probed first, has its 6 cores back when the one-core probe for IPC_I0(1) that began
- * at the give-back is over, and only then is tried spread, at those 6 cores; the trial is not
- * refuted (test_manager_report shows it stand).
- * Waiting for the verdict, a package that spreading leaves full is never probed (bench_random's
- * 5717: its a1, tried spread first, ends on both packages and is never probed). */
-static void the_probe_comes_before_spreadings_verdict(void **state)
-{
-        static const char ini[] =
-            SCENARIO_91015_HEAD "mem_bytes_per_instruction = 6.547\n" SCENARIO_91015_TAIL;
-        char *log = run_log(ini, 20);
-        const char *probe = strstr(log, "a1 (pid 100001): CPUs 6-8 (3), 3 cores fewer until the "
-                                        "next decision: a probe of package 1's memory bandwidth");
-        const char *back = strstr(log, "a1 (pid 100001): CPUs 6-11 (6), one-core probe done");
-        const char *trial = strstr(log, "a1 (pid 100001): CPUs 0-2,6-8 (6), measuring this "
-                                        "configuration; spread over packages 0,1 as a trial");
-
-        (void)state;
-        if (!probe || !back || !trial || !(probe < back && back < trial))
-                fail_msg("91015's a1: probe %d, 6 cores back %d, trial at 6 cores %d, in that "
-                         "order:\n%s",
-                         !!probe, !!back, !!trial, log);
-        if (strstr(trial, "the trial did not relieve"))
-                fail_msg("91015's a1: its trial was refuted:\n%s", trial);
-        free(log);
-}
-
 /* One sample of a package's traffic: a1 on CPUs 0..cores-1 of package 0 retiring `instr` G
  * instructions at `cycles` G busy cycles per interval (100 ms), the package moving `gb` GB. */
 static void feed(struct membw *bw, const struct topology *t, unsigned cores, double instr,
@@ -199,7 +171,6 @@ static void a_probe_is_wanted_once_per_traffic(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test(the_probe_comes_before_spreadings_verdict),
     cmocka_unit_test(a_probe_is_wanted_once_per_traffic),
     cmocka_unit_test(a_full_package_is_measured_by_a_probe),
     cmocka_unit_test(an_app_carrying_little_traffic_is_not_probed),

@@ -88,6 +88,20 @@ static struct allocator_app searching(uint64_t id)
                                       .search.step_cores = 1};
 }
 
+/* A fresh estimator with apps 1..n_apps and the context the spreading cases decide in. */
+static struct allocator_ctx fresh_ctx(struct fixture *f, unsigned n_apps)
+{
+        fixture_reset(f);
+        for (unsigned id = 1; id <= n_apps; id++)
+                estimator_app_add(f->est, id);
+        return (struct allocator_ctx){.est = f->est,
+                                      .pm = &f->pm,
+                                      .n_cpus = N_CPUS,
+                                      .hysteresis = 0.05,
+                                      .decision = 100,
+                                      .n_apps = n_apps};
+}
+
 /* Alone, an app whose cycles stall half the time is spread at once; one without stalls is
  * not. Once spread, it stays so though its stalls fall (spreading relieves them), and a
  * second app arriving does not pack it again. */
@@ -96,16 +110,8 @@ static void only_a_stalled_app_alone_is_spread(void **state)
         for (int stalled = 0; stalled < 2; stalled++) {
                 struct fixture *f = *state;
                 struct allocator_app a[2] = {searching(1), searching(2)};
-                struct allocator_ctx ctx;
+                struct allocator_ctx ctx = fresh_ctx(f, 1);
 
-                fixture_reset(f);
-                ctx = (struct allocator_ctx){.est = f->est,
-                                             .pm = &f->pm,
-                                             .n_cpus = N_CPUS,
-                                             .hysteresis = 0.05,
-                                             .decision = 100,
-                                             .n_apps = 1};
-                estimator_app_add(f->est, 1);
                 feed_stalled(f, 1, 0, stalled ? 0.5 : 0, 30);
                 assert_int_equal(allocator_decide(&ctx, a, 1), 0);
                 if (a[0].spread != (bool)stalled)
@@ -145,17 +151,8 @@ static void a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls(v
         for (unsigned k = 0; k < ARRAY_SIZE(cases); k++) {
                 struct fixture *f = *state;
                 struct allocator_app a[2] = {searching(1), searching(2)};
-                struct allocator_ctx ctx;
+                struct allocator_ctx ctx = fresh_ctx(f, 2);
 
-                fixture_reset(f);
-                ctx = (struct allocator_ctx){.est = f->est,
-                                             .pm = &f->pm,
-                                             .n_cpus = N_CPUS,
-                                             .hysteresis = 0.05,
-                                             .decision = 100,
-                                             .n_apps = 2};
-                estimator_app_add(f->est, 1);
-                estimator_app_add(f->est, 2);
                 feed_stalled(f, 1, 0, 0.5, 30);
                 feed_stalled(f, 2, 4, 0, 30);
                 for (unsigned d = 0; d < 2; d++, ctx.decision++)
@@ -180,17 +177,8 @@ static void a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls(v
         {
                 struct fixture *f = *state;
                 struct allocator_app a[2] = {searching(1), searching(2)};
-                struct allocator_ctx ctx = {.est = f->est,
-                                            .pm = &f->pm,
-                                            .n_cpus = N_CPUS,
-                                            .hysteresis = 0.05,
-                                            .decision = 100,
-                                            .n_apps = 2};
+                struct allocator_ctx ctx = fresh_ctx(f, 2);
 
-                fixture_reset(f);
-                ctx.est = f->est;
-                estimator_app_add(f->est, 1);
-                estimator_app_add(f->est, 2);
                 feed_stalled(f, 1, 0, 0.3, 30);
                 feed_stalled(f, 2, 4, 0.6, 30);
                 for (unsigned d = 0; d < 2; d++, ctx.decision++)
@@ -207,18 +195,9 @@ static void no_trial_of_spreading_begins_on_a_probes_intervals(void **state)
 {
         struct fixture *f = *state;
         struct allocator_app a[2] = {searching(1), searching(2)};
-        struct allocator_ctx ctx = {.est = f->est,
-                                    .pm = &f->pm,
-                                    .n_cpus = N_CPUS,
-                                    .hysteresis = 0.05,
-                                    .decision = 100,
-                                    .n_apps = 2,
-                                    .probe_quiet = true};
+        struct allocator_ctx ctx = fresh_ctx(f, 2);
 
-        fixture_reset(f);
-        ctx.est = f->est;
-        estimator_app_add(f->est, 1);
-        estimator_app_add(f->est, 2);
+        ctx.probe_quiet = true;
         feed_stalled(f, 1, 0, 0.5, 30);
         feed_stalled(f, 2, 4, 0, 30);
         for (unsigned d = 0; d < 3; d++, ctx.decision++) {

@@ -19,6 +19,7 @@ struct powerfit {
         /* Normal equations of the weighted least squares: Σ w x xᵀ and Σ w x W. */
         double xx[POWERFIT_DIM][POWERFIT_DIM];
         double xy[POWERFIT_DIM];
+        double yy; /* Σ w W², for the residual noise behind the split's precision */
         double weight;
         bool have_ts;
         uint64_t last_ts_ns;
@@ -112,6 +113,7 @@ int powerfit_add(struct powerfit *pf, const struct sensor_sample *s, const unsig
         pf->last_ts_ns = s->timestamp_ns;
         wls_scale(&pf->xx[0][0], pf->xy, POWERFIT_DIM, decay);
         wls_add(&pf->xx[0][0], pf->xy, POWERFIT_DIM, x, energy_j / dt_s);
+        pf->yy = pf->yy * decay + (energy_j / dt_s) * (energy_j / dt_s);
         pf->weight = pf->weight * decay + 1;
         for (unsigned k = 0; k < pf->n_freqs; k++)
                 pf->count[k] = pf->count[k] * decay + (seen[k] ? 1 : 0);
@@ -124,21 +126,120 @@ unusable:
 /* A small ridge keeps directions the data cannot tell apart (static power and the idle power
  * of cores that were always held) finite instead of failing the solve. */
 #define POWERFIT_RIDGE 1e-9
+/* How sure the fit must be of a frequency's held idle power before it tells it from static
+ * power: idle_w at least this many standard errors from 0 (about 95 % confidence). */
+#define POWERFIT_SPLIT_Z 2.0
+/* The residual noise is taken to be at least this share of the mean package power (rms): a
+ * fit that matches every interval exactly (a direction only the ridge fixes, synthetic data)
+ * would otherwise read the ridge's arbitrary choice as precise. Any real meter and any model
+ * of a real machine miss by more. */
+#define POWERFIT_NOISE_FLOOR 1e-3
+
+/* How much column i of the design varies apart from every other column (the Schur complement
+ * of XᵀWX at i: the weighted sum of squares of what regressing it on the others leaves). The
+ * regression is solved on columns scaled to unit size, so the ridge that keeps it finite costs
+ * every column alike: unscaled, it would shrink the large coefficient the constant takes (the
+ * CPU count) and read a column the others fix exactly as varying by the ridge's own size. */
+static int powerfit_schur(const struct powerfit *pf, unsigned n, unsigned i, double *out)
+{
+        double oo[POWERFIT_DIM * POWERFIT_DIM], oi[POWERFIT_DIM], g[POWERFIT_DIM],
+               sd[POWERFIT_DIM], s;
+        unsigned o[POWERFIT_DIM], m = 0;
+        int r;
+
+        for (unsigned j = 0; j < n; j++)
+                if (j != i && pf->xx[j][j] > 0)
+                        o[m++] = j;
+        for (unsigned a = 0; a < m; a++)
+                sd[a] = sqrt(pf->xx[o[a]][o[a]]);
+        for (unsigned a = 0; a < m; a++) {
+                for (unsigned b = 0; b < m; b++)
+                        oo[a * m + b] = pf->xx[o[a]][o[b]] / (sd[a] * sd[b]);
+                oi[a] = pf->xx[o[a]][i] / sd[a];
+        }
+        s = pf->xx[i][i];
+        if (m > 0) {
+                r = wls_solve(oo, oi, m, m, POWERFIT_RIDGE, 0, g);
+                if (r < 0)
+                        return r;
+                for (unsigned a = 0; a < m; a++)
+                        s -= oi[a] * g[a];
+        }
+        *out = fmax(s, 0);
+        return 0;
+}
+
+/* Which frequencies' held idle power the data tell apart from static power: those whose idle_w
+ * (fitted with every unknown) stands POWERFIT_SPLIT_Z standard errors from 0. Its standard
+ * error is σ / √S: S how much the held idle count at that frequency has varied apart from the
+ * constant and the other counts (powerfit_schur), σ the noise of the intervals' power around
+ * the fit. While every CPU stays held, static_w and n·idle_w move together, S is 0 and the
+ * split would be the ridge's choice: none is made. */
+static int powerfit_split(const struct powerfit *pf, unsigned n, bool split[POWERFIT_MAX_FREQS])
+{
+        double theta[POWERFIT_DIM], rss, dof, var_w2; /* var_w2: σ², W² */
+        int r;
+
+        for (unsigned k = 0; k < pf->n_freqs; k++)
+                split[k] = false;
+        dof = pf->weight - n;
+        if (!(dof > 0))
+                return 0;
+        r = wls_solve(&pf->xx[0][0], pf->xy, n, POWERFIT_DIM, POWERFIT_RIDGE, 0, theta);
+        if (r < 0)
+                return r;
+        /* Σ w (W - xᵀθ)², read off the normal equations. */
+        rss = pf->yy;
+        for (unsigned i = 0; i < n; i++) {
+                rss -= 2 * theta[i] * pf->xy[i];
+                for (unsigned j = 0; j < n; j++)
+                        rss += theta[i] * pf->xx[i][j] * theta[j];
+        }
+        var_w2 = fmax(rss / dof, POWERFIT_NOISE_FLOOR * POWERFIT_NOISE_FLOOR * pf->yy / pf->weight);
+        for (unsigned k = 0; k < pf->n_freqs; k++) {
+                unsigned i = 2 + 2 * k;
+                double s;
+
+                r = powerfit_schur(pf, n, i, &s);
+                if (r < 0)
+                        return r;
+                split[k] = s > 0 && fabs(theta[i]) >= POWERFIT_SPLIT_Z * sqrt(var_w2 / s);
+        }
+        return 0;
+}
 
 int powerfit_model(const struct powerfit *pf, struct model_power *out)
 {
-        double theta[POWERFIT_DIM];
+        double theta[POWERFIT_DIM] = {0}, xx[POWERFIT_DIM * POWERFIT_DIM], xy[POWERFIT_DIM],
+               sol[POWERFIT_DIM];
+        unsigned col[POWERFIT_DIM], n = 1 + 2 * pf->n_freqs, m_cols = 0;
         struct model_power m = {0};
-        unsigned n = 1 + 2 * pf->n_freqs;
+        bool split[POWERFIT_MAX_FREQS];
         int r;
 
         if (pf->n_freqs == 0)
                 return -ENODATA;
-        r = wls_solve(&pf->xx[0][0], pf->xy, n, POWERFIT_DIM, POWERFIT_RIDGE, 0, theta);
+        /* A held idle CPU's power the data do not tell from static power stays in static_w:
+         * held idle CPUs are taken to draw what unheld ones do, core_w is what a busy CPU adds
+         * to an idle held one, and nothing is claimed that the data did not show. */
+        r = powerfit_split(pf, n, split);
+        if (r < 0)
+                return r == -EDOM ? -ENODATA : r;
+        for (unsigned i = 0; i < n; i++)
+                if (i == 0 || i % 2 == 1 || split[(i - 2) / 2])
+                        col[m_cols++] = i;
+        for (unsigned a = 0; a < m_cols; a++) {
+                for (unsigned b = 0; b < m_cols; b++)
+                        xx[a * m_cols + b] = pf->xx[col[a]][col[b]];
+                xy[a] = pf->xy[col[a]];
+        }
+        r = wls_solve(xx, xy, m_cols, m_cols, POWERFIT_RIDGE, 0, sol);
         if (r == -EDOM)
                 return -ENODATA;
         if (r < 0)
                 return r;
+        for (unsigned a = 0; a < m_cols; a++)
+                theta[col[a]] = sol[a];
         m.static_w = fmax(theta[0], 0);
         for (unsigned k = 0; k < pf->n_freqs; k++) {
                 double core_w = theta[1 + 2 * k], idle_w = theta[2 + 2 * k];

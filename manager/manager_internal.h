@@ -162,13 +162,6 @@ struct manager {
         uint64_t next_id;
 
         struct cpumask managed_cpus; /* online minus reserved */
-        /* What the online power fit is told apps ran on (estimator_machine.ran_on): the mask
-         * at the start of the sample interval under way, and whether it has changed since
-         * (checked after every tick, so a change and its undoing between samples count). */
-        struct cpumask ran_on;
-        bool ran_on_known, ran_on_changed;
-        uint64_t ran_on_since_ns; /* when that interval began */
-        bool ran_on_restart; /* a sample took the interval: the next one starts at this tick */
         struct sensor_sample sample;
         bool targets_ok;
 
@@ -210,8 +203,6 @@ const struct model_power *manager_power_model(const struct manager *m, const cha
 struct allocator_ctx decision_ctx(struct manager *m);
 /* A decision now, outside the sample tick (a decision tick, an adoption from history). */
 int tick_decide(struct manager *m);
-/* The online power fit's view: an app just adopted ran where it was found (tick.c). */
-void tick_note_adopted(struct manager *m, const struct mapp *a);
 /* Sets each domain to the highest frequency an app on it wants and gives back those no app
  * runs on; with idle_only, only the giving back (an app left between decisions). */
 void tick_apply_freqs(struct manager *m, bool idle_only);

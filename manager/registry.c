@@ -262,7 +262,6 @@ static int adopt_as(struct manager *m, pid_t pid, uid_t uid, const struct policy
                 return r;
         }
         m->n_apps++;
-        tick_note_adopted(m, a);
         (void)memtrim_note(&m->trim, m->n_apps);
         refresh_targets(m);
         log_app_info(a->name, (int)pid, a->policy.name,

@@ -29,70 +29,12 @@ static bool observe(struct manager *m, struct allocator_ctx *ctx);
 static int decide(struct manager *m, const struct allocator_ctx *ctx);
 static int place(struct manager *m, struct cpumask **next);
 static void apply(struct manager *m, const struct cpumask *next);
-static int tick_stages(struct manager *m, enum tick_kind kind);
-
-/* The CPUs apps run on now: their own, and every managed CPU for an app not placed yet (it
- * runs where it started, unpinned). */
-static void apps_ran_on(const struct manager *m, struct cpumask *out)
-{
-        cpumask_zero(out);
-        for (unsigned i = 0; i < m->n_apps; i++)
-                cpumask_or(out, out,
-                           cpumask_empty(&m->apps[i].cpus) ? &m->managed_cpus : &m->apps[i].cpus);
-}
-
-/* Whether `now` is what apps ran on since the sample interval under way began. */
-static bool ran_on_kept(const struct manager *m, const struct cpumask *now)
-{
-        return m->ran_on_known && !m->ran_on_changed && cpumask_equal(now, &m->ran_on);
-}
-
-/* An app adopted within the interval ran, until then, where pctld found it (a->cpus as
- * adoption read them): the interval began with it there, nothing moved. */
-void tick_note_adopted(struct manager *m, const struct mapp *a)
-{
-        struct cpumask found;
-
-        if (cpumask_empty(&a->cpus))
-                found = m->managed_cpus;
-        else
-                found = a->cpus;
-        cpumask_or(&m->ran_on, &m->ran_on, &found);
-}
-
-/* After every tick: the interval a sample just took ends here and the next starts with what
- * the tick left; otherwise note whether the apps' CPUs moved within the interval under way. */
-static void ran_on_track(struct manager *m)
-{
-        struct cpumask now;
-
-        apps_ran_on(m, &now);
-        if (m->ran_on_restart) {
-                m->ran_on = now;
-                m->ran_on_since_ns = platform_now_ns(m->pf);
-                m->ran_on_known = true;
-                m->ran_on_changed = false;
-                m->ran_on_restart = false;
-        } else if (m->ran_on_known && platform_now_ns(m->pf) == m->ran_on_since_ns) {
-                m->ran_on = now; /* a decision at the very instant the interval began */
-        } else if (m->ran_on_known && !ran_on_kept(m, &now))
-                m->ran_on_changed = true;
-}
 
 /* The tick. A sample tick reads the sample down to the allocator and decides only when a
  * measurement the allocator waits for is complete: a probe is left now, not at the next
  * decision tick, as an app may run only a few seconds. A decision tick decides on what the
- * last sample tick measured. The allocator's view (ctx) is built once, by observe. After
- * either, where the apps ran is noted for the online power fit. */
+ * last sample tick measured. The allocator's view (ctx) is built once, by observe. */
 static int tick(struct manager *m, enum tick_kind kind)
-{
-        int r = tick_stages(m, kind);
-
-        ran_on_track(m);
-        return r;
-}
-
-static int tick_stages(struct manager *m, enum tick_kind kind)
 {
         struct allocator_ctx ctx;
         struct cpumask *next;
@@ -163,12 +105,6 @@ static void machine_view(struct manager *m, struct estimator_machine *mach)
                 if (m->apps[i].freq_khz > mach->top_app_freq_khz)
                         mach->top_app_freq_khz = m->apps[i].freq_khz;
         }
-        /* The mask at the sample's end alone would book the CPUs of apps placed, moved or gone
-         * mid-way (and of apps not placed yet, which run everywhere) to the wrong side of the
-         * static / held split; only an interval that kept one mask throughout says it. */
-        apps_ran_on(m, &mach->ran_on);
-        mach->ran_on_steady = ran_on_kept(m, &mach->ran_on);
-        m->ran_on_restart = true;
         /* Only the online power fit needs them, and it runs without a configured model. */
         if (m->opt.have_power || !s->energy_measured)
                 return;

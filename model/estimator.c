@@ -1482,13 +1482,13 @@ static void est_model_energy(struct estimator *est, const struct sensor_sample *
 }
 
 /* With RAPL and no power model, learn one from this interval: the frequency of every CPU,
- * its busy time, the CPUs apps ran on through it, and the package energy. */
+ * its busy time, the CPUs apps hold, and the package energy. */
 static void est_fit_power(struct estimator *est, const struct sensor_sample *s,
                           const struct estimator_machine *mach)
 {
-        if (!est->fit || !s->energy_measured || !mach->cpu_freq_khz || !mach->ran_on_steady)
+        if (!est->fit || !s->energy_measured || !mach->cpu_freq_khz)
                 return;
-        if (powerfit_add(est->fit, s, mach->cpu_freq_khz, &mach->ran_on) == 0)
+        if (powerfit_add(est->fit, s, mach->cpu_freq_khz, &mach->held) == 0)
                 est->have_fitted = powerfit_model(est->fit, &est->fitted) == 0;
 }
 

@@ -228,12 +228,6 @@ struct estimator_machine {
          * known. The online power fit needs it. */
         const unsigned *cpu_freq_khz;
         struct cpumask held;       /* CPUs managed apps hold, warming up or not */
-        /* For the online power fit: the CPUs apps ran on through the whole interval (an app
-         * not placed yet runs on every managed CPU), and whether that held through it. An
-         * interval where it changed (an app placed, moved, adopted or gone) pairs the
-         * interval's energy with no one mask, so the fit leaves it out. */
-        struct cpumask ran_on;
-        bool ran_on_steady;
         unsigned top_app_freq_khz; /* highest frequency a managed app runs at; 0: unknown */
         unsigned n_managed;        /* managed apps, warming up or not */
 };

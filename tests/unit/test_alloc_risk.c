@@ -209,11 +209,10 @@ static void an_exploring_run_stays_at_or_below_its_count(void **state)
 
 /* bench_random's seed 5711: server-64, 7.7% more instructions per added thread, no markers.
  * Its instructions put the best near 35 cores, its progress at 8. Without the rule the search
- * climbs a core at a time on gains within the noise and ends at 38 cores, 3.26 x the oracle's
- * EDP; with it, it stops where a core no longer buys a gain past the noise: 28 cores, 2.49
- * (the power fit's first jump goes to 33 cores, and the walk down from there stops at 28).
- * The same app without extra work pays for that: 30 cores for an oracle of 35, 1.021 x its
- * EDP against 1.016 without the rule (docs/allocator.md says what the rule costs). */
+ * climbs a core at a time on gains within the noise and ends at 36 cores, 2.46 x the oracle's
+ * EDP; with it, it stops where a core no longer buys a gain past the noise: 22 cores, 1.72.
+ * The same app without extra work pays for that: 21 cores for an oracle of 35, 1.074 x its
+ * EDP against 1.033 without the rule (docs/allocator.md says what the rule costs). */
 #define SEED_5711                                                                                  \
         "[machine]\npreset = server-64\ncounter_noise = 0.0134\nseed = 949832\n"                   \
         "[app a0]\ninstructions = 2.277e+11\np = 0.8144\nipc = 0.617\nimbalance = 2.836\n"
@@ -224,8 +223,8 @@ static void inflating_app_without_markers_ends_closer_to_its_best(void **state)
             sim_edp_over_oracle(SEED_5711 "extra_work = 0.0766\n", "with extra work");
         double plain = sim_edp_over_oracle(SEED_5711, "plain");
 
-        if (with_extra > 2.8)
-                fail_msg("extra work without markers: %.3f x the oracle's EDP (3.26 without the "
+        if (with_extra > 2.0)
+                fail_msg("extra work without markers: %.3f x the oracle's EDP (2.46 without the "
                          "rule)",
                          with_extra);
         if (plain > 1.08)

@@ -4,7 +4,6 @@
  * model's marginal cost. */
 
 #include "alloc_internal.h"
-#include "alloc_risk.h"
 
 #include <errno.h>
 #include <math.h>
@@ -521,7 +520,7 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
                         weights += apps[i].policy->weight;
         while (total > ctx->n_cpus) {
                 struct allocator_app *victim = NULL, *cheapest = NULL, *unknown = NULL;
-                double worst = -1, worst_unknown = -1, least = NAN, least_per_weight = 0;
+                double worst = -1, worst_unknown = -1, least = NAN;
 
                 for (unsigned i = 0; i < n; i++) {
                         struct allocator_app *a = &apps[i];
@@ -546,18 +545,10 @@ int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *a
                         }
                         /* Cores it holds now cost a move to take: a core it does not hold
                          * yet is denied first, unless that saves clearly less. */
-                        /* Scored by instructions, a gain the model puts within the
-                         * counters' noise is no gain: instructions are an upper bound on
-                         * its progress, looser the more cores (the risk rule). Such cores
-                         * go first, from the app holding most per weight. */
-                        if (alloc_risk_applies(a) && cost < ALLOC_RISK_MARGIN * a->policy->weight)
-                                cost = 0;
                         if (a->reserve_cores <= a->cores)
                                 cost *= 1 + ALLOCATOR_TRIM_STICKY;
-                        if (isnan(least) || cost < least ||
-                            (cost == least && per_weight > least_per_weight)) {
+                        if (isnan(least) || cost < least) {
                                 least = cost;
-                                least_per_weight = per_weight;
                                 cheapest = a;
                         }
                 }

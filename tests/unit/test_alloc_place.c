@@ -188,6 +188,44 @@ static void a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls(v
         }
 }
 
+/* A trial beside another app that did not relieve the stalls (they were the other app's, or
+ * memory latency there) says nothing of the app alone: once the other has left, a stalled app
+ * is spread as any app alone is, and its verdict stands if another app comes (it is not tried
+ * again). bench_random's seed 91007: a bandwidth-bound app refuted beside a latency-bound
+ * spinner ran its last 21 s packed on one package's bandwidth, at 2 cores. */
+static void a_refuted_app_left_alone_is_spread(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a[2] = {searching(1), searching(2)};
+        struct allocator_ctx ctx = fresh_ctx(f, 2);
+
+        feed_stalled(f, 1, 0, 0.5, 30);
+        feed_stalled(f, 2, 4, 0, 30);
+        for (unsigned d = 0; d < 3; d++, ctx.decision++)
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+        if (a[0].spread || !a[0].spreading.refuted)
+                fail_msg("beside another app, stalls as before: spread %d, refuted %d", a[0].spread,
+                         a[0].spreading.refuted);
+
+        ctx.n_apps = 1;
+        assert_int_equal(allocator_decide(&ctx, a, 1), 0);
+        if (!a[0].spread)
+                fail_msg("alone and stalled, refuted beside another app: not spread (%s)",
+                         a[0].reason);
+
+        estimator_app_add(f->est, 3);
+        a[1] = searching(3);
+        feed_stalled(f, 3, 4, 0, 30);
+        ctx.n_apps = 2;
+        for (unsigned d = 0; d < 3; d++) {
+                ctx.decision++;
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                if (a[0].spread || a[0].spreading.since)
+                        fail_msg("another app came: spread %d, a trial open since %llu",
+                                 a[0].spread, (unsigned long long)a[0].spreading.since);
+        }
+}
+
 /* While a probe of a package's bandwidth moves an app's cores (ctx.probe_quiet: its intervals
  * and the decision after), the stalls are the probe's: a stalled app that would be tried is
  * not spread then, and is tried at the first decision after. */
@@ -297,6 +335,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_spread_app_takes_the_packages_evenly),
     fixture_case(only_a_stalled_app_alone_is_spread),
     fixture_case(a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls),
+    fixture_case(a_refuted_app_left_alone_is_spread),
     fixture_case(no_trial_of_spreading_begins_on_a_probes_intervals),
     cmocka_unit_test(bandwidth_bound_app_alone_ends_near_its_oracle),
     cmocka_unit_test(bandwidth_bound_app_beside_another_is_spread),

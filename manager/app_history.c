@@ -168,7 +168,11 @@ bool history_held(const struct allocator_app *al, unsigned n_apps, struct alloca
          * on them, 5.86 x the oracle's EDP against 2.21 on the first), and the count its first
          * phase held as it ended is the partition's answer to the apps present then (recorded,
          * it held 93013's a4 on 15 cores through its next run's parallel phase: 1.75 -> 2.37).
-         * The count it learned that phase at is the first phase's own. */
+         * The count it asked for as it learned that phase (allocator_app.learn_at) is the
+         * first phase's own. It is the count learning asked, not one it held: every CPU the
+         * policy allows unless a smaller count was chosen from a speedup measured on every
+         * core; beside other apps the partition capped what it held (bench_random's seed
+         * 91007: a1 held 6 of 12 CPUs as it learned and asked 12). */
         if (al->first_phase.lost) {
                 if (!al->learn_at.decided || !al->learn_at.cores)
                         return false;
@@ -272,7 +276,8 @@ void history_record(struct manager *m, unsigned i, bool ended)
                               ? "its first phase changed while it learned: the best it measured "
                                 "as it learned"
                               : "its first phase changed while it learned, nothing scored: the "
-                                "count it learned that phase at");
+                                "count it asked for as it learned that phase, not what sharing "
+                                "let it hold");
 }
 
 /* Whether this run of a returning app explores (docs/history.md, "Progress from whole runs"):

@@ -242,8 +242,10 @@ int history_start(const struct allocator_point *measured, const struct allocator
 const char *history_start_why_to_string(enum history_start_why why);
 /* What a run that scored nothing offers as the app's start (held, for history_start), and
  * whether sharing set it (*by_share): the configuration it held as it left, once it searched;
- * if its phase changed while it learned, the count its first phase learned at (its clock left
- * to the next run's bounds), never a later phase's. False when it offers none (still
+ * if its phase changed while it learned, the count its first phase asked for as it learned
+ * (allocator_app.learn_at: every CPU the policy allows unless a smaller count was chosen;
+ * beside other apps the partition capped what it held), its clock left to the next run's
+ * bounds, never a later phase's. False when it offers none (still
  * learning); *out and *by_share are written only on true. */
 bool history_held(const struct allocator_app *al, unsigned n_apps, struct allocator_point *out,
                   bool *by_share);

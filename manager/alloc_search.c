@@ -528,13 +528,20 @@ static bool model_jump(struct decision *d, const struct measured *m)
         const struct allocator_ctx *ctx = d->ctx;
         struct allocator_app *a = d->a;
         unsigned span;
+        double margin = ctx->hysteresis;
         char ftext[32];
 
+        /* Where the current point will never be measured (sharing, without a power of its
+         * own), both figures are the model's, from the same estimate: no measured score moves
+         * with the others' load between them, which is what the hysteresis is for, and a
+         * count the model ranks worse would be held until the machine is no longer shared. */
+        if (!m->cur_meas && ctx->n_apps > 1 && !a->from_history && !alloc_score_measurable(ctx, a, d->e))
+                margin = ALLOCATOR_SEARCH_MARGIN;
         if (isnan(m->best_pred) || a->model.refuted ||
             (m->best_n == a->cores && m->best_f == a->freq_khz) ||
             alloc_hist_fresh(ctx, a, m->best_n, m->best_f) ||
             alloc_denied(ctx, a, m->best_n, m->best_f) ||
-            !(isnan(m->cur_pred) || objective_better(m->cur_pred, m->best_pred, ctx->hysteresis)))
+            !(isnan(m->cur_pred) || objective_better(m->cur_pred, m->best_pred, margin)))
                 return false;
         /* With nothing measured (it shared the machine without a power of its own, or its
          * phase changed), the jump's length is all the search knows of the scale: should the

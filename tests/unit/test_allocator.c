@@ -1381,6 +1381,74 @@ static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
         assert_null(strstr(a.reason, "abandoned"));
 }
 
+/* A core count the model ranks between twice the search's margin and 1% short of the
+ * hysteresis below its best (at the best's clock), for app a under ctx; 0 if none. */
+static unsigned count_near_the_models_best(const struct allocator_ctx *ctx,
+                                           const struct allocator_app *a, unsigned *best_n,
+                                           unsigned *best_f, double *gain)
+{
+        struct allocator_bounds b;
+        double base_t = NAN, best;
+
+        alloc_app_bounds(ctx, a, &b);
+        alloc_predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
+        best = alloc_model_best(ctx, a, &b, base_t, best_n, best_f);
+        if (!isfinite(best))
+                return 0;
+        for (unsigned n = b.min_cores; n <= b.max_cores; n++) {
+                double s = alloc_predicted_score(ctx, a, OBJECTIVE_EDP, n, *best_f, NULL);
+
+                *gain = (s - best) / fabs(s);
+                if (*gain > 2 * ALLOCATOR_SEARCH_MARGIN && *gain < ctx->hysteresis - 0.01)
+                        return n;
+        }
+        return 0;
+}
+
+/* Sharing the machine without a power of its own, an app's score is never measured where it
+ * is, so the model's ranking is all there is: a jump the model predicts better by more than the
+ * search's margin is taken, where a measured score would need the hysteresis. Alone (the
+ * package's energy measures it) the hysteresis stands. Nothing measured in either case. */
+static void unmeasurable_app_follows_the_model_past_the_search_margin(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a;
+        struct allocator_ctx ctx;
+        double gain = NAN;
+        unsigned best_n = 0, best_f = 0, held;
+
+        synth_sample_free(&f->s);
+        assert_int_equal(synth_sample_alloc(&f->s, 64, 0), 0);
+        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
+        estimator_app_add(f->est, 1);
+        feed(f, 1, 0.9, 0, 10, 30);
+        ctx = ctx_for(f, 64);
+        for (unsigned apps = 2; apps >= 1; apps--) {
+                ctx.n_apps = apps;
+                a = (struct allocator_app){.id = 1,
+                                           .policy = policy_builtin(OBJECTIVE_EDP),
+                                           .phase = ALLOCATOR_PHASE_SEARCH,
+                                           .search.step_cores = 1,
+                                           .search.step_freqs = 1,
+                                           .learn_at.decided = true,
+                                           .learn_at.cores = 10};
+                held = count_near_the_models_best(&ctx, &a, &best_n, &best_f, &gain);
+                if (!held)
+                        fail_msg("%u app(s): no count near the model's best %u", apps, best_n);
+                a.cores = a.want_cores = held;
+                a.freq_khz = best_f;
+                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
+                if (apps > 1 && (a.want_cores != best_n || !strstr(a.reason, "model")))
+                        fail_msg("sharing, held at %u (the model's best %u, %.1f%% better): "
+                                 "wants %u (%s)",
+                                 held, best_n, 100 * gain, a.want_cores, a.reason);
+                /* Alone, the hysteresis: it measures where it is first. */
+                if (apps == 1 && a.want_cores != held)
+                        fail_msg("alone at %u (%.1f%% from the model's best %u): wants %u (%s)",
+                                 held, 100 * gain, best_n, a.want_cores, a.reason);
+        }
+}
+
 /* An app whose threads spin while they wait: its CPUs are busy beyond its speedup. The
  * allocator measures the share of Amdahl's idle cores that run (busy - speedup over N -
  * speedup), and not from a CPU another app time-shares. */
@@ -1706,6 +1774,7 @@ static const struct CMUnitTest tests[] = {
     fixture_case(no_best_when_it_changed_phase_while_learning),
     fixture_case(probe_is_measured_before_the_model_moves_it),
     fixture_case(unmeasurable_probe_is_abandoned_while_sharing),
+    fixture_case(unmeasurable_app_follows_the_model_past_the_search_margin),
     fixture_case(spinning_share_is_measured_from_busy_beyond_the_speedup),
     fixture_case(spinning_app_gives_up_cores_first),
     fixture_case(learner_gets_room_when_every_app_can_have_two),

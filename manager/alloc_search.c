@@ -531,11 +531,13 @@ static bool model_jump(struct decision *d, const struct measured *m)
         double margin = ctx->hysteresis;
         char ftext[32];
 
-        /* Where the current point will never be measured (sharing, without a power of its
-         * own), both figures are the model's, from the same estimate: no measured score moves
-         * with the others' load between them, which is what the hysteresis is for, and a
-         * count the model ranks worse would be held until the machine is no longer shared. */
-        if (!m->cur_meas && ctx->n_apps > 1 && !a->from_history && !alloc_score_measurable(ctx, a, d->e))
+        /* Leaving learning while it shares the machine without a power of its own, an app
+         * holds the count the partition gave it as a learner (its fair share, at most
+         * ALLOCATOR_LEARNER_CORES): nothing it measured chose it, and it will measure
+         * nothing there. Its first ranking places it past the search's margin; from then on
+         * the hysteresis stands against the model's error, as for any app. */
+        if (a->phase == ALLOCATOR_PHASE_LEARN && !m->cur_meas && ctx->n_apps > 1 &&
+            !alloc_score_measurable(ctx, a, d->e))
                 margin = ALLOCATOR_SEARCH_MARGIN;
         if (isnan(m->best_pred) || a->model.refuted ||
             (m->best_n == a->cores && m->best_f == a->freq_khz) ||

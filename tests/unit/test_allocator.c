@@ -1405,12 +1405,21 @@ static unsigned count_near_the_models_best(const struct allocator_ctx *ctx,
         return 0;
 }
 
-/* Sharing the machine without a power of its own, an app's score is never measured where it
- * is, so the model's ranking is all there is: a jump the model predicts better by more than the
- * search's margin is taken, where a measured score would need the hysteresis. Alone (the
- * package's energy measures it) the hysteresis stands. Nothing measured in either case. */
-static void unmeasurable_app_follows_the_model_past_the_search_margin(void **state)
+/* A learner that shares the machine without a power of its own leaves learning at the count
+ * the partition gave it as a learner, which nothing it measured chose and where it will
+ * measure nothing: the model's first ranking places it when it predicts better by more than
+ * the search's margin. Later (in the search) and alone, the hysteresis stands: it stays. */
+static void learner_is_placed_by_the_model_as_it_leaves_learning(void **state)
 {
+        static const struct {
+                enum allocator_phase phase;
+                unsigned apps;
+                bool moves;
+        } cases[] = {
+            {ALLOCATOR_PHASE_LEARN, 2, true},
+            {ALLOCATOR_PHASE_SEARCH, 2, false},
+            {ALLOCATOR_PHASE_LEARN, 1, false},
+        };
         struct fixture *f = *state;
         struct allocator_app a;
         struct allocator_ctx ctx;
@@ -1423,29 +1432,28 @@ static void unmeasurable_app_follows_the_model_past_the_search_margin(void **sta
         estimator_app_add(f->est, 1);
         feed(f, 1, 0.9, 0, 10, 30);
         ctx = ctx_for(f, 64);
-        for (unsigned apps = 2; apps >= 1; apps--) {
-                ctx.n_apps = apps;
+        for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
+                ctx.n_apps = cases[i].apps;
                 a = (struct allocator_app){.id = 1,
                                            .policy = policy_builtin(OBJECTIVE_EDP),
-                                           .phase = ALLOCATOR_PHASE_SEARCH,
+                                           .phase = cases[i].phase,
                                            .search.step_cores = 1,
                                            .search.step_freqs = 1,
                                            .learn_at.decided = true,
                                            .learn_at.cores = 10};
                 held = count_near_the_models_best(&ctx, &a, &best_n, &best_f, &gain);
                 if (!held)
-                        fail_msg("%u app(s): no count near the model's best %u", apps, best_n);
+                        fail_msg("case %u: no count near the model's best %u", i, best_n);
                 a.cores = a.want_cores = held;
                 a.freq_khz = best_f;
                 assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (apps > 1 && (a.want_cores != best_n || !strstr(a.reason, "model")))
-                        fail_msg("sharing, held at %u (the model's best %u, %.1f%% better): "
-                                 "wants %u (%s)",
-                                 held, best_n, 100 * gain, a.want_cores, a.reason);
-                /* Alone, the hysteresis: it measures where it is first. */
-                if (apps == 1 && a.want_cores != held)
-                        fail_msg("alone at %u (%.1f%% from the model's best %u): wants %u (%s)",
-                                 held, 100 * gain, best_n, a.want_cores, a.reason);
+                if (cases[i].moves && (a.want_cores != best_n || !strstr(a.reason, "model")))
+                        fail_msg("case %u: leaving learning at %u (the model's best %u, %.1f%% "
+                                 "better): wants %u (%s)",
+                                 i, held, best_n, 100 * gain, a.want_cores, a.reason);
+                if (!cases[i].moves && a.want_cores != held)
+                        fail_msg("case %u: at %u (%.1f%% from the model's best %u): wants %u (%s)",
+                                 i, held, 100 * gain, best_n, a.want_cores, a.reason);
         }
 }
 
@@ -1774,7 +1782,7 @@ static const struct CMUnitTest tests[] = {
     fixture_case(no_best_when_it_changed_phase_while_learning),
     fixture_case(probe_is_measured_before_the_model_moves_it),
     fixture_case(unmeasurable_probe_is_abandoned_while_sharing),
-    fixture_case(unmeasurable_app_follows_the_model_past_the_search_margin),
+    fixture_case(learner_is_placed_by_the_model_as_it_leaves_learning),
     fixture_case(spinning_share_is_measured_from_busy_beyond_the_speedup),
     fixture_case(spinning_app_gives_up_cores_first),
     fixture_case(learner_gets_room_when_every_app_can_have_two),

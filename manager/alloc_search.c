@@ -528,22 +528,13 @@ static bool model_jump(struct decision *d, const struct measured *m)
         const struct allocator_ctx *ctx = d->ctx;
         struct allocator_app *a = d->a;
         unsigned span;
-        double margin = ctx->hysteresis;
         char ftext[32];
 
-        /* Leaving learning while it shares the machine without a power of its own, an app
-         * holds the count the partition gave it as a learner (its fair share, at most
-         * ALLOCATOR_LEARNER_CORES): nothing it measured chose it, and it will measure
-         * nothing there. Its first ranking places it past the search's margin; from then on
-         * the hysteresis stands against the model's error, as for any app. */
-        if (a->phase == ALLOCATOR_PHASE_LEARN && !m->cur_meas && ctx->n_apps > 1 &&
-            !alloc_score_measurable(ctx, a, d->e))
-                margin = ALLOCATOR_SEARCH_MARGIN;
         if (isnan(m->best_pred) || a->model.refuted ||
             (m->best_n == a->cores && m->best_f == a->freq_khz) ||
             alloc_hist_fresh(ctx, a, m->best_n, m->best_f) ||
             alloc_denied(ctx, a, m->best_n, m->best_f) ||
-            !(isnan(m->cur_pred) || objective_better(m->cur_pred, m->best_pred, margin)))
+            !(isnan(m->cur_pred) || objective_better(m->cur_pred, m->best_pred, ctx->hysteresis)))
                 return false;
         /* With nothing measured (it shared the machine without a power of its own, or its
          * phase changed), the jump's length is all the search knows of the scale: should the

@@ -1381,82 +1381,6 @@ static void unmeasurable_probe_is_abandoned_while_sharing(void **state)
         assert_null(strstr(a.reason, "abandoned"));
 }
 
-/* A core count the model ranks between twice the search's margin and 1% short of the
- * hysteresis below its best (at the best's clock), for app a under ctx; 0 if none. */
-static unsigned count_near_the_models_best(const struct allocator_ctx *ctx,
-                                           const struct allocator_app *a, unsigned *best_n,
-                                           unsigned *best_f, double *gain)
-{
-        struct allocator_bounds b;
-        double base_t = NAN, best;
-
-        alloc_app_bounds(ctx, a, &b);
-        alloc_predicted_score(ctx, a, OBJECTIVE_PERFORMANCE, b.max_cores, b.max_khz, &base_t);
-        best = alloc_model_best(ctx, a, &b, base_t, best_n, best_f);
-        if (!isfinite(best))
-                return 0;
-        for (unsigned n = b.min_cores; n <= b.max_cores; n++) {
-                double s = alloc_predicted_score(ctx, a, OBJECTIVE_EDP, n, *best_f, NULL);
-
-                *gain = (s - best) / fabs(s);
-                if (*gain > 2 * ALLOCATOR_SEARCH_MARGIN && *gain < ctx->hysteresis - 0.01)
-                        return n;
-        }
-        return 0;
-}
-
-/* A learner that shares the machine without a power of its own leaves learning at the count
- * the partition gave it as a learner, which nothing it measured chose and where it will
- * measure nothing: the model's first ranking places it when it predicts better by more than
- * the search's margin. Later (in the search) and alone, the hysteresis stands: it stays. */
-static void learner_is_placed_by_the_model_as_it_leaves_learning(void **state)
-{
-        static const struct {
-                enum allocator_phase phase;
-                unsigned apps;
-                bool moves;
-        } cases[] = {
-            {ALLOCATOR_PHASE_LEARN, 2, true},
-            {ALLOCATOR_PHASE_SEARCH, 2, false},
-            {ALLOCATOR_PHASE_LEARN, 1, false},
-        };
-        struct fixture *f = *state;
-        struct allocator_app a;
-        struct allocator_ctx ctx;
-        double gain = NAN;
-        unsigned best_n = 0, best_f = 0, held;
-
-        synth_sample_free(&f->s);
-        assert_int_equal(synth_sample_alloc(&f->s, 64, 0), 0);
-        f->m.metrics = SENSOR_INSTR | SENSOR_CYCLES | SENSOR_BUSY;
-        estimator_app_add(f->est, 1);
-        feed(f, 1, 0.9, 0, 10, 30);
-        ctx = ctx_for(f, 64);
-        for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
-                ctx.n_apps = cases[i].apps;
-                a = (struct allocator_app){.id = 1,
-                                           .policy = policy_builtin(OBJECTIVE_EDP),
-                                           .phase = cases[i].phase,
-                                           .search.step_cores = 1,
-                                           .search.step_freqs = 1,
-                                           .learn_at.decided = true,
-                                           .learn_at.cores = 10};
-                held = count_near_the_models_best(&ctx, &a, &best_n, &best_f, &gain);
-                if (!held)
-                        fail_msg("case %u: no count near the model's best %u", i, best_n);
-                a.cores = a.want_cores = held;
-                a.freq_khz = best_f;
-                assert_int_equal(allocator_decide(&ctx, &a, 1), 0);
-                if (cases[i].moves && (a.want_cores != best_n || !strstr(a.reason, "model")))
-                        fail_msg("case %u: leaving learning at %u (the model's best %u, %.1f%% "
-                                 "better): wants %u (%s)",
-                                 i, held, best_n, 100 * gain, a.want_cores, a.reason);
-                if (!cases[i].moves && a.want_cores != held)
-                        fail_msg("case %u: at %u (%.1f%% from the model's best %u): wants %u (%s)",
-                                 i, held, 100 * gain, best_n, a.want_cores, a.reason);
-        }
-}
-
 /* An app whose threads spin while they wait: its CPUs are busy beyond its speedup. The
  * allocator measures the share of Amdahl's idle cores that run (busy - speedup over N -
  * speedup), and not from a CPU another app time-shares. */
@@ -1782,7 +1706,6 @@ static const struct CMUnitTest tests[] = {
     fixture_case(no_best_when_it_changed_phase_while_learning),
     fixture_case(probe_is_measured_before_the_model_moves_it),
     fixture_case(unmeasurable_probe_is_abandoned_while_sharing),
-    fixture_case(learner_is_placed_by_the_model_as_it_leaves_learning),
     fixture_case(spinning_share_is_measured_from_busy_beyond_the_speedup),
     fixture_case(spinning_app_gives_up_cores_first),
     fixture_case(learner_gets_room_when_every_app_can_have_two),

@@ -374,11 +374,12 @@ static bool spread_relieves(const struct allocator_ctx *ctx, const struct alloca
  * the most stalled first, at a count it has held since the last decision, judged at the next
  * decision at the same count. Stalls relieved (spread_relieves) keep it spread (packing it
  * again would move it back into them); otherwise it is no longer placed spread (it keeps its
- * CPUs as any app does) and is not tried again beside others. That verdict was on the stalls
- * beside the apps then: left alone, it is spread as any app alone. A count that moved in between
- * says nothing (more cores stall more on a package's bandwidth): the trial ends untried. While an
- * app holds a frequency domain of its own, none is spread: the packages are kept whole for the
- * clocks. */
+ * CPUs as any app does) and is not tried again beside as many apps or more. That verdict was
+ * on the stalls beside the apps then: once fewer share the machine (one left, and the bandwidth
+ * it used), it may be tried again, and alone it is spread as any app alone. A count that moved in
+ * between says nothing (more cores stall more on a package's bandwidth): the trial ends untried.
+ * While an app holds a frequency domain of its own, none is spread: the packages are kept whole for
+ * the clocks. */
 static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n)
 {
         struct allocator_app *next = NULL;
@@ -396,7 +397,7 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                 bool held;
 
                 if (a->effective == OBJECTIVE_MONITOR || a->shares_cpus || domains ||
-                    (a->spreading.refuted && managed > 1)) {
+                    (a->spreading.refuted && managed >= a->spreading.refuted_among)) {
                         a->spread = false;
                         a->spreading.since = 0;
                         a->spreading.stood = false;
@@ -441,6 +442,7 @@ static void spread_stalled(const struct allocator_ctx *ctx, struct allocator_app
                 if (!spread_relieves(ctx, apps, n, a)) {
                         a->spread = false;
                         a->spreading.refuted = true;
+                        a->spreading.refuted_among = managed;
                 } else {
                         a->spreading.stood = true; /* for pctl status: why it stays spread */
                 }

@@ -266,8 +266,10 @@ struct allocator_app {
         /* The trial of spreading and its verdict. */
         struct {
                 /* Spreading did not relieve its stalls (they are latency, not a package's
-                 * bandwidth): it is not spread again. */
+                 * bandwidth): it is not spread again while as many apps or more are in the
+                 * partition as when it was refuted (refuted_among). */
                 bool refuted;
+                unsigned refuted_among;
                 /* Its last trial relieved the stalls: kept spread for that (false while spread
                  * alone, or kept spread from then beside apps that came since). */
                 bool stood;

@@ -226,6 +226,52 @@ static void a_refuted_app_left_alone_is_spread(void **state)
         }
 }
 
+/* Decisions with every app placed as the partition says (allocator_place's count), until
+ * `done` holds of app 0 or `max` decisions have passed; whether it held. */
+static bool decide_placed_until(struct allocator_ctx *ctx, struct allocator_app *a, unsigned n,
+                                unsigned max, bool (*done)(const struct allocator_app *))
+{
+        for (unsigned d = 0; d < max; d++, ctx->decision++) {
+                assert_int_equal(allocator_decide(ctx, a, n), 0);
+                for (unsigned i = 0; i < n; i++)
+                        a[i].cores = a[i].want_cores;
+                if (done(&a[0]))
+                        return true;
+        }
+        return false;
+}
+static bool trial_open(const struct allocator_app *a)
+{
+        return a->spread && a->spreading.since;
+}
+static bool refuted(const struct allocator_app *a)
+{
+        return a->spreading.refuted;
+}
+
+/* A refuted trial is a verdict on the stalls beside the apps then: once fewer apps share the
+ * machine (one left, and the bandwidth it used with it), the stalled app may be tried again;
+ * beside as many or more, it is not. */
+static void a_refuted_verdict_lapses_when_an_app_leaves(void **state)
+{
+        struct fixture *f = *state;
+        struct allocator_app a[3] = {searching(1), searching(2), searching(3)};
+        struct allocator_ctx ctx = fresh_ctx(f, 3);
+
+        feed_stalled(f, 1, 0, 0.5, 30);
+        feed_stalled(f, 2, 4, 0, 30);
+        feed_stalled(f, 3, 2, 0, 30);
+        if (!decide_placed_until(&ctx, a, 3, 6, refuted))
+                fail_msg("three apps, stalls as before: not refuted (%s)", a[0].reason);
+        assert_false(a[0].spread);
+        if (decide_placed_until(&ctx, a, 3, 3, trial_open))
+                fail_msg("tried again beside as many apps as refuted it");
+
+        ctx.n_apps = 2;
+        if (!decide_placed_until(&ctx, a, 2, 4, trial_open))
+                fail_msg("an app left: the refuted app was not tried again (%s)", a[0].reason);
+}
+
 /* While a probe of a package's bandwidth moves an app's cores (ctx.probe_quiet: its intervals
  * and the decision after), the stalls are the probe's: a stalled app that would be tried is
  * not spread then, and is tried at the first decision after. */
@@ -336,6 +382,7 @@ static const struct CMUnitTest tests[] = {
     fixture_case(only_a_stalled_app_alone_is_spread),
     fixture_case(a_stalled_app_beside_others_is_spread_where_it_relieves_its_stalls),
     fixture_case(a_refuted_app_left_alone_is_spread),
+    fixture_case(a_refuted_verdict_lapses_when_an_app_leaves),
     fixture_case(no_trial_of_spreading_begins_on_a_probes_intervals),
     cmocka_unit_test(bandwidth_bound_app_alone_ends_near_its_oracle),
     cmocka_unit_test(bandwidth_bound_app_beside_another_is_spread),

@@ -171,6 +171,20 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
 
 int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
 
+/* The stalled share of the cycles of an app's cores making progress, where the estimator has
+ * no frequency sensitivity of its own: the cycles a lower clock does not stretch. NaN when
+ * unknown. */
+double alloc_stall_share(const struct allocator_ctx *ctx, const struct allocator_app *a);
+
+/* The app's predicted score at cores and freq_khz, its time scaled by time_k, with the power
+ * below the lowest clock the fitted model has seen bounded from above. NaN when unknown. */
+double alloc_score_clock_scaled(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                                unsigned cores, unsigned freq_khz, double time_k);
+
+/* alloc_clock.c: the clock of a frequency domain apps share */
+
+void alloc_shared_clock(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
+
 /* alloc_room.c: room in the partition */
 
 /* Before the apps decide: every denial by sharing (denied.by_share) lapses when some CPUs

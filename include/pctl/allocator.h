@@ -281,6 +281,15 @@ struct allocator_app {
         } spreading;
         uint64_t clock_probed;    /* the decision it was sent to the lowest clock there; 0: not */
         uint64_t domain_returned; /* the decision it gave its domain back; 0: never */
+        /* The clock of the frequency domains it shares with other apps, chosen by them
+         * together (docs/allocator.md, "The clock of a domain apps share"). */
+        struct {
+                uint64_t since;    /* the decision a lower clock was tried at; 0: none open */
+                unsigned from_khz; /* the clock before the trial */
+                unsigned at_khz;   /* the clock tried */
+                /* The trial ran and a sensitivity was still unknown: not tried again. */
+                bool given_up;
+        } shared_clock;
         /* The extrapolation's best core count for its objective within its policy's bounds,
          * and the largest speedup over one core there (0 and NaN: unknown). */
         unsigned predicted_best_cores;

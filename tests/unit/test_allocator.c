@@ -1638,6 +1638,110 @@ static void domain_whose_clock_cannot_be_learned_is_given_back(void **state)
         }
 }
 
+/* Two apps whose cycles mostly stall sharing one frequency domain (one domain: none of its
+ * own to give). The domain runs at the highest clock wanted there and each app's search keeps
+ * the clock it runs at, so they choose it together: every app predicts a better score at a
+ * lower clock, so it is tried there; held until an interval ran there; then, their frequency
+ * sensitivities fitted from the two clocks, the clock is the model's by the sum of their
+ * scores: kept low where their time is mostly memory's, back up where the stalled share
+ * overstated it (what a spinner's spin does). Where a fit restarted and lacks a sensitivity,
+ * the clock goes back and is not tried again. One app that does not stall: no trial. */
+static void shared_domain_clock_is_chosen_by_its_apps(void **state)
+{
+
+        for (int v = 0; v < 4; v++) { /* v: learned, fits restarted, one app compute-bound,
+                                       * learned overstated */
+                struct fixture *f = *state;
+                struct allocator_app a[2];
+                struct allocator_ctx ctx;
+                struct model_power pm = {.static_w = 20};
+                struct policy pol = *policy_builtin(OBJECTIVE_EDP);
+                unsigned khz;
+                /* The stalled share 0.8; the memory share of the time 0.8, or 0.5 (v 3). */
+                double mem = v == 3 ? 0.5 : 0.8;
+
+                pol.max_cores = 4;
+                fixture_reset(f);
+                estimator_app_add(f->est, 1);
+                estimator_app_add(f->est, 2);
+                for (int k = 0; k < 30; k++) {
+                        feed_stalled_at_clock(f, 1, 0, 0.8, mem, 2000000, 1);
+                        if (v == 2)
+                                feed_stalled(f, 2, 4, 0, 1);
+                        else
+                                feed_stalled_at_clock(f, 2, 4, 0.8, mem, 2000000, 1);
+                }
+                assert_int_equal(model_power_set_point(&pm, 2000000, 10, 1), 0);
+                ctx = two_domains_ctx(f, &pm, 0);
+                ctx.decision = 100;
+                two_apps_at_a_shared_clock(a, &pol);
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                if (v == 2) {
+                        for (unsigned i = 0; i < 2; i++)
+                                if (a[i].want_freq_khz != 2000000)
+                                        fail_msg("app %u tried at %u kHz: %s", i,
+                                                 a[i].want_freq_khz, a[i].reason);
+                        continue;
+                }
+                khz = a[0].want_freq_khz;
+                if (!(khz < 2000000) || a[1].want_freq_khz != khz)
+                        fail_msg("no lower clock tried: %u and %u kHz (%s)", khz,
+                                 a[1].want_freq_khz, a[0].reason);
+                assert_non_null(strstr(a[0].reason, "a trial"));
+                /* The clock moves; kept at a decision before an interval ran there. */
+                for (unsigned i = 0; i < 2; i++) {
+                        a[i].cores = a[i].want_cores;
+                        a[i].freq_khz = khz;
+                }
+                ctx.decision = 101;
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                assert_int_equal(a[0].want_freq_khz, khz);
+                assert_int_equal(a[1].want_freq_khz, khz);
+                if (v == 1) {
+                        /* Their fits restarted: nothing of the clock they ran at before. */
+                        for (uint64_t id = 1; id <= 2; id++) {
+                                assert_int_equal(estimator_app_remove(f->est, id), 0);
+                                assert_int_equal(estimator_app_add(f->est, id), 0);
+                        }
+                }
+                for (int k = 0; k < 10; k++) {
+                        feed_stalled_at_clock(f, 1, 0, 0.8, mem, khz, 1);
+                        feed_stalled_at_clock(f, 2, 4, 0.8, mem, khz, 1);
+                }
+                for (uint64_t id = 1; id <= 2; id++)
+                        assert_int_equal(
+                            !(estimator_get(f->est, id)->known & ESTIMATE_MEM_FRACTION), v == 1);
+                ctx.decision = 102;
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                for (unsigned i = 0; v != 1 && i < 2; i++) {
+                        bool up = a[i].want_freq_khz == 2000000;
+
+                        if (a[i].shared_clock.given_up || a[i].shared_clock.since ||
+                            up != (v == 3) || a[i].want_freq_khz != a[0].want_freq_khz)
+                                fail_msg("app %u at %u kHz: %s", i, a[i].want_freq_khz,
+                                         a[i].reason);
+                        if (up)
+                                assert_non_null(strstr(a[i].reason, "sensitivities learned"));
+                }
+                if (v != 1)
+                        continue;
+                for (unsigned i = 0; i < 2; i++) {
+                        assert_int_equal(a[i].want_freq_khz, 2000000);
+                        assert_non_null(strstr(a[i].reason, "back to 2000 MHz"));
+                        a[i].freq_khz = 2000000;
+                }
+                for (int k = 0; k < 10; k++) {
+                        feed_stalled_at_clock(f, 1, 0, 0.8, mem, 2000000, 1);
+                        feed_stalled_at_clock(f, 2, 4, 0.8, mem, 2000000, 1);
+                }
+                /* Not tried again, though the stalled shares still ask for it. */
+                ctx.decision = 103;
+                assert_int_equal(allocator_decide(&ctx, a, 2), 0);
+                assert_int_equal(a[0].want_freq_khz, 2000000);
+                assert_int_equal(a[1].want_freq_khz, 2000000);
+        }
+}
+
 /* An app given a domain of its own is placed alone on a whole package, though it held CPUs of
  * both; the others are placed on the rest. */
 static void domain_of_its_own_is_placed_alone(void **state)
@@ -1712,5 +1816,6 @@ static const struct CMUnitTest tests[] = {
     fixture_case(memory_bound_app_gets_a_frequency_domain_of_its_own),
     cmocka_unit_test(domain_of_its_own_is_placed_alone),
     fixture_case(domain_whose_clock_cannot_be_learned_is_given_back),
+    fixture_case(shared_domain_clock_is_chosen_by_its_apps),
 };
 PCTL_TEST_MAIN(tests)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "membw_feed.h"
 #include "pctl_test.h"
 #include "pctl_test_scenario.h"
 #include "pctl/membw.h"
@@ -117,29 +118,6 @@ static void an_app_carrying_little_traffic_is_not_probed(void **state)
         free(log);
 }
 
-/* One sample of a package's traffic: a1 on CPUs 0..cores-1 of package 0 retiring `instr` G
- * instructions at `cycles` G busy cycles per interval (100 ms), the package moving `gb` GB. */
-static void feed(struct membw *bw, const struct topology *t, unsigned cores, double instr,
-                 double cycles, double gb)
-{
-        struct sensor_sample s = {0};
-        struct membw_app a = {.id = 1, .target = -1, .freq_khz = 2600000, .i0 = instr * 1e9};
-
-        assert_int_equal(sensor_sample_alloc(&s, t->n_cpus, 0), 0);
-        s.interval_ns = 100000000;
-        s.n_packages = 2;
-        s.mem_measured = true;
-        for (unsigned c = 0; c < cores; c++) {
-                cpumask_set(&a.cpus, c);
-                s.cpu[c] = (struct sensor_counts){.measured = SENSOR_INSTR | SENSOR_CYCLES,
-                                                  .instr = (uint64_t)(instr * 1e9 / cores),
-                                                  .cycles = (uint64_t)(cycles * 1e9 / cores)};
-        }
-        s.mem_bytes[0] = gb * 1e9;
-        assert_int_equal(membw_update(bw, &s, t, &a, 1), 0);
-        sensor_sample_free(&s);
-}
-
 /* membw_probe_wanted: a package steady at the most it served, not measured, wants one probe;
  * started, it wants none at that traffic; flat traffic at fewer cores measures it. */
 static void a_probe_is_wanted_once_per_traffic(void **state)
@@ -153,7 +131,7 @@ static void a_probe_is_wanted_once_per_traffic(void **state)
         assert_int_equal(topology_synthetic(&t, 2, 6, 1), 0);
         assert_false(membw_probe_wanted(bw, 0)); /* nothing seen */
         for (unsigned i = 0; i < 5; i++)
-                feed(bw, &t, 6, 0.5, 1.2, 2); /* 4 bytes per instruction, 20 GB/s */
+                membw_feed(bw, &t, 6, 0.5, 1.2, 2); /* 4 bytes per instruction, 20 GB/s */
         assert_int_equal(membw_package(bw, 0)->bound, MEMBW_BOUND_LOWER);
         assert_true(membw_probe_wanted(bw, 0));
         assert_false(membw_probe_wanted(bw, 1)); /* no app there */
@@ -162,7 +140,7 @@ static void a_probe_is_wanted_once_per_traffic(void **state)
         assert_int_equal(membw_probe_started(bw, 7), -EINVAL);
         /* Four cores: busy cycles a third fewer, the traffic flat: full at 20 GB/s. */
         for (unsigned i = 0; i < 5; i++)
-                feed(bw, &t, 4, 0.5, 0.8, 2);
+                membw_feed(bw, &t, 4, 0.5, 0.8, 2);
         assert_int_equal(membw_bandwidth(bw, 0, &gbs), 0);
         assert_near(gbs, 20, 1e-6);
         assert_false(membw_probe_wanted(bw, 0));

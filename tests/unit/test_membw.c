@@ -8,6 +8,7 @@
 
 #include "pctl/membw.h"
 #include "pctl/topology.h"
+#include "membw_feed.h"
 #include "pctl_test.h"
 #include "pctl_test_sim.h"
 
@@ -262,30 +263,6 @@ static void rising_traffic_is_a_lower_bound(void **state)
         rig_close(&r);
 }
 
-/* One interval of package 0's traffic (100 ms): app 1 alone on CPUs 0..cores-1 retiring `instr`
- * G instructions at `cycles` G busy cycles, the package moving `gb` GB. Fed by hand, so that
- * traffic and demand move as the case needs, not as the model machine's cap lets them. */
-static void feed(struct membw *bw, const struct topology *t, unsigned cores, double instr,
-                 double cycles, double gb)
-{
-        struct sensor_sample s = {0};
-        struct membw_app a = {.id = 1, .target = -1, .freq_khz = 2600000, .i0 = instr * 1e9};
-
-        assert_int_equal(sensor_sample_alloc(&s, t->n_cpus, 0), 0);
-        s.interval_ns = 100000000;
-        s.n_packages = t->n_packages;
-        s.mem_measured = true;
-        for (unsigned c = 0; c < cores; c++) {
-                cpumask_set(&a.cpus, c);
-                s.cpu[c] = (struct sensor_counts){.measured = SENSOR_INSTR | SENSOR_CYCLES,
-                                                  .instr = (uint64_t)(instr * 1e9 / cores),
-                                                  .cycles = (uint64_t)(cycles * 1e9 / cores)};
-        }
-        s.mem_bytes[0] = gb * 1e9;
-        assert_int_equal(membw_update(bw, &s, t, &a, 1), 0);
-        sensor_sample_free(&s);
-}
-
 /* Flat traffic below the most the package ever served is not its bandwidth: 20 GB/s served,
  * then 10 GB/s flat while the demand falls by 40 % (a phase that asks less) stays a lower
  * bound at 20. */
@@ -299,11 +276,11 @@ static void flat_traffic_below_the_most_served_is_not_the_bandwidth(void **state
         assert_non_null(bw);
         assert_int_equal(topology_synthetic(&t, 1, 6, 1), 0);
         for (unsigned i = 0; i < 5; i++)
-                feed(bw, &t, 6, 0.5, 1.2, 2); /* 4 bytes per instruction, 20 GB/s */
+                membw_feed(bw, &t, 6, 0.5, 1.2, 2); /* 4 bytes per instruction, 20 GB/s */
         for (unsigned i = 0; i < 5; i++)
-                feed(bw, &t, 5, 0.25, 1.0, 1); /* 10 GB/s */
+                membw_feed(bw, &t, 5, 0.25, 1.0, 1); /* 10 GB/s */
         for (unsigned i = 0; i < 5; i++)
-                feed(bw, &t, 3, 0.25, 0.6, 1); /* 10 GB/s, busy cycles 40 % fewer */
+                membw_feed(bw, &t, 3, 0.25, 0.6, 1); /* 10 GB/s, busy cycles 40 % fewer */
         assert_int_equal(membw_package(bw, 0)->bound, MEMBW_BOUND_LOWER);
         assert_true(membw_bandwidth(bw, 0, &gbs) < 0);
         assert_near(membw_package(bw, 0)->bandwidth_gbs, 20, 20 * 0.01);
@@ -324,13 +301,13 @@ static void a_package_serving_more_than_its_measured_bandwidth_is_a_lower_bound(
         assert_non_null(bw);
         assert_int_equal(topology_synthetic(&t, 1, 6, 1), 0);
         for (unsigned i = 0; i < 5; i++)
-                feed(bw, &t, 6, 0.5, 1.2, 2);
+                membw_feed(bw, &t, 6, 0.5, 1.2, 2);
         for (unsigned i = 0; i < 5; i++)
-                feed(bw, &t, 4, 0.5, 0.8, 2);
+                membw_feed(bw, &t, 4, 0.5, 0.8, 2);
         assert_int_equal(membw_bandwidth(bw, 0, &gbs), 0);
         assert_near(gbs, 20, 1e-6);
         for (unsigned i = 0; i < 5; i++)
-                feed(bw, &t, 5, 0.625, 1.0, 2.5); /* 25 GB/s */
+                membw_feed(bw, &t, 5, 0.625, 1.0, 2.5); /* 25 GB/s */
         assert_int_equal(membw_package(bw, 0)->bound, MEMBW_BOUND_LOWER);
         assert_true(membw_bandwidth(bw, 0, &gbs) < 0);
         assert_near(membw_package(bw, 0)->bandwidth_gbs, 25, 25 * 0.01);

@@ -34,22 +34,14 @@ static bool learned(const struct allocator_ctx *ctx, const struct allocator_app 
 static double clock_ratio(const struct allocator_ctx *ctx, const struct allocator_app *a,
                           unsigned cur_khz, unsigned freq_khz)
 {
-        const struct estimate *e = estimator_get(ctx->est, a->id);
-        bool own = learned(ctx, a);
-        double m = own ? 0 : alloc_stall_share(ctx, a), at, s;
         struct allocator_bounds b;
-        unsigned ref;
+        double at, s;
 
-        if (!e || isnan(m))
-                return NAN;
         alloc_app_bounds(ctx, a, &b);
         if (!alloc_freq_in(&b, freq_khz))
                 return NAN;
-        ref = e->freq_khz ? e->freq_khz : cur_khz;
-        at = alloc_score_clock_scaled(ctx, a, a->want_cores, cur_khz,
-                                      own ? 1.0 : (1 - m) + m * cur_khz / ref);
-        s = alloc_score_clock_scaled(ctx, a, a->want_cores, freq_khz,
-                                     own ? 1.0 : (1 - m) + m * (double)freq_khz / ref);
+        at = alloc_score_at_clock(ctx, a, cur_khz, cur_khz);
+        s = alloc_score_at_clock(ctx, a, freq_khz, cur_khz);
         if (!isfinite(at) || !isfinite(s) || at <= 0 || s <= 0)
                 return NAN;
         return s / at;

@@ -171,15 +171,13 @@ enum allocator_phase alloc_on_measured(struct decision *d, enum allocator_phase 
 
 int alloc_share_machine(const struct allocator_ctx *ctx, struct allocator_app *apps, unsigned n);
 
-/* The stalled share of the cycles of an app's cores making progress, where the estimator has
- * no frequency sensitivity of its own: the cycles a lower clock does not stretch. NaN when
- * unknown. */
-double alloc_stall_share(const struct allocator_ctx *ctx, const struct allocator_app *a);
-
-/* The app's predicted score at cores and freq_khz, its time scaled by time_k, with the power
- * below the lowest clock the fitted model has seen bounded from above. NaN when unknown. */
-double alloc_score_clock_scaled(const struct allocator_ctx *ctx, const struct allocator_app *a,
-                                unsigned cores, unsigned freq_khz, double time_k);
+/* The app's predicted score at freq_khz on its want's cores: with the estimator's frequency
+ * sensitivity where known, else its time scaled from the clock it ran at (ref_khz where the
+ * estimator saw none) by the stalled share of its cycles, which a lower clock does not
+ * stretch; the power below the lowest clock the fitted model has seen bounded from above. NaN
+ * when unknown. */
+double alloc_score_at_clock(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                            unsigned freq_khz, unsigned ref_khz);
 
 /* alloc_clock.c: the clock of a frequency domain apps share */
 

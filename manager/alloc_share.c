@@ -70,7 +70,7 @@ static double counted_stall_share(const struct allocator_ctx *ctx, const struct 
         return cycles > 0 && share >= 0 && share <= 1 ? share : NAN;
 }
 
-double alloc_stall_share(const struct allocator_ctx *ctx, const struct allocator_app *a)
+static double stall_share(const struct allocator_ctx *ctx, const struct allocator_app *a)
 {
         const struct estimate *e = estimator_get(ctx->est, a->id);
 
@@ -85,8 +85,8 @@ double alloc_stall_share(const struct allocator_ctx *ctx, const struct allocator
  * at a fixed voltage it falls at least in proportion to the clock; the voltage falling with it
  * only saves more. The bound errs towards the higher clock. time_k as predicted_score_k. NaN
  * when even that is unknown. */
-double alloc_score_clock_scaled(const struct allocator_ctx *ctx, const struct allocator_app *a,
-                                unsigned cores, unsigned freq_khz, double time_k)
+static double score_clock_scaled(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                                 unsigned cores, unsigned freq_khz, double time_k)
 {
         struct model_power pm;
         struct allocator_ctx c = *ctx;
@@ -110,40 +110,49 @@ double alloc_score_clock_scaled(const struct allocator_ctx *ctx, const struct al
         return alloc_predicted_score_k(&c, a, a->effective, cores, freq_khz, NULL, time_k);
 }
 
+double alloc_score_at_clock(const struct allocator_ctx *ctx, const struct allocator_app *a,
+                            unsigned freq_khz, unsigned ref_khz)
+{
+        const struct estimate *e = estimator_get(ctx->est, a->id);
+        bool own = e && (e->known & ESTIMATE_MEM_FRACTION);
+        double m = stall_share(ctx, a);
+        unsigned ran;
+
+        if (!e || (!own && isnan(m)))
+                return NAN;
+        /* Without a sensitivity of its own the estimator scales all its time with the clock
+         * from the one it ran at: the stalled share does not scale. */
+        ran = e->freq_khz ? e->freq_khz : ref_khz;
+        return score_clock_scaled(ctx, a, a->want_cores, freq_khz,
+                                  own ? 1.0 : (1 - m) + m * (double)freq_khz / ran);
+}
+
 /* A domain of its own (docs/allocator.md): apps sharing a frequency domain run at the highest
  * frequency wanted there and cannot probe another, so an app that would do better at a lower
  * clock than its neighbours (memory-bound: its time hardly follows the clock) never finds out.
  * The model says so without a probe: true when its predicted score at a lower frequency than
  * the neighbours' beats the one at theirs by more than the hysteresis, with the estimator's
- * frequency sensitivity, else the stalled share of its cycles (alloc_stall_share), and the
- * power at clocks the fit has not seen bounded from above (alloc_score_clock_scaled). The
+ * frequency sensitivity, else the stalled share of its cycles (stall_share), and the
+ * power at clocks the fit has not seen bounded from above (score_clock_scaled). The
  * reason names the figures; *best_khz is that frequency. */
 static bool wants_lower_clock(const struct allocator_ctx *ctx, const struct allocator_app *a,
                               unsigned theirs_khz, double margin, char *why, size_t why_size,
                               unsigned *best_khz)
 {
         const struct estimate *e = estimator_get(ctx->est, a->id);
-        double m = alloc_stall_share(ctx, a), at, best = NAN;
+        double m = stall_share(ctx, a), at, best = NAN;
         bool own = e && (e->known & ESTIMATE_MEM_FRACTION);
         struct allocator_bounds b;
-        unsigned ref;
 
         if (!e || (!own && isnan(m)) || isfinite(a->policy->max_slowdown))
                 return false; /* a slowdown bound is checked by measuring, not here */
         alloc_app_bounds(ctx, a, &b);
-        /* Without a sensitivity of its own the estimator scales all its time with the clock
-         * from the one it ran at: the stalled share does not scale. */
-        ref = e->freq_khz ? e->freq_khz : theirs_khz;
-        at = alloc_score_clock_scaled(ctx, a, a->want_cores, theirs_khz,
-                                      own ? 1.0 : (1 - m) + m * theirs_khz / ref);
+        at = alloc_score_at_clock(ctx, a, theirs_khz, theirs_khz);
         if (!isfinite(at) || at <= 0)
                 return false;
         for (unsigned i = 0; i < ctx->n_freqs && ctx->freqs_khz[i] < theirs_khz; i++) {
                 unsigned f = ctx->freqs_khz[i];
-                double s = alloc_freq_in(&b, f)
-                               ? alloc_score_clock_scaled(ctx, a, a->want_cores, f,
-                                                          own ? 1.0 : (1 - m) + m * (double)f / ref)
-                               : NAN;
+                double s = alloc_freq_in(&b, f) ? alloc_score_at_clock(ctx, a, f, theirs_khz) : NAN;
 
                 if (isfinite(s) && (isnan(best) || s < best)) {
                         best = s;
@@ -314,12 +323,12 @@ static void clock_choose(const struct allocator_ctx *ctx, struct allocator_app *
 
         alloc_app_bounds(ctx, a, &b);
         top = b.max_cores < ctx->domain_cpus ? b.max_cores : ctx->domain_cpus;
-        at = alloc_score_clock_scaled(ctx, a, a->want_cores, a->want_freq_khz, 1.0);
+        at = score_clock_scaled(ctx, a, a->want_cores, a->want_freq_khz, 1.0);
         best = at;
         for (unsigned n = b.min_cores; n <= top; n++)
                 for (unsigned i = 0; i < ctx->n_freqs; i++) {
                         double s = alloc_freq_in(&b, ctx->freqs_khz[i])
-                                       ? alloc_score_clock_scaled(ctx, a, n, ctx->freqs_khz[i], 1.0)
+                                       ? score_clock_scaled(ctx, a, n, ctx->freqs_khz[i], 1.0)
                                        : NAN;
 
                         if (isfinite(s) && (isnan(best) || s < best)) {

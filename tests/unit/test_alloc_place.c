@@ -240,10 +240,12 @@ static bool decide_placed_until(struct allocator_ctx *ctx, struct allocator_app 
         }
         return false;
 }
+
 static bool trial_open(const struct allocator_app *a)
 {
         return a->spread && a->spreading.since;
 }
+
 static bool refuted(const struct allocator_app *a)
 {
         return a->spreading.refuted;
